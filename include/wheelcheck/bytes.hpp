@@ -1,0 +1,58 @@
+// Byte sources: one interface serves a zip member streamed by libzip, a file on disk, and a buffer in a
+// test. A source is read forward in chunks; `open()` starts a fresh pass from offset 0, which is how the
+// streaming ELF reader asks for a second look without ever holding a whole member in memory.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace wheelcheck {
+
+class ByteStream {
+public:
+  virtual ~ByteStream() = default;
+  // Fills up to out.size() bytes; returns how many, 0 at the end. Throws Error on corrupt data.
+  virtual std::size_t read(std::span<std::byte> out) = 0;
+};
+
+class ByteSource {
+public:
+  virtual ~ByteSource() = default;
+  virtual std::uint64_t size() const = 0;
+  virtual std::string name() const = 0;
+  virtual std::unique_ptr<ByteStream> open() const = 0;
+};
+
+// A buffer in memory (tests, small members).
+class BufferSource final : public ByteSource {
+public:
+  BufferSource(std::vector<std::byte> data, std::string name);
+  std::uint64_t size() const override { return m_data.size(); }
+  std::string name() const override { return m_name; }
+  std::unique_ptr<ByteStream> open() const override;
+
+private:
+  std::vector<std::byte> m_data;
+  std::string m_name;
+};
+
+// A file on disk, read with plain read(2) in chunks.
+class FileSource final : public ByteSource {
+public:
+  explicit FileSource(std::string path);  // throws Error(Io) if it cannot be opened
+  std::uint64_t size() const override { return m_size; }
+  std::string name() const override { return m_path; }
+  std::unique_ptr<ByteStream> open() const override;
+
+private:
+  std::string m_path;
+  std::uint64_t m_size = 0;
+};
+
+std::vector<std::byte> read_file_bytes(const std::string& path);
+
+}  // namespace wheelcheck

@@ -1,0 +1,154 @@
+// wheelcheck's ELF model: one struct per ELF concept, named as the ELF specification (and `readelf -d`,
+// `readelf -V`, `readelf --dyn-syms`) names it. Two readers fill it: the fast streaming scanner
+// (inspector/elf/scanner.cpp) and LIEF (inspector/elf/lief_reader.cpp), the reference.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "wheelcheck/bytes.hpp"
+
+namespace wheelcheck::elf {
+
+enum class Class : std::uint8_t { Elf32 = 1, Elf64 = 2 };
+enum class Endian : std::uint8_t { Little = 1, Big = 2 };
+
+// st_info's binding and type, st_other's visibility: the values of the ELF gABI.
+enum class Binding : std::uint8_t { Local = 0, Global = 1, Weak = 2, GnuUnique = 10, Other = 255 };
+enum class SymbolType : std::uint8_t {
+  NoType = 0, Object = 1, Func = 2, Section = 3, File = 4, Common = 5, Tls = 6, GnuIfunc = 10, Other = 255
+};
+enum class Visibility : std::uint8_t { Default = 0, Internal = 1, Hidden = 2, Protected = 3 };
+
+// One dynamic symbol (.dynsym), with its version from .gnu.version and .gnu.version_r/.gnu.version_d.
+struct Symbol {
+  std::string name;
+  Binding binding = Binding::Global;
+  SymbolType type = SymbolType::NoType;
+  Visibility visibility = Visibility::Default;
+  bool defined = false;         // st_shndx != SHN_UNDEF
+  std::string version;          // "GLIBC_2.14"; empty when unversioned (index 0 or 1)
+  bool version_hidden = false;  // the 0x8000 bit: a non-default version (foo@V rather than foo@@V)
+  std::string version_file;     // for an undefined versioned symbol: the library it is required from
+  std::uint64_t value = 0;
+  std::uint64_t size = 0;
+
+  bool weak() const { return binding == Binding::Weak; }
+  bool exported() const {
+    return defined && binding != Binding::Local &&
+           (visibility == Visibility::Default || visibility == Visibility::Protected);
+  }
+  bool operator==(const Symbol&) const = default;
+};
+
+// .gnu.version_r: "File: libc.so.6  Cnt: 2" with its auxiliary entries.
+struct VersionNeedAux {
+  std::string name;  // GLIBC_2.14
+  std::uint32_t hash = 0;
+  std::uint16_t flags = 0;  // VER_FLG_WEAK = 2
+  std::uint16_t other = 0;  // the version index symbols use
+  bool operator==(const VersionNeedAux&) const = default;
+};
+struct VersionNeed {
+  std::string file;  // libc.so.6
+  std::vector<VersionNeedAux> versions;
+  bool operator==(const VersionNeed&) const = default;
+};
+
+// .gnu.version_d: "Rev: 1  Flags: BASE  Index: 1  Cnt: 1  Name: libfoo.so.1"
+struct VersionDefinition {
+  std::uint16_t index = 0;
+  std::uint16_t flags = 0;  // VER_FLG_BASE = 1
+  std::uint32_t hash = 0;
+  std::string name;
+  std::vector<std::string> parents;  // further auxiliary names
+  bool base() const { return (flags & 1) != 0; }
+  bool operator==(const VersionDefinition&) const = default;
+};
+
+struct Binary {
+  Class elf_class = Class::Elf64;
+  Endian endian = Endian::Little;
+  std::uint8_t os_abi = 0;      // EI_OSABI
+  std::uint16_t type = 0;       // e_type: 2 EXEC, 3 DYN
+  std::uint16_t machine = 0;    // e_machine
+  std::uint32_t e_flags = 0;
+  std::string interpreter;      // PT_INTERP
+  std::vector<std::string> needed;
+  std::optional<std::string> soname;
+  std::vector<std::string> rpath;    // DT_RPATH entries split at ':'
+  std::vector<std::string> runpath;  // DT_RUNPATH entries split at ':'
+  std::uint64_t flags = 0;           // DT_FLAGS
+  std::uint64_t flags_1 = 0;         // DT_FLAGS_1
+  bool has_dynamic = false;          // PT_DYNAMIC present (a static executable has none)
+  std::vector<Symbol> symbols;       // .dynsym without the null entry at index 0
+  std::vector<VersionNeed> version_needs;
+  std::vector<VersionDefinition> version_definitions;
+  std::optional<int> x86_isa_level;  // 1..4 from GNU_PROPERTY_X86_ISA_1_NEEDED (x86-64-v1..v4)
+  bool operator==(const Binary&) const = default;
+};
+
+// Names as `readelf -h` / platform tags write them.
+std::string machine_name(std::uint16_t e_machine, Class cls, Endian endian, std::uint32_t e_flags);
+std::string machine_description(std::uint16_t e_machine);  // readelf's long "Machine:" text
+std::string type_name(std::uint16_t e_type);
+std::string os_abi_name(std::uint8_t os_abi);
+std::string binding_name(Binding b);
+std::string symbol_type_name(SymbolType t);
+std::string visibility_name(Visibility v);
+std::vector<std::string> dt_flags_names(std::uint64_t flags);
+std::vector<std::string> dt_flags_1_names(std::uint64_t flags_1);
+
+bool has_elf_magic(const void* data, std::size_t size);
+
+// Limits against hostile input: every count and size is checked against these before anything is
+// allocated, so a malformed header cannot ask for gigabytes.
+struct ReaderLimits {
+  std::uint64_t max_table_bytes = std::uint64_t{512} << 20;  // any one table (.dynstr, .dynsym, ...)
+  std::uint64_t speculative_prefix = std::uint64_t{48} << 20;  // kept on the first pass, see scanner.cpp
+  int max_passes = 4;
+};
+
+// The streaming scanner as a push sink, so a caller that already streams the bytes (hashing a wheel
+// member) feeds the same chunks to it. Usage:
+//   ElfScanner s(size);  for each chunk: s.feed(chunk);  then s.finish_pass() -> Binary or nullopt;
+//   on nullopt, stream the member again from offset 0 (s.wants(offset) tells what to keep) and repeat.
+class ElfScanner {
+public:
+  explicit ElfScanner(std::uint64_t file_size, ReaderLimits limits = {});
+  ~ElfScanner();
+  ElfScanner(const ElfScanner&) = delete;
+  ElfScanner& operator=(const ElfScanner&) = delete;
+
+  void feed(const std::byte* data, std::size_t size);
+  // True once every byte this pass needs has been seen: a caller that is not hashing may stop reading.
+  bool satisfied() const;
+  // Ends a pass. Returns the Binary if everything needed was captured; nullopt if another pass is needed.
+  // Throws Error(BadInput) for a malformed ELF.
+  std::optional<Binary> finish_pass();
+  // For random access: the next range [begin, end) this pass still wants, and a jump ahead to it.
+  std::optional<std::pair<std::uint64_t, std::uint64_t>> next_wanted() const;
+  void skip_to(std::uint64_t offset);
+  int passes() const;
+  std::uint64_t peak_buffered() const;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> m_impl;
+};
+
+enum class ReaderKind { Fast, Lief };
+std::string reader_name(ReaderKind kind);
+
+// Reads a whole ELF from a source with the chosen reader (the fast one streams, LIEF loads it whole).
+Binary read_elf(const ByteSource& source, ReaderKind kind = ReaderKind::Fast, ReaderLimits limits = {});
+// A file on disk, read with pread: only the header, tables and dynamic section, never the code.
+Binary read_elf_file(const std::string& path, ReaderLimits limits = {});
+// LIEF on bytes in memory (only the LIEF path ever holds a whole member).
+Binary read_elf_lief(const std::vector<std::uint8_t>& bytes, const std::string& name);
+
+}  // namespace wheelcheck::elf

@@ -1,0 +1,93 @@
+// A wheel's native profile: what `wheelcheck inspect` prints and every later stage (resolve, bind,
+// verdict) reads. Computed once per wheel content (sha256) and kept in the profile cache.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "wheelcheck/elf.hpp"
+#include "wheelcheck/wheel.hpp"
+
+namespace wheelcheck {
+
+inline constexpr int k_profile_schema_version = 1;
+
+struct MemberProfile {
+  std::string path;
+  std::uint64_t size = 0;
+  std::optional<elf::Binary> elf;  // absent when `error` says why the ELF could not be read
+  std::string error;
+};
+
+struct WheelProfile {
+  int schema_version = k_profile_schema_version;
+  wheel::Filename filename;
+  std::string sha256;  // hex, of the whole wheel file
+  std::uint64_t size = 0;
+  wheel::WheelFile wheel_file;
+  wheel::Metadata metadata;
+  bool record_verified = false;               // RECORD was present and every check passed
+  std::vector<wheel::Problem> record_problems;  // RECORD: unlisted, missing, mismatched files
+  std::vector<wheel::Problem> problems;         // the archive and its members: unsafe names, corrupt data
+  std::vector<MemberProfile> members;      // the ELF members, in archive order
+  std::uint64_t member_count = 0;          // all members, ELF or not
+  std::string reader;                      // "fast" or "lief"
+  bool has_problems() const;
+};
+
+struct Progress {
+  std::uint64_t bytes_done = 0;
+  std::uint64_t bytes_total = 0;
+  std::string current;
+};
+
+struct InspectOptions {
+  elf::ReaderKind reader = elf::ReaderKind::Fast;
+  bool verify_record = true;
+  unsigned threads = 0;  // 0: one per core
+  wheel::ArchiveLimits limits;
+  elf::ReaderLimits elf_limits;
+  std::function<void(const Progress&)> progress;  // called from worker threads, serialised
+};
+
+// Reads a wheel (never from the cache). Throws Error(BadInput) when the file is not a readable zip.
+WheelProfile inspect_wheel(const std::string& path, const InspectOptions& options = {});
+
+// The profile cache: $WHEELCHECK_CACHE_DIR, else $XDG_CACHE_HOME/wheelcheck, else ~/.cache/wheelcheck.
+class ProfileCache {
+public:
+  explicit ProfileCache(std::string dir);
+  static std::string default_dir();
+  const std::string& dir() const { return m_dir; }
+  // The wheel's sha256 from the stat index, when the file is unchanged since it was hashed (same
+  // size, mtime to the nanosecond, inode and device); nullopt otherwise. Never hashes the file.
+  std::optional<std::string> known_sha256(const std::string& path) const;
+  void remember_sha256(const std::string& path, const std::string& sha256) const;
+  std::optional<WheelProfile> load(const std::string& sha256, const std::string& reader) const;
+  // The path of the cached JSON rendering (what `inspect --json` prints), if present.
+  std::optional<std::string> json_path(const std::string& sha256, const std::string& reader) const;
+  void store(const WheelProfile& profile, const std::string& json) const;
+
+private:
+  std::string m_dir;
+};
+
+// inspect with the cache in front: a hit reads no member data.
+struct CachedInspect {
+  WheelProfile profile;
+  bool from_cache = false;
+};
+CachedInspect inspect_cached(const std::string& path, const InspectOptions& options, const ProfileCache* cache);
+
+// Renderings: JSON for machines (schema in docs/inspect.schema.json), text for people.
+std::string profile_to_json(const WheelProfile& profile);
+std::string profile_to_text(const WheelProfile& profile, bool color);
+
+// The cache's own compact binary form (fast to load: a warm `inspect` must take milliseconds).
+std::string serialize_profile(const WheelProfile& profile);
+WheelProfile deserialize_profile(std::string_view bytes);  // throws Error(BadInput) when damaged
+
+}  // namespace wheelcheck

@@ -1,0 +1,128 @@
+// Wheels: the file name grammar (PEP 427 and the binary distribution format spec), the .dist-info
+// files (WHEEL, METADATA, RECORD), and the zip container read with libzip under limits.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "wheelcheck/bytes.hpp"
+
+namespace wheelcheck::wheel {
+
+struct Tag {
+  std::string python;    // cp312, py3
+  std::string abi;       // cp312, abi3, none
+  std::string platform;  // manylinux_2_28_x86_64, linux_x86_64, any
+  bool operator==(const Tag&) const = default;
+};
+
+// name-version(-build)?-python-abi-platform.whl, with compressed tag sets expanded.
+struct Filename {
+  std::string filename;
+  std::string name;     // as written (underscores), see normalized_name()
+  std::string version;  // "2.10.0+cu130": %2B decoded
+  std::optional<std::string> build;
+  std::vector<Tag> tags;
+  std::string normalized_name() const;  // PEP 503: lower case, runs of -_. become -
+};
+Filename parse_filename(std::string_view filename);  // throws Error(BadInput)
+
+// RFC 822 style header block: "Key: value" lines, continuation lines, then an optional body.
+using HeaderFields = std::multimap<std::string, std::string>;
+HeaderFields parse_headers(std::string_view text);
+
+struct WheelFile {  // .dist-info/WHEEL
+  std::string wheel_version;
+  std::string generator;
+  std::optional<bool> root_is_purelib;
+  std::vector<std::string> tags;
+  std::optional<std::string> build;
+};
+WheelFile parse_wheel_file(std::string_view text);
+
+struct Metadata {  // .dist-info/METADATA
+  std::string metadata_version;
+  std::string name;
+  std::string version;
+  std::vector<std::string> requires_dist;
+  std::optional<std::string> requires_python;
+};
+Metadata parse_metadata(std::string_view text);
+
+struct RecordEntry {
+  std::string path;
+  std::string algorithm;  // sha256; empty for RECORD itself
+  std::string digest;     // urlsafe base64 without padding, as written
+  std::optional<std::uint64_t> size;
+};
+// RECORD is CSV (RFC 4180 quoting). Throws Error(BadInput) for a malformed line.
+std::vector<RecordEntry> parse_record(std::string_view text);
+
+// A problem found in the archive or its RECORD. `kind` is a stable identifier (documented in
+// docs/inspect.md); `detail` is for people.
+struct Problem {
+  std::string kind;
+  std::string path;
+  std::string detail;
+  bool operator==(const Problem&) const = default;
+};
+
+struct ArchiveLimits {
+  std::uint64_t max_member_size = std::uint64_t{8} << 30;   // uncompressed, one member
+  std::uint64_t max_total_size = std::uint64_t{32} << 30;   // uncompressed, all members together
+  std::uint64_t max_members = 200000;
+  std::uint64_t max_metadata_size = std::uint64_t{64} << 20;  // WHEEL, METADATA, RECORD each
+};
+
+struct MemberInfo {
+  std::uint64_t index = 0;
+  std::string name;
+  std::uint64_t size = 0;             // uncompressed, as declared
+  std::uint64_t compressed_size = 0;  // as declared
+  std::uint16_t method = 0;           // 0 stored, 8 deflate, ...
+  std::uint32_t crc = 0;
+  bool encrypted = false;
+  bool directory = false;
+};
+
+// A read-only wheel. Not thread safe: each thread opens its own (cheap: the central directory only).
+class ZipArchive {
+public:
+  static std::unique_ptr<ZipArchive> open(const std::string& path, const ArchiveLimits& limits = {});
+  ~ZipArchive();
+  ZipArchive(const ZipArchive&) = delete;
+  ZipArchive& operator=(const ZipArchive&) = delete;
+
+  const std::vector<MemberInfo>& members() const { return m_members; }
+  const std::string& path() const { return m_path; }
+  // Problems found in the central directory: unsafe names, duplicates, encrypted members.
+  const std::vector<Problem>& problems() const { return m_problems; }
+  std::optional<std::uint64_t> find(std::string_view name) const;
+  // A forward stream of the member's uncompressed bytes. Inflates raw deflate data with ISA-L (other
+  // methods through libzip), checks the CRC-32 at the end, and stops with Error(BadInput) as soon as the
+  // output passes the declared size or the limits: a member cannot make us inflate more than it says.
+  std::unique_ptr<ByteStream> open_member(std::uint64_t index) const;
+  // A whole small member (WHEEL, METADATA, RECORD), at most limits.max_metadata_size.
+  std::string read_small(std::uint64_t index) const;
+  // A ByteSource view of one member, for readers that take a source.
+  std::unique_ptr<ByteSource> member_source(std::uint64_t index) const;
+
+private:
+  ZipArchive() = default;
+  struct Handle;
+  std::unique_ptr<Handle> m_handle;
+  std::string m_path;
+  ArchiveLimits m_limits;
+  std::vector<MemberInfo> m_members;
+  std::vector<Problem> m_problems;
+};
+
+// Checks a member name for the traps of path traversal: absolute, "..", backslashes, NUL, drive letters.
+std::optional<std::string> unsafe_member_name(std::string_view name);
+
+}  // namespace wheelcheck::wheel

@@ -1,0 +1,413 @@
+// The profile cache. A profile depends only on the wheel's bytes, the reader and the profile schema, so
+// it is stored under the wheel's sha256:
+//   DIR/profiles/ab/abcdef....fast.v1.bin    the profile in a compact binary form (fast to load)
+//   DIR/profiles/ab/abcdef....fast.v1.json   its JSON rendering, streamed as is by `inspect --json`
+//   DIR/index/<sha256 of the real path>      "size mtime_ns inode device sha256" of the last hashing
+// The index spares a warm lookup from hashing the wheel again (what makes it take milliseconds): a file
+// with the same size, nanosecond mtime, inode and device is taken to be unchanged, as make and ccache's
+// stat checks do. Every file is written atomically (temp file + rename), only inside DIR, and a damaged
+// entry reads as a miss.
+#include <sys/stat.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "wheelcheck/error.hpp"
+#include "wheelcheck/profile.hpp"
+#include "wheelcheck/util.hpp"
+
+namespace wheelcheck {
+
+namespace {
+
+constexpr char k_magic[8] = {'W', 'C', 'P', 'R', 'O', 'F', '\0', '\1'};
+
+class Out {
+public:
+  explicit Out(std::string& s) : m_s(s) {}
+  void u8(std::uint8_t v) { m_s.push_back(static_cast<char>(v)); }
+  void u64(std::uint64_t v) {
+    // LEB128: small numbers (most of them) take one byte.
+    do {
+      std::uint8_t b = v & 0x7f;
+      v >>= 7;
+      if (v != 0) b |= 0x80;
+      u8(b);
+    } while (v != 0);
+  }
+  void str(std::string_view s) {
+    u64(s.size());
+    m_s.append(s);
+  }
+  void strs(const std::vector<std::string>& v) {
+    u64(v.size());
+    for (const auto& s : v) str(s);
+  }
+  void opt(const std::optional<std::string>& s) {
+    u8(s ? 1 : 0);
+    if (s) str(*s);
+  }
+
+private:
+  std::string& m_s;
+};
+
+class In {
+public:
+  explicit In(std::string_view s) : m_s(s) {}
+  std::uint8_t u8() {
+    if (m_pos >= m_s.size()) throw bad_input("damaged cache entry: truncated");
+    return static_cast<std::uint8_t>(m_s[m_pos++]);
+  }
+  std::uint64_t u64() {
+    std::uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      const auto b = u8();
+      v |= std::uint64_t{b & 0x7fU} << shift;
+      if ((b & 0x80) == 0) return v;
+    }
+    throw bad_input("damaged cache entry: bad number");
+  }
+  std::size_t count() {
+    const auto n = u64();
+    if (n > m_s.size() - m_pos) throw bad_input("damaged cache entry: bad count");
+    return static_cast<std::size_t>(n);
+  }
+  std::string str() {
+    const auto n = count();
+    std::string s(m_s.substr(m_pos, n));
+    m_pos += n;
+    return s;
+  }
+  std::vector<std::string> strs() {
+    std::vector<std::string> v(count());
+    for (auto& s : v) s = str();
+    return v;
+  }
+  std::optional<std::string> opt() {
+    if (u8() == 0) return std::nullopt;
+    return str();
+  }
+  bool at_end() const { return m_pos == m_s.size(); }
+
+private:
+  std::string_view m_s;
+  std::size_t m_pos = 0;
+};
+
+void put_problems(Out& o, const std::vector<wheel::Problem>& v) {
+  o.u64(v.size());
+  for (const auto& p : v) {
+    o.str(p.kind);
+    o.str(p.path);
+    o.str(p.detail);
+  }
+}
+
+std::vector<wheel::Problem> get_problems(In& in) {
+  std::vector<wheel::Problem> v(in.count());
+  for (auto& p : v) {
+    p.kind = in.str();
+    p.path = in.str();
+    p.detail = in.str();
+  }
+  return v;
+}
+
+void put_elf(Out& o, const elf::Binary& b) {
+  o.u8(static_cast<std::uint8_t>(b.elf_class));
+  o.u8(static_cast<std::uint8_t>(b.endian));
+  o.u8(b.os_abi);
+  o.u64(b.type);
+  o.u64(b.machine);
+  o.u64(b.e_flags);
+  o.str(b.interpreter);
+  o.strs(b.needed);
+  o.opt(b.soname);
+  o.strs(b.rpath);
+  o.strs(b.runpath);
+  o.u64(b.flags);
+  o.u64(b.flags_1);
+  o.u8(b.has_dynamic ? 1 : 0);
+  o.u64(b.x86_isa_level ? static_cast<std::uint64_t>(*b.x86_isa_level) + 1 : 0);
+  o.u64(b.symbols.size());
+  for (const auto& s : b.symbols) {
+    o.str(s.name);
+    o.u8(static_cast<std::uint8_t>(s.binding));
+    o.u8(static_cast<std::uint8_t>(s.type));
+    o.u8(static_cast<std::uint8_t>(static_cast<unsigned>(s.visibility) | (s.defined ? 4U : 0U) | (s.version_hidden ? 8U : 0U)));
+    o.str(s.version);
+    o.str(s.version_file);
+    o.u64(s.value);
+    o.u64(s.size);
+  }
+  o.u64(b.version_needs.size());
+  for (const auto& n : b.version_needs) {
+    o.str(n.file);
+    o.u64(n.versions.size());
+    for (const auto& a : n.versions) {
+      o.str(a.name);
+      o.u64(a.hash);
+      o.u64(a.flags);
+      o.u64(a.other);
+    }
+  }
+  o.u64(b.version_definitions.size());
+  for (const auto& d : b.version_definitions) {
+    o.u64(d.index);
+    o.u64(d.flags);
+    o.u64(d.hash);
+    o.str(d.name);
+    o.strs(d.parents);
+  }
+}
+
+elf::Binary get_elf(In& in) {
+  elf::Binary b;
+  b.elf_class = static_cast<elf::Class>(in.u8());
+  b.endian = static_cast<elf::Endian>(in.u8());
+  b.os_abi = in.u8();
+  b.type = static_cast<std::uint16_t>(in.u64());
+  b.machine = static_cast<std::uint16_t>(in.u64());
+  b.e_flags = static_cast<std::uint32_t>(in.u64());
+  b.interpreter = in.str();
+  b.needed = in.strs();
+  b.soname = in.opt();
+  b.rpath = in.strs();
+  b.runpath = in.strs();
+  b.flags = in.u64();
+  b.flags_1 = in.u64();
+  b.has_dynamic = in.u8() != 0;
+  if (const auto isa = in.u64()) b.x86_isa_level = static_cast<int>(isa - 1);
+  b.symbols.resize(in.count());
+  for (auto& s : b.symbols) {
+    s.name = in.str();
+    s.binding = static_cast<elf::Binding>(in.u8());
+    s.type = static_cast<elf::SymbolType>(in.u8());
+    const auto bits = in.u8();
+    s.visibility = static_cast<elf::Visibility>(bits & 3);
+    s.defined = (bits & 4) != 0;
+    s.version_hidden = (bits & 8) != 0;
+    s.version = in.str();
+    s.version_file = in.str();
+    s.value = in.u64();
+    s.size = in.u64();
+  }
+  b.version_needs.resize(in.count());
+  for (auto& n : b.version_needs) {
+    n.file = in.str();
+    n.versions.resize(in.count());
+    for (auto& a : n.versions) {
+      a.name = in.str();
+      a.hash = static_cast<std::uint32_t>(in.u64());
+      a.flags = static_cast<std::uint16_t>(in.u64());
+      a.other = static_cast<std::uint16_t>(in.u64());
+    }
+  }
+  b.version_definitions.resize(in.count());
+  for (auto& d : b.version_definitions) {
+    d.index = static_cast<std::uint16_t>(in.u64());
+    d.flags = static_cast<std::uint16_t>(in.u64());
+    d.hash = static_cast<std::uint32_t>(in.u64());
+    d.name = in.str();
+    d.parents = in.strs();
+  }
+  return b;
+}
+
+std::string file_key(const std::string& path) {
+  std::error_code ec;
+  const auto real = std::filesystem::canonical(path, ec);
+  const std::string s = ec ? path : real.string();
+  Hasher h;
+  h.update(s.data(), s.size());
+  return to_hex(h.finish());
+}
+
+std::string stat_line(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return {};
+  return std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) + "." +
+         std::to_string(st.st_mtim.tv_nsec) + " " + std::to_string(st.st_ino) + " " + std::to_string(st.st_dev);
+}
+
+bool valid_sha(const std::string& s) {
+  return s.size() == 64 && s.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+}  // namespace
+
+std::string serialize_profile(const WheelProfile& p) {
+  std::string s(k_magic, sizeof k_magic);
+  Out o(s);
+  o.u64(static_cast<std::uint64_t>(p.schema_version));
+  o.str(p.filename.filename);
+  o.str(p.filename.name);
+  o.str(p.filename.version);
+  o.opt(p.filename.build);
+  o.u64(p.filename.tags.size());
+  for (const auto& t : p.filename.tags) {
+    o.str(t.python);
+    o.str(t.abi);
+    o.str(t.platform);
+  }
+  o.str(p.sha256);
+  o.u64(p.size);
+  o.str(p.wheel_file.wheel_version);
+  o.str(p.wheel_file.generator);
+  o.u8(p.wheel_file.root_is_purelib ? (*p.wheel_file.root_is_purelib ? 2 : 1) : 0);
+  o.strs(p.wheel_file.tags);
+  o.opt(p.wheel_file.build);
+  o.str(p.metadata.metadata_version);
+  o.str(p.metadata.name);
+  o.str(p.metadata.version);
+  o.strs(p.metadata.requires_dist);
+  o.opt(p.metadata.requires_python);
+  o.u8(p.record_verified ? 1 : 0);
+  put_problems(o, p.record_problems);
+  put_problems(o, p.problems);
+  o.u64(p.member_count);
+  o.str(p.reader);
+  o.u64(p.members.size());
+  for (const auto& m : p.members) {
+    o.str(m.path);
+    o.u64(m.size);
+    o.str(m.error);
+    o.u8(m.elf ? 1 : 0);
+    if (m.elf) put_elf(o, *m.elf);
+  }
+  return s;
+}
+
+WheelProfile deserialize_profile(std::string_view bytes) {
+  if (bytes.size() < sizeof k_magic || std::memcmp(bytes.data(), k_magic, sizeof k_magic) != 0) {
+    throw bad_input("damaged cache entry: not a wheelcheck profile");
+  }
+  In in(bytes.substr(sizeof k_magic));
+  WheelProfile p;
+  p.schema_version = static_cast<int>(in.u64());
+  if (p.schema_version != k_profile_schema_version) throw bad_input("cache entry of another schema version");
+  p.filename.filename = in.str();
+  p.filename.name = in.str();
+  p.filename.version = in.str();
+  p.filename.build = in.opt();
+  p.filename.tags.resize(in.count());
+  for (auto& t : p.filename.tags) {
+    t.python = in.str();
+    t.abi = in.str();
+    t.platform = in.str();
+  }
+  p.sha256 = in.str();
+  p.size = in.u64();
+  p.wheel_file.wheel_version = in.str();
+  p.wheel_file.generator = in.str();
+  if (const auto purelib = in.u8()) p.wheel_file.root_is_purelib = purelib == 2;
+  p.wheel_file.tags = in.strs();
+  p.wheel_file.build = in.opt();
+  p.metadata.metadata_version = in.str();
+  p.metadata.name = in.str();
+  p.metadata.version = in.str();
+  p.metadata.requires_dist = in.strs();
+  p.metadata.requires_python = in.opt();
+  p.record_verified = in.u8() != 0;
+  p.record_problems = get_problems(in);
+  p.problems = get_problems(in);
+  p.member_count = in.u64();
+  p.reader = in.str();
+  p.members.resize(in.count());
+  for (auto& m : p.members) {
+    m.path = in.str();
+    m.size = in.u64();
+    m.error = in.str();
+    if (in.u8() != 0) m.elf = get_elf(in);
+  }
+  if (!in.at_end()) throw bad_input("damaged cache entry: trailing bytes");
+  return p;
+}
+
+ProfileCache::ProfileCache(std::string dir) : m_dir(std::move(dir)) {}
+
+std::string ProfileCache::default_dir() {
+  if (auto d = getenv_or("WHEELCHECK_CACHE_DIR", ""); !d.empty()) return d;
+  if (auto x = getenv_or("XDG_CACHE_HOME", ""); !x.empty()) return x + "/wheelcheck";
+  return getenv_or("HOME", "/tmp") + "/.cache/wheelcheck";
+}
+
+namespace {
+std::string entry_base(const std::string& dir, const std::string& sha, const std::string& reader) {
+  return dir + "/profiles/" + sha.substr(0, 2) + "/" + sha + "." + reader + ".v" +
+         std::to_string(k_profile_schema_version);
+}
+}  // namespace
+
+std::optional<std::string> ProfileCache::known_sha256(const std::string& path) const {
+  const std::string index = m_dir + "/index/" + file_key(path);
+  std::string text;
+  try {
+    text = read_text_file(index, 4096);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  const auto space = text.rfind(' ');
+  if (space == std::string::npos) return std::nullopt;
+  std::string sha = text.substr(space + 1);
+  while (!sha.empty() && sha.back() == '\n') sha.pop_back();
+  if (!valid_sha(sha) || text.substr(0, space) != stat_line(path)) return std::nullopt;
+  return sha;
+}
+
+void ProfileCache::remember_sha256(const std::string& path, const std::string& sha256) const {
+  const std::string line = stat_line(path);
+  if (line.empty() || !valid_sha(sha256)) return;
+  make_dirs(m_dir + "/index");
+  write_file_atomic(m_dir + "/index/" + file_key(path), line + " " + sha256 + "\n");
+}
+
+std::optional<WheelProfile> ProfileCache::load(const std::string& sha256, const std::string& reader) const {
+  if (!valid_sha(sha256)) return std::nullopt;
+  try {
+    const auto bytes = read_text_file(entry_base(m_dir, sha256, reader) + ".bin", std::uint64_t{4} << 30);
+    auto p = deserialize_profile(bytes);
+    if (p.sha256 != sha256 || p.reader != reader) return std::nullopt;
+    return p;
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+std::optional<std::string> ProfileCache::json_path(const std::string& sha256, const std::string& reader) const {
+  if (!valid_sha(sha256)) return std::nullopt;
+  const std::string path = entry_base(m_dir, sha256, reader) + ".json";
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  return path;
+}
+
+void ProfileCache::store(const WheelProfile& profile, const std::string& json) const {
+  if (!valid_sha(profile.sha256)) return;
+  const std::string base = entry_base(m_dir, profile.sha256, profile.reader);
+  make_dirs(base.substr(0, base.rfind('/')));
+  write_file_atomic(base + ".json", json);
+  write_file_atomic(base + ".bin", serialize_profile(profile));  // last: its presence marks the entry whole
+}
+
+CachedInspect inspect_cached(const std::string& path, const InspectOptions& options, const ProfileCache* cache) {
+  const std::string reader = elf::reader_name(options.reader);
+  if (cache != nullptr) {
+    if (auto sha = cache->known_sha256(path)) {
+      if (auto p = cache->load(*sha, reader)) return {std::move(*p), true};
+    }
+  }
+  CachedInspect r{inspect_wheel(path, options), false};
+  if (cache != nullptr) {
+    // A cache that cannot be written (read-only home, full disk) costs speed, never the answer.
+    try {
+      cache->store(r.profile, profile_to_json(r.profile));
+      cache->remember_sha256(path, r.profile.sha256);
+    } catch (const Error&) {
+    }
+  }
+  return r;
+}
+
+}  // namespace wheelcheck

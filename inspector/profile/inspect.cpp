@@ -1,0 +1,275 @@
+// inspect: one wheel in, its native profile out.
+//
+// The wheel is read once. Every member is inflated exactly once on the first pass, and each chunk goes
+// to two consumers: the RECORD digest and, when the member starts with the ELF magic, the streaming
+// ELF scanner. Members are independent, so they are spread over worker threads (largest first, so the
+// long ones start early), each thread with its own libzip handle; the whole-file sha256 of the wheel is
+// one more job in the same queue. A member whose ELF tables lie beyond what the first pass kept is read
+// again, without hashing, only as far as the scanner still needs (see inspector/elf/scanner.cpp).
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "inspector/wheel/record.hpp"
+#include "wheelcheck/error.hpp"
+#include "wheelcheck/profile.hpp"
+#include "wheelcheck/util.hpp"
+
+namespace wheelcheck {
+
+namespace {
+
+constexpr std::size_t k_chunk = std::size_t{1} << 20;
+
+struct MemberResult {
+  wheel::MemberDigest digest;
+  std::optional<MemberProfile> member;  // set for ELF members
+  std::optional<wheel::Problem> problem;
+};
+
+class ProgressReporter {
+public:
+  ProgressReporter(const InspectOptions& options, std::uint64_t total) : m_options(options), m_total(total) {}
+  void add(std::uint64_t bytes, const std::string& current) {
+    if (!m_options.progress) return;
+    const auto done = m_done.fetch_add(bytes) + bytes;
+    if (done < m_next_report.load()) return;
+    std::lock_guard lock(m_mutex);
+    if (done < m_next_report.load()) return;
+    m_next_report = done + std::max<std::uint64_t>(m_total / 50, 16 << 20);
+    m_options.progress(Progress{done, m_total, current});
+  }
+
+private:
+  const InspectOptions& m_options;
+  std::uint64_t m_total;
+  std::atomic<std::uint64_t> m_done{0};
+  std::atomic<std::uint64_t> m_next_report{0};
+  std::mutex m_mutex;
+};
+
+// The remaining passes of an ELF whose tables the first pass did not keep: stream again, no hashing,
+// and stop as soon as the scanner has what it wants.
+elf::Binary finish_elf(elf::ElfScanner& scanner, const wheel::ZipArchive& archive, std::uint64_t index,
+                       std::vector<std::byte>& buf) {
+  for (;;) {
+    if (auto b = scanner.finish_pass()) return std::move(*b);
+    auto stream = archive.open_member(index);
+    while (!scanner.satisfied()) {
+      const auto n = stream->read(buf);
+      if (n == 0) break;
+      scanner.feed(buf.data(), n);
+    }
+  }
+}
+
+MemberResult process_member(const wheel::ZipArchive& archive, const wheel::MemberInfo& info,
+                            const std::string& algorithm, const InspectOptions& options, ProgressReporter& progress) {
+  MemberResult r;
+  std::vector<std::byte> buf(k_chunk);
+  std::optional<Hasher> hasher;
+  if (options.verify_record) hasher.emplace(algorithm);
+  std::unique_ptr<elf::ElfScanner> scanner;
+  std::vector<std::uint8_t> whole;  // the LIEF reader's copy (only with --elf-reader lief)
+  bool is_elf = false;
+  try {
+    auto stream = archive.open_member(info.index);
+    std::uint64_t total = 0;
+    bool decided = false;
+    for (;;) {
+      std::size_t n = stream->read(buf);
+      if (!decided) {  // gather the first four bytes, however the stream chunks them
+        while (n != 0 && n < 4) {
+          const auto more = stream->read(std::span(buf).subspan(n));
+          if (more == 0) break;
+          n += more;
+        }
+        decided = true;
+        is_elf = elf::has_elf_magic(buf.data(), n);
+        if (is_elf && options.reader == elf::ReaderKind::Fast) {
+          scanner = std::make_unique<elf::ElfScanner>(info.size, options.elf_limits);
+        }
+      }
+      if (n == 0) break;
+      total += n;
+      if (hasher) hasher->update(buf.data(), n);
+      if (scanner) scanner->feed(buf.data(), n);
+      if (is_elf && options.reader == elf::ReaderKind::Lief) {
+        const auto* p = reinterpret_cast<const std::uint8_t*>(buf.data());
+        whole.insert(whole.end(), p, p + n);
+      }
+      progress.add(n, info.name);
+    }
+    r.digest.read = true;
+    r.digest.size = total;
+    r.digest.algorithm = algorithm;
+    if (hasher) r.digest.digest = base64url_nopad(hasher->finish());
+  } catch (const Error& e) {
+    r.problem = wheel::Problem{"corrupt-member", info.name, e.what()};
+    return r;
+  }
+  if (!is_elf) return r;
+  MemberProfile m;
+  m.path = info.name;
+  m.size = info.size;
+  try {
+    if (scanner) m.elf = finish_elf(*scanner, archive, info.index, buf);
+    else m.elf = elf::read_elf_lief(whole, info.name);
+  } catch (const Error& e) {
+    m.error = e.what();
+    r.problem = wheel::Problem{"malformed-elf", info.name, e.what()};
+  }
+  r.member = std::move(m);
+  return r;
+}
+
+// The .dist-info folder: the one named for this distribution, else the only one there is.
+std::string find_dist_info(const wheel::ZipArchive& archive, const wheel::Filename& filename) {
+  std::vector<std::string> candidates;
+  for (const auto& m : archive.members()) {
+    const auto slash = m.name.find('/');
+    if (slash == std::string::npos) continue;
+    const std::string top = m.name.substr(0, slash);
+    if (top.size() > 10 && top.compare(top.size() - 10, 10, ".dist-info") == 0 &&
+        std::find(candidates.begin(), candidates.end(), top) == candidates.end()) {
+      candidates.push_back(top);
+    }
+  }
+  for (const auto& c : candidates) {
+    wheel::Filename probe;
+    probe.name = c.substr(0, c.find('-'));
+    if (probe.normalized_name() == filename.normalized_name()) return c;
+  }
+  return candidates.size() == 1 ? candidates.front() : std::string();
+}
+
+}  // namespace
+
+bool WheelProfile::has_problems() const { return !problems.empty() || !record_problems.empty(); }
+
+WheelProfile inspect_wheel(const std::string& path, const InspectOptions& options) {
+  WheelProfile p;
+  p.filename = wheel::parse_filename(path);
+  p.reader = elf::reader_name(options.reader);
+  p.size = FileSource(path).size();
+  auto archive = wheel::ZipArchive::open(path, options.limits);
+  const auto& members = archive->members();
+  p.member_count = members.size();
+  p.problems = archive->problems();
+
+  // .dist-info/WHEEL, METADATA, RECORD
+  const std::string dist_info = find_dist_info(*archive, p.filename);
+  std::vector<wheel::RecordEntry> record;
+  bool record_ok = false;
+  const std::string record_path = dist_info + "/RECORD";
+  if (dist_info.empty()) {
+    p.problems.push_back({"no-dist-info", "", "the wheel has no .dist-info folder for " + p.filename.name});
+  } else {
+    auto read_meta = [&](const std::string& file) -> std::optional<std::string> {
+      const auto idx = archive->find(dist_info + "/" + file);
+      if (!idx) {
+        auto& list = file == "RECORD" ? p.record_problems : p.problems;
+        list.push_back({"missing-" + std::string(file == "RECORD" ? "record" : file == "WHEEL" ? "wheel-file" : "metadata"),
+                        dist_info + "/" + file, "the wheel has no " + file + " file"});
+        return std::nullopt;
+      }
+      try {
+        return archive->read_small(*idx);
+      } catch (const Error& e) {
+        p.problems.push_back({"corrupt-member", dist_info + "/" + file, e.what()});
+        return std::nullopt;
+      }
+    };
+    if (auto text = read_meta("WHEEL")) p.wheel_file = wheel::parse_wheel_file(*text);
+    if (auto text = read_meta("METADATA")) p.metadata = wheel::parse_metadata(*text);
+    if (auto text = read_meta("RECORD")) {
+      try {
+        record = wheel::parse_record(*text);
+        record_ok = true;
+      } catch (const Error& e) {
+        p.record_problems.push_back({"malformed-record", record_path, e.what()});
+      }
+    }
+  }
+  std::map<std::string, std::string> algorithm_of;
+  for (const auto& e : record) {
+    if (Hasher::supported(e.algorithm)) algorithm_of[e.path] = e.algorithm;
+  }
+
+  // The jobs: every readable member, largest first; job -1 hashes the wheel file itself.
+  std::vector<std::int64_t> jobs;
+  std::uint64_t total_bytes = p.size;
+  for (const auto& m : members) {
+    if (m.directory || m.encrypted || m.size > options.limits.max_member_size) continue;
+    jobs.push_back(static_cast<std::int64_t>(m.index));
+    total_bytes += m.size;
+  }
+  std::stable_sort(jobs.begin(), jobs.end(),
+                   [&](std::int64_t a, std::int64_t b) { return members[a].size > members[b].size; });
+  const auto wheel_pos = std::lower_bound(jobs.begin(), jobs.end(), p.size, [&](std::int64_t j, std::uint64_t size) {
+    return members[j].size > size;
+  });
+  jobs.insert(wheel_pos, -1);
+
+  std::vector<MemberResult> results(members.size());
+  std::string wheel_sha;
+  std::optional<Error> wheel_sha_error;
+  ProgressReporter progress(options, total_bytes);
+  std::atomic<std::size_t> next{0};
+  unsigned threads = options.threads != 0 ? options.threads : std::max(1U, std::thread::hardware_concurrency());
+  threads = static_cast<unsigned>(std::min<std::size_t>(threads, jobs.size()));
+  std::vector<std::optional<Error>> thread_errors(threads);
+  auto worker = [&](unsigned t) {
+    try {
+      std::unique_ptr<wheel::ZipArchive> own;
+      const wheel::ZipArchive* za = archive.get();
+      if (t != 0) {
+        own = wheel::ZipArchive::open(path, options.limits);
+        za = own.get();
+      }
+      for (std::size_t j; (j = next.fetch_add(1)) < jobs.size();) {
+        if (jobs[j] < 0) {
+          try {
+            wheel_sha = sha256_file_hex(path);
+          } catch (const Error& e) {
+            wheel_sha_error = e;
+          }
+          progress.add(p.size, p.filename.filename);
+          continue;
+        }
+        const auto& info = members[jobs[j]];
+        auto it = algorithm_of.find(info.name);
+        results[info.index] = process_member(*za, info, it != algorithm_of.end() ? it->second : "sha256", options, progress);
+      }
+    } catch (const Error& e) {
+      thread_errors[t] = e;
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker, t);
+  if (threads > 0) worker(0);
+  for (auto& th : pool) th.join();
+  for (auto& e : thread_errors) {
+    if (e) throw *e;
+  }
+  if (wheel_sha_error) throw *wheel_sha_error;
+  p.sha256 = wheel_sha;
+
+  std::map<std::string, wheel::MemberDigest> digests;
+  for (const auto& m : members) {
+    auto& r = results[m.index];
+    if (r.problem) p.problems.push_back(*r.problem);
+    if (r.member) p.members.push_back(std::move(*r.member));
+    if (r.digest.read) digests[m.name] = r.digest;
+  }
+  if (record_ok && options.verify_record) {
+    auto record_problems = wheel::verify_record(record, members, digests, record_path);
+    p.record_verified = record_problems.empty();
+    p.record_problems.insert(p.record_problems.end(), record_problems.begin(), record_problems.end());
+  }
+  return p;
+}
+
+}  // namespace wheelcheck

@@ -1,0 +1,238 @@
+// Renderings of a profile: JSON for machines (docs/inspect.schema.json), text for people.
+#include <fmt/format.h>
+
+#include <map>
+
+#include "wheelcheck/profile.hpp"
+#include "wheelcheck/util.hpp"
+
+namespace wheelcheck {
+
+namespace {
+
+void write_problems(JsonWriter& w, const std::vector<wheel::Problem>& problems) {
+  w.begin_array();
+  for (const auto& p : problems) {
+    w.begin_object().field("kind", p.kind).field("path", p.path).field("detail", p.detail).end_object();
+  }
+  w.end_array();
+}
+
+void write_strings(JsonWriter& w, const std::vector<std::string>& v) {
+  w.begin_array();
+  for (const auto& s : v) w.value(s);
+  w.end_array();
+}
+
+void write_optional(JsonWriter& w, std::string_view key, const std::optional<std::string>& v) {
+  w.key(key);
+  if (v) w.value(*v);
+  else w.null();
+}
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+void write_elf(JsonWriter& w, const elf::Binary& b) {
+  w.begin_object();
+  w.field("class", b.elf_class == elf::Class::Elf64 ? "ELF64" : "ELF32");
+  w.field("endian", b.endian == elf::Endian::Little ? "little" : "big");
+  w.field("machine", elf::machine_name(b.machine, b.elf_class, b.endian, b.e_flags));
+  w.field("machine_description", elf::machine_description(b.machine));
+  w.field("e_machine", static_cast<unsigned>(b.machine));
+  w.field("type", elf::type_name(b.type));
+  w.field("os_abi", elf::os_abi_name(b.os_abi));
+  w.key("interpreter");
+  if (b.interpreter.empty()) w.null();
+  else w.value(b.interpreter);
+  write_optional(w, "soname", b.soname);
+  w.key("needed");
+  write_strings(w, b.needed);
+  w.key("rpath");
+  write_strings(w, b.rpath);
+  w.key("runpath");
+  write_strings(w, b.runpath);
+  w.key("flags");
+  write_strings(w, elf::dt_flags_names(b.flags));
+  w.key("flags_1");
+  write_strings(w, elf::dt_flags_1_names(b.flags_1));
+  w.key("x86_isa_level");
+  if (b.x86_isa_level) w.value(*b.x86_isa_level);
+  else w.null();
+  w.key("version_needs").begin_object();
+  for (const auto& need : b.version_needs) {
+    w.key(need.file).begin_array();
+    for (const auto& v : need.versions) w.value(v.name);
+    w.end_array();
+  }
+  w.end_object();
+  w.key("version_definitions").begin_array();
+  for (const auto& d : b.version_definitions) {
+    w.begin_object().field("index", static_cast<unsigned>(d.index)).field("name", d.name).field("base", d.base());
+    w.key("parents");
+    write_strings(w, d.parents);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("defined").begin_array();
+  for (const auto& s : b.symbols) {
+    if (!s.exported()) continue;
+    w.begin_object().field("name", s.name);
+    w.key("version");
+    if (s.version.empty()) w.null();
+    else w.value(s.version);
+    if (s.version_hidden) w.field("hidden", true);
+    w.field("type", lower(elf::symbol_type_name(s.type)));
+    if (s.binding != elf::Binding::Global) w.field("binding", lower(elf::binding_name(s.binding)));
+    w.end_object();
+  }
+  w.end_array();
+  w.key("undefined").begin_array();
+  for (const auto& s : b.symbols) {
+    if (s.defined) continue;
+    w.begin_object().field("name", s.name);
+    w.key("version");
+    if (s.version.empty()) w.null();
+    else w.value(s.version);
+    w.key("library");
+    if (s.version_file.empty()) w.null();
+    else w.value(s.version_file);
+    w.field("weak", s.weak());
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+}
+
+}  // namespace
+
+std::string profile_to_json(const WheelProfile& p) {
+  std::string out;
+  out.reserve(1 << 16);
+  JsonWriter w(out);
+  w.begin_object();
+  w.field("schema_version", p.schema_version);
+  w.key("tool").begin_object().field("name", "wheelcheck").field("version", WHEELCHECK_VERSION).end_object();
+  w.field("reader", p.reader);
+  w.key("wheel").begin_object();
+  w.field("filename", p.filename.filename);
+  w.field("name", p.metadata.name.empty() ? p.filename.name : p.metadata.name);
+  w.field("version", p.metadata.version.empty() ? p.filename.version : p.metadata.version);
+  write_optional(w, "build", p.filename.build);
+  w.key("tags").begin_array();
+  for (const auto& t : p.filename.tags) {
+    w.begin_object().field("python", t.python).field("abi", t.abi).field("platform", t.platform).end_object();
+  }
+  w.end_array();
+  w.field("sha256", p.sha256);
+  w.field("size", p.size);
+  w.key("requires_dist");
+  write_strings(w, p.metadata.requires_dist);
+  write_optional(w, "requires_python", p.metadata.requires_python);
+  w.field("wheel_version", p.wheel_file.wheel_version);
+  w.key("root_is_purelib");
+  if (p.wheel_file.root_is_purelib) w.value(*p.wheel_file.root_is_purelib);
+  else w.null();
+  w.key("wheel_tags");
+  write_strings(w, p.wheel_file.tags);
+  w.field("generator", p.wheel_file.generator);
+  w.end_object();
+  w.key("record").begin_object().field("verified", p.record_verified);
+  w.key("problems");
+  write_problems(w, p.record_problems);
+  w.end_object();
+  w.key("problems");
+  write_problems(w, p.problems);
+  w.field("member_count", p.member_count);
+  w.key("members").begin_array();
+  for (const auto& m : p.members) {
+    w.begin_object().field("path", m.path).field("size", m.size);
+    if (!m.error.empty()) w.field("error", m.error);
+    w.key("elf");
+    if (m.elf) write_elf(w, *m.elf);
+    else w.null();
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+  out.push_back('\n');
+  return out;
+}
+
+std::string profile_to_text(const WheelProfile& p, bool color) {
+  auto paint = [color](const char* code, std::string_view s) {
+    return color ? fmt::format("\x1b[{}m{}\x1b[0m", code, s) : std::string(s);
+  };
+  std::string out;
+  out += paint("1", p.filename.filename) + "\n";
+  std::string tags;
+  for (const auto& t : p.filename.tags) tags += (tags.empty() ? "" : " ") + t.python + "-" + t.abi + "-" + t.platform;
+  out += fmt::format("  {} {}   tags {}\n", p.metadata.name.empty() ? p.filename.name : p.metadata.name,
+                     p.metadata.version.empty() ? p.filename.version : p.metadata.version, tags);
+  out += fmt::format("  sha256 {}   {}   {} members, {} ELF\n", p.sha256, format_size(p.size), p.member_count,
+                     p.members.size());
+  if (p.metadata.requires_python) out += "  Requires-Python: " + *p.metadata.requires_python + "\n";
+  for (const auto& r : p.metadata.requires_dist) out += "  Requires-Dist: " + r + "\n";
+  if (p.record_verified) {
+    out += "  RECORD " + paint("32", "verified") + ": every file listed, sizes and hashes match\n";
+  } else {
+    out += "  RECORD " + paint("31", "not verified") + fmt::format(": {} problem(s)\n", p.record_problems.size());
+  }
+  const std::size_t k_shown = 20;
+  for (std::size_t i = 0; i < p.record_problems.size() && i < k_shown; ++i) {
+    const auto& pr = p.record_problems[i];
+    out += fmt::format("    {} {}: {}\n", paint("33", pr.kind), pr.path, pr.detail);
+  }
+  if (p.record_problems.size() > k_shown) out += fmt::format("    ... and {} more (--json lists all)\n", p.record_problems.size() - k_shown);
+  for (const auto& pr : p.problems) out += fmt::format("  {} {}: {}\n", paint("31", pr.kind), pr.path, pr.detail);
+
+  for (const auto& m : p.members) {
+    out += "\n";
+    if (!m.elf) {
+      out += fmt::format("{}  {}\n  {}\n", paint("1", m.path), format_size(m.size), paint("31", "unreadable ELF: " + m.error));
+      continue;
+    }
+    const auto& b = *m.elf;
+    std::string isa = b.x86_isa_level ? fmt::format(", needs x86-64-v{}", *b.x86_isa_level) : "";
+    out += fmt::format("{}  {} {} {}, {}{}\n", paint("1", m.path), b.elf_class == elf::Class::Elf64 ? "ELF64" : "ELF32",
+                       elf::machine_name(b.machine, b.elf_class, b.endian, b.e_flags), elf::type_name(b.type),
+                       format_size(m.size), isa);
+    if (b.soname) out += "  soname    " + *b.soname + "\n";
+    if (!b.interpreter.empty()) out += "  interp    " + b.interpreter + "\n";
+    std::map<std::string, std::vector<std::string>> versions;
+    for (const auto& n : b.version_needs) {
+      for (const auto& v : n.versions) versions[n.file].push_back(v.name);
+    }
+    for (const auto& n : b.needed) {
+      std::string v;
+      if (auto it = versions.find(n); it != versions.end()) {
+        for (const auto& x : it->second) v += (v.empty() ? "" : " ") + x;
+      }
+      out += fmt::format("  needs     {}{}\n", n, v.empty() ? "" : "  (" + v + ")");
+    }
+    auto join = [](const std::vector<std::string>& v) {
+      std::string s;
+      for (const auto& x : v) s += (s.empty() ? "" : ":") + x;
+      return s;
+    };
+    if (!b.rpath.empty()) out += "  rpath     " + join(b.rpath) + "\n";
+    if (!b.runpath.empty()) out += "  runpath   " + join(b.runpath) + "\n";
+    std::size_t undef = 0, weak = 0, exported = 0;
+    for (const auto& s : b.symbols) {
+      if (!s.defined) {
+        ++undef;
+        if (s.weak()) ++weak;
+      } else if (s.exported()) {
+        ++exported;
+      }
+    }
+    out += fmt::format("  symbols   {} undefined ({} weak), {} exported", undef, weak, exported);
+    if (!b.version_definitions.empty()) out += fmt::format(", {} version definitions", b.version_definitions.size());
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace wheelcheck

@@ -1,0 +1,284 @@
+// The wheel's zip container, read with libzip under limits.
+//
+// libzip parses the central directory and hands out a member's bytes. For deflate members (nearly all
+// of a wheel) we ask libzip for the *raw* compressed bytes (ZIP_FL_COMPRESSED) and inflate them with
+// ISA-L's igzip, which is markedly faster than zlib on large members, computing the CRC-32 as it goes.
+// Other methods (stored, bzip2, lzma, zstd) go through libzip's own decompressors.
+//
+// Nothing here trusts the archive: a member must inflate to exactly its declared size (a stream that
+// runs past it stops at once, so a lying size cannot make us inflate a bomb), must match its CRC-32,
+// must fit the per-member and total limits, and must not be encrypted. Member names are checked for
+// path traversal (nothing is ever extracted, but a wheel that carries such names is reported).
+
+#include <isa-l/igzip_lib.h>
+#include <zip.h>
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+
+#include "wheelcheck/error.hpp"
+#include "wheelcheck/util.hpp"
+#include "wheelcheck/wheel.hpp"
+
+namespace wheelcheck::wheel {
+
+struct ZipArchive::Handle {
+  zip_t* zip = nullptr;
+  ~Handle() {
+    if (zip != nullptr) zip_discard(zip);
+  }
+};
+
+namespace {
+
+std::string zip_error_text(int code) {
+  zip_error_t error;
+  zip_error_init_with_code(&error, code);
+  std::string text = zip_error_strerror(&error);
+  zip_error_fini(&error);
+  return text;
+}
+
+struct FileCloser {
+  void operator()(zip_file_t* f) const {
+    if (f != nullptr) zip_fclose(f);
+  }
+};
+using ZipFile = std::unique_ptr<zip_file_t, FileCloser>;
+
+ZipFile open_index(zip_t* zip, std::uint64_t index, zip_flags_t flags, const std::string& name) {
+  ZipFile f(zip_fopen_index(zip, index, flags));
+  if (!f) throw bad_input("cannot read member " + name + ": " + zip_strerror(zip));
+  return f;
+}
+
+std::size_t read_some(zip_file_t* f, std::byte* out, std::size_t size, const std::string& name) {
+  const auto n = zip_fread(f, out, size);
+  if (n < 0) throw bad_input("cannot read member " + name + ": " + zip_file_strerror(f));
+  return static_cast<std::size_t>(n);
+}
+
+[[noreturn]] void throw_too_long(const MemberInfo& m) {
+  throw bad_input("member " + m.name + " inflates past its declared size of " + std::to_string(m.size) +
+                  " bytes (a lying size, or a zip bomb)");
+}
+
+// Base for the two streams: counts output against the declared size.
+class MemberStream : public ByteStream {
+protected:
+  explicit MemberStream(MemberInfo info) : m_info(std::move(info)) {}
+  MemberInfo m_info;
+  std::uint64_t m_out = 0;
+};
+
+// Raw deflate through ISA-L.
+class IsalInflateStream final : public MemberStream {
+public:
+  IsalInflateStream(zip_t* zip, const MemberInfo& info)
+      : MemberStream(info), m_file(open_index(zip, info.index, ZIP_FL_COMPRESSED, info.name)), m_in(256 << 10) {
+    isal_inflate_init(&m_state);
+    m_state.crc_flag = ISAL_GZIP_NO_HDR;  // the gzip CRC-32 is the zip CRC-32
+  }
+
+  std::size_t read(std::span<std::byte> out) override {
+    if (m_done || out.empty()) return 0;
+    // Never ask for more than one byte past the declared size: a longer stream is caught right there.
+    const std::uint64_t room = m_info.size - m_out + 1;
+    const auto want = static_cast<std::uint32_t>(std::min<std::uint64_t>({out.size(), room, 1U << 30}));
+    m_state.next_out = reinterpret_cast<std::uint8_t*>(out.data());
+    m_state.avail_out = want;
+    while (m_state.avail_out > 0 && m_state.block_state != ISAL_BLOCK_FINISH) {
+      if (m_state.avail_in == 0 && !m_in_eof) {
+        const auto n = read_some(m_file.get(), m_in.data(), m_in.size(), m_info.name);
+        if (n == 0) m_in_eof = true;
+        m_state.next_in = reinterpret_cast<std::uint8_t*>(m_in.data());
+        m_state.avail_in = static_cast<std::uint32_t>(n);
+      }
+      const auto before = m_state.avail_out;
+      const int rc = isal_inflate(&m_state);
+      if (rc != ISAL_DECOMP_OK && rc != ISAL_END_INPUT) {
+        throw bad_input("member " + m_info.name + " has corrupt deflate data (ISA-L error " + std::to_string(rc) + ")");
+      }
+      if (m_in_eof && m_state.avail_in == 0 && m_state.avail_out == before &&
+          m_state.block_state != ISAL_BLOCK_FINISH) {
+        throw bad_input("member " + m_info.name + " ends before its deflate stream does (truncated)");
+      }
+    }
+    const std::size_t produced = want - m_state.avail_out;
+    m_out += produced;
+    if (m_out > m_info.size) throw_too_long(m_info);
+    if (m_state.block_state == ISAL_BLOCK_FINISH && m_state.avail_out > 0) finish();
+    return produced;
+  }
+
+private:
+  void finish() {
+    m_done = true;
+    if (m_out != m_info.size) {
+      throw bad_input("member " + m_info.name + " inflates to " + std::to_string(m_out) + " bytes, but declares " +
+                      std::to_string(m_info.size));
+    }
+    if (m_state.crc != m_info.crc) throw bad_input("member " + m_info.name + " fails its CRC-32 check");
+  }
+
+  ZipFile m_file;
+  std::vector<std::byte> m_in;
+  inflate_state m_state{};
+  bool m_in_eof = false;
+  bool m_done = false;
+};
+
+// Every other method, through libzip (which checks the CRC-32 itself).
+class LibzipStream final : public MemberStream {
+public:
+  LibzipStream(zip_t* zip, const MemberInfo& info) : MemberStream(info), m_file(open_index(zip, info.index, 0, info.name)) {}
+
+  std::size_t read(std::span<std::byte> out) override {
+    const std::uint64_t room = m_info.size - m_out + 1;
+    const auto n = read_some(m_file.get(), out.data(), static_cast<std::size_t>(std::min<std::uint64_t>(out.size(), room)), m_info.name);
+    m_out += n;
+    if (m_out > m_info.size) throw_too_long(m_info);
+    if (n == 0 && !out.empty() && m_out != m_info.size) {
+      throw bad_input("member " + m_info.name + " ends after " + std::to_string(m_out) + " bytes, but declares " +
+                      std::to_string(m_info.size));
+    }
+    return n;
+  }
+
+private:
+  ZipFile m_file;
+};
+
+class MemberSource final : public ByteSource {
+public:
+  MemberSource(const ZipArchive& archive, MemberInfo info) : m_archive(archive), m_info(std::move(info)) {}
+  std::uint64_t size() const override { return m_info.size; }
+  std::string name() const override { return m_info.name; }
+  std::unique_ptr<ByteStream> open() const override { return m_archive.open_member(m_info.index); }
+
+private:
+  const ZipArchive& m_archive;
+  MemberInfo m_info;
+};
+
+}  // namespace
+
+std::optional<std::string> unsafe_member_name(std::string_view name) {
+  if (name.empty()) return "empty name";
+  if (name.find('\0') != std::string_view::npos) return "NUL byte in name";
+  if (name.front() == '/' ) return "absolute path";
+  if (name.find('\\') != std::string_view::npos) return "backslash in name";
+  if (name.size() >= 2 && name[1] == ':' && std::isalpha(static_cast<unsigned char>(name[0]))) return "drive letter";
+  std::size_t start = 0;
+  while (start <= name.size()) {
+    auto slash = name.find('/', start);
+    if (slash == std::string_view::npos) slash = name.size();
+    if (name.substr(start, slash - start) == "..") return "'..' component (path traversal)";
+    start = slash + 1;
+  }
+  return std::nullopt;
+}
+
+std::unique_ptr<ZipArchive> ZipArchive::open(const std::string& path, const ArchiveLimits& limits) {
+  std::unique_ptr<ZipArchive> a(new ZipArchive());
+  a->m_path = path;
+  a->m_limits = limits;
+  a->m_handle = std::make_unique<Handle>();
+  int code = 0;
+  a->m_handle->zip = zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code);
+  if (a->m_handle->zip == nullptr) {
+    if (code == ZIP_ER_NOENT || code == ZIP_ER_OPEN || code == ZIP_ER_READ) {
+      errno = 0;
+      throw Error(ErrorKind::BadInput, "cannot open " + path + ": " + zip_error_text(code));
+    }
+    const std::string why = code == ZIP_ER_NOZIP ? "not a zip archive (truncated, or not a wheel at all)"
+                            : code == ZIP_ER_INCONS ? "inconsistent zip archive (" + zip_error_text(code) + ")"
+                                                    : zip_error_text(code);
+    throw bad_input(path + ": " + why);
+  }
+  zip_t* zip = a->m_handle->zip;
+  const auto count = zip_get_num_entries(zip, 0);
+  if (count < 0) throw bad_input(path + ": cannot count members");
+  if (static_cast<std::uint64_t>(count) > limits.max_members) {
+    throw bad_input(path + ": " + std::to_string(count) + " members, more than the limit of " +
+                    std::to_string(limits.max_members));
+  }
+  std::set<std::string> seen;
+  std::uint64_t total = 0;
+  a->m_members.reserve(static_cast<std::size_t>(count));
+  for (std::uint64_t i = 0; i < static_cast<std::uint64_t>(count); ++i) {
+    zip_stat_t st;
+    zip_stat_init(&st);
+    if (zip_stat_index(zip, i, 0, &st) != 0) throw bad_input(path + ": cannot read member " + std::to_string(i) + ": " + zip_strerror(zip));
+    MemberInfo m;
+    m.index = i;
+    m.name = (st.valid & ZIP_STAT_NAME) ? st.name : "";
+    m.size = st.size;
+    m.compressed_size = st.comp_size;
+    m.method = static_cast<std::uint16_t>(st.comp_method);
+    m.crc = st.crc;
+    m.encrypted = (st.valid & ZIP_STAT_ENCRYPTION_METHOD) && st.encryption_method != ZIP_EM_NONE;
+    m.directory = !m.name.empty() && m.name.back() == '/';
+    if (auto why = unsafe_member_name(m.name)) a->m_problems.push_back({"unsafe-path", m.name, *why});
+    if (!seen.insert(m.name).second) a->m_problems.push_back({"duplicate-name", m.name, "the archive holds this name twice"});
+    if (m.encrypted) a->m_problems.push_back({"encrypted-member", m.name, "encrypted members cannot be inspected"});
+    if (m.size > limits.max_member_size) {
+      a->m_problems.push_back({"member-too-large", m.name,
+                               "declares " + format_size(m.size) + " uncompressed, over the limit of " +
+                                   format_size(limits.max_member_size) + " (--max-member-size)"});
+    }
+    total += std::min(m.size, limits.max_member_size);
+    a->m_members.push_back(std::move(m));
+  }
+  if (total > limits.max_total_size) {
+    throw bad_input(path + ": members declare " + format_size(total) + " uncompressed, over the limit of " +
+                    format_size(limits.max_total_size) + " (--max-total-size)");
+  }
+  return a;
+}
+
+ZipArchive::~ZipArchive() = default;
+
+std::optional<std::uint64_t> ZipArchive::find(std::string_view name) const {
+  for (const auto& m : m_members) {
+    if (m.name == name) return m.index;
+  }
+  return std::nullopt;
+}
+
+std::unique_ptr<ByteStream> ZipArchive::open_member(std::uint64_t index) const {
+  if (index >= m_members.size()) throw Error(ErrorKind::Internal, "member index out of range");
+  const auto& m = m_members[index];
+  if (m.encrypted) throw bad_input("member " + m.name + " is encrypted");
+  if (m.size > m_limits.max_member_size) {
+    throw bad_input("member " + m.name + " declares " + format_size(m.size) + ", over the limit of " +
+                    format_size(m_limits.max_member_size));
+  }
+  if (m.method == ZIP_CM_DEFLATE) return std::make_unique<IsalInflateStream>(m_handle->zip, m);
+  return std::make_unique<LibzipStream>(m_handle->zip, m);
+}
+
+std::string ZipArchive::read_small(std::uint64_t index) const {
+  const auto& m = m_members.at(index);
+  if (m.size > m_limits.max_metadata_size) {
+    throw bad_input("member " + m.name + " is " + format_size(m.size) + ", too large for a metadata file");
+  }
+  auto stream = open_member(index);
+  std::string out(m.size, '\0');
+  std::size_t done = 0;
+  std::byte extra[1];
+  while (done < out.size()) {
+    const auto n = stream->read(std::span(reinterpret_cast<std::byte*>(out.data()) + done, out.size() - done));
+    if (n == 0) break;
+    done += n;
+  }
+  if (done != out.size() || stream->read(extra) != 0) throw bad_input("member " + m.name + " is not the size it declares");
+  return out;
+}
+
+std::unique_ptr<ByteSource> ZipArchive::member_source(std::uint64_t index) const {
+  return std::make_unique<MemberSource>(*this, m_members.at(index));
+}
+
+}  // namespace wheelcheck::wheel

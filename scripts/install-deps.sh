@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages wheelcheck builds and tests with. Idempotent: installs only what is
+# missing, so a second run costs a dpkg query. Run as root (CI and these machines are) or with sudo.
+#
+#   scripts/install-deps.sh           # build + test dependencies
+#   scripts/install-deps.sh --bench   # also hyperfine and libtree for bench/ and comparisons
+set -euo pipefail
+build=(cmake g++ pkg-config make
+       liblief-dev libzip-dev libcurl4-openssl-dev nlohmann-json3-dev libfmt-dev libcli11-dev libgtest-dev
+       libisal-dev libssl-dev zlib1g-dev)
+# Test-time fixture builders: cross compilers for 32-bit and big-endian ELF, binutils for readelf/nm,
+# python3 to write hostile zips byte by byte, zip for ordinary ones.
+test=(binutils python3 zip gcc-i686-linux-gnu gcc-powerpc64-linux-gnu g++-powerpc64-linux-gnu gcc-aarch64-linux-gnu)
+extra=()
+[[ ${1:-} == --bench ]] && extra=(hyperfine libtree time)
+wanted=("${build[@]}" "${test[@]}" "${extra[@]}")
+missing=()
+for p in "${wanted[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+((${#missing[@]})) || { echo "install-deps: all ${#wanted[@]} packages present"; exit 0; }
+echo "install-deps: installing ${missing[*]}"
+SUDO=; [[ $(id -u) == 0 ]] || SUDO=sudo
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
