@@ -109,7 +109,7 @@ bool has_elf_magic(const void* data, std::size_t size);
 // allocated, so a malformed header cannot ask for gigabytes.
 struct ReaderLimits {
   std::uint64_t max_table_bytes = std::uint64_t{512} << 20;  // any one table (.dynstr, .dynsym, ...)
-  std::uint64_t speculative_prefix = std::uint64_t{48} << 20;  // kept on the first pass, see scanner.cpp
+  std::uint64_t speculative_prefix = std::uint64_t{8} << 20;  // kept on the first pass, see scanner.cpp
   int max_passes = 4;
 };
 

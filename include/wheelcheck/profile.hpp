@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <optional>
 #include <string>
@@ -69,7 +70,7 @@ public:
   std::optional<WheelProfile> load(const std::string& sha256, const std::string& reader) const;
   // The path of the cached JSON rendering (what `inspect --json` prints), if present.
   std::optional<std::string> json_path(const std::string& sha256, const std::string& reader) const;
-  void store(const WheelProfile& profile, const std::string& json) const;
+  void store(const WheelProfile& profile) const;
 
 private:
   std::string m_dir;
@@ -84,6 +85,8 @@ CachedInspect inspect_cached(const std::string& path, const InspectOptions& opti
 
 // Renderings: JSON for machines (schema in docs/inspect.schema.json), text for people.
 std::string profile_to_json(const WheelProfile& profile);
+// The same, streamed to a file in pieces of about 1 MB (a torch profile's JSON is tens of MB).
+void write_profile_json(const WheelProfile& profile, std::FILE* out);
 std::string profile_to_text(const WheelProfile& profile, bool color);
 
 // The cache's own compact binary form (fast to load: a warm `inspect` must take milliseconds).

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -46,6 +47,8 @@ std::string format_size(std::uint64_t bytes);
 class JsonWriter {
 public:
   explicit JsonWriter(std::string& out) : m_out(out) {}
+  // With a sink, the buffer is handed to it (and emptied) whenever it passes about 1 MB.
+  JsonWriter(std::string& out, std::function<void(std::string&)> sink) : m_out(out), m_sink(std::move(sink)) {}
   JsonWriter& begin_object();
   JsonWriter& end_object();
   JsonWriter& begin_array();
@@ -65,6 +68,7 @@ public:
 private:
   void separate();
   std::string& m_out;
+  std::function<void(std::string&)> m_sink;
   std::vector<bool> m_first;  // one per open container: no element written yet
   bool m_after_key = false;
 };

@@ -47,6 +47,19 @@ void print_progress(const Progress& p) {
   std::fflush(stderr);
 }
 
+// Copies a cached JSON file to out in chunks; inside a JSON array, without its final newline.
+void copy_file_to(const std::string& path, std::FILE* out, bool strip_newline) {
+  FileSource source(path);
+  auto stream = source.open();
+  std::vector<std::byte> buf(std::size_t{1} << 20);
+  std::uint64_t left = source.size();
+  while (auto n = stream->read(buf)) {
+    left -= std::min<std::uint64_t>(left, n);
+    if (left == 0 && strip_newline && n > 0 && buf[n - 1] == std::byte{'\n'}) --n;
+    std::fwrite(buf.data(), 1, n, out);
+  }
+}
+
 int run_inspect(const InspectArgs& a) {
   InspectOptions options;
   if (a.reader == "lief") options.reader = elf::ReaderKind::Lief;
@@ -66,11 +79,11 @@ int run_inspect(const InspectArgs& a) {
     // Warm path for JSON: stream the cached rendering without decoding the profile at all.
     if (a.json && cache) {
       if (auto sha = cache->known_sha256(path)) {
-        if (auto json_file = cache->json_path(*sha, reader); json_file && cache->load(*sha, reader)) {
-          const auto text = read_text_file(*json_file, std::uint64_t{4} << 30);
-          const auto profile = cache->load(*sha, reader);
+        auto json_file = cache->json_path(*sha, reader);
+        auto profile = json_file ? cache->load(*sha, reader) : std::nullopt;
+        if (profile) {
           if (!first) std::fputs(",", stdout);
-          std::fwrite(text.data(), 1, text.size() - (many && !text.empty() && text.back() == '\n' ? 1 : 0), stdout);
+          copy_file_to(*json_file, stdout, many);
           first = false;
           if (profile->has_problems()) rc = k_exit_bad_input;
           continue;
@@ -81,10 +94,8 @@ int run_inspect(const InspectArgs& a) {
     if (show_progress) std::fputs("\r\x1b[K", stderr);
     if (result.profile.has_problems()) rc = k_exit_bad_input;
     if (a.json) {
-      auto text = profile_to_json(result.profile);
-      if (many) text.pop_back();
       if (!first) std::fputs(",", stdout);
-      std::fwrite(text.data(), 1, text.size(), stdout);
+      write_profile_json(result.profile, stdout);
     } else {
       if (!first) std::fputs("\n", stdout);
       std::fputs(profile_to_text(result.profile, use_color(stdout)).c_str(), stdout);

@@ -1,27 +1,36 @@
 // The LIEF reader: the slow reference for the fast streaming scanner (scanner.cpp).
 //
-// It hands the whole file, copied into memory, to LIEF 0.9 and translates LIEF's parsed objects into
-// wheelcheck's model. It is used by `--elf-reader lief` and by the differential test, which compares its
-// Binary with the fast reader's through operator==, so every field below follows the fast reader's
-// semantics exactly (documented in wheelcheck/elf.hpp). Being a reference, it takes everything LIEF
-// exposes from LIEF's objects: header, segments, sections, dynamic entries, dynamic symbols, the raw
-// .gnu.version values, .gnu.version_r and .gnu.version_d. Only the GNU property note is read from the
-// raw bytes (at the offsets LIEF reports), because LIEF 0.9 does not decode NT_GNU_PROPERTY_TYPE_0.
+// It hands the whole file, copied into memory (LIEF copies it once more), to LIEF 0.9 and translates
+// LIEF's parsed objects into wheelcheck's model. It is used by `--elf-reader lief` and by the
+// differential test, which compares its Binary with the fast reader's through operator==, so every field
+// follows the fast reader's semantics exactly (documented in wheelcheck/elf.hpp). Being a reference, it
+// takes everything LIEF exposes from LIEF's objects: header, segments, sections, dynamic entries, dynamic
+// symbols, the raw .gnu.version values (hidden bit included), .gnu.version_r (vna_other included) and
+// .gnu.version_d (vd_flags, vd_hash included). Only the GNU property note is read from the raw bytes, at
+// the offsets LIEF reports, because LIEF 0.9 does not decode NT_GNU_PROPERTY_TYPE_0.
+//
+// LIEF 0.9 never reports a failure: Parser::init() catches every exception (a bad e_ident, a bad_alloc
+// on a 1.2 GB library) and returns whatever it had parsed so far, and each table's parser gives up
+// silently on a bad address. So this reader checks that LIEF's objects are complete (the header, every
+// program and section header, as many dynamic symbols as the table holds, a version for each of them)
+// and turns a shortfall into bad_input rather than a quietly different answer.
 //
 // Where LIEF 0.9 and the fast reader can part ways (only for unusual or damaged files):
-// - LIEF parses the dynamic section of the *first* PT_DYNAMIC segment (the scanner takes the last), reads
-//   at most 1000 entries, and parses dynamic symbols only when both DT_SYMTAB and DT_SYMENT are present.
-// - LIEF drops a .gnu.version_r entry whose vn_cnt or vn_aux is 0 (the scanner keeps it, without aux).
-// - LIEF stops reading .dynsym at the first symbol whose st_name is non-zero but names an empty string.
 // - Symbol count: with section headers, we ask for DYNSYM_COUNT_METHODS::COUNT_SECTION, the size of the
-//   SHT_DYNSYM section as readelf shows it, which is what the scanner uses too. COUNT_AUTO is not used:
-//   it starts from the highest symbol index named by a relocation and only takes the section or hash
-//   count when that is larger by less than 3000, so it can drop symbols. A file without an SHT_DYNSYM
-//   section (section headers stripped) gets a second parse with COUNT_HASH: LIEF's DT_HASH count
-//   (nchain) and its DT_GNU_HASH count (the highest bucket plus the length of the chain read at that
-//   position) can disagree with the scanner's walk of the last chain for hand-made hash tables.
-// - LIEF does not bound strings by DT_STRSZ, nor the tables by the file, the way the scanner does; it
-//   tolerates (and truncates) what the scanner rejects as malformed.
+//   SHT_DYNSYM section, which is what readelf shows and what the scanner uses. COUNT_AUTO is not used:
+//   it starts from the highest symbol index a relocation names and takes the section or hash count only
+//   when that is larger by less than 3000, so it can drop symbols. A file without an SHT_DYNSYM section
+//   (section headers stripped) is parsed again with COUNT_HASH, and the count is checked against LIEF's
+//   parsed hash table the way the scanner counts (DT_MIPS_SYMTABNO, else DT_HASH nchain, else the end of
+//   the last GNU hash chain). LIEF 0.9's COUNT_HASH returns 0 whenever DT_HASH is present (it reads nchain
+//   only when it *cannot* read it), so such a file, e.g. a section-stripped glibc, is refused here while
+//   the scanner reads it.
+// - LIEF parses the dynamic section of the first PT_DYNAMIC segment (the scanner takes the last), reads at
+//   most 1000 entries, and reads dynamic symbols only when DT_SYMENT is present (refused here: count).
+// - LIEF drops a .gnu.version_r entry whose vn_cnt or vn_aux is 0 (the scanner keeps it, without aux);
+//   it stops reading .dynsym at a symbol whose non-zero st_name names an empty string (refused: count).
+// - LIEF does not bound strings by DT_STRSZ nor tables by their section, and reads section headers with
+//   its own sizeof(Elf_Shdr) whatever e_shentsize says; it tolerates some files the scanner rejects.
 
 #include <cstddef>
 #include <cstdint>

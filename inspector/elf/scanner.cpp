@@ -16,7 +16,7 @@
 //                                  offsets through the PT_LOAD segments.
 // The catch is the last line: the dynamic section sits in the writable segment *after* the code, while
 // the tables it points at sit in the read-only segment *before* the code. So, on the first pass, the
-// scanner also keeps a speculative prefix of the file (ReaderLimits::speculative_prefix, 48 MB by
+// scanner also keeps a speculative prefix of the file (ReaderLimits::speculative_prefix, 8 MB by
 // default), where every linker we know puts those tables. When the tables lie beyond the prefix (a
 // library with an enormous .dynstr, or an unusual layout), the first pass still captures the section
 // headers at the end; they give every table's exact extent, and a second pass captures exactly those

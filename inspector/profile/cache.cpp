@@ -8,7 +8,9 @@
 // stat checks do. Every file is written atomically (temp file + rename), only inside DIR, and a damaged
 // entry reads as a miss.
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 
@@ -383,11 +385,26 @@ std::optional<std::string> ProfileCache::json_path(const std::string& sha256, co
   return path;
 }
 
-void ProfileCache::store(const WheelProfile& profile, const std::string& json) const {
+void ProfileCache::store(const WheelProfile& profile) const {
   if (!valid_sha(profile.sha256)) return;
   const std::string base = entry_base(m_dir, profile.sha256, profile.reader);
   make_dirs(base.substr(0, base.rfind('/')));
-  write_file_atomic(base + ".json", json);
+  {
+    const std::string tmp = base + ".json.tmp." + std::to_string(::getpid());
+    std::FILE* f = std::fopen(tmp.c_str(), "wb");
+    if (f == nullptr) throw io_error("cannot write " + tmp);
+    try {
+      write_profile_json(profile, f);
+    } catch (...) {
+      std::fclose(f);
+      std::remove(tmp.c_str());
+      throw;
+    }
+    if (std::fclose(f) != 0 || std::rename(tmp.c_str(), (base + ".json").c_str()) != 0) {
+      std::remove(tmp.c_str());
+      throw io_error("cannot write " + base + ".json");
+    }
+  }
   write_file_atomic(base + ".bin", serialize_profile(profile));  // last: its presence marks the entry whole
 }
 
@@ -402,7 +419,7 @@ CachedInspect inspect_cached(const std::string& path, const InspectOptions& opti
   if (cache != nullptr) {
     // A cache that cannot be written (read-only home, full disk) costs speed, never the answer.
     try {
-      cache->store(r.profile, profile_to_json(r.profile));
+      cache->store(r.profile);
       cache->remember_sha256(path, r.profile.sha256);
     } catch (const Error&) {
     }

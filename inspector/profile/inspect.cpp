@@ -8,6 +8,7 @@
 // again, without hashing, only as far as the scanner still needs (see inspector/elf/scanner.cpp).
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -65,8 +66,59 @@ elf::Binary finish_elf(elf::ElfScanner& scanner, const wheel::ZipArchive& archiv
   }
 }
 
+// Hands full buffers from the inflating thread to a consumer thread (hashing and scanning): on a large
+// member the two run on two cores, so the member costs the slower of the two rather than their sum.
+class ChunkPipe {
+public:
+  explicit ChunkPipe(std::size_t buffers) {
+    for (std::size_t i = 0; i < buffers; ++i) m_free.push_back(std::vector<std::byte>(k_chunk));
+  }
+  std::vector<std::byte> take_free() {
+    std::unique_lock lock(m_mutex);
+    m_cv.wait(lock, [&] { return !m_free.empty() || m_aborted; });
+    if (m_aborted) return {};
+    auto b = std::move(m_free.back());
+    m_free.pop_back();
+    return b;
+  }
+  void give_full(std::vector<std::byte> b, std::size_t n) {
+    std::lock_guard lock(m_mutex);
+    m_full.emplace_back(std::move(b), n);
+    m_cv.notify_all();
+  }
+  // The next full buffer; n == 0 marks the end.
+  std::pair<std::vector<std::byte>, std::size_t> take_full() {
+    std::unique_lock lock(m_mutex);
+    m_cv.wait(lock, [&] { return !m_full.empty() || m_aborted; });
+    if (m_full.empty()) return {{}, 0};
+    auto item = std::move(m_full.front());
+    m_full.erase(m_full.begin());
+    return item;
+  }
+  void give_free(std::vector<std::byte> b) {
+    std::lock_guard lock(m_mutex);
+    m_free.push_back(std::move(b));
+    m_cv.notify_all();
+  }
+  void abort() {
+    std::lock_guard lock(m_mutex);
+    m_aborted = true;
+    m_cv.notify_all();
+  }
+
+private:
+  std::mutex m_mutex;
+  std::condition_variable m_cv;
+  std::vector<std::vector<std::byte>> m_free;
+  std::vector<std::pair<std::vector<std::byte>, std::size_t>> m_full;
+  bool m_aborted = false;
+};
+
+constexpr std::uint64_t k_pipeline_threshold = std::uint64_t{32} << 20;
+
 MemberResult process_member(const wheel::ZipArchive& archive, const wheel::MemberInfo& info,
-                            const std::string& algorithm, const InspectOptions& options, ProgressReporter& progress) {
+                            const std::string& algorithm, const InspectOptions& options, ProgressReporter& progress,
+                            bool pipeline) {
   MemberResult r;
   std::vector<std::byte> buf(k_chunk);
   std::optional<Hasher> hasher;
@@ -74,33 +126,67 @@ MemberResult process_member(const wheel::ZipArchive& archive, const wheel::Membe
   std::unique_ptr<elf::ElfScanner> scanner;
   std::vector<std::uint8_t> whole;  // the LIEF reader's copy (only with --elf-reader lief)
   bool is_elf = false;
+  std::uint64_t total = 0;
+  auto consume = [&](const std::byte* data, std::size_t n) {
+    total += n;
+    if (hasher) hasher->update(data, n);
+    if (scanner) scanner->feed(data, n);
+    if (is_elf && options.reader == elf::ReaderKind::Lief) {
+      const auto* p = reinterpret_cast<const std::uint8_t*>(data);
+      whole.insert(whole.end(), p, p + n);
+    }
+    progress.add(n, info.name);
+  };
   try {
     auto stream = archive.open_member(info.index);
-    std::uint64_t total = 0;
-    bool decided = false;
-    for (;;) {
-      std::size_t n = stream->read(buf);
-      if (!decided) {  // gather the first four bytes, however the stream chunks them
-        while (n != 0 && n < 4) {
-          const auto more = stream->read(std::span(buf).subspan(n));
-          if (more == 0) break;
-          n += more;
+    // The first chunk, gathered to at least four bytes however the stream splits them, decides ELF.
+    std::size_t n = stream->read(buf);
+    while (n != 0 && n < 4) {
+      const auto more = stream->read(std::span(buf).subspan(n));
+      if (more == 0) break;
+      n += more;
+    }
+    is_elf = elf::has_elf_magic(buf.data(), n);
+    if (is_elf && options.reader == elf::ReaderKind::Fast) {
+      scanner = std::make_unique<elf::ElfScanner>(info.size, options.elf_limits);
+    }
+    if (n != 0) consume(buf.data(), n);
+    if (pipeline && n != 0) {
+      ChunkPipe pipe(4);
+      std::optional<Error> consumer_error;
+      std::thread consumer([&] {
+        try {
+          for (;;) {
+            auto [b, len] = pipe.take_full();
+            if (len == 0) break;
+            consume(b.data(), len);
+            pipe.give_free(std::move(b));
+          }
+        } catch (const Error& e) {
+          consumer_error = e;
+          pipe.abort();
         }
-        decided = true;
-        is_elf = elf::has_elf_magic(buf.data(), n);
-        if (is_elf && options.reader == elf::ReaderKind::Fast) {
-          scanner = std::make_unique<elf::ElfScanner>(info.size, options.elf_limits);
+      });
+      try {
+        for (;;) {
+          auto b = pipe.take_free();
+          if (b.empty()) break;  // the consumer failed
+          const auto got = stream->read(b);
+          pipe.give_full(std::move(b), got);
+          if (got == 0) break;
         }
+      } catch (...) {
+        pipe.abort();
+        consumer.join();
+        throw;
       }
-      if (n == 0) break;
-      total += n;
-      if (hasher) hasher->update(buf.data(), n);
-      if (scanner) scanner->feed(buf.data(), n);
-      if (is_elf && options.reader == elf::ReaderKind::Lief) {
-        const auto* p = reinterpret_cast<const std::uint8_t*>(buf.data());
-        whole.insert(whole.end(), p, p + n);
+      consumer.join();
+      if (consumer_error) throw *consumer_error;
+    } else {
+      while (n != 0) {
+        n = stream->read(buf);
+        if (n != 0) consume(buf.data(), n);
       }
-      progress.add(n, info.name);
     }
     r.digest.read = true;
     r.digest.size = total;
@@ -241,7 +327,8 @@ WheelProfile inspect_wheel(const std::string& path, const InspectOptions& option
         }
         const auto& info = members[jobs[j]];
         auto it = algorithm_of.find(info.name);
-        results[info.index] = process_member(*za, info, it != algorithm_of.end() ? it->second : "sha256", options, progress);
+        results[info.index] = process_member(*za, info, it != algorithm_of.end() ? it->second : "sha256", options, progress,
+                                              threads > 1 && info.size >= k_pipeline_threshold);
       }
     } catch (const Error& e) {
       thread_errors[t] = e;

@@ -3,6 +3,7 @@
 
 #include <map>
 
+#include "wheelcheck/error.hpp"
 #include "wheelcheck/profile.hpp"
 #include "wheelcheck/util.hpp"
 
@@ -108,10 +109,9 @@ void write_elf(JsonWriter& w, const elf::Binary& b) {
 
 }  // namespace
 
-std::string profile_to_json(const WheelProfile& p) {
-  std::string out;
-  out.reserve(1 << 16);
-  JsonWriter w(out);
+namespace {
+
+void write_json(JsonWriter& w, const WheelProfile& p) {
   w.begin_object();
   w.field("schema_version", p.schema_version);
   w.key("tool").begin_object().field("name", "wheelcheck").field("version", WHEELCHECK_VERSION).end_object();
@@ -157,8 +157,27 @@ std::string profile_to_json(const WheelProfile& p) {
   }
   w.end_array();
   w.end_object();
+}
+
+}  // namespace
+
+std::string profile_to_json(const WheelProfile& p) {
+  std::string out;
+  JsonWriter w(out);
+  write_json(w, p);
   out.push_back('\n');
   return out;
+}
+
+void write_profile_json(const WheelProfile& p, std::FILE* f) {
+  std::string out;
+  auto sink = [f](std::string& chunk) {
+    if (std::fwrite(chunk.data(), 1, chunk.size(), f) != chunk.size()) throw io_error("cannot write JSON output");
+  };
+  JsonWriter w(out, sink);
+  write_json(w, p);
+  out.push_back('\n');
+  sink(out);
 }
 
 std::string profile_to_text(const WheelProfile& p, bool color) {

@@ -45,6 +45,10 @@ void append_json_string(std::string& out, std::string_view s) {
 }
 
 void JsonWriter::separate() {
+  if (m_sink && m_out.size() > (std::size_t{1} << 20)) {
+    m_sink(m_out);
+    m_out.clear();
+  }
   if (m_after_key) {
     m_after_key = false;
     return;
