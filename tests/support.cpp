@@ -1,0 +1,118 @@
+#include "support.hpp"
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace wheelcheck::test {
+
+namespace fs = std::filesystem;
+
+TempDir::TempDir() {
+  std::string tmpl = (fs::temp_directory_path() / "wheelcheck-test-XXXXXX").string();
+  if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+  m_path = tmpl;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  fs::remove_all(m_path, ec);
+}
+
+std::string TempDir::write(const std::string& name, const std::string& content) const {
+  const auto p = file(name);
+  fs::create_directories(fs::path(p).parent_path());
+  write_binary(p, content);
+  return p;
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') out += "'\\''";
+    else out.push_back(c);
+  }
+  return out + "'";
+}
+
+CommandResult run(const std::string& command) {
+  TempDir dir;
+  const std::string out = dir.file("out"), err = dir.file("err");
+  const std::string full = "(" + command + ") >" + shell_quote(out) + " 2>" + shell_quote(err) + " </dev/null";
+  const int status = std::system(full.c_str());
+  CommandResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = read_file(out);
+  r.err = read_file(err);
+  return r;
+}
+
+bool have_program(const std::string& name) { return run("command -v " + shell_quote(name)).exit_code == 0; }
+
+std::optional<std::string> build_shared(const TempDir& dir, const std::string& name, const std::string& source_name,
+                                        const std::string& source, const std::string& flags,
+                                        const std::string& compiler, std::string* error) {
+  const auto src = dir.write(source_name, source);
+  const auto out = dir.file(name);
+  fs::create_directories(fs::path(out).parent_path());
+  const auto r = run(compiler + " -shared -fPIC -o " + shell_quote(out) + " " + shell_quote(src) + " " + flags);
+  if (r.exit_code != 0) {
+    if (error != nullptr) *error = r.out + r.err;
+    return std::nullopt;
+  }
+  return out;
+}
+
+std::string make_wheel(const TempDir& dir, const std::string& wheel_name,
+                       const std::vector<std::pair<std::string, std::string>>& files,
+                       const std::vector<std::string>& options) {
+  const std::string out = dir.file(wheel_name);
+  std::string cmd = "python3 " + shell_quote(source_dir() + "/tests/tools/make_wheel.py") + " " + shell_quote(out);
+  for (const auto& o : options) cmd += " " + shell_quote(o);
+  for (const auto& [arc, src] : files) cmd += " " + shell_quote(arc + "=" + src);
+  const auto r = run(cmd);
+  if (r.exit_code != 0) throw std::runtime_error("make_wheel.py failed: " + r.err);
+  return out;
+}
+
+std::string source_dir() { return WHEELCHECK_SOURCE_DIR; }
+std::string shared_dir() { return WHEELCHECK_SHARED_DIR; }
+std::string binary_path() { return WHEELCHECK_BINARY; }
+std::string corpus_dir() {
+  if (const char* c = std::getenv("WHEELCHECK_CORPUS"); c != nullptr && *c != '\0') return c;
+  return std::string(std::getenv("HOME") != nullptr ? std::getenv("HOME") : "/root") + "/.cache/wheelcheck-corpus";
+}
+
+std::vector<std::string> find_files(const std::string& dir, const std::string& suffix) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return out;
+  for (auto it = fs::recursive_directory_iterator(dir, fs::directory_options::skip_permission_denied, ec);
+       it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (ec) break;
+    const auto p = it->path().string();
+    if (it->is_regular_file(ec) && p.size() >= suffix.size() && p.compare(p.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      out.push_back(p);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+void write_binary(const std::string& path, const std::string& bytes) {
+  std::ofstream f(path, std::ios::binary);
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+}  // namespace wheelcheck::test

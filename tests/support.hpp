@@ -1,0 +1,59 @@
+// Test support: temporary folders, running commands, building ELF fixtures from C sources at test time,
+// and packing wheels with tests/tools/make_wheel.py. Nothing binary is kept in the repository.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace wheelcheck::test {
+
+// A fresh folder under $TMPDIR, removed at the end of the test.
+class TempDir {
+public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return m_path; }
+  std::string file(const std::string& name) const { return m_path + "/" + name; }
+  std::string write(const std::string& name, const std::string& content) const;
+
+private:
+  std::string m_path;
+};
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;  // stdout and stderr together unless split
+  std::string err;
+};
+// Runs a shell command; stdout and stderr are captured separately.
+CommandResult run(const std::string& command);
+std::string shell_quote(const std::string& s);
+bool have_program(const std::string& name);
+
+// Compiles C (or C++, by the source's extension) into a shared library with `compiler` and extra flags.
+// Returns the output path, or nullopt with the compiler's message in `error`.
+std::optional<std::string> build_shared(const TempDir& dir, const std::string& name, const std::string& source_name,
+                                        const std::string& source, const std::string& flags,
+                                        const std::string& compiler = "gcc", std::string* error = nullptr);
+
+// tests/tools/make_wheel.py: OUT must be named like a wheel; files maps archive names to paths.
+std::string make_wheel(const TempDir& dir, const std::string& wheel_name,
+                       const std::vector<std::pair<std::string, std::string>>& files,
+                       const std::vector<std::string>& options = {});
+
+std::string source_dir();   // the repository root (WHEELCHECK_SOURCE_DIR)
+std::string shared_dir();   // ../shared beside the repository (WHEELCHECK_SHARED_DIR)
+std::string binary_path();  // the wheelcheck executable (WHEELCHECK_BINARY)
+std::string corpus_dir();   // $WHEELCHECK_CORPUS or ~/.cache/wheelcheck-corpus
+std::vector<std::string> find_files(const std::string& dir, const std::string& suffix);
+
+std::string read_file(const std::string& path);
+void write_binary(const std::string& path, const std::string& bytes);
+
+}  // namespace wheelcheck::test

@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Packs files into a wheel for wheelcheck's tests and samples (the tests' own tool; never a download).
+
+  make_wheel.py OUT.whl [options] ARCNAME=SOURCE ...
+
+Writes ARCNAME entries from SOURCE files, then NAME-VERSION.dist-info/{METADATA,WHEEL,RECORD}, with NAME,
+VERSION and the tag taken from OUT's file name. Options bend the result for tests:
+  --requires-dist SPEC      add a Requires-Dist line (repeatable)
+  --requires-python SPEC    add Requires-Python
+  --no-record               omit RECORD
+  --tamper ARCNAME          write ARCNAME's real bytes but record the hash of other bytes
+  --wrong-size ARCNAME      record a wrong size for ARCNAME
+  --unlisted ARCNAME        leave ARCNAME out of RECORD
+  --phantom ARCNAME         list ARCNAME in RECORD though the archive lacks it
+  --stored                  store instead of deflate
+"""
+import argparse, base64, hashlib, os, sys, zipfile
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("files", nargs="*")
+    ap.add_argument("--requires-dist", action="append", default=[])
+    ap.add_argument("--requires-python")
+    ap.add_argument("--no-record", action="store_true")
+    ap.add_argument("--tamper", action="append", default=[])
+    ap.add_argument("--wrong-size", action="append", default=[])
+    ap.add_argument("--unlisted", action="append", default=[])
+    ap.add_argument("--phantom", action="append", default=[])
+    ap.add_argument("--stored", action="store_true")
+    a = ap.parse_intermixed_args()
+    base = os.path.basename(a.out)[:-4]
+    parts = base.split("-")
+    name, version, tag = parts[0], parts[1], "-".join(parts[-3:])
+    info = f"{name}-{version}.dist-info"
+    method = zipfile.ZIP_STORED if a.stored else zipfile.ZIP_DEFLATED
+    records = []
+    def digest(data):
+        return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    tmp = a.out + ".part"
+    with zipfile.ZipFile(tmp, "w", method) as z:
+        def add(arc, data):
+            zi = zipfile.ZipInfo(arc, (2024, 1, 1, 0, 0, 0))
+            zi.external_attr = 0o755 << 16
+            z.writestr(zi, data, method)
+            if arc in a.unlisted:
+                return
+            h = digest(data + b"tampered" if arc in a.tamper else data)
+            size = len(data) + 1 if arc in a.wrong_size else len(data)
+            records.append(f"{arc},{h},{size}")
+        for pair in a.files:
+            arc, src = pair.split("=", 1)
+            with open(src, "rb") as f:
+                add(arc, f.read())
+        meta = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+        for r in a.requires_dist:
+            meta += f"Requires-Dist: {r}\n"
+        if a.requires_python:
+            meta += f"Requires-Python: {a.requires_python}\n"
+        add(f"{info}/METADATA", meta.encode())
+        purelib = "true" if tag.endswith("-any") else "false"
+        add(f"{info}/WHEEL", f"Wheel-Version: 1.0\nGenerator: wheelcheck-tests\nRoot-Is-Purelib: {purelib}\nTag: {tag}\n".encode())
+        for p in a.phantom:
+            records.append(f"{p},sha256=AAAA,4")
+        if not a.no_record:
+            records.append(f"{info}/RECORD,,")
+            z.writestr(zipfile.ZipInfo(f"{info}/RECORD", (2024, 1, 1, 0, 0, 0)), "\n".join(records) + "\n", method)
+    os.replace(tmp, a.out)
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,46 @@
+// Wheel file names: the grammar of the binary distribution format, with compressed tag sets.
+#include <gtest/gtest.h>
+
+#include "wheelcheck/error.hpp"
+#include "wheelcheck/wheel.hpp"
+
+using namespace wheelcheck;
+
+TEST(Filename, PlainWheel) {
+  const auto f = wheel::parse_filename("flag_gems-5.4.0-cp312-cp312-linux_x86_64.whl");
+  EXPECT_EQ(f.name, "flag_gems");
+  EXPECT_EQ(f.normalized_name(), "flag-gems");
+  EXPECT_EQ(f.version, "5.4.0");
+  EXPECT_FALSE(f.build);
+  ASSERT_EQ(f.tags.size(), 1U);
+  EXPECT_EQ(f.tags[0], (wheel::Tag{"cp312", "cp312", "linux_x86_64"}));
+}
+
+TEST(Filename, LocalLabelPercentEncodedAndBuildTag) {
+  const auto f = wheel::parse_filename("/downloads/flagtree-0.6.1%2Bmetax3.6-1abc-cp312-cp312-linux_x86_64.whl");
+  EXPECT_EQ(f.filename, "flagtree-0.6.1+metax3.6-1abc-cp312-cp312-linux_x86_64.whl");
+  EXPECT_EQ(f.version, "0.6.1+metax3.6");
+  ASSERT_TRUE(f.build);
+  EXPECT_EQ(*f.build, "1abc");
+}
+
+TEST(Filename, CompressedTagSetsExpand) {
+  const auto f = wheel::parse_filename("plumbum-1.6.8-py2.py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.whl");
+  ASSERT_EQ(f.tags.size(), 4U);
+  EXPECT_EQ(f.tags[0], (wheel::Tag{"py2", "none", "manylinux_2_17_x86_64"}));
+  EXPECT_EQ(f.tags[1], (wheel::Tag{"py2", "none", "manylinux2014_x86_64"}));
+  EXPECT_EQ(f.tags[3], (wheel::Tag{"py3", "none", "manylinux2014_x86_64"}));
+}
+
+TEST(Filename, RejectsWhatIsNotAWheelName) {
+  for (const char* bad : {"foo.zip", "foo-1.0.whl", "foo-1.0-py3-none.whl", "foo-1.0-x-py3-none-any.whl",
+                          "foo-1.0-1-2-py3-none-any.whl", "foo-1.0-py3--any.whl", "-1.0-py3-none-any.whl"}) {
+    try {
+      wheel::parse_filename(bad);
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::BadInput) << bad;
+      EXPECT_NE(std::string(e.what()).find(bad), std::string::npos) << e.what();
+    }
+  }
+}

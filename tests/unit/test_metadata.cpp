@@ -1,0 +1,75 @@
+// The .dist-info files: WHEEL and METADATA headers, RECORD as CSV.
+#include <gtest/gtest.h>
+
+#include "wheelcheck/error.hpp"
+#include "wheelcheck/util.hpp"
+#include "wheelcheck/wheel.hpp"
+
+using namespace wheelcheck;
+
+TEST(Metadata, HeadersWithContinuationAndBody) {
+  const auto m = wheel::parse_metadata(
+      "Metadata-Version: 2.1\nName: flag-gems\nVersion: 5.4.0\nRequires-Dist: torch (>=2.6)\n"
+      "Requires-Dist: triton; extra == \"jit\"\nrequires-python: >=3.10\nLicense: Apache\n  second line\n\n"
+      "Name: not-a-header\nRequires-Dist: in-the-body\n");
+  EXPECT_EQ(m.name, "flag-gems");
+  EXPECT_EQ(m.version, "5.4.0");
+  ASSERT_EQ(m.requires_dist.size(), 2U);
+  EXPECT_EQ(m.requires_dist[0], "torch (>=2.6)");
+  EXPECT_EQ(m.requires_dist[1], "triton; extra == \"jit\"");
+  ASSERT_TRUE(m.requires_python);
+  EXPECT_EQ(*m.requires_python, ">=3.10");
+}
+
+TEST(Metadata, WheelFile) {
+  const auto w = wheel::parse_wheel_file("Wheel-Version: 1.0\r\nGenerator: bdist_wheel (0.41)\r\n"
+                                         "Root-Is-Purelib: false\r\nTag: cp312-cp312-linux_x86_64\r\nTag: cp312-cp312-manylinux_2_28_x86_64\r\n");
+  EXPECT_EQ(w.wheel_version, "1.0");
+  ASSERT_TRUE(w.root_is_purelib);
+  EXPECT_FALSE(*w.root_is_purelib);
+  EXPECT_EQ(w.tags, (std::vector<std::string>{"cp312-cp312-linux_x86_64", "cp312-cp312-manylinux_2_28_x86_64"}));
+}
+
+TEST(Record, CsvWithQuotesAndEmptyFields) {
+  const auto r = wheel::parse_record(
+      "pkg/a.py,sha256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU,0\n"
+      "\"pkg/with,comma \"\"q\"\".py\",sha256=abc,12\r\n"
+      "pkg-1.0.dist-info/RECORD,,\n\n");
+  ASSERT_EQ(r.size(), 3U);
+  EXPECT_EQ(r[0].algorithm, "sha256");
+  EXPECT_EQ(r[0].digest, "47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU");
+  EXPECT_EQ(r[0].size, 0U);
+  EXPECT_EQ(r[1].path, "pkg/with,comma \"q\".py");
+  EXPECT_EQ(r[1].size, 12U);
+  EXPECT_TRUE(r[2].algorithm.empty());
+  EXPECT_FALSE(r[2].size);
+}
+
+TEST(Record, MalformedLinesAreErrors) {
+  for (const char* bad : {"a,b\n", "a,sha256=x,1,extra\n", "a,nohash,1\n", "a,sha256=x,12z\n", "\"open,sha256=x,1\n"}) {
+    EXPECT_THROW(wheel::parse_record(bad), Error) << bad;
+  }
+}
+
+TEST(Encoding, Base64UrlWithoutPaddingMatchesRecordDigests) {
+  // sha256 of the empty string, as pip writes it in RECORD.
+  Hasher h;
+  EXPECT_EQ(base64url_nopad(h.finish()), "47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU");
+  const std::vector<std::uint8_t> bytes{0xfb, 0xff};
+  EXPECT_EQ(base64url_nopad(bytes), "-_8");
+}
+
+TEST(Encoding, JsonStringsStayValidForAnyBytes) {
+  std::string out;
+  append_json_string(out, std::string("a\"b\\c\n\x01\xff\xc3\xa9", 10));
+  EXPECT_EQ(out, "\"a\\\"b\\\\c\\n\\u0001\xEF\xBF\xBD\xc3\xa9\"");
+}
+
+TEST(Sizes, ParseAndFormat) {
+  EXPECT_EQ(parse_size("8G"), std::uint64_t{8} << 30);
+  EXPECT_EQ(parse_size("100k"), 102400U);
+  EXPECT_EQ(parse_size("123"), 123U);
+  EXPECT_THROW(parse_size("12Q"), Error);
+  EXPECT_THROW(parse_size("99999999999999T"), Error);
+  EXPECT_EQ(format_size(1536), "1.5 KiB");
+}
