@@ -16,7 +16,7 @@ struct ReadelfView {
   std::string soname;
   std::vector<std::string> rpath, runpath;
   std::vector<std::pair<std::string, std::vector<std::string>>> version_needs;  // file -> versions
-  std::vector<std::string> version_definitions;                                // names, in order
+  std::vector<std::string> version_definitions;                                 // names, in order
   std::vector<std::string> dynsyms;  // "name", "name@VER" or "name@@VER", index 1..n
   std::string isa_needed;            // "x86-64-v3" or empty
 };
@@ -38,10 +38,14 @@ inline ReadelfView readelf_view(const std::string& path) {
   for (std::string line; std::getline(ds, line);) {
     std::smatch m;
     if (!std::regex_search(line, m, dyn)) continue;
-    if (m[1] == "NEEDED") v.needed.push_back(m[2]);
-    else if (m[1] == "SONAME") v.soname = m[2];
-    else if (m[1] == "RPATH") for (auto& p : split_colon(m[2])) v.rpath.push_back(p);
-    else for (auto& p : split_colon(m[2])) v.runpath.push_back(p);
+    if (m[1] == "NEEDED")
+      v.needed.push_back(m[2]);
+    else if (m[1] == "SONAME")
+      v.soname = m[2];
+    else if (m[1] == "RPATH")
+      for (auto& p : split_colon(m[2])) v.rpath.push_back(p);
+    else
+      for (auto& p : split_colon(m[2])) v.runpath.push_back(p);
   }
   const auto ver = run("readelf -VW " + shell_quote(path));
   const std::regex file(R"(^\s+0x?[0-9a-f]+: Version: \d+\s+File: (\S+)\s+Cnt: \d+)");
@@ -50,16 +54,21 @@ inline ReadelfView readelf_view(const std::string& path) {
   std::stringstream vs(ver.out);
   for (std::string line; std::getline(vs, line);) {
     std::smatch m;
-    if (std::regex_search(line, m, file)) v.version_needs.push_back({m[1], {}});
-    else if (std::regex_search(line, m, name) && !v.version_needs.empty()) v.version_needs.back().second.push_back(m[1]);
-    else if (std::regex_search(line, m, def)) v.version_definitions.push_back(m[1]);
+    if (std::regex_search(line, m, file))
+      v.version_needs.push_back({m[1], {}});
+    else if (std::regex_search(line, m, name) && !v.version_needs.empty())
+      v.version_needs.back().second.push_back(m[1]);
+    else if (std::regex_search(line, m, def))
+      v.version_definitions.push_back(m[1]);
   }
   const auto syms = run("readelf --dyn-syms -W " + shell_quote(path));
   const std::regex sym(R"(^\s+(\d+): [0-9a-f]+\s+\S+\s+\S+\s+\S+\s+\S+\s+\S+\s?(.*)$)");
   std::stringstream ss(syms.out);
-  const std::regex localentry(R"(\[<[^>]*>: \d+\]\s*)");  // ppc64le's "[<localentry>: 8]" column
+  const std::regex localentry(R"(\[<[^>]*>: \d+\]\s*)");                // ppc64le's "[<localentry>: 8]" column
+  const std::regex os_specific(R"(<(?:OS|processor) specific>: \d+)");  // STB_GNU_UNIQUE and friends
   for (std::string line; std::getline(ss, line);) {
     line = std::regex_replace(line, localentry, "");
+    line = std::regex_replace(line, os_specific, "SPECIFIC");
     std::smatch m;
     if (!std::regex_search(line, m, sym) || m[1] == "0") continue;
     std::string n = m[2];
@@ -80,9 +89,12 @@ inline ReadelfView readelf_view(const std::string& path) {
 inline std::vector<std::string> versioned_names(const elf::Binary& b) {
   std::vector<std::string> out;
   for (const auto& s : b.symbols) {
-    if (s.type == elf::SymbolType::Section) out.push_back("<section>");
-    else if (s.version.empty() || s.name == s.version) out.push_back(s.name);
-    else out.push_back(s.name + (s.defined && !s.version_hidden ? "@@" : "@") + s.version);
+    if (s.type == elf::SymbolType::Section)
+      out.push_back("<section>");
+    else if (s.version.empty() || s.name == s.version)
+      out.push_back(s.name);
+    else
+      out.push_back(s.name + (s.defined && !s.version_hidden ? "@@" : "@") + s.version);
   }
   return out;
 }
@@ -110,7 +122,8 @@ inline void expect_agrees_with_readelf(const elf::Binary& b, const std::string& 
   EXPECT_EQ(ours, theirs) << path;
   if (!r.isa_needed.empty()) {
     ASSERT_TRUE(b.x86_isa_level) << path;
-    const std::string expected = *b.x86_isa_level == 1 ? "x86-64-baseline" : "x86-64-v" + std::to_string(*b.x86_isa_level);
+    const std::string expected =
+        *b.x86_isa_level == 1 ? "x86-64-baseline" : "x86-64-v" + std::to_string(*b.x86_isa_level);
     EXPECT_EQ(expected, r.isa_needed) << path;
   }
 }

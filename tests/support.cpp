@@ -33,8 +33,10 @@ std::string TempDir::write(const std::string& name, const std::string& content) 
 std::string shell_quote(const std::string& s) {
   std::string out = "'";
   for (char c : s) {
-    if (c == '\'') out += "'\\''";
-    else out.push_back(c);
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out.push_back(c);
   }
   return out + "'";
 }
@@ -51,7 +53,9 @@ CommandResult run(const std::string& command) {
   return r;
 }
 
-bool have_program(const std::string& name) { return run("command -v " + shell_quote(name)).exit_code == 0; }
+bool have_program(const std::string& name) {
+  return run("command -v " + shell_quote(name)).exit_code == 0;
+}
 
 std::optional<std::string> build_shared(const TempDir& dir, const std::string& name, const std::string& source_name,
                                         const std::string& source, const std::string& flags,
@@ -79,9 +83,15 @@ std::string make_wheel(const TempDir& dir, const std::string& wheel_name,
   return out;
 }
 
-std::string source_dir() { return WHEELCHECK_SOURCE_DIR; }
-std::string shared_dir() { return WHEELCHECK_SHARED_DIR; }
-std::string binary_path() { return WHEELCHECK_BINARY; }
+std::string source_dir() {
+  return WHEELCHECK_SOURCE_DIR;
+}
+std::string shared_dir() {
+  return WHEELCHECK_SHARED_DIR;
+}
+std::string binary_path() {
+  return WHEELCHECK_BINARY;
+}
 std::string corpus_dir() {
   if (const char* c = std::getenv("WHEELCHECK_CORPUS"); c != nullptr && *c != '\0') return c;
   return std::string(std::getenv("HOME") != nullptr ? std::getenv("HOME") : "/root") + "/.cache/wheelcheck-corpus";
@@ -95,7 +105,8 @@ std::vector<std::string> find_files(const std::string& dir, const std::string& s
        it != fs::recursive_directory_iterator(); it.increment(ec)) {
     if (ec) break;
     const auto p = it->path().string();
-    if (it->is_regular_file(ec) && p.size() >= suffix.size() && p.compare(p.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    if (it->is_regular_file(ec) && p.size() >= suffix.size() &&
+        p.compare(p.size() - suffix.size(), suffix.size(), suffix) == 0) {
       out.push_back(p);
     }
   }

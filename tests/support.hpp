@@ -13,7 +13,7 @@ namespace wheelcheck::test {
 
 // A fresh folder under $TMPDIR, removed at the end of the test.
 class TempDir {
-public:
+ public:
   TempDir();
   ~TempDir();
   TempDir(const TempDir&) = delete;
@@ -22,7 +22,7 @@ public:
   std::string file(const std::string& name) const { return m_path + "/" + name; }
   std::string write(const std::string& name, const std::string& content) const;
 
-private:
+ private:
   std::string m_path;
 };
 

@@ -13,14 +13,14 @@
 namespace wheelcheck {
 
 class ByteStream {
-public:
+ public:
   virtual ~ByteStream() = default;
   // Fills up to out.size() bytes; returns how many, 0 at the end. Throws Error on corrupt data.
   virtual std::size_t read(std::span<std::byte> out) = 0;
 };
 
 class ByteSource {
-public:
+ public:
   virtual ~ByteSource() = default;
   virtual std::uint64_t size() const = 0;
   virtual std::string name() const = 0;
@@ -29,26 +29,26 @@ public:
 
 // A buffer in memory (tests, small members).
 class BufferSource final : public ByteSource {
-public:
+ public:
   BufferSource(std::vector<std::byte> data, std::string name);
   std::uint64_t size() const override { return m_data.size(); }
   std::string name() const override { return m_name; }
   std::unique_ptr<ByteStream> open() const override;
 
-private:
+ private:
   std::vector<std::byte> m_data;
   std::string m_name;
 };
 
 // A file on disk, read with plain read(2) in chunks.
 class FileSource final : public ByteSource {
-public:
+ public:
   explicit FileSource(std::string path);  // throws Error(Io) if it cannot be opened
   std::uint64_t size() const override { return m_size; }
   std::string name() const override { return m_path; }
   std::unique_ptr<ByteStream> open() const override;
 
-private:
+ private:
   std::string m_path;
   std::uint64_t m_size = 0;
 };

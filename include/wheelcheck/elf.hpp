@@ -20,7 +20,15 @@ enum class Endian : std::uint8_t { Little = 1, Big = 2 };
 // st_info's binding and type, st_other's visibility: the values of the ELF gABI.
 enum class Binding : std::uint8_t { Local = 0, Global = 1, Weak = 2, GnuUnique = 10, Other = 255 };
 enum class SymbolType : std::uint8_t {
-  NoType = 0, Object = 1, Func = 2, Section = 3, File = 4, Common = 5, Tls = 6, GnuIfunc = 10, Other = 255
+  NoType = 0,
+  Object = 1,
+  Func = 2,
+  Section = 3,
+  File = 4,
+  Common = 5,
+  Tls = 6,
+  GnuIfunc = 10,
+  Other = 255
 };
 enum class Visibility : std::uint8_t { Default = 0, Internal = 1, Hidden = 2, Protected = 3 };
 
@@ -73,11 +81,11 @@ struct VersionDefinition {
 struct Binary {
   Class elf_class = Class::Elf64;
   Endian endian = Endian::Little;
-  std::uint8_t os_abi = 0;      // EI_OSABI
-  std::uint16_t type = 0;       // e_type: 2 EXEC, 3 DYN
-  std::uint16_t machine = 0;    // e_machine
+  std::uint8_t os_abi = 0;    // EI_OSABI
+  std::uint16_t type = 0;     // e_type: 2 EXEC, 3 DYN
+  std::uint16_t machine = 0;  // e_machine
   std::uint32_t e_flags = 0;
-  std::string interpreter;      // PT_INTERP
+  std::string interpreter;  // PT_INTERP
   std::vector<std::string> needed;
   std::optional<std::string> soname;
   std::vector<std::string> rpath;    // DT_RPATH entries split at ':'
@@ -108,7 +116,7 @@ bool has_elf_magic(const void* data, std::size_t size);
 // Limits against hostile input: every count and size is checked against these before anything is
 // allocated, so a malformed header cannot ask for gigabytes.
 struct ReaderLimits {
-  std::uint64_t max_table_bytes = std::uint64_t{512} << 20;  // any one table (.dynstr, .dynsym, ...)
+  std::uint64_t max_table_bytes = std::uint64_t{512} << 20;   // any one table (.dynstr, .dynsym, ...)
   std::uint64_t speculative_prefix = std::uint64_t{8} << 20;  // kept on the first pass, see scanner.cpp
   int max_passes = 4;
 };
@@ -118,7 +126,7 @@ struct ReaderLimits {
 //   ElfScanner s(size);  for each chunk: s.feed(chunk);  then s.finish_pass() -> Binary or nullopt;
 //   on nullopt, stream the member again from offset 0 (s.wants(offset) tells what to keep) and repeat.
 class ElfScanner {
-public:
+ public:
   explicit ElfScanner(std::uint64_t file_size, ReaderLimits limits = {});
   ~ElfScanner();
   ElfScanner(const ElfScanner&) = delete;
@@ -136,7 +144,7 @@ public:
   int passes() const;
   std::uint64_t peak_buffered() const;
 
-private:
+ private:
   struct Impl;
   std::unique_ptr<Impl> m_impl;
 };

@@ -15,11 +15,11 @@ enum class ErrorKind {
 };
 
 class Error : public std::runtime_error {
-public:
+ public:
   Error(ErrorKind kind, const std::string& message) : std::runtime_error(message), m_kind(kind) {}
   ErrorKind kind() const noexcept { return m_kind; }
 
-private:
+ private:
   ErrorKind m_kind;
 };
 

@@ -30,12 +30,12 @@ struct WheelProfile {
   std::uint64_t size = 0;
   wheel::WheelFile wheel_file;
   wheel::Metadata metadata;
-  bool record_verified = false;               // RECORD was present and every check passed
+  bool record_verified = false;                 // RECORD was present and every check passed
   std::vector<wheel::Problem> record_problems;  // RECORD: unlisted, missing, mismatched files
   std::vector<wheel::Problem> problems;         // the archive and its members: unsafe names, corrupt data
-  std::vector<MemberProfile> members;      // the ELF members, in archive order
-  std::uint64_t member_count = 0;          // all members, ELF or not
-  std::string reader;                      // "fast" or "lief"
+  std::vector<MemberProfile> members;           // the ELF members, in archive order
+  std::uint64_t member_count = 0;               // all members, ELF or not
+  std::string reader;                           // "fast" or "lief"
   bool has_problems() const;
 };
 
@@ -59,7 +59,7 @@ WheelProfile inspect_wheel(const std::string& path, const InspectOptions& option
 
 // The profile cache: $WHEELCHECK_CACHE_DIR, else $XDG_CACHE_HOME/wheelcheck, else ~/.cache/wheelcheck.
 class ProfileCache {
-public:
+ public:
   explicit ProfileCache(std::string dir);
   static std::string default_dir();
   const std::string& dir() const { return m_dir; }
@@ -70,9 +70,11 @@ public:
   std::optional<WheelProfile> load(const std::string& sha256, const std::string& reader) const;
   // The path of the cached JSON rendering (what `inspect --json` prints), if present.
   std::optional<std::string> json_path(const std::string& sha256, const std::string& reader) const;
+  // Whether the cached profile had no problems (what decides inspect's exit code), without loading it.
+  std::optional<bool> load_clean_flag(const std::string& sha256, const std::string& reader) const;
   void store(const WheelProfile& profile) const;
 
-private:
+ private:
   std::string m_dir;
 };
 

@@ -15,7 +15,7 @@ namespace wheelcheck {
 // A digest over a stream of chunks (OpenSSL's EVP: SHA-NI where the CPU has it). Algorithms: the ones
 // RECORD may name, sha256 (the default), sha384, sha512; throws Error(BadInput) for any other.
 class Hasher {
-public:
+ public:
   explicit Hasher(std::string_view algorithm = "sha256");
   ~Hasher();
   Hasher(const Hasher&) = delete;
@@ -24,7 +24,7 @@ public:
   void update(const void* data, std::size_t size);
   std::vector<std::uint8_t> finish();
 
-private:
+ private:
   struct Impl;
   std::unique_ptr<Impl> m_impl;
 };
@@ -45,7 +45,7 @@ std::string format_size(std::uint64_t bytes);
 
 // A streaming JSON writer: constant memory however large the document.
 class JsonWriter {
-public:
+ public:
   explicit JsonWriter(std::string& out) : m_out(out) {}
   // With a sink, the buffer is handed to it (and emptied) whenever it passes about 1 MB.
   JsonWriter(std::string& out, std::function<void(std::string&)> sink) : m_out(out), m_sink(std::move(sink)) {}
@@ -63,9 +63,13 @@ public:
   JsonWriter& value(int v) { return value(static_cast<std::int64_t>(v)); }
   JsonWriter& value(unsigned v) { return value(static_cast<std::uint64_t>(v)); }
   JsonWriter& null();
-  template <class T> JsonWriter& field(std::string_view k, const T& v) { key(k); return value(v); }
+  template <class T>
+  JsonWriter& field(std::string_view k, const T& v) {
+    key(k);
+    return value(v);
+  }
 
-private:
+ private:
   void separate();
   std::string& m_out;
   std::function<void(std::string&)> m_sink;

@@ -73,8 +73,8 @@ struct Problem {
 };
 
 struct ArchiveLimits {
-  std::uint64_t max_member_size = std::uint64_t{8} << 30;   // uncompressed, one member
-  std::uint64_t max_total_size = std::uint64_t{32} << 30;   // uncompressed, all members together
+  std::uint64_t max_member_size = std::uint64_t{8} << 30;  // uncompressed, one member
+  std::uint64_t max_total_size = std::uint64_t{32} << 30;  // uncompressed, all members together
   std::uint64_t max_members = 200000;
   std::uint64_t max_metadata_size = std::uint64_t{64} << 20;  // WHEEL, METADATA, RECORD each
 };
@@ -92,7 +92,7 @@ struct MemberInfo {
 
 // A read-only wheel. Not thread safe: each thread opens its own (cheap: the central directory only).
 class ZipArchive {
-public:
+ public:
   static std::unique_ptr<ZipArchive> open(const std::string& path, const ArchiveLimits& limits = {});
   ~ZipArchive();
   ZipArchive(const ZipArchive&) = delete;
@@ -112,7 +112,7 @@ public:
   // A ByteSource view of one member, for readers that take a source.
   std::unique_ptr<ByteSource> member_source(std::uint64_t index) const;
 
-private:
+ private:
   ZipArchive() = default;
   struct Handle;
   std::unique_ptr<Handle> m_handle;

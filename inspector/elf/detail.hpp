@@ -19,7 +19,7 @@ std::uint64_t checked_mul(std::uint64_t a, std::uint64_t b, const char* what);
 
 // Reads fixed-width fields from a span in the file's byte order, every read bounds checked.
 class FieldReader {
-public:
+ public:
   FieldReader(std::span<const std::byte> bytes, Endian endian, Class cls, const char* what)
       : m_bytes(bytes), m_endian(endian), m_class(cls), m_what(what) {}
   std::uint8_t u8(std::uint64_t off) const;
@@ -31,7 +31,7 @@ public:
   std::uint64_t size() const { return m_bytes.size(); }
   std::span<const std::byte> bytes() const { return m_bytes; }
 
-private:
+ private:
   void check(std::uint64_t off, std::uint64_t len) const;
   std::span<const std::byte> m_bytes;
   Endian m_endian;

@@ -94,8 +94,8 @@ void require_in_file(const std::vector<std::uint8_t>& bytes, std::uint64_t offse
 }
 
 // The bytes of [offset, offset + size) of the file.
-std::span<const std::byte> file_range(const std::vector<std::uint8_t>& bytes, std::uint64_t offset,
-                                      std::uint64_t size, const char* what) {
+std::span<const std::byte> file_range(const std::vector<std::uint8_t>& bytes, std::uint64_t offset, std::uint64_t size,
+                                      const char* what) {
   require_in_file(bytes, offset, size, what);
   return std::as_bytes(std::span<const std::uint8_t>(bytes)).subspan(offset, size);
 }
@@ -145,8 +145,7 @@ void check_dynamic_complete(const L::Binary& lief) {
                             : parsed == L::Parser::NB_MAX_DYNAMIC_ENTRIES &&
                                   dynamic_entries(lief).size() < L::Parser::NB_MAX_DYNAMIC_ENTRIES;
   if (!complete) {
-    throw bad_input("LIEF parsed " + std::to_string(parsed) + " of " + std::to_string(in_segment) +
-                    " dynamic entries" +
+    throw bad_input("LIEF parsed " + std::to_string(parsed) + " of " + std::to_string(in_segment) + " dynamic entries" +
                     (in_segment > L::Parser::NB_MAX_DYNAMIC_ENTRIES ? ": LIEF 0.9 reads at most 1000" : k_silent_stop));
   }
 }
@@ -329,16 +328,18 @@ void read_versions(const L::Binary& lief, const std::vector<const L::DynamicEntr
     def.hash = d.hash();
     bool first = true;
     for (const L::SymbolVersionAux& aux : d.symbols_aux()) {
-      if (first) def.name = aux.name();
-      else def.parents.push_back(aux.name());
+      if (first)
+        def.name = aux.name();
+      else
+        def.parents.push_back(aux.name());
       first = false;
     }
     bin.version_definitions.push_back(std::move(def));
   }
   // LIEF skips a table whose address it cannot map to the file; the scanner would have refused the file.
   const auto* verneednum = find_tag(entries, L::DYNAMIC_TAGS::DT_VERNEEDNUM);
-  if (find_tag(entries, L::DYNAMIC_TAGS::DT_VERNEED) != nullptr && verneednum != nullptr &&
-      verneednum->value() != 0 && bin.version_needs.empty()) {
+  if (find_tag(entries, L::DYNAMIC_TAGS::DT_VERNEED) != nullptr && verneednum != nullptr && verneednum->value() != 0 &&
+      bin.version_needs.empty()) {
     throw bad_input("LIEF did not read .gnu.version_r");
   }
   const auto* verdefnum = find_tag(entries, L::DYNAMIC_TAGS::DT_VERDEFNUM);

@@ -10,9 +10,9 @@
 namespace wheelcheck::elf {
 
 namespace {
-constexpr std::uint16_t EM_386 = 3, EM_68K = 4, EM_MIPS = 8, EM_PARISC = 15, EM_PPC = 20, EM_PPC64 = 21,
-                        EM_S390 = 22, EM_ARM = 40, EM_SH = 42, EM_SPARCV9 = 43, EM_IA_64 = 50, EM_X86_64 = 62,
-                        EM_AARCH64 = 183, EM_RISCV = 243, EM_LOONGARCH = 258, EM_SPARC = 2, EM_ALPHA = 0x9026;
+constexpr std::uint16_t EM_386 = 3, EM_68K = 4, EM_MIPS = 8, EM_PARISC = 15, EM_PPC = 20, EM_PPC64 = 21, EM_S390 = 22,
+                        EM_ARM = 40, EM_SH = 42, EM_SPARCV9 = 43, EM_IA_64 = 50, EM_X86_64 = 62, EM_AARCH64 = 183,
+                        EM_RISCV = 243, EM_LOONGARCH = 258, EM_SPARC = 2, EM_ALPHA = 0x9026;
 constexpr std::uint32_t EF_ARM_ABI_FLOAT_HARD = 0x400;
 }  // namespace
 
@@ -61,11 +61,12 @@ std::string machine_description(std::uint16_t m) {
     case EM_68K: return "MC68000";
     case EM_SH: return "Renesas / SuperH SH";
     case EM_ALPHA: return "Alpha";
-    default: return "<unknown>: 0x" + [m] {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "%x", m);
-      return std::string(buf);
-    }();
+    default:
+      return "<unknown>: 0x" + [m] {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "%x", m);
+        return std::string(buf);
+      }();
   }
 }
 
@@ -147,13 +148,34 @@ std::vector<std::string> dt_flags_names(std::uint64_t f) {
 }
 
 std::vector<std::string> dt_flags_1_names(std::uint64_t f) {
-  return bits(f, {{0x1, "NOW"},        {0x2, "GLOBAL"},     {0x4, "GROUP"},       {0x8, "NODELETE"},
-                  {0x10, "LOADFLTR"},  {0x20, "INITFIRST"}, {0x40, "NOOPEN"},     {0x80, "ORIGIN"},
-                  {0x100, "DIRECT"},   {0x200, "TRANS"},    {0x400, "INTERPOSE"}, {0x800, "NODEFLIB"},
-                  {0x1000, "NODUMP"},  {0x2000, "CONFALT"}, {0x4000, "ENDFILTEE"}, {0x8000, "DISPRELDNE"},
-                  {0x10000, "DISPRELPND"}, {0x20000, "NODIRECT"}, {0x40000, "IGNMULDEF"}, {0x80000, "NOKSYMS"},
-                  {0x100000, "NOHDR"}, {0x200000, "EDITED"}, {0x400000, "NORELOC"}, {0x800000, "SYMINTPOSE"},
-                  {0x1000000, "GLOBAUDIT"}, {0x2000000, "SINGLETON"}, {0x4000000, "STUB"}, {0x8000000, "PIE"}});
+  return bits(f, {{0x1, "NOW"},
+                  {0x2, "GLOBAL"},
+                  {0x4, "GROUP"},
+                  {0x8, "NODELETE"},
+                  {0x10, "LOADFLTR"},
+                  {0x20, "INITFIRST"},
+                  {0x40, "NOOPEN"},
+                  {0x80, "ORIGIN"},
+                  {0x100, "DIRECT"},
+                  {0x200, "TRANS"},
+                  {0x400, "INTERPOSE"},
+                  {0x800, "NODEFLIB"},
+                  {0x1000, "NODUMP"},
+                  {0x2000, "CONFALT"},
+                  {0x4000, "ENDFILTEE"},
+                  {0x8000, "DISPRELDNE"},
+                  {0x10000, "DISPRELPND"},
+                  {0x20000, "NODIRECT"},
+                  {0x40000, "IGNMULDEF"},
+                  {0x80000, "NOKSYMS"},
+                  {0x100000, "NOHDR"},
+                  {0x200000, "EDITED"},
+                  {0x400000, "NORELOC"},
+                  {0x800000, "SYMINTPOSE"},
+                  {0x1000000, "GLOBAUDIT"},
+                  {0x2000000, "SINGLETON"},
+                  {0x4000000, "STUB"},
+                  {0x8000000, "PIE"}});
 }
 
 }  // namespace wheelcheck::elf

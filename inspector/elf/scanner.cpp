@@ -57,8 +57,8 @@ std::uint64_t checked_mul(std::uint64_t a, std::uint64_t b, const char* what) {
 
 void FieldReader::check(std::uint64_t off, std::uint64_t len) const {
   if (off > m_bytes.size() || len > m_bytes.size() - off) {
-    throw bad_input(std::string("ELF: ") + m_what + ": read at offset " + std::to_string(off) +
-                    " runs past its end (" + std::to_string(m_bytes.size()) + " bytes)");
+    throw bad_input(std::string("ELF: ") + m_what + ": read at offset " + std::to_string(off) + " runs past its end (" +
+                    std::to_string(m_bytes.size()) + " bytes)");
   }
 }
 
@@ -103,8 +103,8 @@ std::int64_t FieldReader::sword(std::uint64_t off) const {
 
 std::string string_at(std::span<const std::byte> table, std::uint64_t off, const char* table_name) {
   if (off >= table.size()) {
-    throw bad_input(std::string("ELF: string offset ") + std::to_string(off) + " is outside " + table_name +
-                    " (" + std::to_string(table.size()) + " bytes)");
+    throw bad_input(std::string("ELF: string offset ") + std::to_string(off) + " is outside " + table_name + " (" +
+                    std::to_string(table.size()) + " bytes)");
   }
   const auto* begin = reinterpret_cast<const char*>(table.data()) + off;
   const auto* end = reinterpret_cast<const char*>(table.data()) + table.size();
@@ -199,9 +199,9 @@ constexpr std::int64_t DT_NULL = 0, DT_NEEDED = 1, DT_HASH = 4, DT_STRTAB = 5, D
                        DT_VERDEF = 0x6ffffffc, DT_VERDEFNUM = 0x6ffffffd, DT_VERNEED = 0x6ffffffe,
                        DT_VERNEEDNUM = 0x6fffffff, DT_MIPS_SYMTABNO = 0x70000011;
 // Tags whose value is an address of a table in the file: used to bound tables of unstated size.
-constexpr std::int64_t k_address_tags[] = {DT_HASH,   DT_STRTAB,  DT_SYMTAB, 7 /*RELA*/, 17 /*REL*/,
-                                           23 /*JMPREL*/, 12 /*INIT*/, 13 /*FINI*/, 25, 26, DT_GNU_HASH,
-                                           DT_VERSYM, DT_VERDEF,  DT_VERNEED, 0x6ffffef6 /*TLSDESC*/};
+constexpr std::int64_t k_address_tags[] = {DT_HASH,       DT_STRTAB,   DT_SYMTAB,   7 /*RELA*/, 17 /*REL*/,
+                                           23 /*JMPREL*/, 12 /*INIT*/, 13 /*FINI*/, 25,         26,
+                                           DT_GNU_HASH,   DT_VERSYM,   DT_VERDEF,   DT_VERNEED, 0x6ffffef6 /*TLSDESC*/};
 constexpr std::uint64_t k_unknown_table_guess = 1 << 20;  // for a table bounded by nothing else
 
 struct NeedBytes {
@@ -393,8 +393,10 @@ struct ElfScanner::Impl {
     }
     const std::uint16_t min_ph = cls == Class::Elf64 ? 56 : 32;
     const std::uint16_t min_sh = cls == Class::Elf64 ? 64 : 40;
-    if (h.phnum != 0 && h.phentsize < min_ph) throw bad_input("ELF: e_phentsize " + std::to_string(h.phentsize) + " is too small");
-    if (h.shnum != 0 && h.shentsize < min_sh) throw bad_input("ELF: e_shentsize " + std::to_string(h.shentsize) + " is too small");
+    if (h.phnum != 0 && h.phentsize < min_ph)
+      throw bad_input("ELF: e_phentsize " + std::to_string(h.phentsize) + " is too small");
+    if (h.shnum != 0 && h.shentsize < min_sh)
+      throw bad_input("ELF: e_shentsize " + std::to_string(h.shentsize) + " is too small");
     return h;
   }
 
@@ -526,8 +528,8 @@ struct ElfScanner::Impl {
       if (it == tag.end()) return std::nullopt;
       auto off = to_offset(segs, it->second);
       if (!off) {
-        throw bad_input("ELF: dynamic entry " + std::to_string(t) + " points at address " +
-                        std::to_string(it->second) + ", outside every PT_LOAD segment");
+        throw bad_input("ELF: dynamic entry " + std::to_string(t) + " points at address " + std::to_string(it->second) +
+                        ", outside every PT_LOAD segment");
       }
       return off;
     };
@@ -546,28 +548,37 @@ struct ElfScanner::Impl {
         L.symcount = s->size / sym_entry_size();
       } else if (tag.count(DT_MIPS_SYMTABNO)) {
         L.symcount = tag[DT_MIPS_SYMTABNO];
-        L.symtab = Range{*off, checked_add(*off, checked_mul(*L.symcount, sym_entry_size(), "DT_MIPS_SYMTABNO"), "symtab")};
+        L.symtab =
+            Range{*off, checked_add(*off, checked_mul(*L.symcount, sym_entry_size(), "DT_MIPS_SYMTABNO"), "symtab")};
       } else {
         L.symtab = bounded(*off);
       }
     }
     if (auto off = table(DT_VERSYM)) {
-      if (const auto* s = section_at(*off, SHT_GNU_versym)) L.versym = Range{*off, checked_add(*off, s->size, ".gnu.version")};
-      else L.versym = bounded(*off);
+      if (const auto* s = section_at(*off, SHT_GNU_versym))
+        L.versym = Range{*off, checked_add(*off, s->size, ".gnu.version")};
+      else
+        L.versym = bounded(*off);
     }
     if (auto off = table(DT_VERNEED)) {
       L.verneednum = tag.count(DT_VERNEEDNUM) ? tag[DT_VERNEEDNUM] : 0;
-      if (const auto* s = section_at(*off, SHT_GNU_verneed)) L.verneed = Range{*off, checked_add(*off, s->size, ".gnu.version_r")};
-      else L.verneed = bounded(*off);
+      if (const auto* s = section_at(*off, SHT_GNU_verneed))
+        L.verneed = Range{*off, checked_add(*off, s->size, ".gnu.version_r")};
+      else
+        L.verneed = bounded(*off);
     }
     if (auto off = table(DT_VERDEF)) {
       L.verdefnum = tag.count(DT_VERDEFNUM) ? tag[DT_VERDEFNUM] : 0;
-      if (const auto* s = section_at(*off, SHT_GNU_verdef)) L.verdef = Range{*off, checked_add(*off, s->size, ".gnu.version_d")};
-      else L.verdef = bounded(*off);
+      if (const auto* s = section_at(*off, SHT_GNU_verdef))
+        L.verdef = Range{*off, checked_add(*off, s->size, ".gnu.version_d")};
+      else
+        L.verdef = bounded(*off);
     }
     if (!L.symcount) {
-      if (auto off = table(DT_GNU_HASH)) L.gnu_hash = bounded(*off);
-      else if (auto off2 = table(DT_HASH)) L.sysv_hash = Range{*off2, std::min(file_size, checked_add(*off2, 8, "DT_HASH"))};
+      if (auto off = table(DT_GNU_HASH))
+        L.gnu_hash = bounded(*off);
+      else if (auto off2 = table(DT_HASH))
+        L.sysv_hash = Range{*off2, std::min(file_size, checked_add(*off2, 8, "DT_HASH"))};
     }
     return L;
   }
@@ -666,9 +677,14 @@ struct ElfScanner::Impl {
         bin.x86_isa_level = detail::x86_isa_level_from_notes(view(s.offset, s.filesz), endian, cls);
       }
     }
-    if (!bin.x86_isa_level) {  // a file without program header notes may still carry the section
+    // A file without note segments (an object file, an odd linker script) may still carry the property
+    // in a note section: read those, through another pass if need be. With note segments present, the
+    // property note is in one of them, so non-loaded note sections are not worth a pass.
+    const bool note_segments = std::any_of(
+        segs.begin(), segs.end(), [](const Segment& s) { return s.type == PT_NOTE || s.type == PT_GNU_PROPERTY; });
+    if (!bin.x86_isa_level && !note_segments) {
       for (const auto& s : secs) {
-        if (s.type == SHT_NOTE && have(s.offset, s.size)) {
+        if (s.type == SHT_NOTE && s.size <= limits.max_table_bytes) {
           if (auto l = detail::x86_isa_level_from_notes(view(s.offset, s.size), endian, cls)) bin.x86_isa_level = l;
         }
       }
@@ -684,8 +700,12 @@ struct ElfScanner::Impl {
       switch (t) {
         case DT_NEEDED: bin.needed.push_back(str(v)); break;
         case DT_SONAME: bin.soname = str(v); break;
-        case DT_RPATH: for (auto& p : detail::split_path_list(str(v))) bin.rpath.push_back(std::move(p)); break;
-        case DT_RUNPATH: for (auto& p : detail::split_path_list(str(v))) bin.runpath.push_back(std::move(p)); break;
+        case DT_RPATH:
+          for (auto& p : detail::split_path_list(str(v))) bin.rpath.push_back(std::move(p));
+          break;
+        case DT_RUNPATH:
+          for (auto& p : detail::split_path_list(str(v))) bin.runpath.push_back(std::move(p));
+          break;
         case DT_FLAGS: bin.flags = v; break;
         case DT_FLAGS_1: bin.flags_1 = v; break;
         default: break;
@@ -735,8 +755,10 @@ struct ElfScanner::Impl {
         std::uint64_t aux = checked_add(off, r.u32(off + 12), "vd_aux");
         for (std::uint16_t k = 0; k < cnt; ++k) {
           auto name = str(r.u32(aux));
-          if (k == 0) def.name = std::move(name);
-          else def.parents.push_back(std::move(name));
+          if (k == 0)
+            def.name = std::move(name);
+          else
+            def.parents.push_back(std::move(name));
           const auto next = r.u32(aux + 4);
           if (next == 0) break;
           aux = checked_add(aux, next, "vda_next");
@@ -753,10 +775,12 @@ struct ElfScanner::Impl {
       const std::uint64_t count = symbol_count(L);
       const std::uint64_t es = sym_entry_size();
       const std::uint64_t bytes = checked_mul(count, es, "dynamic symbol count");
-      if (bytes > limits.max_table_bytes) throw bad_input("ELF: " + std::to_string(count) + " dynamic symbols exceed the reader's limit");
+      if (bytes > limits.max_table_bytes)
+        throw bad_input("ELF: " + std::to_string(count) + " dynamic symbols exceed the reader's limit");
       FieldReader sr(view(L.symtab->begin, bytes), endian, cls, ".dynsym");
       std::optional<FieldReader> vr;
-      if (L.versym) vr.emplace(view(L.versym->begin, checked_mul(count, 2, ".gnu.version")), endian, cls, ".gnu.version");
+      if (L.versym)
+        vr.emplace(view(L.versym->begin, checked_mul(count, 2, ".gnu.version")), endian, cls, ".gnu.version");
       bin.symbols.reserve(count > 0 ? count - 1 : 0);
       for (std::uint64_t i = 1; i < count; ++i) {
         const std::uint64_t b = i * es;
@@ -809,7 +833,8 @@ struct ElfScanner::Impl {
     if (pos != file_size && !satisfied()) {
       throw bad_input("ELF: the stream ended at byte " + std::to_string(pos) + " of " + std::to_string(file_size));
     }
-    if (pass == 1 && file_size < 16) throw bad_input("ELF: file of " + std::to_string(file_size) + " bytes is too short");
+    if (pass == 1 && file_size < 16)
+      throw bad_input("ELF: file of " + std::to_string(file_size) + " bytes is too short");
     plan();
     try {
       Binary b = parse();
@@ -855,19 +880,38 @@ ElfScanner::ElfScanner(std::uint64_t file_size, ReaderLimits limits)
 
 ElfScanner::~ElfScanner() = default;
 
-void ElfScanner::feed(const std::byte* data, std::size_t size) { m_impl->feed(data, size); }
-bool ElfScanner::satisfied() const { return m_impl->satisfied(); }
-void ElfScanner::skip_to(std::uint64_t offset) { m_impl->skip_to(offset); }
-std::optional<std::pair<std::uint64_t, std::uint64_t>> ElfScanner::next_wanted() const { return m_impl->next_wanted(); }
-std::optional<Binary> ElfScanner::finish_pass() { return m_impl->finish_pass(); }
-int ElfScanner::passes() const { return m_impl->pass; }
-std::uint64_t ElfScanner::peak_buffered() const { return m_impl->peak; }
-
-bool has_elf_magic(const void* data, std::size_t size) {
-  return size >= 4 && std::memcmp(data, "\x7f" "ELF", 4) == 0;
+void ElfScanner::feed(const std::byte* data, std::size_t size) {
+  m_impl->feed(data, size);
+}
+bool ElfScanner::satisfied() const {
+  return m_impl->satisfied();
+}
+void ElfScanner::skip_to(std::uint64_t offset) {
+  m_impl->skip_to(offset);
+}
+std::optional<std::pair<std::uint64_t, std::uint64_t>> ElfScanner::next_wanted() const {
+  return m_impl->next_wanted();
+}
+std::optional<Binary> ElfScanner::finish_pass() {
+  return m_impl->finish_pass();
+}
+int ElfScanner::passes() const {
+  return m_impl->pass;
+}
+std::uint64_t ElfScanner::peak_buffered() const {
+  return m_impl->peak;
 }
 
-std::string reader_name(ReaderKind kind) { return kind == ReaderKind::Lief ? "lief" : "fast"; }
+bool has_elf_magic(const void* data, std::size_t size) {
+  return size >= 4 && std::memcmp(data,
+                                  "\x7f"
+                                  "ELF",
+                                  4) == 0;
+}
+
+std::string reader_name(ReaderKind kind) {
+  return kind == ReaderKind::Lief ? "lief" : "fast";
+}
 
 namespace {
 

@@ -2,6 +2,7 @@
 // it is stored under the wheel's sha256:
 //   DIR/profiles/ab/abcdef....fast.v1.bin    the profile in a compact binary form (fast to load)
 //   DIR/profiles/ab/abcdef....fast.v1.json   its JSON rendering, streamed as is by `inspect --json`
+//   DIR/profiles/ab/abcdef....fast.v1.clean  "1" when the profile has no problems (the exit code)
 //   DIR/index/<sha256 of the real path>      "size mtime_ns inode device sha256" of the last hashing
 // The index spares a warm lookup from hashing the wheel again (what makes it take milliseconds): a file
 // with the same size, nanosecond mtime, inode and device is taken to be unchanged, as make and ccache's
@@ -25,7 +26,7 @@ namespace {
 constexpr char k_magic[8] = {'W', 'C', 'P', 'R', 'O', 'F', '\0', '\1'};
 
 class Out {
-public:
+ public:
   explicit Out(std::string& s) : m_s(s) {}
   void u8(std::uint8_t v) { m_s.push_back(static_cast<char>(v)); }
   void u64(std::uint64_t v) {
@@ -50,12 +51,12 @@ public:
     if (s) str(*s);
   }
 
-private:
+ private:
   std::string& m_s;
 };
 
 class In {
-public:
+ public:
   explicit In(std::string_view s) : m_s(s) {}
   std::uint8_t u8() {
     if (m_pos >= m_s.size()) throw bad_input("damaged cache entry: truncated");
@@ -92,7 +93,7 @@ public:
   }
   bool at_end() const { return m_pos == m_s.size(); }
 
-private:
+ private:
   std::string_view m_s;
   std::size_t m_pos = 0;
 };
@@ -137,7 +138,8 @@ void put_elf(Out& o, const elf::Binary& b) {
     o.str(s.name);
     o.u8(static_cast<std::uint8_t>(s.binding));
     o.u8(static_cast<std::uint8_t>(s.type));
-    o.u8(static_cast<std::uint8_t>(static_cast<unsigned>(s.visibility) | (s.defined ? 4U : 0U) | (s.version_hidden ? 8U : 0U)));
+    o.u8(static_cast<std::uint8_t>(static_cast<unsigned>(s.visibility) | (s.defined ? 4U : 0U) |
+                                   (s.version_hidden ? 8U : 0U)));
     o.str(s.version);
     o.str(s.version_file);
     o.u64(s.value);
@@ -385,6 +387,20 @@ std::optional<std::string> ProfileCache::json_path(const std::string& sha256, co
   return path;
 }
 
+std::optional<bool> ProfileCache::load_clean_flag(const std::string& sha256, const std::string& reader) const {
+  if (!valid_sha(sha256)) return std::nullopt;
+  const std::string base = entry_base(m_dir, sha256, reader);
+  struct stat st {};
+  if (::stat((base + ".bin").c_str(), &st) != 0) return std::nullopt;  // an entry is whole once .bin exists
+  try {
+    const auto flag = read_text_file(base + ".clean", 16);
+    if (flag == "1\n") return true;
+    if (flag == "0\n") return false;
+  } catch (const Error&) {
+  }
+  return std::nullopt;
+}
+
 void ProfileCache::store(const WheelProfile& profile) const {
   if (!valid_sha(profile.sha256)) return;
   const std::string base = entry_base(m_dir, profile.sha256, profile.reader);
@@ -405,6 +421,7 @@ void ProfileCache::store(const WheelProfile& profile) const {
       throw io_error("cannot write " + base + ".json");
     }
   }
+  write_file_atomic(base + ".clean", profile.has_problems() ? "0\n" : "1\n");
   write_file_atomic(base + ".bin", serialize_profile(profile));  // last: its presence marks the entry whole
 }
 

@@ -31,7 +31,7 @@ struct MemberResult {
 };
 
 class ProgressReporter {
-public:
+ public:
   ProgressReporter(const InspectOptions& options, std::uint64_t total) : m_options(options), m_total(total) {}
   void add(std::uint64_t bytes, const std::string& current) {
     if (!m_options.progress) return;
@@ -43,7 +43,7 @@ public:
     m_options.progress(Progress{done, m_total, current});
   }
 
-private:
+ private:
   const InspectOptions& m_options;
   std::uint64_t m_total;
   std::atomic<std::uint64_t> m_done{0};
@@ -69,7 +69,7 @@ elf::Binary finish_elf(elf::ElfScanner& scanner, const wheel::ZipArchive& archiv
 // Hands full buffers from the inflating thread to a consumer thread (hashing and scanning): on a large
 // member the two run on two cores, so the member costs the slower of the two rather than their sum.
 class ChunkPipe {
-public:
+ public:
   explicit ChunkPipe(std::size_t buffers) {
     for (std::size_t i = 0; i < buffers; ++i) m_free.push_back(std::vector<std::byte>(k_chunk));
   }
@@ -106,7 +106,7 @@ public:
     m_cv.notify_all();
   }
 
-private:
+ private:
   std::mutex m_mutex;
   std::condition_variable m_cv;
   std::vector<std::vector<std::byte>> m_free;
@@ -201,8 +201,10 @@ MemberResult process_member(const wheel::ZipArchive& archive, const wheel::Membe
   m.path = info.name;
   m.size = info.size;
   try {
-    if (scanner) m.elf = finish_elf(*scanner, archive, info.index, buf);
-    else m.elf = elf::read_elf_lief(whole, info.name);
+    if (scanner)
+      m.elf = finish_elf(*scanner, archive, info.index, buf);
+    else
+      m.elf = elf::read_elf_lief(whole, info.name);
   } catch (const Error& e) {
     m.error = e.what();
     r.problem = wheel::Problem{"malformed-elf", info.name, e.what()};
@@ -233,7 +235,9 @@ std::string find_dist_info(const wheel::ZipArchive& archive, const wheel::Filena
 
 }  // namespace
 
-bool WheelProfile::has_problems() const { return !problems.empty() || !record_problems.empty(); }
+bool WheelProfile::has_problems() const {
+  return !problems.empty() || !record_problems.empty();
+}
 
 WheelProfile inspect_wheel(const std::string& path, const InspectOptions& options) {
   WheelProfile p;
@@ -257,7 +261,9 @@ WheelProfile inspect_wheel(const std::string& path, const InspectOptions& option
       const auto idx = archive->find(dist_info + "/" + file);
       if (!idx) {
         auto& list = file == "RECORD" ? p.record_problems : p.problems;
-        list.push_back({"missing-" + std::string(file == "RECORD" ? "record" : file == "WHEEL" ? "wheel-file" : "metadata"),
+        list.push_back({"missing-" + std::string(file == "RECORD"  ? "record"
+                                                 : file == "WHEEL" ? "wheel-file"
+                                                                   : "metadata"),
                         dist_info + "/" + file, "the wheel has no " + file + " file"});
         return std::nullopt;
       }
@@ -294,9 +300,8 @@ WheelProfile inspect_wheel(const std::string& path, const InspectOptions& option
   }
   std::stable_sort(jobs.begin(), jobs.end(),
                    [&](std::int64_t a, std::int64_t b) { return members[a].size > members[b].size; });
-  const auto wheel_pos = std::lower_bound(jobs.begin(), jobs.end(), p.size, [&](std::int64_t j, std::uint64_t size) {
-    return members[j].size > size;
-  });
+  const auto wheel_pos = std::lower_bound(jobs.begin(), jobs.end(), p.size,
+                                          [&](std::int64_t j, std::uint64_t size) { return members[j].size > size; });
   jobs.insert(wheel_pos, -1);
 
   std::vector<MemberResult> results(members.size());
@@ -327,8 +332,8 @@ WheelProfile inspect_wheel(const std::string& path, const InspectOptions& option
         }
         const auto& info = members[jobs[j]];
         auto it = algorithm_of.find(info.name);
-        results[info.index] = process_member(*za, info, it != algorithm_of.end() ? it->second : "sha256", options, progress,
-                                              threads > 1 && info.size >= k_pipeline_threshold);
+        results[info.index] = process_member(*za, info, it != algorithm_of.end() ? it->second : "sha256", options,
+                                             progress, threads > 1 && info.size >= k_pipeline_threshold);
       }
     } catch (const Error& e) {
       thread_errors[t] = e;

@@ -27,8 +27,10 @@ void write_strings(JsonWriter& w, const std::vector<std::string>& v) {
 
 void write_optional(JsonWriter& w, std::string_view key, const std::optional<std::string>& v) {
   w.key(key);
-  if (v) w.value(*v);
-  else w.null();
+  if (v)
+    w.value(*v);
+  else
+    w.null();
 }
 
 std::string lower(std::string s) {
@@ -46,8 +48,10 @@ void write_elf(JsonWriter& w, const elf::Binary& b) {
   w.field("type", elf::type_name(b.type));
   w.field("os_abi", elf::os_abi_name(b.os_abi));
   w.key("interpreter");
-  if (b.interpreter.empty()) w.null();
-  else w.value(b.interpreter);
+  if (b.interpreter.empty())
+    w.null();
+  else
+    w.value(b.interpreter);
   write_optional(w, "soname", b.soname);
   w.key("needed");
   write_strings(w, b.needed);
@@ -60,8 +64,10 @@ void write_elf(JsonWriter& w, const elf::Binary& b) {
   w.key("flags_1");
   write_strings(w, elf::dt_flags_1_names(b.flags_1));
   w.key("x86_isa_level");
-  if (b.x86_isa_level) w.value(*b.x86_isa_level);
-  else w.null();
+  if (b.x86_isa_level)
+    w.value(*b.x86_isa_level);
+  else
+    w.null();
   w.key("version_needs").begin_object();
   for (const auto& need : b.version_needs) {
     w.key(need.file).begin_array();
@@ -82,8 +88,10 @@ void write_elf(JsonWriter& w, const elf::Binary& b) {
     if (!s.exported()) continue;
     w.begin_object().field("name", s.name);
     w.key("version");
-    if (s.version.empty()) w.null();
-    else w.value(s.version);
+    if (s.version.empty())
+      w.null();
+    else
+      w.value(s.version);
     if (s.version_hidden) w.field("hidden", true);
     w.field("type", lower(elf::symbol_type_name(s.type)));
     if (s.binding != elf::Binding::Global) w.field("binding", lower(elf::binding_name(s.binding)));
@@ -95,11 +103,15 @@ void write_elf(JsonWriter& w, const elf::Binary& b) {
     if (s.defined) continue;
     w.begin_object().field("name", s.name);
     w.key("version");
-    if (s.version.empty()) w.null();
-    else w.value(s.version);
+    if (s.version.empty())
+      w.null();
+    else
+      w.value(s.version);
     w.key("library");
-    if (s.version_file.empty()) w.null();
-    else w.value(s.version_file);
+    if (s.version_file.empty())
+      w.null();
+    else
+      w.value(s.version_file);
     w.field("weak", s.weak());
     w.end_object();
   }
@@ -133,8 +145,10 @@ void write_json(JsonWriter& w, const WheelProfile& p) {
   write_optional(w, "requires_python", p.metadata.requires_python);
   w.field("wheel_version", p.wheel_file.wheel_version);
   w.key("root_is_purelib");
-  if (p.wheel_file.root_is_purelib) w.value(*p.wheel_file.root_is_purelib);
-  else w.null();
+  if (p.wheel_file.root_is_purelib)
+    w.value(*p.wheel_file.root_is_purelib);
+  else
+    w.null();
   w.key("wheel_tags");
   write_strings(w, p.wheel_file.tags);
   w.field("generator", p.wheel_file.generator);
@@ -151,8 +165,10 @@ void write_json(JsonWriter& w, const WheelProfile& p) {
     w.begin_object().field("path", m.path).field("size", m.size);
     if (!m.error.empty()) w.field("error", m.error);
     w.key("elf");
-    if (m.elf) write_elf(w, *m.elf);
-    else w.null();
+    if (m.elf)
+      write_elf(w, *m.elf);
+    else
+      w.null();
     w.end_object();
   }
   w.end_array();
@@ -204,13 +220,15 @@ std::string profile_to_text(const WheelProfile& p, bool color) {
     const auto& pr = p.record_problems[i];
     out += fmt::format("    {} {}: {}\n", paint("33", pr.kind), pr.path, pr.detail);
   }
-  if (p.record_problems.size() > k_shown) out += fmt::format("    ... and {} more (--json lists all)\n", p.record_problems.size() - k_shown);
+  if (p.record_problems.size() > k_shown)
+    out += fmt::format("    ... and {} more (--json lists all)\n", p.record_problems.size() - k_shown);
   for (const auto& pr : p.problems) out += fmt::format("  {} {}: {}\n", paint("31", pr.kind), pr.path, pr.detail);
 
   for (const auto& m : p.members) {
     out += "\n";
     if (!m.elf) {
-      out += fmt::format("{}  {}\n  {}\n", paint("1", m.path), format_size(m.size), paint("31", "unreadable ELF: " + m.error));
+      out += fmt::format("{}  {}\n  {}\n", paint("1", m.path), format_size(m.size),
+                         paint("31", "unreadable ELF: " + m.error));
       continue;
     }
     const auto& b = *m.elf;

@@ -22,7 +22,9 @@ const EVP_MD* digest_for(std::string_view algorithm) {
 }
 }  // namespace
 
-bool Hasher::supported(std::string_view algorithm) { return digest_for(algorithm) != nullptr; }
+bool Hasher::supported(std::string_view algorithm) {
+  return digest_for(algorithm) != nullptr;
+}
 
 Hasher::Hasher(std::string_view algorithm) : m_impl(std::make_unique<Impl>()) {
   const EVP_MD* md = digest_for(algorithm);
@@ -33,7 +35,9 @@ Hasher::Hasher(std::string_view algorithm) : m_impl(std::make_unique<Impl>()) {
   }
 }
 
-Hasher::~Hasher() { EVP_MD_CTX_free(m_impl->ctx); }
+Hasher::~Hasher() {
+  EVP_MD_CTX_free(m_impl->ctx);
+}
 
 void Hasher::update(const void* data, std::size_t size) {
   if (size != 0 && EVP_DigestUpdate(m_impl->ctx, data, size) != 1) {
@@ -63,8 +67,7 @@ std::string to_hex(std::span<const std::uint8_t> bytes) {
 }
 
 std::string base64url_nopad(std::span<const std::uint8_t> bytes) {
-  static constexpr char k_alphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  static constexpr char k_alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
   std::string out;
   out.reserve((bytes.size() + 2) / 3 * 4);
   std::size_t i = 0;

@@ -17,7 +17,7 @@ namespace wheelcheck {
 namespace {
 
 class FdStream final : public ByteStream {
-public:
+ public:
   explicit FdStream(const std::string& path) : m_path(path) {
     m_fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (m_fd < 0) throw io_error("cannot open " + path);
@@ -35,13 +35,13 @@ public:
     }
   }
 
-private:
+ private:
   std::string m_path;
   int m_fd = -1;
 };
 
 class BufferStream final : public ByteStream {
-public:
+ public:
   explicit BufferStream(std::span<const std::byte> data) : m_data(data) {}
   std::size_t read(std::span<std::byte> out) override {
     const std::size_t n = std::min(out.size(), m_data.size() - m_pos);
@@ -50,7 +50,7 @@ public:
     return n;
   }
 
-private:
+ private:
   std::span<const std::byte> m_data;
   std::size_t m_pos = 0;
 };
@@ -60,7 +60,9 @@ private:
 BufferSource::BufferSource(std::vector<std::byte> data, std::string name)
     : m_data(std::move(data)), m_name(std::move(name)) {}
 
-std::unique_ptr<ByteStream> BufferSource::open() const { return std::make_unique<BufferStream>(m_data); }
+std::unique_ptr<ByteStream> BufferSource::open() const {
+  return std::make_unique<BufferStream>(m_data);
+}
 
 FileSource::FileSource(std::string path) : m_path(std::move(path)) {
   struct stat st {};
@@ -69,7 +71,9 @@ FileSource::FileSource(std::string path) : m_path(std::move(path)) {
   m_size = static_cast<std::uint64_t>(st.st_size);
 }
 
-std::unique_ptr<ByteStream> FileSource::open() const { return std::make_unique<FdStream>(m_path); }
+std::unique_ptr<ByteStream> FileSource::open() const {
+  return std::make_unique<FdStream>(m_path);
+}
 
 std::vector<std::byte> read_file_bytes(const std::string& path) {
   FileSource source(path);
@@ -131,12 +135,18 @@ std::uint64_t parse_size(std::string_view text) {
   if (ec != std::errc() || ptr == text.data()) throw usage_error("not a size: '" + std::string(text) + "'");
   std::string_view suffix(ptr, static_cast<std::size_t>(end - ptr));
   int shift = 0;
-  if (suffix.empty() || suffix == "B") shift = 0;
-  else if (suffix == "k" || suffix == "K" || suffix == "KiB") shift = 10;
-  else if (suffix == "M" || suffix == "MiB") shift = 20;
-  else if (suffix == "G" || suffix == "GiB") shift = 30;
-  else if (suffix == "T" || suffix == "TiB") shift = 40;
-  else throw usage_error("not a size: '" + std::string(text) + "' (use a number with k, M, G or T)");
+  if (suffix.empty() || suffix == "B")
+    shift = 0;
+  else if (suffix == "k" || suffix == "K" || suffix == "KiB")
+    shift = 10;
+  else if (suffix == "M" || suffix == "MiB")
+    shift = 20;
+  else if (suffix == "G" || suffix == "GiB")
+    shift = 30;
+  else if (suffix == "T" || suffix == "TiB")
+    shift = 40;
+  else
+    throw usage_error("not a size: '" + std::string(text) + "' (use a number with k, M, G or T)");
   if (shift != 0 && value > (~std::uint64_t{0} >> shift)) throw usage_error("size too large: " + std::string(text));
   return value << shift;
 }

@@ -99,7 +99,9 @@ Filename parse_filename(std::string_view path) {
   const auto py = split(parts[t], '.'), abi = split(parts[t + 1], '.'), plat = split(parts[t + 2], '.');
   for (const auto* set : {&py, &abi, &plat}) {
     for (const auto& tag : *set) {
-      if (!valid_component(tag)) throw bad_input("'" + base + "': empty or invalid tag in '" + parts[t] + "-" + parts[t + 1] + "-" + parts[t + 2] + "'");
+      if (!valid_component(tag))
+        throw bad_input("'" + base + "': empty or invalid tag in '" + parts[t] + "-" + parts[t + 1] + "-" +
+                        parts[t + 2] + "'");
     }
   }
   for (const auto& p : py) {

@@ -12,7 +12,8 @@ namespace {
 
 std::string lower(std::string_view s) {
   std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return out;
 }
 
@@ -105,9 +106,12 @@ std::vector<RecordEntry> parse_record(std::string_view text) {
       }
       if (c == '\r') continue;
       any = true;
-      if (c == '"') quoted = true;
-      else if (c == ',') fields.emplace_back();
-      else fields.back().push_back(c);
+      if (c == '"')
+        quoted = true;
+      else if (c == ',')
+        fields.emplace_back();
+      else
+        fields.back().push_back(c);
     }
     if (quoted) throw bad_input("RECORD line " + std::to_string(line_no) + ": unterminated quoted field");
     if (!any && fields.size() == 1 && fields[0].empty()) continue;  // blank line
@@ -120,7 +124,8 @@ std::vector<RecordEntry> parse_record(std::string_view text) {
     if (!fields[1].empty()) {
       const auto eq = fields[1].find('=');
       if (eq == std::string::npos) {
-        throw bad_input("RECORD line " + std::to_string(line_no) + ": hash '" + fields[1] + "' is not ALGORITHM=DIGEST");
+        throw bad_input("RECORD line " + std::to_string(line_no) + ": hash '" + fields[1] +
+                        "' is not ALGORITHM=DIGEST");
       }
       e.algorithm = lower(fields[1].substr(0, eq));
       e.digest = fields[1].substr(eq + 1);

@@ -44,21 +44,24 @@ std::vector<Problem> verify_record(const std::vector<RecordEntry>& entries, cons
     auto d = digests.find(m.name);
     if (d == digests.end() || !d->second.read) continue;  // unreadable: reported where it was read
     if (d->second.algorithm != e.algorithm) {
-      problems.push_back({"unsupported-hash", m.name, "RECORD uses " + e.algorithm + ", which wheelcheck cannot check"});
+      problems.push_back(
+          {"unsupported-hash", m.name, "RECORD uses " + e.algorithm + ", which wheelcheck cannot check"});
       continue;
     }
     if (e.size && *e.size != d->second.size) {
-      problems.push_back({"size-mismatch", m.name,
-                          "RECORD says " + std::to_string(*e.size) + " bytes, the member has " +
-                              std::to_string(d->second.size)});
+      problems.push_back(
+          {"size-mismatch", m.name,
+           "RECORD says " + std::to_string(*e.size) + " bytes, the member has " + std::to_string(d->second.size)});
     }
     if (d->second.digest != e.digest) {
-      problems.push_back({"hash-mismatch", m.name,
-                          "RECORD says " + e.algorithm + "=" + e.digest + ", the member hashes to " + d->second.digest});
+      problems.push_back(
+          {"hash-mismatch", m.name,
+           "RECORD says " + e.algorithm + "=" + e.digest + ", the member hashes to " + d->second.digest});
     }
   }
   for (const auto& e : entries) {
-    if (!present.count(e.path)) problems.push_back({"missing-member", e.path, "listed in RECORD but not in the archive"});
+    if (!present.count(e.path))
+      problems.push_back({"missing-member", e.path, "listed in RECORD but not in the archive"});
   }
   return problems;
 }

@@ -66,7 +66,7 @@ std::size_t read_some(zip_file_t* f, std::byte* out, std::size_t size, const std
 
 // Base for the two streams: counts output against the declared size.
 class MemberStream : public ByteStream {
-protected:
+ protected:
   explicit MemberStream(MemberInfo info) : m_info(std::move(info)) {}
   MemberInfo m_info;
   std::uint64_t m_out = 0;
@@ -74,7 +74,7 @@ protected:
 
 // Raw deflate through ISA-L.
 class IsalInflateStream final : public MemberStream {
-public:
+ public:
   IsalInflateStream(zip_t* zip, const MemberInfo& info)
       : MemberStream(info), m_file(open_index(zip, info.index, ZIP_FL_COMPRESSED, info.name)), m_in(256 << 10) {
     isal_inflate_init(&m_state);
@@ -112,7 +112,7 @@ public:
     return produced;
   }
 
-private:
+ private:
   void finish() {
     m_done = true;
     if (m_out != m_info.size) {
@@ -131,12 +131,14 @@ private:
 
 // Every other method, through libzip (which checks the CRC-32 itself).
 class LibzipStream final : public MemberStream {
-public:
-  LibzipStream(zip_t* zip, const MemberInfo& info) : MemberStream(info), m_file(open_index(zip, info.index, 0, info.name)) {}
+ public:
+  LibzipStream(zip_t* zip, const MemberInfo& info)
+      : MemberStream(info), m_file(open_index(zip, info.index, 0, info.name)) {}
 
   std::size_t read(std::span<std::byte> out) override {
     const std::uint64_t room = m_info.size - m_out + 1;
-    const auto n = read_some(m_file.get(), out.data(), static_cast<std::size_t>(std::min<std::uint64_t>(out.size(), room)), m_info.name);
+    const auto n = read_some(m_file.get(), out.data(),
+                             static_cast<std::size_t>(std::min<std::uint64_t>(out.size(), room)), m_info.name);
     m_out += n;
     if (m_out > m_info.size) throw_too_long(m_info);
     if (n == 0 && !out.empty() && m_out != m_info.size) {
@@ -146,18 +148,18 @@ public:
     return n;
   }
 
-private:
+ private:
   ZipFile m_file;
 };
 
 class MemberSource final : public ByteSource {
-public:
+ public:
   MemberSource(const ZipArchive& archive, MemberInfo info) : m_archive(archive), m_info(std::move(info)) {}
   std::uint64_t size() const override { return m_info.size; }
   std::string name() const override { return m_info.name; }
   std::unique_ptr<ByteStream> open() const override { return m_archive.open_member(m_info.index); }
 
-private:
+ private:
   const ZipArchive& m_archive;
   MemberInfo m_info;
 };
@@ -167,7 +169,7 @@ private:
 std::optional<std::string> unsafe_member_name(std::string_view name) {
   if (name.empty()) return "empty name";
   if (name.find('\0') != std::string_view::npos) return "NUL byte in name";
-  if (name.front() == '/' ) return "absolute path";
+  if (name.front() == '/') return "absolute path";
   if (name.find('\\') != std::string_view::npos) return "backslash in name";
   if (name.size() >= 2 && name[1] == ':' && std::isalpha(static_cast<unsigned char>(name[0]))) return "drive letter";
   std::size_t start = 0;
@@ -192,7 +194,9 @@ std::unique_ptr<ZipArchive> ZipArchive::open(const std::string& path, const Arch
       errno = 0;
       throw Error(ErrorKind::BadInput, "cannot open " + path + ": " + zip_error_text(code));
     }
-    const std::string why = code == ZIP_ER_NOZIP ? "not a zip archive (truncated, or not a wheel at all)"
+    // libzip refuses an archive that names a member twice (ZIP_CHECKCONS) with "File already exists".
+    const std::string why = code == ZIP_ER_NOZIP    ? "not a zip archive (truncated, or not a wheel at all)"
+                            : code == ZIP_ER_EXISTS ? "the archive holds the same member name twice (duplicate names)"
                             : code == ZIP_ER_INCONS ? "inconsistent zip archive (" + zip_error_text(code) + ")"
                                                     : zip_error_text(code);
     throw bad_input(path + ": " + why);
@@ -210,7 +214,8 @@ std::unique_ptr<ZipArchive> ZipArchive::open(const std::string& path, const Arch
   for (std::uint64_t i = 0; i < static_cast<std::uint64_t>(count); ++i) {
     zip_stat_t st;
     zip_stat_init(&st);
-    if (zip_stat_index(zip, i, 0, &st) != 0) throw bad_input(path + ": cannot read member " + std::to_string(i) + ": " + zip_strerror(zip));
+    if (zip_stat_index(zip, i, 0, &st) != 0)
+      throw bad_input(path + ": cannot read member " + std::to_string(i) + ": " + zip_strerror(zip));
     MemberInfo m;
     m.index = i;
     m.name = (st.valid & ZIP_STAT_NAME) ? st.name : "";
@@ -221,7 +226,8 @@ std::unique_ptr<ZipArchive> ZipArchive::open(const std::string& path, const Arch
     m.encrypted = (st.valid & ZIP_STAT_ENCRYPTION_METHOD) && st.encryption_method != ZIP_EM_NONE;
     m.directory = !m.name.empty() && m.name.back() == '/';
     if (auto why = unsafe_member_name(m.name)) a->m_problems.push_back({"unsafe-path", m.name, *why});
-    if (!seen.insert(m.name).second) a->m_problems.push_back({"duplicate-name", m.name, "the archive holds this name twice"});
+    if (!seen.insert(m.name).second)
+      a->m_problems.push_back({"duplicate-name", m.name, "the archive holds this name twice"});
     if (m.encrypted) a->m_problems.push_back({"encrypted-member", m.name, "encrypted members cannot be inspected"});
     if (m.size > limits.max_member_size) {
       a->m_problems.push_back({"member-too-large", m.name,
@@ -273,7 +279,8 @@ std::string ZipArchive::read_small(std::uint64_t index) const {
     if (n == 0) break;
     done += n;
   }
-  if (done != out.size() || stream->read(extra) != 0) throw bad_input("member " + m.name + " is not the size it declares");
+  if (done != out.size() || stream->read(extra) != 0)
+    throw bad_input("member " + m.name + " is not the size it declares");
   return out;
 }
 

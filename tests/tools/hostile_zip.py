@@ -4,8 +4,8 @@
   hostile_zip.py KIND OUT [ARGS...]
 
 OUT is either a file named like a wheel (NAME-VERSION-PY-ABI-PLATFORM.whl: the .dist-info is named for it)
-or an existing folder, in which case the wheel is written there as hostile_KIND-1.0-py3-none-any.whl. The
-path written is printed on stdout.
+or an existing folder, in which case the wheel is written there as hostile_KIND-1.0-py3-none-any.whl (with
+any '-' in KIND written '_'). The path written is printed on stdout.
 
 Python's zipfile always writes honest archives, so this tool writes local headers, data and the central
 directory itself (struct), which lets one field lie while everything else stays well formed. Every archive
@@ -27,7 +27,7 @@ Kinds:
   duplicate                  NAME/__init__.py twice, with different contents
   encrypted                  NAME/secret.py encrypted with traditional PKWARE (ZipCrypto) encryption: general
                              purpose bit 0 set, a 12-byte encryption header before the deflate data
-Sizes accept a K/M/G suffix (powers of 1024).
+Sizes accept a K/M/G suffix (powers of 1024) and stay under 4 GiB (no zip64 records are written).
 """
 import base64, hashlib, os, random, re, struct, sys, zlib
 

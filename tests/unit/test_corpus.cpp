@@ -41,7 +41,8 @@ TEST(Corpus, ReadersAgreeOnEveryLibrary) {
   }
   if (libs.empty()) GTEST_SKIP() << missing_message();
   for (const auto& f : find_files("/usr/local/cuda-13.0/lib", "")) {
-    if (f.find(".so") != std::string::npos && !fs::is_symlink(f) && is_elf_file(f) && fs::file_size(f) < (std::uintmax_t{200} << 20)) {
+    if (f.find(".so") != std::string::npos && !fs::is_symlink(f) && is_elf_file(f) &&
+        fs::file_size(f) < (std::uintmax_t{200} << 20)) {
       libs.push_back(f);
     }
   }

@@ -25,7 +25,8 @@ __asm__(".symver foo_v2,foo@@FOO_2.0");
 int bar(void) { return 3; }
 int counter = 4;
 )";
-constexpr const char* k_provider_map = "FOO_1.0 { global: foo; bar; counter; local: *; };\nFOO_2.0 { global: foo; } FOO_1.0;\n";
+constexpr const char* k_provider_map =
+    "FOO_1.0 { global: foo; bar; counter; local: *; };\nFOO_2.0 { global: foo; } FOO_1.0;\n";
 
 constexpr const char* k_consumer = R"(
 #include <string>
@@ -63,7 +64,7 @@ elf::Binary read_fast(const std::string& path, elf::ReaderLimits limits = {}) {
 
 // A source whose stream hands out one byte at a time: the scanner must not care how bytes arrive.
 class DribbleSource final : public ByteSource {
-public:
+ public:
   explicit DribbleSource(std::vector<std::byte> data) : m_data(std::move(data)) {}
   std::uint64_t size() const override { return m_data.size(); }
   std::string name() const override { return "dribble"; }
@@ -81,7 +82,7 @@ public:
     return std::make_unique<S>(m_data);
   }
 
-private:
+ private:
   std::vector<std::byte> m_data;
 };
 
@@ -146,8 +147,9 @@ TEST(ElfFixtures, ConsumerWithRpathWeakAndMangledSymbols) {
   const auto* weak = find_symbol(b, "maybe_there", false);
   ASSERT_NE(weak, nullptr);
   EXPECT_TRUE(weak->weak());
-  EXPECT_NE(find_symbol(b, "_ZN2ns7mangledERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEERSt6vectorIiSaIiEE", true),
-            nullptr);
+  EXPECT_NE(
+      find_symbol(b, "_ZN2ns7mangledERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEERSt6vectorIiSaIiEE", true),
+      nullptr);
   EXPECT_NE(elf::dt_flags_1_names(b.flags_1), std::vector<std::string>{});
   expect_all_readers_agree(f->consumer);
 }
@@ -189,7 +191,8 @@ TEST_P(CrossFixture, AgreesWithReadelf) {
   }
   TempDir dir;
   std::string error;
-  auto f = build_pair(dir, triple + "-gcc", triple + "-g++", "-Wl,--enable-new-dtags -Wl,-rpath,'$ORIGIN/../lib'", &error);
+  auto f =
+      build_pair(dir, triple + "-gcc", triple + "-g++", "-Wl,--enable-new-dtags -Wl,-rpath,'$ORIGIN/../lib'", &error);
   ASSERT_TRUE(f) << error;
   for (const auto& path : {f->provider, f->consumer}) {
     const auto b = read_fast(path);
@@ -201,11 +204,12 @@ TEST_P(CrossFixture, AgreesWithReadelf) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Arches, CrossFixture,
-                         ::testing::Values(std::make_tuple("i686-linux-gnu", "i686", elf::Class::Elf32, elf::Endian::Little),
-                                           std::make_tuple("powerpc64-linux-gnu", "ppc64", elf::Class::Elf64, elf::Endian::Big),
-                                           std::make_tuple("aarch64-linux-gnu", "aarch64", elf::Class::Elf64, elf::Endian::Little)),
-                         [](const auto& info) { return std::get<1>(info.param); });
+INSTANTIATE_TEST_SUITE_P(
+    Arches, CrossFixture,
+    ::testing::Values(std::make_tuple("i686-linux-gnu", "i686", elf::Class::Elf32, elf::Endian::Little),
+                      std::make_tuple("powerpc64-linux-gnu", "ppc64", elf::Class::Elf64, elf::Endian::Big),
+                      std::make_tuple("aarch64-linux-gnu", "aarch64", elf::Class::Elf64, elf::Endian::Little)),
+    [](const auto& info) { return std::get<1>(info.param); });
 
 TEST(ElfFixtures, SystemLibrariesAgreeWithReadelf) {
   // Real, large, distribution-built libraries on this machine: libstdc++ has thousands of versioned

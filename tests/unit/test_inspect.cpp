@@ -1,10 +1,10 @@
 // inspect end to end on wheels packed here from libraries built here: ELF members found by their magic
 // wherever they are, RECORD verification and each of its findings, the JSON schema, the exit codes, and
 // the profile cache (a warm inspect reads no member data).
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <nlohmann/json.hpp>
 
 #include <fstream>
 
@@ -30,8 +30,9 @@ Built build_members(const TempDir& dir) {
                              "-Wl,-soname,libhelper.so", "gcc", &error);
   if (!helper) throw std::runtime_error(error);
   b.helper = *helper;
-  auto ext = build_shared(dir, "ext.so", "ext.c", "int helper(int);\nint PyInit_ext(void) { return helper(1); }\n",
-                          "-L" + dir.path() + " -lhelper -Wl,--enable-new-dtags -Wl,-rpath,'$ORIGIN/lib'", "gcc", &error);
+  auto ext =
+      build_shared(dir, "ext.so", "ext.c", "int helper(int);\nint PyInit_ext(void) { return helper(1); }\n",
+                   "-L" + dir.path() + " -lhelper -Wl,--enable-new-dtags -Wl,-rpath,'$ORIGIN/lib'", "gcc", &error);
   if (!ext) throw std::runtime_error(error);
   b.ext = *ext;
   const auto src = dir.write("tool.c", "#include <stdio.h>\nint main(void) { puts(\"hi\"); return 0; }\n");
@@ -84,8 +85,9 @@ TEST(Inspect, FindsElfMembersByMagicWhereverTheyAre) {
   const auto p = inspect_wheel(w);
   std::vector<std::string> paths;
   for (const auto& m : p.members) paths.push_back(m.path);
-  EXPECT_EQ(paths, (std::vector<std::string>{"pkg/ext.cpython-312-x86_64-linux-gnu.so",
-                                             "pkg-1.0.data/platlib/pkg/lib/libhelper.so", "pkg-1.0.data/scripts/tool"}));
+  EXPECT_EQ(paths,
+            (std::vector<std::string>{"pkg/ext.cpython-312-x86_64-linux-gnu.so",
+                                      "pkg-1.0.data/platlib/pkg/lib/libhelper.so", "pkg-1.0.data/scripts/tool"}));
   EXPECT_TRUE(p.record_verified);
   EXPECT_TRUE(p.problems.empty()) << kinds(p.problems)[0];
   EXPECT_EQ(p.member_count, 8U);
@@ -106,7 +108,8 @@ TEST(Inspect, RecordFindingsAreReportedNotIgnored) {
     std::string expected;
   };
   const std::vector<Case> cases = {
-      {{"--tamper", "pkg/ext.cpython-312-x86_64-linux-gnu.so"}, "hash-mismatch:pkg/ext.cpython-312-x86_64-linux-gnu.so"},
+      {{"--tamper", "pkg/ext.cpython-312-x86_64-linux-gnu.so"},
+       "hash-mismatch:pkg/ext.cpython-312-x86_64-linux-gnu.so"},
       {{"--wrong-size", "pkg/__init__.py"}, "size-mismatch:pkg/__init__.py"},
       {{"--unlisted", "pkg-1.0.data/scripts/tool"}, "unlisted-member:pkg-1.0.data/scripts/tool"},
       {{"--phantom", "pkg/gone.py"}, "missing-member:pkg/gone.py"},
@@ -156,7 +159,8 @@ TEST(Inspect, CachedProfileReadsNoMemberData) {
   const auto b = build_members(dir);
   const auto w = make_wheel(dir, k_name, layout(b), {"--stored"});
   const auto cache_dir = dir.file("cache");
-  const std::string cmd = binary_path() + " inspect --json -q --cache-dir " + shell_quote(cache_dir) + " " + shell_quote(w);
+  const std::string cmd =
+      binary_path() + " inspect --json -q --cache-dir " + shell_quote(cache_dir) + " " + shell_quote(w);
   const auto cold = run(cmd);
   ASSERT_EQ(cold.exit_code, 0) << cold.err;
   // Damage a member in place, keeping size, mtime (to the nanosecond) and inode: a warm inspect that

@@ -22,8 +22,9 @@ TEST(Metadata, HeadersWithContinuationAndBody) {
 }
 
 TEST(Metadata, WheelFile) {
-  const auto w = wheel::parse_wheel_file("Wheel-Version: 1.0\r\nGenerator: bdist_wheel (0.41)\r\n"
-                                         "Root-Is-Purelib: false\r\nTag: cp312-cp312-linux_x86_64\r\nTag: cp312-cp312-manylinux_2_28_x86_64\r\n");
+  const auto w = wheel::parse_wheel_file(
+      "Wheel-Version: 1.0\r\nGenerator: bdist_wheel (0.41)\r\n"
+      "Root-Is-Purelib: false\r\nTag: cp312-cp312-linux_x86_64\r\nTag: cp312-cp312-manylinux_2_28_x86_64\r\n");
   EXPECT_EQ(w.wheel_version, "1.0");
   ASSERT_TRUE(w.root_is_purelib);
   EXPECT_FALSE(*w.root_is_purelib);

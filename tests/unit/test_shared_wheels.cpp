@@ -21,7 +21,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::vector<std::string> shared_wheels() { return find_files(shared_dir() + "/fixtures/auditwheel-wheels", ".whl"); }
+std::vector<std::string> shared_wheels() {
+  return find_files(shared_dir() + "/fixtures/auditwheel-wheels", ".whl");
+}
 
 // The auditwheel-show file for a wheel: its folder below auditwheel-wheels names the prefix.
 std::string show_file(const std::string& wheel) {
@@ -152,7 +154,9 @@ TEST(SharedWheels, AgreeWithAuditwheelShow) {
     }
     // external_libs: needed, not in the wheel, not allowed by every policy of the family.
     const bool android = p.filename.tags[0].platform.rfind("android", 0) == 0;
-    const auto allowed = always_allowed(android ? "android-policy.json" : musl ? "musllinux-policy.json" : "manylinux-policy.json");
+    const auto allowed = always_allowed(android ? "android-policy.json"
+                                        : musl  ? "musllinux-policy.json"
+                                                : "manylinux-policy.json");
     std::set<std::string> external;
     for (const auto& n : needed) {
       // auditwheel's android policy takes the interpreter's own libpython as provided by the app.

@@ -1,0 +1,1 @@
+from ._hello import *  # noqa: F401,F403
