@@ -109,7 +109,11 @@ int run_inspect(const InspectArgs& a) {
     }
     auto result = inspect_cached(path, options, cache ? &*cache : nullptr);
     if (show_progress) std::fputs("\r\x1b[K", stderr);
-    if (result.profile.has_problems()) rc = k_exit_bad_input;
+    if (result.profile.has_problems()) {
+      rc = k_exit_bad_input;
+      std::fprintf(stderr, "wheelcheck: %s: %zu problem(s) found; the report lists them\n", path.c_str(),
+                   result.profile.problems.size() + result.profile.record_problems.size());
+    }
     if (a.json) {
       if (!first) std::fputs(",", stdout);
       write_profile_json(result.profile, stdout);

@@ -358,7 +358,13 @@ WheelProfile inspect_wheel(const std::string& path, const InspectOptions& option
   }
   if (record_ok && options.verify_record) {
     auto record_problems = wheel::verify_record(record, members, digests, record_path);
-    p.record_verified = record_problems.empty();
+    // Verified means every file was checked: a member that could not be read (corrupt, encrypted,
+    // over the limits) leaves RECORD unverified even when nothing listed mismatched.
+    std::size_t unread = 0;
+    for (const auto& m : members) {
+      if (!m.directory && m.name != record_path && !digests.count(m.name)) ++unread;
+    }
+    p.record_verified = record_problems.empty() && unread == 0;
     p.record_problems.insert(p.record_problems.end(), record_problems.begin(), record_problems.end());
   }
   return p;
