@@ -30,7 +30,8 @@ struct Filename {
   std::vector<Tag> tags;
   std::string normalized_name() const;  // PEP 503: lower case, runs of -_. become -
 };
-Filename parse_filename(std::string_view filename);  // throws Error(BadInput)
+Filename parse_filename(std::string_view filename);         // throws Error(BadInput)
+std::string normalize_project_name(std::string_view name);  // PEP 503
 
 // RFC 822 style header block: "Key: value" lines, continuation lines, then an optional body.
 using HeaderFields = std::multimap<std::string, std::string>;

@@ -1,164 +1,53 @@
 // The command line: parse arguments, call the library, print, and map the outcome to an exit code.
 // Every failure arrives here as a wheelcheck::Error and leaves as one line on stderr.
-#include <fcntl.h>
-#include <sys/sendfile.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
-#include <iostream>
+#include <new>
 
+#include "commands.hpp"
 #include "wheelcheck/error.hpp"
-#include "wheelcheck/profile.hpp"
 #include "wheelcheck/util.hpp"
 
-namespace {
+namespace wheelcheck::cli {
 
-using namespace wheelcheck;
-
-constexpr const char* k_exit_codes = R"(Exit codes:
-  0  done: the wheel was read and every integrity check passed
+const char* const k_exit_codes = R"(Exit codes:
+  0  done (inspect, probe, images); compatible (verdict commands)
   1  incompatible (verdict commands)
   2  bad input or usage: a wheel that is not a readable zip, a malformed member, RECORD problems
-     (the report still lists them), or a wrong option
+     (the report still lists them), a malformed description, an unknown image, or a wrong option
   3  degraded (verdict commands)
   4  unknown (verdict commands)
+  70 internal error (a bug in wheelcheck: please report it)
 
 Environment:
+  WHEELCHECK_DB         the image database folder (else installed beside the binary)
   WHEELCHECK_CACHE_DIR  profile cache folder (else $XDG_CACHE_HOME/wheelcheck, else ~/.cache/wheelcheck)
   NO_COLOR              no colour in text output, even on a terminal)";
 
-bool use_color(FILE* f) {
+bool use_color(std::FILE* f) {
   return ::isatty(::fileno(f)) != 0 && getenv_or("NO_COLOR", "").empty() && getenv_or("TERM", "") != "dumb";
 }
 
-struct InspectArgs {
-  std::vector<std::string> wheels;
-  bool json = false;
-  std::string reader = "fast";
-  bool no_cache = false;
-  std::string cache_dir;
-  unsigned threads = 0;
-  std::string max_member_size = "8G";
-  std::string max_total_size = "32G";
-  bool quiet = false;
-};
-
-void print_progress(const Progress& p) {
-  const double pct =
-      p.bytes_total != 0 ? 100.0 * static_cast<double>(p.bytes_done) / static_cast<double>(p.bytes_total) : 100.0;
-  std::fprintf(stderr, "\r\x1b[Kinspect: %5.1f%%  %s / %s  %s", pct, format_size(p.bytes_done).c_str(),
-               format_size(p.bytes_total).c_str(), p.current.c_str());
-  std::fflush(stderr);
+bool show_progress(bool quiet) {
+  return !quiet && ::isatty(STDERR_FILENO) != 0;
 }
 
-// Copies a cached JSON file to out (sendfile where the kernel allows, else in chunks); inside a JSON
-// array, without its final newline.
-void copy_file_to(const std::string& path, std::FILE* out, bool strip_newline) {
-  FileSource source(path);
-  std::uint64_t left = source.size();
-  if (strip_newline && left > 0) --left;  // the renderer always ends the document with one newline
-  std::fflush(out);
-  const int in = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (in < 0) throw io_error("cannot read " + path);
-  while (left > 0) {
-    const auto n =
-        ::sendfile(::fileno(out), in, nullptr, static_cast<std::size_t>(std::min<std::uint64_t>(left, 1U << 30)));
-    if (n <= 0) break;
-    left -= static_cast<std::uint64_t>(n);
-  }
-  std::vector<char> buf(std::size_t{1} << 20);
-  while (left > 0) {  // sendfile refused (an old kernel, an odd output): plain reads and writes
-    const auto n = ::read(in, buf.data(), static_cast<std::size_t>(std::min<std::uint64_t>(left, buf.size())));
-    if (n <= 0) break;
-    std::fwrite(buf.data(), 1, static_cast<std::size_t>(n), out);
-    left -= static_cast<std::uint64_t>(n);
-  }
-  ::close(in);
-}
-
-int run_inspect(const InspectArgs& a) {
-  InspectOptions options;
-  if (a.reader == "lief") options.reader = elf::ReaderKind::Lief;
-  options.threads = a.threads;
-  options.limits.max_member_size = parse_size(a.max_member_size);
-  options.limits.max_total_size = parse_size(a.max_total_size);
-  const bool show_progress = !a.quiet && ::isatty(STDERR_FILENO) != 0;
-  if (show_progress) options.progress = print_progress;
-  std::optional<ProfileCache> cache;
-  if (!a.no_cache) cache.emplace(a.cache_dir.empty() ? ProfileCache::default_dir() : a.cache_dir);
-  int rc = k_exit_ok;
-  const bool many = a.wheels.size() > 1;
-  if (a.json && many) std::fputs("[", stdout);
-  bool first = true;
-  for (const auto& path : a.wheels) {
-    const std::string reader = elf::reader_name(options.reader);
-    // Warm path for JSON: stream the cached rendering without decoding the profile at all.
-    if (a.json && cache) {
-      if (auto sha = cache->known_sha256(path)) {
-        auto json_file = cache->json_path(*sha, reader);
-        auto clean = json_file ? cache->load_clean_flag(*sha, reader) : std::nullopt;
-        if (clean) {
-          if (!first) std::fputs(",", stdout);
-          copy_file_to(*json_file, stdout, many);
-          first = false;
-          if (!*clean) rc = k_exit_bad_input;
-          continue;
-        }
-      }
-    }
-    auto result = inspect_cached(path, options, cache ? &*cache : nullptr);
-    if (show_progress) std::fputs("\r\x1b[K", stderr);
-    if (result.profile.has_problems()) {
-      rc = k_exit_bad_input;
-      std::fprintf(stderr, "wheelcheck: %s: %zu problem(s) found; the report lists them\n", path.c_str(),
-                   result.profile.problems.size() + result.profile.record_problems.size());
-    }
-    if (a.json) {
-      if (!first) std::fputs(",", stdout);
-      write_profile_json(result.profile, stdout);
-    } else {
-      if (!first) std::fputs("\n", stdout);
-      std::fputs(profile_to_text(result.profile, use_color(stdout)).c_str(), stdout);
-    }
-    first = false;
-  }
-  if (a.json && many) std::fputs("]\n", stdout);
-  return rc;
-}
-
-}  // namespace
+}  // namespace wheelcheck::cli
 
 int main(int argc, char** argv) {
+  using namespace wheelcheck;
   CLI::App app{
       "wheelcheck: will this wheel's native code load and work in that image?\n\n"
-      "Reads a wheel's ELF members (dynamic section, symbols, versions) straight out of the zip,\n"
-      "verifies its RECORD, and reports what its native code needs."};
+      "Reads a wheel's ELF members (dynamic section, symbols, versions) straight out of the zip and\n"
+      "describes target images (probed from real roots, or declared in the bundled db)."};
   app.set_version_flag("--version", std::string("wheelcheck ") + WHEELCHECK_VERSION);
-  app.footer(k_exit_codes);
+  app.footer(cli::k_exit_codes);
   app.require_subcommand(1);
 
-  InspectArgs ia;
-  auto* inspect =
-      app.add_subcommand("inspect", "Print a wheel's native profile: what each ELF member needs and provides");
-  inspect->add_option("wheels", ia.wheels, "Wheel files (.whl)")->required()->check(CLI::ExistingFile);
-  inspect->add_flag("--json", ia.json, "JSON for machines (schema: docs/inspect.schema.json)");
-  inspect->add_option("--elf-reader", ia.reader, "ELF reader: fast (streaming, default) or lief (the reference)")
-      ->check(CLI::IsMember({"fast", "lief"}));
-  inspect->add_flag("--no-cache", ia.no_cache, "Neither read nor write the profile cache");
-  inspect->add_option("--cache-dir", ia.cache_dir,
-                      "Profile cache folder (default: $WHEELCHECK_CACHE_DIR, "
-                      "$XDG_CACHE_HOME/wheelcheck, ~/.cache/wheelcheck)");
-  inspect->add_option("-j,--threads", ia.threads, "Worker threads (default: one per core)");
-  inspect->add_option("--max-member-size", ia.max_member_size, "Largest uncompressed member read (default 8G)");
-  inspect->add_option("--max-total-size", ia.max_total_size, "Largest uncompressed total (default 32G)");
-  inspect->add_flag("-q,--quiet", ia.quiet, "No progress on stderr");
-  inspect->footer(
-      "Example:\n  wheelcheck inspect flag_gems-5.4.0-cp312-cp312-linux_x86_64.whl\n"
-      "  wheelcheck inspect --json torch-2.10.0-cp312-cp312-manylinux_2_28_x86_64.whl | jq "
-      "'.members[].elf.needed'\n\n" +
-      std::string(k_exit_codes));
-
+  const cli::Command commands[] = {cli::add_inspect(app), cli::add_probe(app), cli::add_images(app),
+                                   cli::add_image(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -166,7 +55,9 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : k_exit_bad_input;
   }
   try {
-    if (inspect->parsed()) return run_inspect(ia);
+    for (const auto& c : commands) {
+      if (c.app->parsed()) return c.run();
+    }
   } catch (const Error& e) {
     std::fprintf(stderr, "wheelcheck: error: %s\n", e.what());
     return e.kind() == ErrorKind::Internal ? 70 : k_exit_bad_input;

@@ -56,6 +56,10 @@ bool valid_component(std::string_view s) {
 }  // namespace
 
 std::string Filename::normalized_name() const {
+  return normalize_project_name(name);
+}
+
+std::string normalize_project_name(std::string_view name) {
   std::string out;
   bool in_sep = false;
   for (char c : name) {

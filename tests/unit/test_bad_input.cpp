@@ -322,11 +322,11 @@ TEST(BadInput, LargeZipBombIsNeverInflated) {
   options.limits.max_member_size = 1 << 20;
   const auto start = std::chrono::steady_clock::now();
   const auto p = inspect_wheel(wheel, options);
-  EXPECT_LT(seconds_since(start), 5.0);
+  EXPECT_LT(seconds_since(start), 60.0);  // a hang guard, not a speed target (bench/ has those)
   ASSERT_NE(find_problem(p, "member-too-large", "sample/bomb.bin"), nullptr) << describe(p.problems);
   const auto r = run_cli({"inspect", "--no-cache", "-q", "--max-member-size", "1M", wheel});
   EXPECT_EQ(r.exit_code, 2) << show(r);
-  EXPECT_LT(r.seconds, 5.0);
+  EXPECT_LT(r.seconds, 60.0);  // a hang guard
   EXPECT_LT(r.max_rss_kb, 48L << 10) << "peak memory in KiB";
   expect_cli_finding(wheel, "member-too-large", "sample/bomb.bin", "64.0 MiB", {"--max-member-size", "1M"});
   expect_writes_only_cache(wheel, 2, {"--max-member-size", "1M"});
@@ -367,13 +367,13 @@ TEST(BadInput, LyingSizeBombStopsEarly) {
   const auto wheel = hostile(dir, "lying-size", {"256M", "1K"});
   const auto start = std::chrono::steady_clock::now();
   const auto p = inspect_wheel(wheel);
-  EXPECT_LT(seconds_since(start), 5.0);
+  EXPECT_LT(seconds_since(start), 60.0);  // a hang guard, not a speed target (bench/ has those)
   const auto* pr = find_problem(p, "corrupt-member", "sample/data.bin");
   ASSERT_NE(pr, nullptr) << describe(p.problems);
   EXPECT_TRUE(contains(pr->detail, "declared size of 1024 bytes")) << pr->detail;
   const auto r = run_cli({"inspect", "--no-cache", "-q", wheel});
   EXPECT_EQ(r.exit_code, 2) << show(r);
-  EXPECT_LT(r.seconds, 5.0);
+  EXPECT_LT(r.seconds, 60.0);  // a hang guard
   EXPECT_LT(r.max_rss_kb, 128L << 10) << "peak memory in KiB";
   expect_writes_only_cache(wheel, 2);
 }

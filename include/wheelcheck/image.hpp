@@ -1,0 +1,195 @@
+// Image descriptions: what a target image (a container image, a packaging target) provides to a wheel's
+// native code, each fact with where it came from. The schema is docs/image.schema.json; the loader, the
+// checker and `wheelcheck image show` read the same model.
+//
+// A description may be composed from layers: "layers": ["ubuntu24.04", "cuda13.0-runtime", "python3.12"]
+// applies each named description in order, then the file's own facts on top. Facts override; lists of
+// libraries, Pythons and distributions merge by key (path, version, name), later layers winning.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "wheelcheck/rootfs.hpp"
+
+namespace wheelcheck::image {
+
+inline constexpr std::string_view k_schema = "wheelcheck-image/1";
+// The literal a distribution's location may hold in a layer: the image's first site-packages folder.
+inline constexpr std::string_view k_site_placeholder = "{site-packages}";
+
+// How a fact is known: read from real files (probed), written by a person from a cited source
+// (declared), or computed from other data (derived: a policy file, another fact).
+enum class Origin { Declared, Probed, Derived };
+std::string origin_name(Origin origin);
+Origin parse_origin(std::string_view text);  // throws Error(BadInput)
+
+// One fact that may be unknown. An unknown fact has no value and says why.
+struct Fact {
+  std::optional<std::string> value;
+  std::string note;  // how it was found, or why it is unknown
+  Origin origin = Origin::Declared;
+  std::string layer;  // the description that set it (filled by composition)
+  bool set = false;   // the description says something about it (known or unknown)
+
+  bool known() const { return value.has_value(); }
+  std::string text() const { return value ? *value : "unknown"; }
+  static Fact known_as(std::string value, std::string note, Origin origin);
+  static Fact unknown(std::string why, Origin origin = Origin::Declared);
+};
+
+// A shared library the image provides: one real file, reachable under one or more names.
+struct Library {
+  std::string path;                   // canonical image path of the real file; "" when declared without one
+  std::vector<std::string> names;     // image paths that reach it in the loader's folders (symlinks, copies)
+  std::string soname;                 // DT_SONAME; empty when it has none
+  std::string machine;                // elf::machine_name(); empty when declared without it
+  int elf_class = 0;                  // 32 or 64; 0 when unknown
+  std::vector<std::string> needed;    // DT_NEEDED
+  std::vector<std::string> versions;  // version definitions (GLIBC_2.2.5, ...), from the file or a policy
+  std::string exports;                // export table reference (relative to the exports folder); "" = none
+  std::string exports_file;           // that reference resolved to a file (filled on load, not written)
+  std::string exports_unknown;        // why there is no table (declared libraries, too-large files)
+  std::string exports_upto;           // a table shared with a newer build: only versions <= this one count
+  Origin origin = Origin::Declared;
+  std::string layer;
+};
+
+struct Python {
+  std::string version;                     // "3.12"
+  std::vector<std::string> abi_tags;       // "cp312", "abi3"; "cp313t" for a free-threaded build
+  std::string executable;                  // "" when none was found
+  std::vector<std::string> site_packages;  // image paths
+  Origin origin = Origin::Declared;
+  std::string layer;
+};
+
+// A library a Python distribution ships (torch/lib/libc10.so), relative to the distribution's location.
+struct DistLibrary {
+  std::string path;  // relative to Distribution::location ("torch/lib/libc10.so")
+  std::string soname;
+  std::string machine;
+  int elf_class = 0;
+  std::vector<std::string> needed;
+  std::vector<std::string> versions;
+  std::string exports;
+  std::string exports_file;
+  std::string exports_unknown;
+};
+
+struct Distribution {
+  std::string name;      // as METADATA spells it ("torch")
+  std::string version;   // "2.10.0+cpu"
+  std::string location;  // site-packages folder (image path), or k_site_placeholder in a layer
+  std::string python;    // "3.12" when known
+  std::vector<DistLibrary> libraries;
+  std::string exports_unknown;  // why its libraries have no export tables (a declared distribution)
+  Origin origin = Origin::Declared;
+  std::string layer;
+};
+
+// The CUDA toolkit or a vendor's (MACA, CANN, DTK, TopsRider, MUSA, PPU SDK).
+struct Toolkit {
+  std::string kind;  // "cuda", "maca", "cann", "dtk", "tops", "musa", "ppu"
+  Fact version;      // toolkit version ("13.0")
+  Fact runtime;      // runtime library version ("13.0.96"), when it differs or is all that is known
+  std::vector<std::string> runtime_sonames;  // sonames a wheel built for it needs ("libcudart.so.13")
+};
+
+struct CacheEntry {
+  std::string soname;
+  std::string path;
+  std::string arch;  // ldconfig's words: "libc6,x86-64"
+};
+
+struct Loader {
+  Fact default_dirs_note;                 // how the default folders were chosen
+  std::vector<std::string> default_dirs;  // the loader's built-in system folders for this arch
+  std::vector<std::string> conf_dirs;     // etc/ld.so.conf and its includes
+  std::vector<std::string> conf_files;
+  std::string cache_format;       // "new", "old", "compat", "none", "" (not probed)
+  std::vector<CacheEntry> cache;  // ld.so.cache entries, in cache order
+  std::vector<std::string> ld_library_path;
+};
+
+struct Image {
+  std::string schema{k_schema};
+  std::string name;
+  std::string summary;
+  std::string kind = "image";  // "image" or "layer"
+  std::string group;           // "flagos", "generated", "target", "" for the user's own
+  Origin origin = Origin::Declared;
+  std::string generated_by;  // the committed command that regenerates this file
+  std::vector<std::string> sources;
+  std::vector<std::string> layers;  // as written; composition applies them
+  std::string exports_dir;          // where export references resolve, relative to the file's folder
+  std::string file;                 // the file it was loaded from (not serialized)
+
+  Fact arch;
+  Fact python;     // a Python version stated without an install's details (or unknown); see pythons
+  Fact libc_kind;  // "glibc" or "musl"
+  Fact libc_version;
+  Fact glibcxx;  // newest GLIBCXX_ version of libstdc++.so.6
+  Fact cxxabi;   // newest CXXABI_ version
+  Loader loader;
+  std::vector<Library> libraries;
+  std::vector<Python> pythons;
+  std::vector<Distribution> distributions;
+  std::optional<Toolkit> toolkit;
+  Fact driver;     // GPU driver version
+  Fact gpu_archs;  // "sm_90,sm_100" or unknown
+  std::map<std::string, std::string> env;
+  std::vector<probe::Finding> findings;  // what a probe could not use
+
+  // Unknown facts a verdict may depend on, in words: "driver version (not published for the runners)".
+  std::vector<std::string> unknowns() const;
+  const Distribution* distribution(std::string_view name) const;  // by normalized name
+};
+
+// JSON (nlohmann::ordered_json keeps keys in the documented order, so output is deterministic).
+// With `provenance`, every fact is written as an object with its origin and the layer that set it (what
+// `wheelcheck image show --json` prints for a composed image); without, the compact form files use.
+nlohmann::ordered_json to_json(const Image& image, bool provenance = false);
+Image from_json(const nlohmann::json& j, std::string_view what);  // throws Error(BadInput) naming `what`
+Image load_file(const std::string& path);                         // one file, layers not applied
+void save_file(const Image& image, const std::string& path);      // atomic
+
+// Applies `layer` (already composed) under `image`: what the image states wins.
+Image compose(const Image& base, const Image& top);
+
+// The database of descriptions: db/images/*.json (listed) and db/layers/*.json (building blocks).
+class Db {
+ public:
+  // Finds db/: --db, $WHEELCHECK_DB, <exe>/../share/wheelcheck/db, <exe>/../db, the source tree's db/.
+  static std::string locate(const std::string& explicit_dir = "");
+  explicit Db(std::string dir);
+  const std::string& dir() const { return m_dir; }
+
+  std::vector<std::string> image_names() const;  // sorted
+  std::vector<std::string> layer_names() const;
+  bool has(std::string_view name) const;
+  // Loads and composes; throws Error(Usage) for an unknown name (with the close names), Error(BadInput)
+  // for a malformed file or a layer cycle.
+  Image get(std::string_view name) const;
+  // A db name, a description file (layers resolved against the db), composed.
+  Image resolve(const std::string& name_or_file) const;
+  // The folder export references of `image` resolve against.
+  std::string exports_dir_of(const Image& image) const;
+
+ private:
+  Image load_composed(std::string_view name, std::vector<std::string>& stack) const;
+  Image compose_layers(Image image, std::vector<std::string>& stack) const;
+  std::string path_of(std::string_view name) const;  // "" when absent
+  std::string m_dir;
+};
+
+// Text for people: the description with where each fact came from.
+std::string render_text(const Image& image, bool color = false);
+
+}  // namespace wheelcheck::image

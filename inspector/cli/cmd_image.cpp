@@ -1,0 +1,287 @@
+// `wheelcheck probe`, `wheelcheck images`, `wheelcheck image show`: image descriptions.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <memory>
+
+#include "commands.hpp"
+#include "wheelcheck/error.hpp"
+#include "wheelcheck/image.hpp"
+#include "wheelcheck/probe.hpp"
+
+extern char** environ;
+
+namespace wheelcheck::cli {
+
+namespace {
+
+// Variables of a process environment that describe an image to its libraries.
+constexpr const char* k_image_env[] = {
+    "LD_LIBRARY_PATH",     "LD_PRELOAD", "PATH",        "CUDA_HOME",   "CUDA_PATH", "ASCEND_HOME_PATH",
+    "ASCEND_TOOLKIT_HOME", "MACA_PATH",  "ROCM_PATH",   "DTK_PATH",    "MUSA_HOME", "MUSA_PATH",
+    "TOPS_HOME",           "PYTHONPATH", "VIRTUAL_ENV", "CONDA_PREFIX"};
+
+struct ProbeArgs {
+  std::string root;
+  std::string name;
+  std::string summary;
+  std::string output;
+  std::string exports_dir;
+  bool layer = false;
+  std::string group;
+  std::vector<std::string> sources;
+  std::string generated_by;
+  std::vector<std::string> env;
+  bool env_from_process = false;
+  bool relocatable_site = false;
+  bool no_exports = false;
+  int jobs = 0;
+  bool json = false;
+  bool quiet = false;
+};
+
+int run_probe(const ProbeArgs& a) {
+  probe::ProbeOptions o;
+  o.root = a.root;
+  o.name = a.name;
+  o.summary = a.summary;
+  o.kind = a.layer ? "layer" : "image";
+  o.group = a.group;
+  o.sources = a.sources;
+  o.generated_by = a.generated_by;
+  o.relocatable_site = a.relocatable_site;
+  o.export_tables = !a.no_exports;
+  o.jobs = a.jobs;
+  const bool root_is_slash = std::filesystem::equivalent(a.root, "/");
+  if (a.env_from_process || (root_is_slash && a.env.empty())) {
+    for (const char* key : k_image_env) {
+      if (const char* v = std::getenv(key); v != nullptr) o.env[key] = v;
+    }
+  }
+  for (const auto& kv : a.env) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) throw usage_error("--env " + kv + ": expected NAME=VALUE");
+    o.env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  if (!a.quiet) o.progress = [](const std::string& s) { std::fprintf(stderr, "probe: %s\n", s.c_str()); };
+  auto result = probe::probe_root(o);
+  if (!a.output.empty()) {
+    std::string exports_dir = a.exports_dir;
+    if (exports_dir.empty() && !a.no_exports) {
+      exports_dir = (std::filesystem::absolute(a.output).parent_path() / "exports" / result.image.name).string();
+    }
+    probe::write_probe(result, a.output, exports_dir);
+    if (!a.quiet)
+      std::fprintf(stderr, "probe: wrote %s (%zu libraries, %zu export tables%s%s)\n", a.output.c_str(),
+                   result.image.libraries.size(), result.tables.size(), exports_dir.empty() ? "" : " in ",
+                   exports_dir.c_str());
+    if (!result.image.findings.empty()) {
+      std::fprintf(stderr, "probe: %zu finding(s): `wheelcheck image show %s` lists them\n",
+                   result.image.findings.size(), a.output.c_str());
+    }
+    return k_exit_ok;
+  }
+  if (a.json) {
+    if (!a.exports_dir.empty()) {
+      throw usage_error("--exports-dir needs -o FILE (the description records where its tables are)");
+    }
+    for (auto& l : result.image.libraries) l.exports.clear();
+    for (auto& d : result.image.distributions) {
+      for (auto& l : d.libraries) l.exports.clear();
+    }
+    std::fputs((image::to_json(result.image).dump(2) + "\n").c_str(), stdout);
+  } else {
+    std::fputs(image::render_text(result.image, use_color(stdout)).c_str(), stdout);
+  }
+  return k_exit_ok;
+}
+
+struct ImagesArgs {
+  std::string db;
+  bool json = false;
+};
+
+std::string torch_of(const image::Image& im) {
+  if (const auto* d = im.distribution("torch")) return d->version;
+  return "-";
+}
+
+std::string python_of(const image::Image& im) {
+  std::string out;
+  for (const auto& p : im.pythons) out += (out.empty() ? "" : ",") + p.version;
+  if (out.empty() && im.python.set) return im.python.text();
+  return out.empty() ? "-" : out;
+}
+
+std::string toolkit_of(const image::Image& im) {
+  if (!im.toolkit) return "-";
+  return im.toolkit->kind + " " + im.toolkit->version.text();
+}
+
+std::string libc_of(const image::Image& im) {
+  if (!im.libc_kind.set && !im.libc_version.set) return "-";
+  return (im.libc_kind.known() ? *im.libc_kind.value : std::string("libc")) + " " + im.libc_version.text();
+}
+
+int run_images(const ImagesArgs& a) {
+  image::Db db(image::Db::locate(a.db));
+  struct Row {
+    image::Image im;
+  };
+  std::vector<image::Image> images;
+  for (const auto& n : db.image_names()) images.push_back(db.get(n));
+  std::vector<image::Image> layers;
+  for (const auto& n : db.layer_names()) layers.push_back(db.get(n));
+  if (a.json) {
+    nlohmann::ordered_json out = nlohmann::ordered_json::array();
+    for (const auto* list : {&images, &layers}) {
+      for (const auto& im : *list) {
+        nlohmann::ordered_json j;
+        j["name"] = im.name;
+        j["kind"] = im.kind;
+        j["group"] = im.group;
+        j["summary"] = im.summary;
+        j["arch"] = im.arch.known() ? nlohmann::ordered_json(*im.arch.value) : nlohmann::ordered_json("unknown");
+        j["libc"] = libc_of(im);
+        j["python"] = python_of(im);
+        j["torch"] = torch_of(im);
+        j["toolkit"] = toolkit_of(im);
+        j["unknown"] = im.unknowns();
+        j["file"] = im.file;
+        out.push_back(j);
+      }
+    }
+    std::fputs((out.dump(2) + "\n").c_str(), stdout);
+    return k_exit_ok;
+  }
+  const bool color = use_color(stdout);
+  auto bold = [&](const std::string& s) { return color ? "\033[1m" + s + "\033[0m" : s; };
+  static const std::map<std::string, std::string> k_group_titles = {
+      {"flagos", "FlagOS CI images (declared from the platform facts)"},
+      {"generated", "Generated from real binaries"},
+      {"target", "Packaging targets (derived from the manylinux/musllinux policies)"},
+      {"", "Other images"}};
+  std::string out;
+  for (const char* group : {"flagos", "generated", "target", ""}) {
+    std::vector<const image::Image*> rows;
+    for (const auto& im : images) {
+      if (im.group == group || (std::string(group).empty() && !k_group_titles.count(im.group))) rows.push_back(&im);
+    }
+    if (rows.empty()) continue;
+    out += bold(k_group_titles.at(group)) + "\n";
+    out += fmt::format("  {:<20} {:<8} {:<13} {:<7} {:<12} {:<12} {}\n", "NAME", "ARCH", "LIBC", "PYTHON", "TORCH",
+                       "TOOLKIT", "UNKNOWN");
+    for (const auto* im : rows) {
+      std::string unknown;
+      for (const auto& u : im->unknowns()) {
+        const auto paren = u.find(" (");
+        unknown += (unknown.empty() ? "" : "; ") + (paren == std::string::npos ? u : u.substr(0, paren));
+      }
+      out += fmt::format("  {:<20} {:<8} {:<13} {:<7} {:<12} {:<12} {}\n", im->name, im->arch.text(), libc_of(*im),
+                         python_of(*im), torch_of(*im), toolkit_of(*im), unknown.empty() ? "-" : unknown);
+      if (!im->summary.empty())
+        out += "  " + std::string(21, ' ') + (color ? "\033[2m" + im->summary + "\033[0m" : im->summary) + "\n";
+    }
+    out += "\n";
+  }
+  if (!layers.empty()) {
+    out += bold("Layers (building blocks for images: \"layers\": [...])") + "\n";
+    for (const auto& l : layers) out += fmt::format("  {:<20} {}\n", l.name, l.summary);
+    out += "\n";
+  }
+  out += "db: " + db.dir() + "   (`wheelcheck image show NAME` for one, with where each fact came from)\n";
+  std::fputs(out.c_str(), stdout);
+  return k_exit_ok;
+}
+
+struct ShowArgs {
+  std::string name;
+  std::string db;
+  bool json = false;
+};
+
+int run_show(const ShowArgs& a) {
+  image::Db db(image::Db::locate(a.db));
+  image::Image im = db.resolve(a.name);
+  if (a.json) {
+    for (auto& l : im.libraries) l.exports = l.exports_file;
+    for (auto& d : im.distributions) {
+      for (auto& l : d.libraries) l.exports = l.exports_file;
+    }
+    auto j = image::to_json(im, true);
+    j["unknown"] = im.unknowns();
+    std::fputs((j.dump(2) + "\n").c_str(), stdout);
+  } else {
+    std::fputs(image::render_text(im, use_color(stdout)).c_str(), stdout);
+  }
+  return k_exit_ok;
+}
+
+}  // namespace
+
+Command add_probe(CLI::App& app) {
+  auto a = std::make_shared<ProbeArgs>();
+  auto* c = app.add_subcommand("probe",
+                               "Describe a real root folder (an unpacked image, a debootstrap, or / in a container)");
+  c->add_option("--root", a->root, "The folder to treat as / (symlinks resolve inside it)")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  c->add_option("--name", a->name, "Name of the description (default: the folder's name)");
+  c->add_option("--summary", a->summary, "One line saying what the image is");
+  c->add_option("-o,--output", a->output,
+                "Write the description here, and the export tables under --exports-dir "
+                "(default: exports/NAME beside it)");
+  c->add_option("--exports-dir", a->exports_dir, "Folder for the export tables (with -o)");
+  c->add_flag("--layer", a->layer, "Mark the description as a layer (a building block for db images)");
+  c->add_option("--group", a->group, "Group shown by `wheelcheck images` (flagos, generated, target)");
+  c->add_option("--source", a->sources, "Say what the root was made from (recorded; repeatable)");
+  c->add_option("--generated-by", a->generated_by, "The command that regenerates the output (recorded)");
+  c->add_option("--env", a->env,
+                "The image's environment, NAME=VALUE (repeatable; LD_LIBRARY_PATH counts for the loader)");
+  c->add_flag("--env-from-process", a->env_from_process,
+              "Record this process's LD_LIBRARY_PATH, CUDA_HOME, ... (the default for --root /)");
+  c->add_flag("--relocatable-site", a->relocatable_site,
+              "Write distributions at {site-packages}, so a layer fits any image's Python");
+  c->add_flag("--no-exports", a->no_exports, "Skip export tables (sonames and versions only)");
+  c->add_option("-j,--threads", a->jobs, "Worker threads (default: one per core)");
+  c->add_flag("--json", a->json, "Print the description as JSON (schema: docs/image.schema.json)");
+  c->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
+  c->footer(
+      "Examples:\n"
+      "  wheelcheck probe --root / --name my-ci-image -o my-ci-image.json     (inside the real image)\n"
+      "  wheelcheck probe --root ./rootfs --json | jq .libc\n\n"
+      "Reads etc/ld.so.conf (with includes), etc/ld.so.cache (old and new formats), every shared library in\n"
+      "the loader's folders (headers, dynamic sections and dynamic symbols only), Pythons and their\n"
+      "distributions (*.dist-info), the CUDA version (version.json, the runtime's distribution, libcudart).\n"
+      "What it cannot determine is written as unknown, with the reason.\n\n" +
+      std::string(k_exit_codes));
+  return {c, [a] { return run_probe(*a); }};
+}
+
+Command add_images(CLI::App& app) {
+  auto a = std::make_shared<ImagesArgs>();
+  auto* c = app.add_subcommand("images", "List the image descriptions in the db");
+  c->add_option("--db", a->db, "The db folder (default: $WHEELCHECK_DB, else the one installed with wheelcheck)");
+  c->add_flag("--json", a->json, "JSON for machines");
+  c->footer("Example:\n  wheelcheck images\n  wheelcheck image show cuda13.0\n\n" + std::string(k_exit_codes));
+  return {c, [a] { return run_images(*a); }};
+}
+
+Command add_image(CLI::App& app) {
+  auto a = std::make_shared<ShowArgs>();
+  auto* c = app.add_subcommand("image", "Work with one image description");
+  c->require_subcommand(1);
+  auto* show =
+      c->add_subcommand("show", "Print one description, composed from its layers, with where each fact came from");
+  show->add_option("name", a->name, "A db name (see `wheelcheck images`) or a description file")->required();
+  show->add_option("--db", a->db, "The db folder (default: $WHEELCHECK_DB, else the one installed with wheelcheck)");
+  show->add_flag("--json", a->json, "JSON with the origin and layer of every fact");
+  show->footer("Example:\n  wheelcheck image show cuda13.0\n  wheelcheck image show ./my-ci-image.json --json\n\n" +
+               std::string(k_exit_codes));
+  return {c, [a] { return run_show(*a); }};
+}
+
+}  // namespace wheelcheck::cli

@@ -1,0 +1,27 @@
+// The subcommands: each file adds its own to the app and returns what runs it once parsed.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <functional>
+#include <string>
+
+namespace wheelcheck::cli {
+
+// Runs the subcommand when it was the one parsed; returns the exit code.
+struct Command {
+  CLI::App* app = nullptr;
+  std::function<int()> run;
+};
+
+extern const char* const k_exit_codes;
+
+bool use_color(std::FILE* f);
+bool show_progress(bool quiet);
+
+Command add_inspect(CLI::App& app);
+Command add_probe(CLI::App& app);
+Command add_images(CLI::App& app);
+Command add_image(CLI::App& app);  // `image show NAME`
+
+}  // namespace wheelcheck::cli

@@ -1,0 +1,221 @@
+// The database of image descriptions (db/images, db/layers) and how one is found from any folder.
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+#include <filesystem>
+
+#include "wheelcheck/error.hpp"
+#include "wheelcheck/image.hpp"
+
+namespace wheelcheck::image {
+
+namespace {
+
+bool is_dir(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool is_file(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string exe_dir() {
+  char buf[PATH_MAX];
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return {};
+  std::string p(buf, static_cast<std::size_t>(n));
+  const auto slash = p.find_last_of('/');
+  return slash == std::string::npos ? std::string{} : p.substr(0, slash);
+}
+
+std::vector<std::string> json_names(const std::string& dir) {
+  std::vector<std::string> out;
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return out;
+  while (const dirent* e = ::readdir(d)) {
+    std::string n = e->d_name;
+    if (n.size() > 5 && n.compare(n.size() - 5, 5, ".json") == 0 && n[0] != '.')
+      out.push_back(n.substr(0, n.size() - 5));
+  }
+  ::closedir(d);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Edit distance, for "did you mean".
+std::size_t distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t prev = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t cur = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      prev = cur;
+    }
+  }
+  return row[b.size()];
+}
+
+std::vector<std::string> split_path_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= s.size()) {
+    const auto colon = s.find_first_of(":;", start);
+    const std::string part = s.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+    if (!part.empty()) out.push_back(part);
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  return out;
+}
+
+// After all layers: facts that depend on others (the site-packages placeholder, LD_LIBRARY_PATH).
+void finish(Image& im) {
+  std::string site;
+  for (const auto& p : im.pythons) {
+    if (!p.site_packages.empty()) {
+      site = p.site_packages.front();
+      break;
+    }
+  }
+  for (auto& d : im.distributions) {
+    if (d.location == k_site_placeholder) {
+      if (!site.empty()) {
+        d.location = site;
+        if (d.python.empty() && !im.pythons.empty()) d.python = im.pythons.front().version;
+      }
+    }
+  }
+  if (auto it = im.env.find("LD_LIBRARY_PATH"); it != im.env.end()) {
+    for (const auto& dir : split_path_list(it->second)) {
+      if (std::find(im.loader.ld_library_path.begin(), im.loader.ld_library_path.end(), dir) ==
+          im.loader.ld_library_path.end()) {
+        im.loader.ld_library_path.push_back(dir);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::string Db::locate(const std::string& explicit_dir) {
+  auto valid = [](const std::string& d) { return !d.empty() && is_dir(d + "/images"); };
+  if (!explicit_dir.empty()) {
+    if (!valid(explicit_dir)) throw usage_error("--db " + explicit_dir + ": not a wheelcheck db (no images/ folder)");
+    return explicit_dir;
+  }
+  if (const char* env = std::getenv("WHEELCHECK_DB"); env != nullptr && *env != '\0') {
+    if (!valid(env))
+      throw usage_error(std::string("WHEELCHECK_DB=") + env + ": not a wheelcheck db (no images/ folder)");
+    return env;
+  }
+  const std::string exe = exe_dir();
+  if (!exe.empty()) {
+    for (const std::string& cand : {exe + "/../share/wheelcheck/db", exe + "/../db", exe + "/db"}) {
+      if (valid(cand)) return cand;
+    }
+  }
+#ifdef WHEELCHECK_SOURCE_DB
+  if (valid(WHEELCHECK_SOURCE_DB)) return WHEELCHECK_SOURCE_DB;
+#endif
+  throw usage_error(
+      "cannot find wheelcheck's db/ (looked beside the executable and in the source tree); pass --db DIR or set "
+      "WHEELCHECK_DB");
+}
+
+Db::Db(std::string dir) : m_dir(std::filesystem::weakly_canonical(dir).string()) {}
+
+std::vector<std::string> Db::image_names() const {
+  return json_names(m_dir + "/images");
+}
+std::vector<std::string> Db::layer_names() const {
+  return json_names(m_dir + "/layers");
+}
+
+std::string Db::path_of(std::string_view name) const {
+  if (name.empty() || name.find('/') != std::string_view::npos || name[0] == '.') return {};
+  for (const char* sub : {"/images/", "/layers/"}) {
+    std::string p = m_dir + sub + std::string(name) + ".json";
+    if (is_file(p)) return p;
+  }
+  return {};
+}
+
+bool Db::has(std::string_view name) const {
+  return !path_of(name).empty();
+}
+
+Image Db::compose_layers(Image image, std::vector<std::string>& stack) const {
+  if (image.layers.empty()) return image;
+  Image base;
+  bool first = true;
+  for (const auto& layer : image.layers) {
+    Image l = load_composed(layer, stack);
+    base = first ? std::move(l) : compose(base, l);
+    first = false;
+  }
+  return compose(base, image);
+}
+
+Image Db::load_composed(std::string_view name, std::vector<std::string>& stack) const {
+  if (std::find(stack.begin(), stack.end(), name) != stack.end()) {
+    std::string chain;
+    for (const auto& s : stack) chain += s + " -> ";
+    throw bad_input("layer cycle: " + chain + std::string(name));
+  }
+  const std::string path = path_of(name);
+  if (path.empty()) {
+    std::string hint;
+    std::size_t best = SIZE_MAX;
+    for (const auto& list : {image_names(), layer_names()}) {
+      for (const auto& n : list) {
+        const std::size_t d = distance(name, n);
+        if (d < best) {
+          best = d;
+          hint = n;
+        }
+      }
+    }
+    std::string msg = "no image or layer named \"" + std::string(name) + "\" in " + m_dir;
+    if (!stack.empty()) msg += " (a layer of " + stack.back() + ")";
+    if (best <= 3) msg += "; did you mean \"" + hint + "\"?";
+    msg += " (`wheelcheck images` lists them)";
+    throw usage_error(msg);
+  }
+  stack.emplace_back(name);
+  Image im = compose_layers(load_file(path), stack);
+  stack.pop_back();
+  return im;
+}
+
+Image Db::get(std::string_view name) const {
+  std::vector<std::string> stack;
+  Image im = load_composed(name, stack);
+  finish(im);
+  return im;
+}
+
+Image Db::resolve(const std::string& name_or_file) const {
+  if (name_or_file.find('/') == std::string::npos && !is_file(name_or_file)) return get(name_or_file);
+  if (!is_file(name_or_file)) throw usage_error(name_or_file + ": no such description file");
+  std::vector<std::string> stack;
+  Image im = compose_layers(load_file(name_or_file), stack);
+  finish(im);
+  return im;
+}
+
+std::string Db::exports_dir_of(const Image& image) const {
+  const auto slash = image.file.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : image.file.substr(0, slash);
+  return dir + "/" + (image.exports_dir.empty() ? "exports" : image.exports_dir);
+}
+
+}  // namespace wheelcheck::image

@@ -1,0 +1,639 @@
+// Image descriptions: JSON in and out, composition of layers, and the list of what is unknown.
+//
+// JSON conventions (docs/image.schema.json): a fact is either a bare string ("arch": "x86_64", known,
+// with the document's origin) or an object {"value": "2.36" | "unknown", "note": "...", "origin": "..."};
+// "unknown" is the one value that means the fact is not known, and its note says why.
+#include <algorithm>
+#include <set>
+
+#include "wheelcheck/error.hpp"
+#include "wheelcheck/image.hpp"
+#include "wheelcheck/util.hpp"
+#include "wheelcheck/wheel.hpp"
+
+namespace wheelcheck::image {
+
+using ojson = nlohmann::ordered_json;
+using json = nlohmann::json;
+
+std::string origin_name(Origin origin) {
+  switch (origin) {
+    case Origin::Declared: return "declared";
+    case Origin::Probed: return "probed";
+    case Origin::Derived: return "derived";
+  }
+  return "declared";
+}
+
+Origin parse_origin(std::string_view text) {
+  if (text == "declared") return Origin::Declared;
+  if (text == "probed") return Origin::Probed;
+  if (text == "derived") return Origin::Derived;
+  throw bad_input("unknown origin \"" + std::string(text) + "\" (expected declared, probed or derived)");
+}
+
+Fact Fact::known_as(std::string value, std::string note, Origin origin) {
+  Fact f;
+  f.value = std::move(value);
+  f.note = std::move(note);
+  f.origin = origin;
+  f.set = true;
+  return f;
+}
+
+Fact Fact::unknown(std::string why, Origin origin) {
+  Fact f;
+  f.note = std::move(why);
+  f.origin = origin;
+  f.set = true;
+  return f;
+}
+
+const Distribution* Image::distribution(std::string_view wanted) const {
+  const std::string key = wheel::normalize_project_name(wanted);
+  for (const auto& d : distributions) {
+    if (wheel::normalize_project_name(d.name) == key) return &d;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> Image::unknowns() const {
+  std::vector<std::string> out;
+  auto fact = [&](const Fact& f, const std::string& what) {
+    if (f.set && !f.known()) out.push_back(what + (f.note.empty() ? "" : " (" + f.note + ")"));
+  };
+  fact(arch, "arch");
+  fact(libc_kind, "C library");
+  fact(libc_version, "libc version");
+  if (pythons.empty()) fact(python, "Python version");
+  fact(glibcxx, "libstdc++ version");
+  if (toolkit) {
+    fact(toolkit->version, toolkit->kind + " toolkit version");
+    fact(toolkit->runtime, toolkit->kind + " runtime version");
+  }
+  fact(driver, "driver version");
+  fact(gpu_archs, "GPU architectures");
+  for (const auto& d : distributions) {
+    bool any_unknown = !d.exports_unknown.empty();
+    for (const auto& l : d.libraries) any_unknown = any_unknown || (l.exports.empty() && !l.exports_unknown.empty());
+    if (any_unknown) {
+      const std::string why = !d.exports_unknown.empty() ? d.exports_unknown : "some libraries have no export table";
+      out.push_back(d.name + " " + d.version + " export tables (" + why + ")");
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// JSON out
+
+namespace {
+
+thread_local bool g_provenance = false;  // set for the duration of one to_json call (single-threaded use)
+
+ojson fact_json(const Fact& f, Origin doc_origin) {
+  if (!g_provenance && f.known() && f.note.empty() && f.origin == doc_origin) return *f.value;
+  ojson j = ojson::object();
+  j["value"] = f.known() ? *f.value : "unknown";
+  if (!f.note.empty()) j["note"] = f.note;
+  if (g_provenance || f.origin != doc_origin) j["origin"] = origin_name(f.origin);
+  if (g_provenance && !f.layer.empty()) j["layer"] = f.layer;
+  return j;
+}
+
+ojson strings(const std::vector<std::string>& v) {
+  return ojson(v);
+}
+
+ojson library_json(const Library& l, Origin doc_origin) {
+  ojson j = ojson::object();
+  if (!l.path.empty()) j["path"] = l.path;
+  if (!l.names.empty() && !(l.names.size() == 1 && l.names[0] == l.path)) j["names"] = strings(l.names);
+  if (!l.soname.empty()) j["soname"] = l.soname;
+  if (!l.machine.empty()) j["machine"] = l.machine;
+  if (l.elf_class != 0) j["class"] = l.elf_class;
+  if (!l.needed.empty()) j["needed"] = strings(l.needed);
+  if (!l.versions.empty()) j["versions"] = strings(l.versions);
+  if (!l.exports.empty()) j["exports"] = l.exports;
+  if (!l.exports_unknown.empty()) j["exports_unknown"] = l.exports_unknown;
+  if (!l.exports_upto.empty()) j["exports_upto"] = l.exports_upto;
+  if (g_provenance || l.origin != doc_origin) j["origin"] = origin_name(l.origin);
+  if (g_provenance && !l.layer.empty()) j["layer"] = l.layer;
+  return j;
+}
+
+ojson dist_library_json(const DistLibrary& l) {
+  ojson j = ojson::object();
+  j["path"] = l.path;
+  if (!l.soname.empty()) j["soname"] = l.soname;
+  if (!l.machine.empty()) j["machine"] = l.machine;
+  if (l.elf_class != 0) j["class"] = l.elf_class;
+  if (!l.needed.empty()) j["needed"] = strings(l.needed);
+  if (!l.versions.empty()) j["versions"] = strings(l.versions);
+  if (!l.exports.empty()) j["exports"] = l.exports;
+  if (!l.exports_unknown.empty()) j["exports_unknown"] = l.exports_unknown;
+  return j;
+}
+
+}  // namespace
+
+ojson to_json(const Image& im, bool provenance) {
+  struct Scope {
+    explicit Scope(bool on) { g_provenance = on; }
+    ~Scope() { g_provenance = false; }
+  } scope(provenance);
+  ojson j = ojson::object();
+  j["schema"] = im.schema;
+  j["name"] = im.name;
+  if (!im.summary.empty()) j["summary"] = im.summary;
+  j["kind"] = im.kind;
+  if (!im.group.empty()) j["group"] = im.group;
+  j["origin"] = origin_name(im.origin);
+  if (!im.generated_by.empty()) j["generated_by"] = im.generated_by;
+  if (!im.sources.empty()) j["sources"] = strings(im.sources);
+  if (!im.layers.empty()) j["layers"] = strings(im.layers);
+  if (!im.exports_dir.empty()) j["exports_dir"] = im.exports_dir;
+  const Origin o = im.origin;
+  if (im.arch.set) j["arch"] = fact_json(im.arch, o);
+  if (im.python.set) j["python"] = fact_json(im.python, o);
+  if (im.libc_kind.set || im.libc_version.set) {
+    ojson libc = ojson::object();
+    if (im.libc_kind.set) libc["kind"] = fact_json(im.libc_kind, o);
+    if (im.libc_version.set) libc["version"] = fact_json(im.libc_version, o);
+    j["libc"] = libc;
+  }
+  if (im.glibcxx.set || im.cxxabi.set) {
+    ojson cxx = ojson::object();
+    if (im.glibcxx.set) cxx["glibcxx"] = fact_json(im.glibcxx, o);
+    if (im.cxxabi.set) cxx["cxxabi"] = fact_json(im.cxxabi, o);
+    j["libstdcxx"] = cxx;
+  }
+  const Loader& ld = im.loader;
+  if (!ld.default_dirs.empty() || !ld.conf_dirs.empty() || !ld.cache_format.empty() || !ld.ld_library_path.empty()) {
+    ojson l = ojson::object();
+    if (!ld.default_dirs.empty()) l["default_dirs"] = strings(ld.default_dirs);
+    if (ld.default_dirs_note.set) l["default_dirs_note"] = fact_json(ld.default_dirs_note, o);
+    if (!ld.conf_dirs.empty()) l["conf_dirs"] = strings(ld.conf_dirs);
+    if (!ld.conf_files.empty()) l["conf_files"] = strings(ld.conf_files);
+    if (!ld.ld_library_path.empty()) l["ld_library_path"] = strings(ld.ld_library_path);
+    if (!ld.cache_format.empty()) l["cache_format"] = ld.cache_format;
+    if (!ld.cache.empty()) {
+      ojson c = ojson::array();
+      for (const auto& e : ld.cache) c.push_back(ojson::array({e.soname, e.arch, e.path}));
+      l["cache"] = c;
+    }
+    j["loader"] = l;
+  }
+  if (!im.libraries.empty()) {
+    ojson a = ojson::array();
+    for (const auto& l : im.libraries) a.push_back(library_json(l, o));
+    j["libraries"] = a;
+  }
+  if (!im.pythons.empty()) {
+    ojson a = ojson::array();
+    for (const auto& p : im.pythons) {
+      ojson pj = ojson::object();
+      pj["version"] = p.version;
+      pj["abi_tags"] = strings(p.abi_tags);
+      if (!p.executable.empty()) pj["executable"] = p.executable;
+      pj["site_packages"] = strings(p.site_packages);
+      if (provenance || p.origin != o) pj["origin"] = origin_name(p.origin);
+      if (provenance && !p.layer.empty()) pj["layer"] = p.layer;
+      a.push_back(pj);
+    }
+    j["pythons"] = a;
+  }
+  if (!im.distributions.empty()) {
+    ojson a = ojson::array();
+    for (const auto& d : im.distributions) {
+      ojson dj = ojson::object();
+      dj["name"] = d.name;
+      dj["version"] = d.version;
+      dj["location"] = d.location;
+      if (!d.python.empty()) dj["python"] = d.python;
+      if (!d.exports_unknown.empty()) dj["exports_unknown"] = d.exports_unknown;
+      if (provenance || d.origin != o) dj["origin"] = origin_name(d.origin);
+      if (provenance && !d.layer.empty()) dj["layer"] = d.layer;
+      ojson libs = ojson::array();
+      for (const auto& l : d.libraries) libs.push_back(dist_library_json(l));
+      dj["libraries"] = libs;
+      a.push_back(dj);
+    }
+    j["distributions"] = a;
+  }
+  if (im.toolkit) {
+    ojson t = ojson::object();
+    t["kind"] = im.toolkit->kind;
+    if (im.toolkit->version.set) t["version"] = fact_json(im.toolkit->version, o);
+    if (im.toolkit->runtime.set) t["runtime"] = fact_json(im.toolkit->runtime, o);
+    if (!im.toolkit->runtime_sonames.empty()) t["runtime_sonames"] = strings(im.toolkit->runtime_sonames);
+    j["toolkit"] = t;
+  }
+  if (im.driver.set) j["driver"] = fact_json(im.driver, o);
+  if (im.gpu_archs.set) j["gpu_archs"] = fact_json(im.gpu_archs, o);
+  if (!im.env.empty()) j["env"] = im.env;
+  if (!im.findings.empty()) {
+    ojson a = ojson::array();
+    for (const auto& f : im.findings) a.push_back({{"kind", f.kind}, {"path", f.path}, {"detail", f.detail}});
+    j["findings"] = a;
+  }
+  return j;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// JSON in: every field is checked for its type, and an error names the file and the field.
+
+namespace {
+
+class Reader {
+ public:
+  explicit Reader(std::string_view what) : m_what(what) {}
+
+  [[noreturn]] void fail(const std::string& field, const std::string& message) const {
+    throw bad_input(m_what + ": " + field + ": " + message);
+  }
+  std::string str(const json& j, const std::string& field) const {
+    if (!j.is_string()) fail(field, "expected a string");
+    return j.get<std::string>();
+  }
+  std::string opt_str(const json& obj, const char* key, const std::string& where) const {
+    auto it = obj.find(key);
+    if (it == obj.end() || it->is_null()) return {};
+    return str(*it, where + "." + key);
+  }
+  std::vector<std::string> str_list(const json& obj, const char* key, const std::string& where) const {
+    std::vector<std::string> out;
+    auto it = obj.find(key);
+    if (it == obj.end() || it->is_null()) return out;
+    if (!it->is_array()) fail(where + "." + key, "expected a list of strings");
+    for (std::size_t i = 0; i < it->size(); ++i)
+      out.push_back(str((*it)[i], where + "." + key + "[" + std::to_string(i) + "]"));
+    return out;
+  }
+  int opt_int(const json& obj, const char* key, const std::string& where) const {
+    auto it = obj.find(key);
+    if (it == obj.end() || it->is_null()) return 0;
+    if (!it->is_number_integer()) fail(where + "." + key, "expected an integer");
+    return it->get<int>();
+  }
+  Origin origin(const json& obj, Origin fallback, const std::string& where) const {
+    auto it = obj.find("origin");
+    if (it == obj.end()) return fallback;
+    try {
+      return parse_origin(str(*it, where + ".origin"));
+    } catch (const Error& e) {
+      fail(where + ".origin", e.what());
+    }
+  }
+  Fact fact(const json& obj, const char* key, Origin doc_origin, const std::string& where) const {
+    Fact f;
+    auto it = obj.find(key);
+    if (it == obj.end() || it->is_null()) return f;
+    const std::string field = where.empty() ? std::string(key) : where + "." + key;
+    f.set = true;
+    f.origin = doc_origin;
+    if (it->is_string()) {
+      std::string v = it->get<std::string>();
+      if (v != "unknown") f.value = std::move(v);
+      return f;
+    }
+    if (!it->is_object()) fail(field, "expected a string or {\"value\", \"note\"}");
+    auto v = it->find("value");
+    if (v == it->end()) fail(field, "missing \"value\" (write \"unknown\" when it is not known)");
+    std::string value = str(*v, field + ".value");
+    if (value != "unknown") f.value = std::move(value);
+    f.note = opt_str(*it, "note", field);
+    f.origin = origin(*it, doc_origin, field);
+    for (auto k = it->begin(); k != it->end(); ++k) {
+      if (k.key() != "value" && k.key() != "note" && k.key() != "origin") fail(field + "." + k.key(), "unknown field");
+    }
+    return f;
+  }
+  void only(const json& obj, std::initializer_list<const char*> keys, const std::string& where) const {
+    for (auto k = obj.begin(); k != obj.end(); ++k) {
+      bool ok = false;
+      for (const char* key : keys) ok = ok || k.key() == key;
+      if (!ok) fail(where.empty() ? k.key() : where + "." + k.key(), "unknown field");
+    }
+  }
+  const json& object(const json& j, const std::string& field) const {
+    if (!j.is_object()) fail(field, "expected an object");
+    return j;
+  }
+  const json& array(const json& j, const std::string& field) const {
+    if (!j.is_array()) fail(field, "expected a list");
+    return j;
+  }
+
+ private:
+  std::string m_what;
+};
+
+}  // namespace
+
+Image from_json(const json& j, std::string_view what) {
+  Reader r(what);
+  Image im;
+  r.object(j, "(document)");
+  r.only(j, {"schema",  "name",          "summary", "kind",   "group",     "origin",    "generated_by", "sources",
+             "layers",  "exports_dir",   "arch",    "python", "libc",      "libstdcxx", "loader",       "libraries",
+             "pythons", "distributions", "toolkit", "driver", "gpu_archs", "env",       "findings",     "$comment"},
+         "");
+  auto schema = j.find("schema");
+  if (schema == j.end()) r.fail("schema", "missing (expected \"" + std::string(k_schema) + "\")");
+  im.schema = r.str(*schema, "schema");
+  if (im.schema != k_schema)
+    r.fail("schema", "\"" + im.schema + "\" is not supported (expected \"" + std::string(k_schema) + "\")");
+  im.name = r.opt_str(j, "name", "");
+  if (im.name.empty()) r.fail("name", "missing");
+  im.summary = r.opt_str(j, "summary", "");
+  im.kind = r.opt_str(j, "kind", "");
+  if (im.kind.empty()) im.kind = "image";
+  if (im.kind != "image" && im.kind != "layer") r.fail("kind", "expected \"image\" or \"layer\"");
+  im.group = r.opt_str(j, "group", "");
+  im.origin = r.origin(j, Origin::Declared, "");
+  const Origin o = im.origin;
+  im.generated_by = r.opt_str(j, "generated_by", "");
+  im.sources = r.str_list(j, "sources", "");
+  im.layers = r.str_list(j, "layers", "");
+  im.exports_dir = r.opt_str(j, "exports_dir", "");
+  im.arch = r.fact(j, "arch", o, "");
+  im.python = r.fact(j, "python", o, "");
+  if (auto it = j.find("libc"); it != j.end()) {
+    r.object(*it, "libc");
+    r.only(*it, {"kind", "version"}, "libc");
+    im.libc_kind = r.fact(*it, "kind", o, "libc");
+    im.libc_version = r.fact(*it, "version", o, "libc");
+  }
+  if (auto it = j.find("libstdcxx"); it != j.end()) {
+    r.object(*it, "libstdcxx");
+    r.only(*it, {"glibcxx", "cxxabi"}, "libstdcxx");
+    im.glibcxx = r.fact(*it, "glibcxx", o, "libstdcxx");
+    im.cxxabi = r.fact(*it, "cxxabi", o, "libstdcxx");
+  }
+  if (auto it = j.find("loader"); it != j.end()) {
+    r.object(*it, "loader");
+    r.only(*it,
+           {"default_dirs", "default_dirs_note", "conf_dirs", "conf_files", "ld_library_path", "cache_format", "cache"},
+           "loader");
+    Loader& ld = im.loader;
+    ld.default_dirs = r.str_list(*it, "default_dirs", "loader");
+    ld.default_dirs_note = r.fact(*it, "default_dirs_note", o, "loader");
+    ld.conf_dirs = r.str_list(*it, "conf_dirs", "loader");
+    ld.conf_files = r.str_list(*it, "conf_files", "loader");
+    ld.ld_library_path = r.str_list(*it, "ld_library_path", "loader");
+    ld.cache_format = r.opt_str(*it, "cache_format", "loader");
+    if (auto c = it->find("cache"); c != it->end()) {
+      r.array(*c, "loader.cache");
+      for (std::size_t i = 0; i < c->size(); ++i) {
+        const std::string f = "loader.cache[" + std::to_string(i) + "]";
+        const json& e = (*c)[i];
+        if (!e.is_array() || e.size() != 3) r.fail(f, "expected [soname, arch, path]");
+        ld.cache.push_back({r.str(e[0], f), r.str(e[2], f), r.str(e[1], f)});
+      }
+    }
+  }
+  if (auto it = j.find("libraries"); it != j.end()) {
+    r.array(*it, "libraries");
+    for (std::size_t i = 0; i < it->size(); ++i) {
+      const std::string f = "libraries[" + std::to_string(i) + "]";
+      const json& e = r.object((*it)[i], f);
+      r.only(e,
+             {"path", "names", "soname", "machine", "class", "needed", "versions", "exports", "exports_unknown",
+              "exports_upto", "origin"},
+             f);
+      Library l;
+      l.path = r.opt_str(e, "path", f);
+      l.soname = r.opt_str(e, "soname", f);
+      if (!l.path.empty() && l.path[0] != '/') r.fail(f + ".path", "expected an absolute image path");
+      if (l.path.empty() && l.soname.empty()) {
+        r.fail(f, "needs a path, or a soname for a library declared without a known location");
+      }
+      l.names = r.str_list(e, "names", f);
+      if (l.names.empty() && !l.path.empty()) l.names.push_back(l.path);
+      l.machine = r.opt_str(e, "machine", f);
+      l.elf_class = r.opt_int(e, "class", f);
+      l.needed = r.str_list(e, "needed", f);
+      l.versions = r.str_list(e, "versions", f);
+      l.exports = r.opt_str(e, "exports", f);
+      l.exports_unknown = r.opt_str(e, "exports_unknown", f);
+      l.exports_upto = r.opt_str(e, "exports_upto", f);
+      l.origin = r.origin(e, o, f);
+      im.libraries.push_back(std::move(l));
+    }
+  }
+  if (auto it = j.find("pythons"); it != j.end()) {
+    r.array(*it, "pythons");
+    for (std::size_t i = 0; i < it->size(); ++i) {
+      const std::string f = "pythons[" + std::to_string(i) + "]";
+      const json& e = r.object((*it)[i], f);
+      r.only(e, {"version", "abi_tags", "executable", "site_packages", "origin"}, f);
+      Python p;
+      p.version = r.opt_str(e, "version", f);
+      if (p.version.empty()) r.fail(f + ".version", "missing");
+      p.abi_tags = r.str_list(e, "abi_tags", f);
+      p.executable = r.opt_str(e, "executable", f);
+      p.site_packages = r.str_list(e, "site_packages", f);
+      p.origin = r.origin(e, o, f);
+      im.pythons.push_back(std::move(p));
+    }
+  }
+  if (auto it = j.find("distributions"); it != j.end()) {
+    r.array(*it, "distributions");
+    for (std::size_t i = 0; i < it->size(); ++i) {
+      const std::string f = "distributions[" + std::to_string(i) + "]";
+      const json& e = r.object((*it)[i], f);
+      r.only(e, {"name", "version", "location", "python", "exports_unknown", "origin", "libraries"}, f);
+      Distribution d;
+      d.name = r.opt_str(e, "name", f);
+      d.version = r.opt_str(e, "version", f);
+      if (d.name.empty() || d.version.empty()) r.fail(f, "needs a name and a version");
+      d.location = r.opt_str(e, "location", f);
+      if (d.location.empty()) d.location = std::string(k_site_placeholder);
+      d.python = r.opt_str(e, "python", f);
+      d.exports_unknown = r.opt_str(e, "exports_unknown", f);
+      d.origin = r.origin(e, o, f);
+      if (auto libs = e.find("libraries"); libs != e.end()) {
+        r.array(*libs, f + ".libraries");
+        for (std::size_t k = 0; k < libs->size(); ++k) {
+          const std::string lf = f + ".libraries[" + std::to_string(k) + "]";
+          const json& le = r.object((*libs)[k], lf);
+          r.only(le, {"path", "soname", "machine", "class", "needed", "versions", "exports", "exports_unknown"}, lf);
+          DistLibrary l;
+          l.path = r.opt_str(le, "path", lf);
+          if (l.path.empty() || l.path[0] == '/') r.fail(lf + ".path", "expected a path relative to the location");
+          l.soname = r.opt_str(le, "soname", lf);
+          l.machine = r.opt_str(le, "machine", lf);
+          l.elf_class = r.opt_int(le, "class", lf);
+          l.needed = r.str_list(le, "needed", lf);
+          l.versions = r.str_list(le, "versions", lf);
+          l.exports = r.opt_str(le, "exports", lf);
+          l.exports_unknown = r.opt_str(le, "exports_unknown", lf);
+          d.libraries.push_back(std::move(l));
+        }
+      }
+      im.distributions.push_back(std::move(d));
+    }
+  }
+  if (auto it = j.find("toolkit"); it != j.end()) {
+    r.object(*it, "toolkit");
+    r.only(*it, {"kind", "version", "runtime", "runtime_sonames"}, "toolkit");
+    Toolkit t;
+    t.kind = r.opt_str(*it, "kind", "toolkit");
+    if (t.kind.empty()) r.fail("toolkit.kind", "missing (cuda, maca, cann, dtk, tops, musa, ppu)");
+    t.version = r.fact(*it, "version", o, "toolkit");
+    t.runtime = r.fact(*it, "runtime", o, "toolkit");
+    t.runtime_sonames = r.str_list(*it, "runtime_sonames", "toolkit");
+    im.toolkit = std::move(t);
+  }
+  im.driver = r.fact(j, "driver", o, "");
+  im.gpu_archs = r.fact(j, "gpu_archs", o, "");
+  if (auto it = j.find("env"); it != j.end()) {
+    r.object(*it, "env");
+    for (auto k = it->begin(); k != it->end(); ++k) im.env[k.key()] = r.str(k.value(), "env." + k.key());
+  }
+  if (auto it = j.find("findings"); it != j.end()) {
+    r.array(*it, "findings");
+    for (std::size_t i = 0; i < it->size(); ++i) {
+      const std::string f = "findings[" + std::to_string(i) + "]";
+      const json& e = r.object((*it)[i], f);
+      im.findings.push_back({r.opt_str(e, "kind", f), r.opt_str(e, "path", f), r.opt_str(e, "detail", f)});
+    }
+  }
+  return im;
+}
+
+namespace {
+
+std::string dirname_of(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+// Export references become files: relative to the description's exports_dir, itself relative to the
+// description's folder ("exports" when unset).
+void resolve_exports(Image& im) {
+  const std::string base = dirname_of(im.file) + "/" + (im.exports_dir.empty() ? "exports" : im.exports_dir);
+  for (auto& l : im.libraries) {
+    if (!l.exports.empty()) l.exports_file = base + "/" + l.exports;
+    l.layer = im.name;
+  }
+  for (auto& d : im.distributions) {
+    d.layer = im.name;
+    for (auto& l : d.libraries) {
+      if (!l.exports.empty()) l.exports_file = base + "/" + l.exports;
+    }
+  }
+  for (auto& p : im.pythons) p.layer = im.name;
+  for (Fact* f : {&im.arch, &im.python, &im.libc_kind, &im.libc_version, &im.glibcxx, &im.cxxabi, &im.driver,
+                  &im.gpu_archs, &im.loader.default_dirs_note}) {
+    if (f->set) f->layer = im.name;
+  }
+  if (im.toolkit) {
+    if (im.toolkit->version.set) im.toolkit->version.layer = im.name;
+    if (im.toolkit->runtime.set) im.toolkit->runtime.layer = im.name;
+  }
+}
+
+}  // namespace
+
+Image load_file(const std::string& path) {
+  const std::string text = read_text_file(path, std::uint64_t{64} << 20);
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw bad_input(path + ": not valid JSON: " + e.what());
+  }
+  Image im = from_json(j, path);
+  im.file = path;
+  resolve_exports(im);
+  return im;
+}
+
+void save_file(const Image& image, const std::string& path) {
+  write_file_atomic(path, to_json(image).dump(2) + "\n");
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Composition
+
+namespace {
+
+void override_fact(Fact& base, const Fact& top) {
+  if (top.set) base = top;
+}
+
+template <class T, class Key>
+void merge_by(std::vector<T>& base, const std::vector<T>& top, Key key) {
+  for (const auto& item : top) {
+    auto it = std::find_if(base.begin(), base.end(), [&](const T& b) { return key(b) == key(item); });
+    if (it != base.end()) {
+      *it = item;
+    } else {
+      base.push_back(item);
+    }
+  }
+}
+
+void append_unique(std::vector<std::string>& base, const std::vector<std::string>& top) {
+  for (const auto& s : top) {
+    if (std::find(base.begin(), base.end(), s) == base.end()) base.push_back(s);
+  }
+}
+
+}  // namespace
+
+Image compose(const Image& base, const Image& top) {
+  Image out = base;
+  // Identity is the top's.
+  out.schema = top.schema;
+  out.name = top.name;
+  out.summary = top.summary;
+  out.kind = top.kind;
+  out.group = top.group;
+  out.origin = top.origin;
+  out.generated_by = top.generated_by;
+  out.file = top.file;
+  out.exports_dir = top.exports_dir;
+  append_unique(out.sources, top.sources);
+  out.layers = top.layers;
+  override_fact(out.arch, top.arch);
+  override_fact(out.python, top.python);
+  override_fact(out.libc_kind, top.libc_kind);
+  override_fact(out.libc_version, top.libc_version);
+  override_fact(out.glibcxx, top.glibcxx);
+  override_fact(out.cxxabi, top.cxxabi);
+  override_fact(out.driver, top.driver);
+  override_fact(out.gpu_archs, top.gpu_archs);
+  if (!top.loader.default_dirs.empty()) {
+    out.loader.default_dirs = top.loader.default_dirs;
+    out.loader.default_dirs_note = top.loader.default_dirs_note;
+  }
+  append_unique(out.loader.conf_dirs, top.loader.conf_dirs);
+  append_unique(out.loader.conf_files, top.loader.conf_files);
+  append_unique(out.loader.ld_library_path, top.loader.ld_library_path);
+  if (!top.loader.cache_format.empty()) out.loader.cache_format = top.loader.cache_format;
+  merge_by(out.loader.cache, top.loader.cache, [](const CacheEntry& e) { return e.soname + '\0' + e.path; });
+  merge_by(out.libraries, top.libraries,
+           [](const Library& l) { return l.path.empty() ? "soname:" + l.soname : l.path; });
+  merge_by(out.pythons, top.pythons, [](const Python& p) { return p.version; });
+  merge_by(out.distributions, top.distributions,
+           [](const Distribution& d) { return wheel::normalize_project_name(d.name) + '\0' + d.python; });
+  if (top.toolkit) {
+    if (!out.toolkit || out.toolkit->kind != top.toolkit->kind) {
+      out.toolkit = top.toolkit;
+    } else {
+      override_fact(out.toolkit->version, top.toolkit->version);
+      override_fact(out.toolkit->runtime, top.toolkit->runtime);
+      if (!top.toolkit->runtime_sonames.empty()) out.toolkit->runtime_sonames = top.toolkit->runtime_sonames;
+    }
+  }
+  for (const auto& [k, v] : top.env) out.env[k] = v;
+  out.findings.insert(out.findings.end(), top.findings.begin(), top.findings.end());
+  return out;
+}
+
+}  // namespace wheelcheck::image

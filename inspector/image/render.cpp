@@ -1,0 +1,129 @@
+// `wheelcheck image show NAME`: one description for people, each fact with where it came from.
+#include <fmt/format.h>
+
+#include "wheelcheck/image.hpp"
+
+namespace wheelcheck::image {
+
+namespace {
+
+struct Style {
+  bool color = false;
+  std::string bold(std::string_view s) const { return color ? fmt::format("\033[1m{}\033[0m", s) : std::string(s); }
+  std::string dim(std::string_view s) const { return color ? fmt::format("\033[2m{}\033[0m", s) : std::string(s); }
+  std::string warn(std::string_view s) const { return color ? fmt::format("\033[33m{}\033[0m", s) : std::string(s); }
+};
+
+std::string from(Origin origin, const std::string& layer) {
+  return layer.empty() ? origin_name(origin) : fmt::format("{} in {}", origin_name(origin), layer);
+}
+
+std::string join(const std::vector<std::string>& v, std::string_view sep) {
+  std::string out;
+  for (const auto& s : v) {
+    if (!out.empty()) out += sep;
+    out += s;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string render_text(const Image& im, bool color) {
+  const Style st{color};
+  std::string out;
+  out += st.bold(im.name);
+  if (!im.summary.empty()) out += " - " + im.summary;
+  out += "\n";
+  out += fmt::format("  {} ({}{}){}\n", im.kind, origin_name(im.origin), im.group.empty() ? "" : ", group " + im.group,
+                     im.file.empty() ? "" : ", " + im.file);
+  if (!im.layers.empty()) out += "  layers: " + join(im.layers, " + ") + "\n";
+  for (const auto& s : im.sources) out += "  source: " + s + "\n";
+  if (!im.generated_by.empty()) out += "  regenerate: " + im.generated_by + "\n";
+
+  out += "\n" + st.bold("Facts") + "\n";
+  auto fact = [&](std::string_view label, const Fact& f) {
+    if (!f.set) return;
+    const std::string value = f.known() ? *f.value : st.warn("unknown");
+    out += fmt::format("  {:<22} {:<16} {}{}\n", label, value, st.dim(from(f.origin, f.layer)),
+                       f.note.empty() ? "" : st.dim(": " + f.note));
+  };
+  fact("arch", im.arch);
+  fact("libc", im.libc_kind);
+  fact("libc version", im.libc_version);
+  fact("libstdc++ GLIBCXX", im.glibcxx);
+  fact("libstdc++ CXXABI", im.cxxabi);
+  if (im.toolkit) {
+    fact(im.toolkit->kind + " toolkit", im.toolkit->version);
+    fact(im.toolkit->kind + " runtime", im.toolkit->runtime);
+    if (!im.toolkit->runtime_sonames.empty()) {
+      out += fmt::format("  {:<22} {}\n", "runtime sonames", join(im.toolkit->runtime_sonames, ", "));
+    }
+  }
+  fact("GPU driver", im.driver);
+  fact("GPU architectures", im.gpu_archs);
+
+  const Loader& ld = im.loader;
+  out += "\n" + st.bold("Loader") + "\n";
+  out += fmt::format("  default folders        {}{}\n", ld.default_dirs.empty() ? "-" : join(ld.default_dirs, ":"),
+                     ld.default_dirs_note.set
+                         ? st.dim("  " + from(ld.default_dirs_note.origin, ld.default_dirs_note.layer) +
+                                  (ld.default_dirs_note.note.empty() ? "" : ": " + ld.default_dirs_note.note))
+                         : "");
+  out += fmt::format("  ld.so.conf folders     {}\n", ld.conf_dirs.empty() ? "-" : join(ld.conf_dirs, ":"));
+  out += fmt::format("  ld.so.cache            {}\n",
+                     ld.cache_format.empty() ? "not described"
+                                             : fmt::format("{} format, {} entries", ld.cache_format, ld.cache.size()));
+  out += fmt::format("  LD_LIBRARY_PATH        {}\n", ld.ld_library_path.empty() ? "-" : join(ld.ld_library_path, ":"));
+
+  if (!im.libraries.empty()) {
+    out += "\n" + st.bold(fmt::format("Libraries ({})", im.libraries.size())) + "\n";
+    for (const auto& l : im.libraries) {
+      std::string exports = !l.exports.empty()           ? "exports: table"
+                            : !l.exports_unknown.empty() ? st.warn("exports: unknown")
+                            : !l.versions.empty()        ? fmt::format("versions: {}", l.versions.size())
+                                                         : "exports: none";
+      if (!l.exports_upto.empty()) exports += " up to " + l.exports_upto;
+      out += fmt::format("  {:<28} {} {}  {}\n", l.soname.empty() ? "(no soname)" : l.soname, l.path,
+                         st.dim(l.machine.empty() ? "" : fmt::format("{}/{}", l.machine, l.elf_class)),
+                         st.dim(exports + ", " + from(l.origin, l.layer)));
+    }
+  }
+  if (!im.pythons.empty()) {
+    out += "\n" + st.bold("Pythons") + "\n";
+    for (const auto& p : im.pythons) {
+      out += fmt::format("  Python {:<6} abi {}  {}  site-packages {}  {}\n", p.version, join(p.abi_tags, ","),
+                         p.executable.empty() ? "(no executable found)" : p.executable, join(p.site_packages, ":"),
+                         st.dim(from(p.origin, p.layer)));
+    }
+  }
+  if (!im.distributions.empty()) {
+    out += "\n" + st.bold("Python distributions") + "\n";
+    for (const auto& d : im.distributions) {
+      out += fmt::format("  {} {}  at {}  {}\n", d.name, d.version, d.location, st.dim(from(d.origin, d.layer)));
+      if (!d.exports_unknown.empty()) out += "    " + st.warn("export tables unknown: " + d.exports_unknown) + "\n";
+      for (const auto& l : d.libraries) {
+        out += fmt::format("    {:<40} {}{}\n", l.path, l.soname.empty() ? "" : "soname " + l.soname,
+                           !l.exports.empty()           ? st.dim("  exports: table")
+                           : !l.exports_unknown.empty() ? st.warn("  exports: unknown")
+                                                        : "");
+      }
+    }
+  }
+  if (!im.env.empty()) {
+    out += "\n" + st.bold("Environment") + "\n";
+    for (const auto& [k, v] : im.env) out += fmt::format("  {}={}\n", k, v);
+  }
+  const auto unknowns = im.unknowns();
+  if (!unknowns.empty()) {
+    out += "\n" + st.bold("Unknown") + "\n";
+    for (const auto& u : unknowns) out += "  - " + st.warn(u) + "\n";
+  }
+  if (!im.findings.empty()) {
+    out += "\n" + st.bold("Findings of the probe") + "\n";
+    for (const auto& f : im.findings) out += fmt::format("  {:<16} {}: {}\n", f.kind, f.path, f.detail);
+  }
+  return out;
+}
+
+}  // namespace wheelcheck::image

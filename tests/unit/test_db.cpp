@@ -1,0 +1,283 @@
+// The db of image descriptions: every file loads and composes, every export reference is a real table,
+// the seven FlagOS images say what is unknown, and composition follows its documented rules.
+#include <filesystem>
+#include <set>
+
+#include "support.hpp"
+#include "wheelcheck/error.hpp"
+#include "wheelcheck/exports.hpp"
+#include "wheelcheck/image.hpp"
+
+namespace fs = std::filesystem;
+using namespace wheelcheck;
+using namespace wheelcheck::test;
+
+namespace {
+
+image::Db source_db() {
+  return image::Db(source_dir() + "/db");
+}
+
+const char* const k_flagos[] = {"cuda13.0", "metax-maca3.8", "ascend-cann9", "dcu-dtk26.04",
+                                "gcu-tops", "musa5.1",       "ppu"};
+const char* const k_targets[] = {"manylinux2014", "manylinux_2_28", "manylinux_2_34", "manylinux_2_39",
+                                 "musllinux_1_2"};
+
+bool contains(const std::vector<std::string>& v, const std::string& needle) {
+  for (const auto& s : v) {
+    if (s.find(needle) != std::string::npos) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST(Db, EveryDescriptionComposesAndEveryExportReferenceIsARealTable) {
+  const auto db = source_db();
+  std::vector<std::string> all = db.image_names();
+  for (const auto& l : db.layer_names()) all.push_back(l);
+  ASSERT_GE(all.size(), 20U);
+  std::set<std::string> tables;
+  for (const auto& name : all) {
+    SCOPED_TRACE(name);
+    const image::Image im = db.get(name);
+    EXPECT_EQ(im.name, name);
+    EXPECT_FALSE(im.summary.empty());
+    for (const auto& l : im.libraries) {
+      if (!l.exports.empty()) tables.insert(l.exports_file);
+      EXPECT_TRUE(!l.exports.empty() || !l.exports_unknown.empty() || !l.versions.empty() ||
+                  l.origin == image::Origin::Probed)
+          << l.soname << ": a declared library must say what it exports or why that is unknown";
+    }
+    for (const auto& d : im.distributions) {
+      for (const auto& l : d.libraries) {
+        if (!l.exports.empty()) tables.insert(l.exports_file);
+      }
+    }
+  }
+  ASSERT_GE(tables.size(), 50U);
+  std::size_t empty = 0;
+  for (const auto& t : tables) {
+    SCOPED_TRACE(t);
+    ASSERT_TRUE(fs::exists(t));
+    const auto table = exports::load_table(t);
+    EXPECT_FALSE(table.library.empty());
+    // A few shims export nothing at all (Debian's libtorch.so only pulls libtorch_cpu in).
+    if (table.symbols().empty()) ++empty;
+  }
+  EXPECT_LT(empty * 10, tables.size());
+}
+
+TEST(Db, SevenFlagOsImagesMarkDriverAndTorchExportsUnknown) {
+  const auto db = source_db();
+  for (const char* name : k_flagos) {
+    SCOPED_TRACE(name);
+    const image::Image im = db.get(name);
+    EXPECT_EQ(im.group, "flagos");
+    EXPECT_FALSE(im.driver.known());
+    EXPECT_FALSE(im.driver.note.empty());
+    const auto* torch = im.distribution("torch");
+    ASSERT_NE(torch, nullptr);
+    EXPECT_EQ(torch->version.rfind("2.10.0", 0), 0U) << torch->version;
+    EXPECT_FALSE(torch->exports_unknown.empty());
+    const auto unknowns = im.unknowns();
+    EXPECT_TRUE(contains(unknowns, "driver version"));
+    EXPECT_TRUE(contains(unknowns, "torch 2.10.0"));
+    ASSERT_TRUE(im.toolkit.has_value());
+    EXPECT_FALSE(im.toolkit->runtime_sonames.empty());
+  }
+  // The facts of the platform table.
+  const auto cuda = db.get("cuda13.0");
+  EXPECT_EQ(cuda.arch.text(), "x86_64");
+  EXPECT_EQ(cuda.toolkit->version.text(), "13.0");
+  EXPECT_EQ(cuda.libc_version.text(), "2.39");
+  ASSERT_EQ(cuda.pythons.size(), 1U);
+  EXPECT_EQ(cuda.pythons[0].version, "3.12");
+  // torch's libraries sit in the image's site-packages once composed.
+  EXPECT_EQ(cuda.distribution("torch")->location, cuda.pythons[0].site_packages.front());
+  // The CUDA 13.0 runtime's libraries come from the probed layer, with tables.
+  bool cudart13 = false;
+  for (const auto& l : cuda.libraries) cudart13 = cudart13 || (l.soname == "libcudart.so.13" && !l.exports.empty());
+  EXPECT_TRUE(cudart13);
+  EXPECT_EQ(db.get("ascend-cann9").arch.text(), "aarch64");
+  EXPECT_EQ(db.get("ascend-cann9").distribution("torch-npu"), nullptr) << "torch_npu is deliberately absent";
+  EXPECT_EQ(db.get("musa5.1").pythons.at(0).version, "3.10");
+}
+
+TEST(Db, GeneratedAndTargetImagesCarryTheirFacts) {
+  const auto db = source_db();
+  EXPECT_EQ(db.get("debian12").libc_version.text(), "2.36");
+  EXPECT_EQ(db.get("debian13").libc_version.text(), "2.41");
+  EXPECT_EQ(db.get("debian13").glibcxx.text(), "3.4.33");
+  for (const char* name : {"torch1.13-debian", "torch2.6-debian", "torch2.14-debian", "torch2.6-debian-aarch64"}) {
+    SCOPED_TRACE(name);
+    const auto im = db.get(name);
+    EXPECT_EQ(im.kind, "layer");
+    EXPECT_EQ(im.generated_by, std::string("scripts/gen-db.sh ") + name);
+    const auto* torch = im.distribution("torch");
+    ASSERT_NE(torch, nullptr);
+    bool c10 = false;
+    for (const auto& l : torch->libraries) c10 = c10 || (l.path == "torch/lib/libc10.so" && !l.exports.empty());
+    EXPECT_TRUE(c10);
+  }
+  EXPECT_EQ(db.get("torch2.6-debian-aarch64").distribution("torch")->libraries.at(0).machine, "aarch64");
+  const std::map<std::string, std::string> glibc = {{"manylinux2014", "2.17"},
+                                                    {"manylinux_2_28", "2.28"},
+                                                    {"manylinux_2_34", "2.34"},
+                                                    {"manylinux_2_39", "2.39"},
+                                                    {"musllinux_1_2", "1.2"}};
+  for (const char* name : k_targets) {
+    SCOPED_TRACE(name);
+    const auto im = db.get(name);
+    EXPECT_EQ(im.group, "target");
+    EXPECT_EQ(im.origin, image::Origin::Derived);
+    EXPECT_EQ(im.libc_version.text(), glibc.at(name));
+    EXPECT_FALSE(im.libraries.empty());
+  }
+  // The policy's versions, not invented ones: manylinux_2_28 allows GLIBC_2.28 and not GLIBC_2.29.
+  const auto m = db.get("manylinux_2_28");
+  for (const auto& l : m.libraries) {
+    if (l.soname != "libc.so.6") continue;
+    EXPECT_NE(std::find(l.versions.begin(), l.versions.end(), "GLIBC_2.28"), l.versions.end());
+    EXPECT_EQ(std::find(l.versions.begin(), l.versions.end(), "GLIBC_2.29"), l.versions.end());
+  }
+}
+
+TEST(Db, CompositionOverridesFactsAndMergesLists) {
+  TempDir d;
+  fs::create_directories(d.file("db/images"));
+  fs::create_directories(d.file("db/layers"));
+  d.write("db/layers/base.json", R"({"schema": "wheelcheck-image/1", "name": "base", "kind": "layer", "summary": "b",
+    "arch": "x86_64", "libc": {"kind": "glibc", "version": "2.35"},
+    "libraries": [{"path": "/usr/lib/libfoo.so.1", "soname": "libfoo.so.1", "exports_unknown": "test"}],
+    "pythons": [{"version": "3.11", "abi_tags": ["cp311"], "site_packages": ["/sp"]}]})");
+  d.write("db/layers/torch.json", R"({"schema": "wheelcheck-image/1", "name": "torch", "kind": "layer", "summary": "t",
+    "distributions": [{"name": "torch", "version": "9.9", "location": "{site-packages}", "exports_unknown": "test"}]})");
+  d.write("db/images/img.json", R"({"schema": "wheelcheck-image/1", "name": "img", "summary": "i",
+    "layers": ["base", "torch"], "libc": {"version": {"value": "unknown", "note": "not published"}},
+    "libraries": [{"path": "/usr/lib/libbar.so.2", "soname": "libbar.so.2", "exports_unknown": "test"}],
+    "env": {"LD_LIBRARY_PATH": "/opt/a:/opt/b"}})");
+  d.write("db/images/loop.json",
+          R"({"schema": "wheelcheck-image/1", "name": "loop", "summary": "l", "layers": ["loop2"]})");
+  d.write("db/layers/loop2.json",
+          R"({"schema": "wheelcheck-image/1", "name": "loop2", "summary": "l", "layers": ["loop"]})");
+  d.write("db/images/bad.json", R"({"schema": "wheelcheck-image/1", "name": "bad", "summary": "x", "arch": 5})");
+  image::Db db(d.file("db"));
+  const auto im = db.get("img");
+  EXPECT_EQ(im.arch.text(), "x86_64");
+  EXPECT_EQ(im.arch.layer, "base");
+  EXPECT_EQ(im.libc_kind.text(), "glibc");
+  EXPECT_FALSE(im.libc_version.known()) << "the image's own unknown overrides the layer's 2.35";
+  EXPECT_EQ(im.libc_version.layer, "img");
+  EXPECT_EQ(im.libraries.size(), 2U);
+  ASSERT_NE(im.distribution("torch"), nullptr);
+  EXPECT_EQ(im.distribution("torch")->location, "/sp");
+  EXPECT_EQ(im.distribution("torch")->python, "3.11");
+  EXPECT_EQ(im.loader.ld_library_path, (std::vector<std::string>{"/opt/a", "/opt/b"}));
+  EXPECT_EQ(db.image_names(), (std::vector<std::string>{"bad", "img", "loop"}));
+  try {
+    db.get("loop");
+    FAIL() << "a layer cycle must be an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cycle"), std::string::npos) << e.what();
+  }
+  try {
+    db.get("bad");
+    FAIL() << "a wrong type must be an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+    EXPECT_NE(std::string(e.what()).find("arch"), std::string::npos) << e.what();
+  }
+  try {
+    db.get("imgg");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Usage);
+    EXPECT_NE(std::string(e.what()).find("did you mean \"img\""), std::string::npos) << e.what();
+  }
+}
+
+TEST(Db, MalformedDescriptionsAreClearErrors) {
+  TempDir d;
+  const std::pair<const char*, const char*> cases[] = {
+      {"{", "not valid JSON"},
+      {"[]", "expected an object"},
+      {R"({"name": "x"})", "schema"},
+      {R"({"schema": "wheelcheck-image/9", "name": "x"})", "not supported"},
+      {R"({"schema": "wheelcheck-image/1", "name": "x", "colour": "red"})", "colour: unknown field"},
+      {R"({"schema": "wheelcheck-image/1", "name": "x", "libraries": [{"path": "relative/libx.so"}]})", "absolute"},
+      {R"({"schema": "wheelcheck-image/1", "name": "x", "driver": {"note": "n"}})", "missing \"value\""},
+      {R"({"schema": "wheelcheck-image/1", "name": "x", "origin": "guessed"})", "unknown origin"},
+  };
+  for (const auto& [text, message] : cases) {
+    SCOPED_TRACE(text);
+    d.write("x.json", text);
+    try {
+      image::load_file(d.file("x.json"));
+      ADD_FAILURE() << "accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(Db, JsonRoundTripIsStable) {
+  const auto db = source_db();
+  for (const auto& name : db.image_names()) {
+    SCOPED_TRACE(name);
+    const auto path = source_dir() + "/db/images/" + name + ".json";
+    const auto once = image::load_file(path);
+    const auto text = image::to_json(once).dump(2);
+    const auto twice = image::from_json(nlohmann::json::parse(text), "round trip");
+    EXPECT_EQ(image::to_json(twice).dump(2), text);
+  }
+}
+
+TEST(ImagesCli, ListsFlagOsGeneratedAndTargetsAndShowsProvenance) {
+  const auto r = run("cd / && " + shell_quote(binary_path()) + " images");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* name : k_flagos) EXPECT_NE(r.out.find(name), std::string::npos) << name;
+  for (const char* name : k_targets) EXPECT_NE(r.out.find(name), std::string::npos) << name;
+  for (const char* name : {"debian12", "debian13", "torch2.6-debian", "cuda13.0-runtime"}) {
+    EXPECT_NE(r.out.find(name), std::string::npos) << name;
+  }
+  const auto j = run(shell_quote(binary_path()) + " images --json");
+  ASSERT_EQ(j.exit_code, 0);
+  const auto list = nlohmann::json::parse(j.out);
+  bool cuda = false;
+  for (const auto& e : list) {
+    if (e["name"] == "cuda13.0") {
+      cuda = true;
+      std::string unknown = e["unknown"].dump();
+      EXPECT_NE(unknown.find("driver version"), std::string::npos) << unknown;
+      EXPECT_NE(unknown.find("torch 2.10.0+cpu export tables"), std::string::npos) << unknown;
+    }
+  }
+  EXPECT_TRUE(cuda);
+  const auto show = run(shell_quote(binary_path()) + " image show cuda13.0 --json");
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  const auto im = nlohmann::json::parse(show.out);
+  EXPECT_EQ(im["libc"]["version"]["origin"], "declared");
+  EXPECT_EQ(im["libc"]["version"]["layer"], "ubuntu24.04");
+  EXPECT_EQ(im["driver"]["value"], "unknown");
+  const auto text = run(shell_quote(binary_path()) + " image show cuda13.0");
+  EXPECT_NE(text.out.find("declared in ubuntu24.04"), std::string::npos);
+  EXPECT_NE(text.out.find("probed in cuda13.0-runtime"), std::string::npos);
+  const auto missing = run(shell_quote(binary_path()) + " image show cuda13");
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("did you mean"), std::string::npos) << missing.err;
+}
+
+TEST(DbRegeneration, GeneratedFilesAreReproducedByTheirCommand) {
+  // The files made from this machine's own glibc regenerate to the same bytes; the corpus suite
+  // (DbRegenerationCorpus) checks the rest.
+  if (!have_program("ldconfig") || !have_program("dpkg-query") || !fs::exists("/usr/lib/x86_64-linux-gnu/libc.so.6")) {
+    GTEST_SKIP() << "needs a Debian x86_64 machine (dpkg-query, ldconfig)";
+  }
+  const std::string build = fs::path(binary_path()).parent_path().string();
+  const auto r = run(shell_quote(source_dir() + "/scripts/gen-db.sh") + " --check --build " + shell_quote(build) +
+                     " debian12 targets");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("db/ is up to date"), std::string::npos) << r.out << r.err;
+}

@@ -1,0 +1,400 @@
+// `wheelcheck probe` on roots built at test time from real files (this machine's glibc and libstdc++,
+// the CUDA 13.0 runtime under /usr/local/cuda-13.0), with a real ld.so.cache made by `ldconfig -r`.
+// Oracles: ldconfig -p -C, readelf -V, nm -D --defined-only, getconf GNU_LIBC_VERSION.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+#include "support.hpp"
+#include "wheelcheck/exports.hpp"
+#include "wheelcheck/image.hpp"
+#include "wheelcheck/probe.hpp"
+
+namespace fs = std::filesystem;
+using namespace wheelcheck;
+using namespace wheelcheck::test;
+
+namespace wheelcheck::test {
+
+// A root folder under construction: image paths map to ROOT + path.
+class RootBuilder {
+ public:
+  const std::string& root() const { return m_dir.path(); }
+  std::string host(const std::string& image_path) const { return m_dir.path() + image_path; }
+  void mkdir(const std::string& image_path) const { fs::create_directories(host(image_path)); }
+  // Copies a host file (its real content, links followed) to an image path.
+  void copy(const std::string& host_file, const std::string& image_path) const {
+    mkdir(fs::path(image_path).parent_path().string());
+    fs::copy_file(fs::canonical(host_file), host(image_path), fs::copy_options::overwrite_existing);
+  }
+  void symlink(const std::string& target, const std::string& image_path) const {
+    mkdir(fs::path(image_path).parent_path().string());
+    fs::remove(host(image_path));
+    fs::create_symlink(target, host(image_path));
+  }
+  void write(const std::string& image_path, const std::string& content) const {
+    mkdir(fs::path(image_path).parent_path().string());
+    write_binary(host(image_path), content);
+  }
+  TempDir& dir() { return m_dir; }
+
+ private:
+  TempDir m_dir;
+};
+
+struct NmExport {
+  std::string name, version;
+  bool hidden = false;
+  bool operator<(const NmExport& o) const {
+    return std::tie(name, version, hidden) < std::tie(o.name, o.version, o.hidden);
+  }
+  bool operator==(const NmExport& o) const = default;
+};
+
+std::set<NmExport> nm_defined(const std::string& path) {
+  std::set<NmExport> out;
+  const auto r = run("nm -D --defined-only " + shell_quote(path));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::stringstream ss(r.out);
+  for (std::string line; std::getline(ss, line);) {
+    std::stringstream ls(line);
+    std::vector<std::string> cols;
+    for (std::string c; ls >> c;) cols.push_back(c);
+    if (cols.size() < 2) continue;
+    std::string sym = cols.back();
+    NmExport e;
+    if (auto at = sym.find("@@"); at != std::string::npos) {
+      e.name = sym.substr(0, at);
+      e.version = sym.substr(at + 2);
+    } else if (auto at1 = sym.find('@'); at1 != std::string::npos) {
+      e.name = sym.substr(0, at1);
+      e.version = sym.substr(at1 + 1);
+      e.hidden = true;
+    } else {
+      e.name = sym;
+    }
+    out.insert(e);
+  }
+  return out;
+}
+
+std::set<NmExport> table_set(const exports::Table& t) {
+  std::set<NmExport> out;
+  for (const auto& e : t.symbols()) out.insert({std::string(e.name), std::string(e.version), e.hidden});
+  return out;
+}
+
+// The newest PREFIX<x.y.z> version definition, as readelf -V prints them.
+std::string newest_verdef(const std::string& path, const std::string& prefix) {
+  const auto r = run("readelf -V -W " + shell_quote(path));
+  const std::regex re("Name: " + prefix + "([0-9]+(\\.[0-9]+)*)\\b");
+  std::string best;
+  auto less = [](const std::string& a, const std::string& b) {
+    std::stringstream sa(a), sb(b);
+    std::string x, y;
+    for (;;) {
+      const bool ha = static_cast<bool>(std::getline(sa, x, '.')), hb = static_cast<bool>(std::getline(sb, y, '.'));
+      if (!ha || !hb) return !ha && hb;
+      if (std::stol(x) != std::stol(y)) return std::stol(x) < std::stol(y);
+    }
+  };
+  for (std::sregex_iterator it(r.out.begin(), r.out.end(), re), end; it != end; ++it) {
+    if (best.empty() || less(best, (*it)[1].str())) best = (*it)[1].str();
+  }
+  return best;
+}
+
+// `ldconfig -p -C CACHE`: "\tlibc.so.6 (libc6,x86-64) => /lib/x86_64-linux-gnu/libc.so.6".
+std::set<std::tuple<std::string, std::string, std::string>> ldconfig_entries(const std::string& cache) {
+  std::set<std::tuple<std::string, std::string, std::string>> out;
+  const auto r = run("ldconfig -p -C " + shell_quote(cache));
+  const std::regex re(R"(^\s+(\S+) \(([^)]*)\) => (\S+)$)");
+  std::stringstream ss(r.out);
+  for (std::string line; std::getline(ss, line);) {
+    std::smatch m;
+    if (std::regex_match(line, m, re)) out.insert({m[1], m[2], m[3]});
+  }
+  return out;
+}
+
+bool have_host_glibc() {
+  return fs::exists("/usr/lib/x86_64-linux-gnu/libc.so.6") && have_program("ldconfig");
+}
+
+// A Debian-like root with this machine's C and C++ runtime.
+void lay_out_glibc(const RootBuilder& r) {
+  const std::string lib = "/usr/lib/x86_64-linux-gnu";
+  r.mkdir(lib);
+  r.symlink("usr/lib", "/lib");
+  for (const char* so : {"libc.so.6", "libm.so.6", "libgcc_s.so.1", "ld-linux-x86-64.so.2"}) {
+    r.copy(std::string("/usr/lib/x86_64-linux-gnu/") + so, lib + "/" + so);
+  }
+  const std::string cxx = fs::canonical("/usr/lib/x86_64-linux-gnu/libstdc++.so.6").filename().string();
+  r.copy("/usr/lib/x86_64-linux-gnu/libstdc++.so.6", lib + "/" + cxx);
+  r.symlink(cxx, lib + "/libstdc++.so.6");
+  // An absolute link, as Debian ships it: it must resolve inside the root.
+  r.symlink("/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", "/lib64/ld-linux-x86-64.so.2");
+  r.write("/etc/ld.so.conf", "include /etc/ld.so.conf.d/*.conf\n");
+  r.write("/etc/ld.so.conf.d/x86_64-linux-gnu.conf", "# Multiarch support\n/usr/lib/x86_64-linux-gnu\n");
+}
+
+void run_ldconfig(const RootBuilder& r) {
+  const auto rc = run("ldconfig -X -r " + shell_quote(r.root()));
+  ASSERT_EQ(rc.exit_code, 0) << rc.out << rc.err;
+}
+
+// A stand-in libc10.so built here: C++ functions in namespace c10, versioned and not.
+std::string build_fake_c10(const TempDir& dir) {
+  std::string err;
+  auto so = build_shared(dir, "libc10.so", "c10.cpp",
+                         "#include <string>\n"
+                         "namespace c10 { struct SourceLocation { const char* f; int l; };\n"
+                         "struct MessageLogger { MessageLogger(SourceLocation, int, bool); };\n"
+                         "MessageLogger::MessageLogger(SourceLocation, int, bool) {}\n"
+                         "std::string demangle(const char* n) { return n; }\n"
+                         "int warn_count = 0; }\n"
+                         "extern \"C\" int c10_version() { return 210; }\n",
+                         "-Wl,-soname,libc10.so", "g++", &err);
+  EXPECT_TRUE(so.has_value()) << err;
+  return so.value_or("");
+}
+
+const image::Library* find_library(const image::Image& im, const std::string& soname) {
+  for (const auto& l : im.libraries) {
+    if (l.soname == soname) return &l;
+  }
+  return nullptr;
+}
+
+}  // namespace wheelcheck::test
+
+TEST(Probe, RealGlibcRootMatchesLdconfigReadelfAndGetconf) {
+  if (!have_host_glibc()) GTEST_SKIP() << "needs this machine's /usr/lib/x86_64-linux-gnu/libc.so.6 and ldconfig";
+  RootBuilder r;
+  lay_out_glibc(r);
+  run_ldconfig(r);
+  probe::ProbeOptions o;
+  o.root = r.root();
+  o.name = "glibc-root";
+  const auto result = probe::probe_root(o);
+  const image::Image& im = result.image;
+
+  // glibc's version: getconf asks the running C library, the one copied into the root.
+  const auto getconf = run("getconf GNU_LIBC_VERSION");
+  ASSERT_EQ(getconf.exit_code, 0);
+  const std::string host_glibc =
+      getconf.out.substr(getconf.out.find(' ') + 1, getconf.out.find('\n') - getconf.out.find(' ') - 1);
+  ASSERT_TRUE(im.libc_version.known()) << im.libc_version.note;
+  EXPECT_EQ(*im.libc_version.value, host_glibc);
+  EXPECT_EQ(im.libc_kind.text(), "glibc");
+  EXPECT_EQ(im.arch.text(), "x86_64");
+  EXPECT_EQ(im.glibcxx.text(), newest_verdef("/usr/lib/x86_64-linux-gnu/libstdc++.so.6", "GLIBCXX_"));
+  EXPECT_EQ(im.cxxabi.text(), newest_verdef("/usr/lib/x86_64-linux-gnu/libstdc++.so.6", "CXXABI_"));
+
+  // ld.so.cache: the same entries, soname, arch words and path, as ldconfig prints them.
+  const auto expected = ldconfig_entries(r.host("/etc/ld.so.cache"));
+  ASSERT_FALSE(expected.empty());
+  std::set<std::tuple<std::string, std::string, std::string>> got;
+  for (const auto& e : im.loader.cache) got.insert({e.soname, e.arch, e.path});
+  EXPECT_EQ(got, expected);
+  // Every cache entry is a library of the description, with that soname.
+  for (const auto& [soname, arch, path] : expected) {
+    const auto* lib = find_library(im, soname);
+    ASSERT_NE(lib, nullptr) << soname;
+    EXPECT_NE(std::find(lib->names.begin(), lib->names.end(), path), lib->names.end())
+        << soname << " is not reachable as " << path;
+    EXPECT_EQ(lib->machine, "x86_64");
+    EXPECT_EQ(lib->elf_class, 64);
+  }
+  // ld.so.conf and the default folders of a Debian multiarch layout.
+  EXPECT_EQ(im.loader.conf_files,
+            (std::vector<std::string>{"/etc/ld.so.conf", "/etc/ld.so.conf.d/x86_64-linux-gnu.conf"}));
+  EXPECT_EQ(im.loader.default_dirs.front(), "/lib/x86_64-linux-gnu");
+  // One real file per library, however many names reach it.
+  std::set<std::string> paths;
+  for (const auto& l : im.libraries) EXPECT_TRUE(paths.insert(l.path).second) << l.path;
+  const auto* cxx = find_library(im, "libstdc++.so.6");
+  ASSERT_NE(cxx, nullptr);
+  EXPECT_EQ(cxx->path, "/usr/lib/x86_64-linux-gnu/" +
+                           fs::canonical("/usr/lib/x86_64-linux-gnu/libstdc++.so.6").filename().string());
+  // No CUDA, no Python in this root: nothing invented.
+  EXPECT_FALSE(im.toolkit.has_value());
+  EXPECT_TRUE(im.pythons.empty());
+  EXPECT_TRUE(im.findings.empty()) << im.findings.front().kind << " " << im.findings.front().path;
+
+  // Exports of libc.so.6 equal nm's view of the same file.
+  bool checked = false;
+  for (const auto& [key, table] : result.tables) {
+    if (table.soname != "libc.so.6") continue;
+    EXPECT_EQ(table_set(table), nm_defined("/usr/lib/x86_64-linux-gnu/libc.so.6"));
+    checked = true;
+  }
+  EXPECT_TRUE(checked);
+}
+
+TEST(Probe, PythonTorchAndCudaLaidOutAsPipInstallsThem) {
+  if (!have_host_glibc()) GTEST_SKIP() << "needs this machine's glibc and ldconfig";
+  const std::string cudart = "/usr/local/cuda-13.0/lib/libcudart.so.13";
+  RootBuilder r;
+  lay_out_glibc(r);
+  const bool have_cuda = fs::exists(cudart);
+  if (have_cuda) {
+    r.copy(cudart, "/usr/local/cuda-13.0/lib/libcudart.so.13");
+    r.symlink("cuda-13.0", "/usr/local/cuda");
+    // The file a CUDA toolkit installer ships beside its folders (NVIDIA's format).
+    r.write(
+        "/usr/local/cuda-13.0/version.json",
+        R"J({"cuda": {"name": "CUDA SDK", "version": "13.0.2"}, "cuda_cudart": {"name": "CUDA Runtime (cudart)", "version": "13.0.96"}})J");
+    r.write("/etc/ld.so.conf.d/zz-cuda.conf", "/usr/local/cuda-13.0/lib\n");
+  }
+  run_ldconfig(r);
+  // Python 3.12 with torch as pip installs it.
+  r.write("/usr/bin/python3.12", "#!/bin/sh\n");
+  r.write("/usr/lib/python3.12/os.py", "");
+  const std::string site = "/usr/lib/python3.12/site-packages";
+  const std::string c10 = build_fake_c10(r.dir());
+  ASSERT_FALSE(c10.empty());
+  r.copy(c10, site + "/torch/lib/libc10.so");
+  r.write(site + "/torch/__init__.py", "");
+  r.write(site + "/torch-2.6.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: torch\nVersion: 2.6.0\n");
+  r.write(
+      site + "/torch-2.6.0.dist-info/RECORD",
+      "torch/__init__.py,,\ntorch/lib/libc10.so,,\ntorch-2.6.0.dist-info/METADATA,,\ntorch-2.6.0.dist-info/RECORD,,\n");
+
+  TempDir out;
+  const auto cmd = run(shell_quote(binary_path()) + " probe -q --root " + shell_quote(r.root()) +
+                       " --name piproot -o " + shell_quote(out.file("piproot.json")));
+  ASSERT_EQ(cmd.exit_code, 0) << cmd.out << cmd.err;
+  const image::Image im = image::load_file(out.file("piproot.json"));
+
+  ASSERT_EQ(im.pythons.size(), 1U);
+  EXPECT_EQ(im.pythons[0].version, "3.12");
+  EXPECT_EQ(im.pythons[0].executable, "/usr/bin/python3.12");
+  EXPECT_EQ(im.pythons[0].abi_tags, (std::vector<std::string>{"cp312", "abi3"}));
+  EXPECT_EQ(im.pythons[0].site_packages, std::vector<std::string>{site});
+  const auto* torch = im.distribution("torch");
+  ASSERT_NE(torch, nullptr);
+  EXPECT_EQ(torch->version, "2.6.0");
+  EXPECT_EQ(torch->location, site);
+  ASSERT_EQ(torch->libraries.size(), 1U);
+  EXPECT_EQ(torch->libraries[0].path, "torch/lib/libc10.so");
+  EXPECT_EQ(torch->libraries[0].soname, "libc10.so");
+  // The written table equals nm's view of the file.
+  ASSERT_FALSE(torch->libraries[0].exports_file.empty());
+  const auto table = exports::load_table(torch->libraries[0].exports_file);
+  EXPECT_EQ(table_set(table), nm_defined(c10));
+  EXPECT_FALSE(table.find("_ZN3c1013MessageLoggerC1ENS_14SourceLocationEib").empty());
+
+  if (have_cuda) {
+    ASSERT_TRUE(im.toolkit.has_value());
+    EXPECT_EQ(im.toolkit->kind, "cuda");
+    EXPECT_EQ(im.toolkit->version.text(), "13.0");
+    EXPECT_EQ(im.toolkit->runtime.text(), "13.0.96");
+    EXPECT_EQ(im.toolkit->runtime_sonames, std::vector<std::string>{"libcudart.so.13"});
+    EXPECT_FALSE(im.driver.known()) << "no libcuda.so.1 in the root: the driver must be unknown";
+    const auto* lib = find_library(im, "libcudart.so.13");
+    ASSERT_NE(lib, nullptr);
+    EXPECT_EQ(lib->path, "/usr/local/cuda-13.0/lib/libcudart.so.13");
+    const auto t = exports::load_table(lib->exports_file);
+    EXPECT_EQ(table_set(t), nm_defined(cudart));
+  } else {
+    std::cout << "[   NOTE   ] /usr/local/cuda-13.0 absent: CUDA part not checked\n";
+  }
+}
+
+TEST(Probe, CudaVersionFromTheRuntimeDistributionWhenNoVersionJson) {
+  const std::string dist = "/usr/local/cuda-13.0/dist-info";
+  RootBuilder r;
+  r.mkdir("/usr/local/cuda-13.0/lib");
+  std::string err;
+  // A libcudart.so.13 made here, so the test runs without CUDA; the dist-info is NVIDIA's format.
+  auto so =
+      build_shared(r.dir(), "libcudart.so.13", "rt.c", "int cudaRuntimeGetVersion(int* v) { *v = 13000; return 0; }\n",
+                   "-Wl,-soname,libcudart.so.13", "gcc", &err);
+  ASSERT_TRUE(so) << err;
+  r.copy(*so, "/usr/local/cuda-13.0/lib/libcudart.so.13");
+  r.write(dist + "/nvidia_cuda_runtime-13.0.96.dist-info/METADATA",
+          "Metadata-Version: 2.1\nName: nvidia-cuda-runtime\nVersion: 13.0.96\n");
+  r.write("/etc/ld.so.conf", "/usr/local/cuda-13.0/lib\n");
+  probe::ProbeOptions o;
+  o.root = r.root();
+  const auto res = probe::probe_root(o);
+  ASSERT_TRUE(res.image.toolkit.has_value());
+  EXPECT_EQ(res.image.toolkit->runtime.text(), "13.0.96");
+  EXPECT_EQ(res.image.toolkit->version.text(), "13.0");
+  EXPECT_EQ(res.image.toolkit->version.origin, image::Origin::Derived);
+  // No interpreter: the arch comes from the libraries, the C library is unknown and says why.
+  EXPECT_EQ(res.image.arch.text(), "x86_64");
+  EXPECT_EQ(res.image.arch.origin, image::Origin::Derived);
+  EXPECT_FALSE(res.image.libc_version.known());
+  EXPECT_FALSE(res.image.libc_version.note.empty());
+}
+
+TEST(Probe, HostileRootGivesFindingsAndNeverLeavesTheRoot) {
+  if (!have_host_glibc()) GTEST_SKIP() << "needs this machine's glibc";
+  RootBuilder r;
+  lay_out_glibc(r);
+  const std::string lib = "/usr/lib/x86_64-linux-gnu";
+  // A loop, a link to the host's libc by an absolute path (re-rooted: absent here), a relative link
+  // climbing above the root (clamped at the root), a truncated ELF, a text file named like a library.
+  r.symlink("libloop.so.2", lib + "/libloop.so.1");
+  r.symlink("libloop.so.1", lib + "/libloop.so.2");
+  r.symlink("/opt/host-only/libsecret.so.1", lib + "/libsecret.so.1");
+  r.symlink("../../../../../../../../usr/lib/x86_64-linux-gnu/libm.so.6", lib + "/libclimb.so.6");
+  const std::string libm = read_file("/usr/lib/x86_64-linux-gnu/libm.so.6");
+  r.write(lib + "/libtrunc.so.1", libm.substr(0, 200));
+  r.write(lib + "/libtext.so.1", "this is not an ELF file\n");
+  // A cache that is not one.
+  r.write("/etc/ld.so.cache", "glibc-ld.so.cache1.1" + std::string(30, '\xff'));
+  // Bait outside the root: a probe that escaped would find it.
+  fs::create_directories("/tmp/wheelcheck-host-bait");
+  probe::ProbeOptions o;
+  o.root = r.root();
+  const auto res = probe::probe_root(o);
+  std::map<std::string, std::string> kinds;
+  for (const auto& f : res.image.findings) kinds[f.path] += f.kind + " ";
+  EXPECT_NE(kinds[lib + "/libloop.so.1"].find("symlink-loop"), std::string::npos);
+  EXPECT_NE(kinds[lib + "/libclimb.so.6"].find("escapes-root"), std::string::npos);
+  EXPECT_NE(kinds[lib + "/libtrunc.so.1"].find("malformed-elf"), std::string::npos);
+  EXPECT_NE(kinds[lib + "/libtext.so.1"].find("not-elf"), std::string::npos);
+  EXPECT_NE(kinds["/etc/ld.so.cache"].find("malformed-cache"), std::string::npos);
+  EXPECT_EQ(res.image.loader.cache_format, "none");
+  // The climbing link reached the root's own libm, and nothing reached /opt/host-only.
+  const auto* m = find_library(res.image, "libm.so.6");
+  ASSERT_NE(m, nullptr);
+  EXPECT_NE(std::find(m->names.begin(), m->names.end(), lib + "/libclimb.so.6"), m->names.end());
+  for (const auto& l : res.image.libraries) {
+    EXPECT_EQ(l.path.find("host-only"), std::string::npos);
+    EXPECT_EQ(l.path.find(r.root()), std::string::npos) << "a host path leaked into the description: " << l.path;
+  }
+  // The rest of the root is still described.
+  EXPECT_EQ(res.image.libc_kind.text(), "glibc");
+}
+
+TEST(Probe, CliWritesTablesBesideTheDescriptionAndShowReadsThem) {
+  if (!have_host_glibc()) GTEST_SKIP() << "needs this machine's glibc";
+  RootBuilder r;
+  lay_out_glibc(r);
+  run_ldconfig(r);
+  TempDir out;
+  const auto cmd = run(shell_quote(binary_path()) + " probe -q --root " + shell_quote(r.root()) +
+                       " --name mini --env LD_LIBRARY_PATH=/opt/x:/opt/y -o " + shell_quote(out.file("mini.json")));
+  ASSERT_EQ(cmd.exit_code, 0) << cmd.err;
+  EXPECT_TRUE(fs::exists(out.file("exports/mini/usr/lib/x86_64-linux-gnu/libc.so.6.exports.gz")));
+  const auto im = image::load_file(out.file("mini.json"));
+  EXPECT_EQ(im.loader.ld_library_path, (std::vector<std::string>{"/opt/x", "/opt/y"}));
+  EXPECT_EQ(im.env.at("LD_LIBRARY_PATH"), "/opt/x:/opt/y");
+  const auto show = run(shell_quote(binary_path()) + " image show " + shell_quote(out.file("mini.json")));
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_NE(show.out.find("probed in mini"), std::string::npos) << show.out;
+  // Usage errors: a missing root, a bad --env.
+  EXPECT_EQ(run(shell_quote(binary_path()) + " probe --root /nonexistent-root-xyz").exit_code, 2);
+  EXPECT_EQ(run(shell_quote(binary_path()) + " probe -q --root " + shell_quote(r.root()) + " --env NOEQUALS").exit_code,
+            2);
+}
