@@ -734,12 +734,38 @@ void write_probe(ProbeResult& result, const std::string& json_path, const std::s
   if (!exports_dir.empty()) {
     make_dirs(exports_dir);
     for (const auto& [key, table] : result.tables) {
-      if (key.find("..") != std::string::npos)
+      if (key.find("..") != std::string::npos) {
         throw Error(ErrorKind::Internal, "export table key escapes its folder: " + key);
-      const std::string path = exports_dir + "/" + key;
-      make_dirs(fs::path(path).parent_path().string());
-      exports::write_table(table, path);
+      }
+      make_dirs(fs::path(exports_dir + "/" + key).parent_path().string());
     }
+    // Compression dominates (zlib level 9, for small deterministic files): one table per core at a time,
+    // largest first.
+    std::vector<std::size_t> order(result.tables.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return result.tables[a].second.symbols().size() > result.tables[b].second.symbols().size();
+    });
+    std::atomic<std::size_t> next{0};
+    std::mutex error_mutex;
+    std::optional<Error> error;
+    auto worker = [&] {
+      for (std::size_t i = next.fetch_add(1); i < order.size(); i = next.fetch_add(1)) {
+        const auto& [key, table] = result.tables[order[i]];
+        try {
+          exports::write_table(table, exports_dir + "/" + key);
+        } catch (const Error& e) {
+          std::lock_guard<std::mutex> lock(error_mutex);
+          if (!error) error = e;
+        }
+      }
+    };
+    const unsigned threads = std::max(1U, std::min(std::thread::hardware_concurrency(), 8U));
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
+    worker();
+    for (auto& t : pool) t.join();
+    if (error) throw *error;
     result.image.exports_dir = fs::relative(fs::absolute(exports_dir), json_dir).lexically_normal().string();
   } else {
     for (auto& l : result.image.libraries) l.exports.clear();

@@ -10,8 +10,9 @@ build=(cmake g++ pkg-config make
        libisal-dev libssl-dev zlib1g-dev)
 # Test-time fixture builders: cross compilers for 32-bit and big-endian ELF, binutils for readelf/nm,
 # python3 to write hostile zips byte by byte, zip for ordinary ones; libsnappy1v5 is the very library
-# auditwheel resolved for python_snappy in ../shared/fixtures (its version needs count in auditwheel's answer).
-test=(binutils python3 zip libsnappy1v5 gcc-i686-linux-gnu g++-i686-linux-gnu gcc-powerpc64-linux-gnu g++-powerpc64-linux-gnu
+# auditwheel resolved for python_snappy in ../shared/fixtures (its version needs count in auditwheel's answer);
+# python3-jsonschema checks the db and the JSON output against docs/image.schema.json.
+test=(binutils python3 python3-jsonschema zip libsnappy1v5 gcc-i686-linux-gnu g++-i686-linux-gnu gcc-powerpc64-linux-gnu g++-powerpc64-linux-gnu
       gcc-aarch64-linux-gnu g++-aarch64-linux-gnu)
 extra=()
 [[ ${1:-} == --bench ]] && extra=(hyperfine libtree time)

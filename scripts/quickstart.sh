@@ -9,3 +9,5 @@ cmake --build build -j"$(nproc)"
 sample=build/samples/hello_native-1.0-cp311-cp311-linux_x86_64.whl
 echo "+ build/wheelcheck inspect $sample"
 build/wheelcheck inspect --no-cache "$sample"
+echo "+ build/wheelcheck images"
+build/wheelcheck images

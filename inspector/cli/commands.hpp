@@ -23,5 +23,6 @@ Command add_inspect(CLI::App& app);
 Command add_probe(CLI::App& app);
 Command add_images(CLI::App& app);
 Command add_image(CLI::App& app);  // `image show NAME`
+Command add_exports(CLI::App& app);
 
 }  // namespace wheelcheck::cli

@@ -47,7 +47,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   const cli::Command commands[] = {cli::add_inspect(app), cli::add_probe(app), cli::add_images(app),
-                                   cli::add_image(app)};
+                                   cli::add_image(app), cli::add_exports(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

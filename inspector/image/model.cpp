@@ -169,7 +169,8 @@ ojson to_json(const Image& im, bool provenance) {
     j["libstdcxx"] = cxx;
   }
   const Loader& ld = im.loader;
-  if (!ld.default_dirs.empty() || !ld.conf_dirs.empty() || !ld.cache_format.empty() || !ld.ld_library_path.empty()) {
+  if (!ld.default_dirs.empty() || ld.default_dirs_note.set || !ld.conf_dirs.empty() || !ld.conf_files.empty() ||
+      !ld.cache_format.empty() || !ld.cache.empty() || !ld.ld_library_path.empty()) {
     ojson l = ojson::object();
     if (!ld.default_dirs.empty()) l["default_dirs"] = strings(ld.default_dirs);
     if (ld.default_dirs_note.set) l["default_dirs_note"] = fact_json(ld.default_dirs_note, o);
