@@ -56,4 +56,10 @@ std::vector<std::string> find_files(const std::string& dir, const std::string& s
 std::string read_file(const std::string& path);
 void write_binary(const std::string& path, const std::string& bytes);
 
+// JSON Schema (draft 2020-12) validation with Python's jsonschema (Debian: python3-jsonschema): python3
+// on PATH when it has it, else /usr/bin/python3; "" when neither does. validate_json prints one line
+// "FILE: /json/pointer: message" per error and exits 1 when a file does not validate.
+const std::string& python_with_jsonschema();
+CommandResult validate_json(const std::string& schema, const std::vector<std::string>& files);
+
 }  // namespace wheelcheck::test

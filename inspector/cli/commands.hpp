@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace wheelcheck::cli {
 
@@ -24,5 +25,21 @@ Command add_probe(CLI::App& app);
 Command add_images(CLI::App& app);
 Command add_image(CLI::App& app);  // `image show NAME`
 Command add_exports(CLI::App& app);
+
+// The verdict: `wheelcheck check WHEEL --image NAME`, and the same at the top level (`wheelcheck WHEEL ...`).
+struct CheckArgs {
+  std::vector<std::string> wheels;
+  std::vector<std::string> images;
+  std::vector<std::string> with;
+  bool json = false;
+  std::string db;
+  bool no_cache = false;
+  std::string cache_dir;
+  bool quiet = false;
+};
+extern const char* const k_check_help;
+void add_check_options(CLI::App& app, CheckArgs& args, bool image_required);
+int run_check(const CheckArgs& args);
+Command add_check(CLI::App& app);
 
 }  // namespace wheelcheck::cli

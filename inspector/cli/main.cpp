@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <memory>
 #include <new>
 
 #include "commands.hpp"
@@ -43,11 +44,16 @@ int main(int argc, char** argv) {
       "Reads a wheel's ELF members (dynamic section, symbols, versions) straight out of the zip and\n"
       "describes target images (probed from real roots, or declared in the bundled db)."};
   app.set_version_flag("--version", std::string("wheelcheck ") + WHEELCHECK_VERSION);
-  app.footer(cli::k_exit_codes);
-  app.require_subcommand(1);
+  app.require_subcommand(0, 1);
+  // `wheelcheck WHEEL --image NAME`: the check is the default command.
+  auto top = std::make_shared<cli::CheckArgs>();
+  app.add_option("wheels", top->wheels, "Wheel files to check (the default command; same as `wheelcheck check`)")
+      ->check(CLI::ExistingFile);
+  cli::add_check_options(app, *top, false);
+  app.footer(std::string(cli::k_check_help) + "\n\n" + cli::k_exit_codes);
 
-  const cli::Command commands[] = {cli::add_inspect(app), cli::add_probe(app), cli::add_images(app),
-                                   cli::add_image(app), cli::add_exports(app)};
+  const cli::Command commands[] = {cli::add_check(app),  cli::add_inspect(app), cli::add_probe(app),
+                                   cli::add_images(app), cli::add_image(app),   cli::add_exports(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -58,6 +64,11 @@ int main(int argc, char** argv) {
     for (const auto& c : commands) {
       if (c.app->parsed()) return c.run();
     }
+    if (top->wheels.empty()) {
+      std::fputs(app.help().c_str(), stdout);
+      return top->images.empty() ? k_exit_ok : k_exit_bad_input;
+    }
+    return cli::run_check(*top);
   } catch (const Error& e) {
     std::fprintf(stderr, "wheelcheck: error: %s\n", e.what());
     return e.kind() == ErrorKind::Internal ? 70 : k_exit_bad_input;

@@ -6,6 +6,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
 #include "readelf.hpp"
 #include "support.hpp"
 #include "wheelcheck/elf.hpp"
@@ -150,4 +153,72 @@ TEST(DbRegenerationCorpus, EveryGeneratedFileIsReproduced) {
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("db/ is up to date"), std::string::npos) << r.out << r.err;
   EXPECT_EQ(r.err.find("skipped"), std::string::npos) << "inputs missing: " << r.err;
+}
+
+// PyTorch 2.6's libtorch_python in an image whose PyTorch libraries are 2.14's (as an in-place upgrade
+// leaves them): the 22 c10 symbols 2.14 no longer exports are reported, each classified, with the
+// MessageLogger constructor's signature change. The image is a root folder probed on the fly.
+TEST(CorpusVerdict, TorchPython26AgainstTorch214Exports) {
+  const std::string debs = corpus_dir() + "/debs";
+  const std::string wheel = corpus_dir() + "/wheels/torch_python_ext-2.6.0-cp313-cp313-linux_x86_64.whl";
+  const std::string t214 = debs + "/libtorch2.14/usr/lib/x86_64-linux-gnu";
+  if (!fs::exists(wheel) || !fs::exists(t214) || !fs::exists(debs + "/libc6")) GTEST_SKIP() << missing_message();
+  TempDir t;
+  const std::string root = t.file("root");
+  const std::string lib = root + "/usr/lib/x86_64-linux-gnu";
+  fs::create_directories(lib);
+  fs::create_directories(root + "/usr/lib/python3.13/site-packages");
+  fs::create_directories(root + "/usr/bin");
+  fs::create_directories(root + "/etc");
+  fs::create_symlink("usr/lib", root + "/lib");
+  write_binary(root + "/usr/bin/python3.13", "");
+  write_binary(root + "/etc/ld.so.conf", "/usr/lib/x86_64-linux-gnu\n");
+  ASSERT_EQ(run("cp -a " + shell_quote(debs) + "/libc6/usr/lib/x86_64-linux-gnu/*.so* " + shell_quote(debs) +
+                "/libstdc++6/usr/lib/x86_64-linux-gnu/*.so* " + shell_quote(debs) +
+                "/libgcc-s1/usr/lib/x86_64-linux-gnu/*.so* " + shell_quote(lib) + "/")
+                .exit_code,
+            0);
+  for (const char* name : {"libc10", "libtorch_cpu", "libtorch", "libshm"}) {
+    fs::copy_file(fs::canonical(t214 + "/" + name + ".so.2.14"), lib + "/" + name + ".so.2.6");
+  }
+  // Libraries the corpus does not carry, present with nothing exported (their symbols are not the point).
+  for (const char* soname : {"libfmt.so.10", "libprotobuf.so.32", "libcpp-httplib.so.0.18"}) {
+    std::string err;
+    auto so = build_shared(t, soname, std::string(soname) + ".c", "int wheelcheck_stub;\n",
+                           std::string("-Wl,-soname,") + soname, "gcc", &err);
+    ASSERT_TRUE(so) << err;
+    fs::copy_file(*so, lib + "/" + soname);
+  }
+  ASSERT_EQ(run("ldconfig -X -r " + shell_quote(root)).exit_code, 0);
+  const auto r =
+      run(shell_quote(binary_path()) + " " + shell_quote(wheel) + " --image " + shell_quote(root) + " --json");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["verdict"], "incompatible");
+  std::map<std::string, nlohmann::json> c10;
+  std::map<std::string, int> classes;
+  for (const auto& f : j["findings"]) {
+    if (f["kind"] != "missing-symbol") continue;
+    // c10's own functions: a qualified name in namespace c10 (_ZN3c10..., _ZNK3c10... for const members),
+    // not a function elsewhere that merely returns a c10 type.
+    const std::string d = f["demangled"];
+    static const std::regex in_c10("^_ZN[KVRO]*3c10");
+    if (!std::regex_search(f["symbol"].get<std::string>(), in_c10)) continue;
+    c10[d] = f;
+    ++classes[f["classification"].get<std::string>()];
+    EXPECT_EQ(f["member"], "torch_python_ext/libtorch_python.so.2.6");
+    EXPECT_FALSE(f["explanation"].get<std::string>().empty());
+  }
+  EXPECT_EQ(c10.size(), 22U) << r.out.substr(0, 4000);
+  for (const auto& [k, n] : classes) std::cout << "[   NOTE   ] " << k << ": " << n << "\n";
+  const std::string logger = "c10::MessageLogger::MessageLogger(char const*, int, int)";
+  ASSERT_TRUE(c10.count(logger));
+  EXPECT_EQ(c10[logger]["classification"], "signature-changed");
+  bool candidate = false;
+  for (const auto& c : c10[logger]["candidates"])
+    candidate |= c == "c10::MessageLogger::MessageLogger(c10::SourceLocation, int, bool)";
+  EXPECT_TRUE(candidate) << c10[logger].dump(2);
+  // glibc 2.41's libc defines GLIBC_2.38: no version finding for libc.so.6.
+  for (const auto& f : j["findings"])
+    EXPECT_FALSE(f["kind"] == "missing-version" && f["library"] == "libc.so.6") << f.dump();
 }

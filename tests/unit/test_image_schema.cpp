@@ -22,40 +22,6 @@ using json = nlohmann::json;
 
 namespace {
 
-// python3 -c SCRIPT SCHEMA FILE...: one line "FILE: /json/pointer: message" per error (an anyOf's
-// alternatives in parentheses); exit 1 when a file does not validate, and a traceback when the schema
-// itself is not a valid draft 2020-12 schema.
-constexpr const char* k_validate = R"PY(
-import json, sys
-from jsonschema import Draft202012Validator
-with open(sys.argv[1]) as f:
-    schema = json.load(f)
-Draft202012Validator.check_schema(schema)
-validator = Draft202012Validator(schema)
-invalid = 0
-for path in sys.argv[2:]:
-    with open(path) as f:
-        doc = json.load(f)
-    for e in validator.iter_errors(doc):
-        invalid += 1
-        where = "/" + "/".join(str(p) for p in e.absolute_path)
-        alternatives = "; ".join(c.message[:160] for c in e.context)
-        print("%s: %s: %s%s" % (path, where, e.message[:300], " (" + alternatives + ")" if alternatives else ""))
-sys.exit(1 if invalid else 0)
-)PY";
-
-// python3 on PATH when it has jsonschema with draft 2020-12, else Debian's /usr/bin/python3 (where
-// python3-jsonschema installs when PATH's python3 is another build, a pyenv one); "" when neither has it.
-const std::string& python_with_jsonschema() {
-  static const std::string found = [] {
-    for (const std::string py : {"python3", "/usr/bin/python3"}) {
-      if (run(py + " -c 'from jsonschema import Draft202012Validator'").exit_code == 0) return py;
-    }
-    return std::string();
-  }();
-  return found;
-}
-
 #define SKIP_WITHOUT_JSONSCHEMA()                                               \
   do {                                                                          \
     if (python_with_jsonschema().empty()) {                                     \
@@ -68,9 +34,7 @@ std::string schema_path() {
 }
 
 CommandResult validate(const std::vector<std::string>& files) {
-  std::string cmd = python_with_jsonschema() + " -c " + shell_quote(k_validate) + " " + shell_quote(schema_path());
-  for (const auto& f : files) cmd += " " + shell_quote(f);
-  return run(cmd);
+  return validate_json(schema_path(), files);
 }
 
 std::string cli(const std::string& args) {

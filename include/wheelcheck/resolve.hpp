@@ -1,0 +1,128 @@
+// Resolution as glibc's loader does it, over a model of the image's files: which file each DT_NEEDED
+// entry of a wheel's members loads, by which rule, or every place that was tried (as libtree shows).
+// The search order and its subtleties are explained at the top of inspector/resolve/resolve.cpp.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "wheelcheck/elf.hpp"
+#include "wheelcheck/exports.hpp"
+#include "wheelcheck/image.hpp"
+#include "wheelcheck/profile.hpp"
+
+namespace wheelcheck::resolve {
+
+// Something the loader can load: a wheel member installed in site-packages, a library of the image, a
+// library a Python distribution in the image ships, or a member of a wheel given with --with.
+struct Object {
+  enum class Source { Wheel, WithWheel, Image, Distribution };
+  Source source = Source::Image;
+  std::string path;    // image path where it sits; "" for a library declared without a location
+  std::string label;   // for people: "member flag_gems/lib/libtriton_jit.so", "torch 2.6.0", "image"
+  std::string member;  // the wheel member path (Wheel, WithWheel)
+  std::string soname;
+  std::string machine;  // "" when unknown (declared)
+  int elf_class = 0;    // 0 when unknown
+  std::vector<std::string> needed, rpath, runpath;
+  std::uint64_t flags_1 = 0;
+  std::vector<std::string> versions;  // version definitions, when known
+  bool versions_known = false;
+  const elf::Binary* binary = nullptr;  // wheel members: every symbol is known
+  std::string exports_file;             // image and distribution libraries with a table
+  std::string exports_upto;
+  std::string exports_unknown;  // why no table (declared libraries)
+  bool python_extension = false;
+};
+
+// The files of an image plus the wheels installed into it, indexed by path and by soname.
+class Space {
+ public:
+  // site: where wheels are installed (the image's first site-packages; "/site-packages" when it has none).
+  // memory: export tables probed on the fly, for references written "mem:KEY".
+  Space(const image::Image& image, const WheelProfile& wheel, const std::vector<const WheelProfile*>& with,
+        const std::map<std::string, exports::Table>* memory = nullptr);
+  const image::Image& image() const { return m_image; }
+  const std::string& site() const { return m_site; }
+  const std::vector<std::unique_ptr<Object>>& objects() const { return m_objects; }
+  std::vector<const Object*> wheel_members() const;                      // the checked wheel's ELF members
+  const Object* at(const std::string& path) const;                       // the object a path reaches, or null
+  std::vector<const Object*> declared(const std::string& soname) const;  // libraries declared without a path
+  // Objects already loaded before a wheel's extension is imported: the distributions the wheel
+  // Requires-Dist (torch: `import torch` loads torch/lib/*), when the image has them.
+  std::vector<const Object*> preloaded() const { return m_preloaded; }
+  std::vector<std::string> preloaded_notes() const { return m_preloaded_notes; }
+  // The export table of an image or distribution library (loaded once, cached); null when none.
+  const exports::Table* table(const Object& o) const;
+
+ private:
+  void add(std::unique_ptr<Object> o, const std::vector<std::string>& names);
+  const image::Image& m_image;
+  const std::map<std::string, exports::Table>* m_memory = nullptr;
+  std::string m_site;
+  std::vector<std::unique_ptr<Object>> m_objects;
+  std::map<std::string, const Object*> m_by_path;
+  std::multimap<std::string, const Object*> m_declared;
+  std::vector<const Object*> m_preloaded;
+  std::vector<std::string> m_preloaded_notes;
+  mutable std::map<const Object*, std::unique_ptr<exports::Table>> m_tables;
+  mutable std::map<const Object*, std::string> m_table_errors;
+};
+
+// How one DT_NEEDED entry was resolved.
+struct Need {
+  const Object* requester = nullptr;
+  std::string name;                // as in DT_NEEDED
+  const Object* found = nullptr;   // null when not found
+  std::string rule;                // "rpath", "LD_LIBRARY_PATH", "runpath", "ld.so.cache",
+                                   // "default path", "already loaded", "declared", "path"
+  std::string where;               // the path or the rule's detail
+  std::vector<std::string> tried;  // every place looked at, in order, with why it did not do
+};
+
+// The load of one wheel member: every object in its load order (breadth first, as the loader maps
+// them) and every need resolved. The scope for symbol lookup is `preloaded` then `order`.
+struct Load {
+  const Object* root = nullptr;
+  std::vector<const Object*> order;
+  std::vector<Need> needs;
+};
+Load load(const Space& space, const Object& root);
+
+// Symbol binding for the wheel's own objects in a load (their symbols are all known): every undefined,
+// non-weak dynamic symbol must be defined by an object of the load scope (preloaded, then the load
+// order) at a matching version; every DT_VERNEED version must be defined by the library it names.
+// The rules are at the top of inspector/resolve/bind.cpp.
+struct Unbound {
+  const Object* object = nullptr;  // the wheel object whose undefined symbol it is
+  const elf::Symbol* symbol = nullptr;
+  std::vector<const Object*> unknown;  // scope objects whose exports are unknown: they may define it
+};
+struct MissingVersion {
+  const Object* object = nullptr;     // the object that needs it
+  std::string file;                   // the library named in DT_VERNEED ("libc.so.6")
+  std::string version;                // "GLIBC_2.38"
+  const Object* provider = nullptr;   // what `file` resolved to
+  std::vector<std::string> provided;  // the provider's versions of the same family, newest last
+};
+struct BindResult {
+  std::vector<Unbound> unbound;
+  std::vector<MissingVersion> versions;
+  std::size_t bound = 0;           // symbols checked and found
+  std::size_t interpreter = 0;     // Py*/_Py* symbols left to the Python interpreter
+  std::vector<std::string> notes;  // export tables that could not be read, and the like
+};
+BindResult bind(const Space& space, const Load& load);
+
+// "GLIBC_2.38" is newer than "GLIBC_2.36": same prefix, numeric comparison of the rest. False when
+// the prefixes differ or a part is not numeric.
+bool version_newer(std::string_view a, std::string_view b);
+
+// glibc's dynamic string tokens: $ORIGIN (the object's folder), $LIB, $PLATFORM, with or without braces.
+std::string expand_tokens(const std::string& entry, const std::string& origin, const std::string& arch);
+
+}  // namespace wheelcheck::resolve

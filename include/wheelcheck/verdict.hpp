@@ -1,0 +1,168 @@
+// The verdict: will a wheel's native code load and work in an image? Findings with evidence, the
+// conditions an unknown fact leaves open, and one of compatible / degraded / incompatible / unknown.
+// Stages: resolve (inspector/resolve/resolve.cpp: which file each DT_NEEDED loads, as glibc's loader
+// searches), bind (inspector/resolve/bind.cpp: every undefined symbol against its load scope), wheel-level
+// checks (inspector/verdict/tags.cpp: tags, Requires-Python, architecture, CUDA), then the verdict.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "wheelcheck/exports.hpp"
+#include "wheelcheck/image.hpp"
+#include "wheelcheck/profile.hpp"
+
+namespace wheelcheck::verdict {
+
+inline constexpr std::string_view k_verdict_schema = "wheelcheck-verdict/1";
+
+enum class Severity {
+  Info,       // worth knowing; changes nothing
+  Condition,  // holds only if an unknown fact turns out right ("needs a driver >= 580.65.06")
+  Warning,    // loads, but something is off (an optional dependency, a tag that is merely unusual)
+  Error,      // will not load or run
+};
+std::string severity_name(Severity s);
+
+// One reason, with what a person needs to act on it. `kind` is a stable identifier (docs/verdict.md).
+struct Finding {
+  std::string kind;  // missing-library, missing-symbol, missing-version, wrong-arch, tag-python, ...
+  Severity severity = Severity::Error;
+  std::string member;                   // the wheel member concerned; "" for the wheel as a whole
+  std::string library;                  // the library concerned (a needed soname, the provider)
+  std::string symbol;                   // mangled, as in .dynsym
+  std::string demangled;                // for people; "" when the symbol is not C++
+  std::string required_version;         // GLIBC_2.38, a CUDA major, a Python version, a glibc floor
+  std::string classification;           // for missing-symbol: library-missing, signature-changed,
+                                        // cxx-abi-mismatch, version-too-new, absent, unknown-exports
+  std::string explanation;              // one or two sentences for people
+  std::string fix;                      // what would make it work, when we can say
+  std::vector<std::string> candidates;  // what the image has instead (demangled signatures, versions)
+  std::vector<std::string> evidence;    // where it was found and by which rule, or every place tried
+};
+
+// Checks of the wheel as a whole against the image, before any file is resolved: the wheel's tags
+// (Python tag and ABI tag against the image's Pythons, abi3, manylinux_X_Y against its glibc, musllinux
+// against musl, linux_<arch>), Requires-Python, and each ELF member's machine and class against the
+// image's arch. Unknown image facts give Condition findings, never guesses.
+std::vector<Finding> check_wheel_tags(const WheelProfile& wheel, const image::Image& image);
+
+// PEP 440 specifier sets against a Python version ("3.12" or "3.12.4"): ">=3.10,<3.14", "~=3.11",
+// "==3.12.*", "!=3.13.0". nullopt when the specifier cannot be parsed.
+std::optional<bool> python_satisfies(std::string_view specifiers, std::string_view python_version);
+
+// Why a needed symbol has no definition in `tables` (the export tables of the libraries in its load
+// scope, in search order): signature-changed (the same qualified C++ name is exported with other
+// parameters), cxx-abi-mismatch (it differs only by the pre-C++11 std::string / std::list ABI),
+// version-too-new (the name is exported, but not at the needed version), or absent. Fills
+// classification, demangled, explanation and candidates of a missing-symbol finding.
+struct Classification {
+  std::string classification;
+  std::string demangled;
+  std::string explanation;
+  std::vector<std::string> candidates;  // demangled (or name@version) of what is exported instead
+  std::string provider;                 // the table's library where a candidate was found
+};
+Classification classify_missing_symbol(std::string_view mangled, std::string_view version,
+                                       const std::vector<const exports::Table*>& tables);
+
+// The parts of a demangled C++ name: "bool ns::operator< <int>(ns::X const&, int) const" has the
+// return_type "bool" (only template functions have one), the qualified_name "ns::operator< <int>" (scopes,
+// name and template arguments, everything before the top-level parameter list) and the parameters
+// "(ns::X const&, int) const" (with the qualifiers after them). A name that is no function ("ns::counter",
+// "vtable for ns::X") is all qualified_name, with empty parameters. " [clone .cold]" suffixes are dropped.
+struct DemangledParts {
+  std::string return_type;
+  std::string qualified_name;
+  std::string parameters;
+};
+DemangledParts split_demangled(std::string_view demangled);
+inline std::string qualified_name(std::string_view demangled) {
+  return split_demangled(demangled).qualified_name;
+}
+
+// The libstdc++ dual ABI made invisible, to compare a name across it: "std::__cxx11::" becomes "std::",
+// "[abi:cxx11]" tags go, and std::basic_string<char, ...> is written std::string (as the old ABI's Ss).
+std::string normalize_cxx11_abi(std::string_view demangled);
+
+// The mangled prefixes that every export with the same qualified name as `mangled` starts with, one per
+// cv- and ref-qualifier combination of a nested name (_ZN3ns1XC, _ZNK3ns1XC, ...): the mangled scopes and
+// the head of the function's own name (a source name, an operator code, C for constructors, D for
+// destructors), without its ABI tags and template arguments. Empty when none can be derived reliably: a
+// local name, a construct the parser does not follow, or scopes the dual ABI mangles differently
+// (std::__cxx11, Ss, an [abi:cxx11] tag); classify_missing_symbol then uses a per-table index.
+std::vector<std::string> mangled_search_prefixes(std::string_view mangled);
+
+// ---------------------------------------------------------------------------------------------------
+// The whole check: `wheelcheck WHEEL --image NAME`.
+
+enum class Verdict { Compatible, Degraded, Incompatible, Unknown };
+std::string verdict_name(Verdict v);
+// 0 compatible, 1 incompatible, 3 degraded, 4 unknown (README, `wheelcheck --help`).
+int exit_code(Verdict v);
+// Of several verdicts (a wheel x image matrix), the one the exit code reports: incompatible, then
+// unknown, then degraded, then compatible.
+Verdict worst(Verdict a, Verdict b);
+
+// How one DT_NEEDED entry was resolved, for people and machines (libtree's evidence).
+struct NeedReport {
+  std::string requester;  // the object whose entry it is (member path or image path)
+  std::string name;
+  bool found = false;
+  std::string rule;   // rpath, LD_LIBRARY_PATH, runpath, ld.so.cache, default path, already loaded, declared
+  std::string where;  // the path it resolved to
+  std::vector<std::string> tried;
+};
+
+struct MemberReport {
+  std::string path;
+  std::string kind;               // "extension", "library", "executable"
+  bool loads = true;              // no Error finding for it
+  std::vector<NeedReport> needs;  // its load tree, breadth first
+  std::size_t symbols_bound = 0;
+  std::size_t symbols_unbound = 0;
+  std::size_t symbols_interpreter = 0;
+};
+
+// A route (issue 5): a set of members, core or optional, and the gates that turn it off.
+struct Route {
+  std::string name;
+  bool optional = false;
+  bool available = true;
+  std::vector<std::string> reasons;
+  std::vector<std::pair<std::string, std::string>> gates;
+};
+
+struct Report {
+  std::string schema{k_verdict_schema};
+  Verdict verdict = Verdict::Compatible;
+  std::string wheel;  // file name
+  std::string wheel_sha256;
+  std::string image;
+  std::string image_summary;
+  std::vector<Finding> findings;  // worst first
+  std::vector<std::string> conditions;
+  std::vector<Route> routes;
+  std::vector<MemberReport> members;
+  std::vector<std::string> notes;  // what the check assumed (preloaded distributions, install folder)
+};
+
+struct CheckOptions {
+  std::vector<const WheelProfile*> with;                                 // wheels installed side by side (--with)
+  const std::map<std::string, exports::Table>* memory_tables = nullptr;  // an image probed on the fly
+};
+Report check(const WheelProfile& wheel, const image::Image& image, const CheckOptions& options = {});
+
+// The smallest NVIDIA driver each CUDA major's runtime needs (minor version compatibility), "" if none
+// is known. Source in inspector/verdict/check.cpp.
+std::string minimum_driver(int cuda_major);
+
+std::string render_text(const Report& report, bool color);
+nlohmann::ordered_json to_json(const Report& report);
+
+}  // namespace wheelcheck::verdict

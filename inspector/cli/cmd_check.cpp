@@ -1,0 +1,180 @@
+// `wheelcheck WHEEL... --image NAME...` (also `wheelcheck check ...`): the verdict, a wheel x image matrix
+// when there are several of either.
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <memory>
+
+#include "commands.hpp"
+#include "wheelcheck/error.hpp"
+#include "wheelcheck/image.hpp"
+#include "wheelcheck/probe.hpp"
+#include "wheelcheck/profile.hpp"
+#include "wheelcheck/verdict.hpp"
+
+namespace wheelcheck::cli {
+
+const char* const k_check_help = R"(Examples:
+  wheelcheck flag_gems_cpp-5.4.0-cp312-cp312-linux_x86_64.whl --image cuda13.0
+  wheelcheck flagtree-0.6.1-cp312-cp312-linux_x86_64.whl --with flagcx-0.9-cp312-cp312-linux_x86_64.whl -i cuda13.0
+  wheelcheck my.whl --image all                 # a matrix against every image in the db
+  wheelcheck my.whl --image ./rootfs --json     # an unpacked image, probed on the fly
+
+What is checked: the wheel's tags and Requires-Python against the image's Pythons and C library; each
+ELF member's machine; every DT_NEEDED resolved as glibc's loader would (RPATH, LD_LIBRARY_PATH, RUNPATH,
+ld.so.cache, default folders; torch's libraries count as loaded when the wheel requires torch); every
+undefined symbol bound against the export tables of its load scope, versions included; the CUDA
+runtime and the driver it needs. Unknown facts of the image make conditions, not guesses.
+
+Verdicts: compatible (0), incompatible (1), degraded (3: the core loads, optional parts cannot),
+unknown (4: the answer depends on a fact the image description does not know).)";
+
+namespace {
+
+bool is_dir(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// An image to check against, with the tables of an on-the-fly probe kept alive beside it.
+struct Target {
+  image::Image image;
+  std::shared_ptr<std::map<std::string, exports::Table>> tables;
+};
+
+std::vector<Target> targets(const CheckArgs& a, const image::Db& db) {
+  std::vector<Target> out;
+  for (const auto& name : a.images) {
+    if (name == "all") {
+      for (const auto& n : db.image_names()) out.push_back({db.get(n), nullptr});
+      continue;
+    }
+    if (is_dir(name)) {
+      probe::ProbeOptions o;
+      o.root = name;
+      auto result = probe::probe_root(o);
+      auto tables = std::make_shared<std::map<std::string, exports::Table>>();
+      for (auto& [key, table] : result.tables) tables->emplace(key, std::move(table));
+      for (auto& l : result.image.libraries) {
+        if (!l.exports.empty()) l.exports_file = "mem:" + l.exports;
+      }
+      for (auto& d : result.image.distributions) {
+        for (auto& l : d.libraries) {
+          if (!l.exports.empty()) l.exports_file = "mem:" + l.exports;
+        }
+      }
+      out.push_back({std::move(result.image), tables});
+      continue;
+    }
+    out.push_back({db.resolve(name), nullptr});
+  }
+  return out;
+}
+
+// One row per image, one column per wheel ([1], [2], ... named below); with one wheel, the first reason.
+std::string matrix_text(const std::vector<verdict::Report>& reports, const std::vector<std::string>& wheels,
+                        const std::vector<Target>& images, bool color) {
+  auto paint = [&](verdict::Verdict v, const std::string& text) {
+    if (!color) return text;
+    const char* code = v == verdict::Verdict::Compatible ? "32" : v == verdict::Verdict::Incompatible ? "31;1" : "33";
+    return fmt::format("\033[{}m{}\033[0m", code, text);
+  };
+  std::size_t width = 5;
+  for (const auto& t : images) width = std::max(width, t.image.name.size());
+  std::string out = fmt::format("{:<{}}", "image", width);
+  for (std::size_t w = 0; w < wheels.size(); ++w) out += fmt::format("  {:<13}", fmt::format("[{}]", w + 1));
+  if (wheels.size() == 1) out += "  first reason";
+  out += "\n";
+  for (std::size_t k = 0; k < images.size(); ++k) {
+    out += fmt::format("{:<{}}", images[k].image.name, width);
+    for (std::size_t w = 0; w < wheels.size(); ++w) {
+      const auto& r = reports[w * images.size() + k];
+      out += "  " + paint(r.verdict, fmt::format("{:<13}", verdict::verdict_name(r.verdict)));
+      if (wheels.size() == 1 && !r.findings.empty() && r.verdict != verdict::Verdict::Compatible) {
+        const auto& f = r.findings.front();
+        std::string why = (f.member.empty() ? "" : f.member + ": ") + f.kind +
+                          (f.library.empty() ? "" : " " + f.library) +
+                          (f.symbol.empty() ? "" : " " + (f.demangled.empty() ? f.symbol : f.demangled));
+        if (why.size() > 70) why = why.substr(0, 67) + "...";
+        out += "  " + why;
+      }
+    }
+    out += "\n";
+  }
+  out += "\n";
+  for (std::size_t w = 0; w < wheels.size(); ++w) out += fmt::format("[{}] {}\n", w + 1, wheels[w]);
+  out += "Details of one cell: wheelcheck WHEEL --image NAME (or --json for all of them).\n";
+  return out;
+}
+
+}  // namespace
+
+void add_check_options(CLI::App& c, CheckArgs& a, bool image_required) {
+  auto* image = c.add_option("--image,-i", a.images,
+                             "A db image name (`wheelcheck images`), a description file, a root folder (probed on the "
+                             "fly), or all (repeatable: a matrix)");
+  if (image_required) image->required();
+  c.add_option("--with", a.with, "Another wheel installed beside it in site-packages (repeatable)")
+      ->check(CLI::ExistingFile);
+  c.add_flag("--json", a.json, "JSON for machines (schema: docs/verdict.schema.json); an array for several checks");
+  c.add_option("--db", a.db, "The db folder (default: $WHEELCHECK_DB, else the one installed with wheelcheck)");
+  c.add_flag("--no-cache", a.no_cache, "Read the wheel again instead of its cached profile");
+  c.add_option("--cache-dir", a.cache_dir, "Profile cache folder");
+  c.add_flag("-q,--quiet", a.quiet, "No progress on stderr");
+}
+
+int run_check(const CheckArgs& a) {
+  if (a.wheels.empty()) throw usage_error("no wheel given (wheelcheck WHEEL --image NAME; see --help)");
+  if (a.images.empty())
+    throw usage_error("no image given: --image NAME (`wheelcheck images` lists them), a file, a root folder, or all");
+  image::Db db(image::Db::locate(a.db));
+  const auto images = targets(a, db);
+  InspectOptions io;
+  std::optional<ProfileCache> cache;
+  if (!a.no_cache) cache.emplace(a.cache_dir.empty() ? ProfileCache::default_dir() : a.cache_dir);
+  std::vector<WheelProfile> with;
+  for (const auto& w : a.with) with.push_back(inspect_cached(w, io, cache ? &*cache : nullptr).profile);
+  std::vector<const WheelProfile*> with_ptrs;
+  for (const auto& w : with) with_ptrs.push_back(&w);
+  std::vector<verdict::Report> reports;
+  std::vector<std::string> names;
+  verdict::Verdict overall = verdict::Verdict::Compatible;
+  for (const auto& path : a.wheels) {
+    const auto profile = inspect_cached(path, io, cache ? &*cache : nullptr).profile;
+    names.push_back(profile.filename.filename);
+    for (const auto& t : images) {
+      verdict::CheckOptions co;
+      co.with = with_ptrs;
+      co.memory_tables = t.tables.get();
+      reports.push_back(verdict::check(profile, t.image, co));
+      overall = verdict::worst(overall, reports.back().verdict);
+    }
+  }
+  if (a.json) {
+    if (reports.size() == 1) {
+      std::fputs((verdict::to_json(reports.front()).dump(2) + "\n").c_str(), stdout);
+    } else {
+      nlohmann::ordered_json arr = nlohmann::ordered_json::array();
+      for (const auto& r : reports) arr.push_back(verdict::to_json(r));
+      std::fputs((arr.dump(2) + "\n").c_str(), stdout);
+    }
+  } else if (reports.size() == 1) {
+    std::fputs(verdict::render_text(reports.front(), use_color(stdout)).c_str(), stdout);
+  } else {
+    std::fputs(matrix_text(reports, names, images, use_color(stdout)).c_str(), stdout);
+  }
+  return verdict::exit_code(overall);
+}
+
+Command add_check(CLI::App& app) {
+  auto a = std::make_shared<CheckArgs>();
+  auto* c =
+      app.add_subcommand("check", "Will this wheel's native code load and work in that image? (the default command)");
+  c->add_option("wheels", a->wheels, "Wheel files (.whl)")->required()->check(CLI::ExistingFile);
+  add_check_options(*c, *a, true);
+  c->footer(std::string(k_check_help) + "\n" + k_exit_codes);
+  return {c, [a] { return run_check(*a); }};
+}
+
+}  // namespace wheelcheck::cli

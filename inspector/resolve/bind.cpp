@@ -1,0 +1,190 @@
+// Symbol binding, as glibc's loader looks symbols up (elf/dl-lookup.c: _dl_lookup_symbol_x).
+//
+// The scope of a wheel object is what the process has loaded when the object's references are bound:
+// the objects Python already has (the distributions the wheel requires, see resolve.cpp), then the load
+// order of the member being imported (breadth first). For each undefined dynamic symbol of a wheel
+// object that is not weak (a weak reference may stay unresolved) and not a section or file symbol:
+//   - a versioned reference (foo@GLIBC_2.14, from .gnu.version_r) binds only to a definition of that
+//     version, default or hidden; when the defining object has no version definitions at all, glibc
+//     accepts its unversioned definition (with a "no version information" warning), and so do we;
+//   - an unversioned reference binds to the default definition (foo@@V) or to an unversioned one;
+//   - the first object in scope order that defines it wins; a definition that is local, or in a table
+//     shared with a newer build beyond `exports_upto` (Ubuntu 24.04's glibc modelled by 2.41's), is not
+//     visible;
+//   - Py* and _Py* symbols come from the Python interpreter that imports the module.
+// A symbol no object defines is unbound; if some object in scope has no export table (a declared
+// library), it is unbound with those objects listed, since they may define it.
+//
+// DT_VERNEED is checked as _dl_check_map_versions does: every version a wheel object needs from a
+// library (GLIBC_2.38 from libc.so.6) must be among that library's version definitions, or the object
+// does not load at all ("version `GLIBC_2.38' not found"), unless the need is marked weak.
+#include <algorithm>
+#include <set>
+#include <unordered_map>
+
+#include "wheelcheck/resolve.hpp"
+
+namespace wheelcheck::resolve {
+
+bool version_newer(std::string_view a, std::string_view b) {
+  const auto us_a = a.find_last_of('_');
+  const auto us_b = b.find_last_of('_');
+  if (us_a == std::string_view::npos || us_b == std::string_view::npos) return false;
+  if (a.substr(0, us_a) != b.substr(0, us_b)) return false;
+  std::string_view x = a.substr(us_a + 1), y = b.substr(us_b + 1);
+  auto next = [](std::string_view& s, bool& ok) -> long {
+    long v = 0;
+    std::size_t i = 0;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') v = v * 10 + (s[i++] - '0');
+    if (i < s.size() && s[i] != '.') ok = false;
+    s.remove_prefix(std::min(s.size(), i + 1));
+    return v;
+  };
+  bool ok = true;
+  while ((!x.empty() || !y.empty()) && ok) {
+    const long p = next(x, ok), q = next(y, ok);
+    if (p != q) return ok && p > q;
+  }
+  return false;
+}
+
+namespace {
+
+struct WheelIndex {
+  // name -> (version, hidden) of each exported definition
+  std::unordered_map<std::string, std::vector<std::pair<std::string, bool>>> defs;
+};
+
+bool matches(const Object& o, const std::string& file) {
+  if (!o.soname.empty() && o.soname == file) return true;
+  const auto slash = o.path.find_last_of('/');
+  return !o.path.empty() && o.path.substr(slash == std::string::npos ? 0 : slash + 1) == file;
+}
+
+class Binder {
+ public:
+  explicit Binder(const Space& space) : m_space(space) {}
+
+  // 1: bound, 0: not defined here, -1: unknown (no table)
+  int defines(const Object& o, const elf::Symbol& s) {
+    if (o.binary != nullptr) {
+      const WheelIndex& idx = index(o);
+      auto it = idx.defs.find(s.name);
+      if (it == idx.defs.end()) return 0;
+      for (const auto& [version, hidden] : it->second) {
+        if (s.version.empty() ? (!hidden) : version == s.version) return 1;
+      }
+      if (!s.version.empty() && o.versions.empty()) {
+        for (const auto& [version, hidden] : it->second) {
+          if (version.empty()) return 1;
+        }
+      }
+      return 0;
+    }
+    const exports::Table* t = m_space.table(o);
+    if (t == nullptr) return -1;
+    const exports::Export* e = t->bind(s.name, s.version);
+    if (e == nullptr && !s.version.empty() && t->version_definitions.size() <= 1) e = t->bind(s.name, "");
+    if (e == nullptr) return 0;
+    if (!o.exports_upto.empty() && !e->version.empty() && version_newer(e->version, o.exports_upto)) return 0;
+    return 1;
+  }
+
+  // The versions a library defines, when known (from the description or its table).
+  std::optional<std::vector<std::string>> versions_of(const Object& o) {
+    if (o.binary != nullptr || !o.versions.empty()) return o.versions;
+    if (const exports::Table* t = m_space.table(o)) {
+      std::vector<std::string> v;
+      for (std::size_t i = 0; i < t->version_definitions.size(); ++i) {
+        if (i == 0 && t->version_definitions[i] == t->soname) continue;  // the base definition names the file
+        v.push_back(t->version_definitions[i]);
+      }
+      return v;
+    }
+    return std::nullopt;
+  }
+
+ private:
+  const WheelIndex& index(const Object& o) {
+    auto it = m_index.find(&o);
+    if (it != m_index.end()) return it->second;
+    WheelIndex& idx = m_index[&o];
+    for (const auto& s : o.binary->symbols) {
+      if (!s.exported()) continue;
+      idx.defs[s.name].emplace_back(s.version, s.version_hidden);
+    }
+    return idx;
+  }
+
+  const Space& m_space;
+  std::unordered_map<const Object*, WheelIndex> m_index;
+};
+
+}  // namespace
+
+BindResult bind(const Space& space, const Load& load) {
+  BindResult r;
+  Binder binder(space);
+  std::vector<const Object*> scope = space.preloaded();
+  for (const Object* o : load.order) {
+    if (std::find(scope.begin(), scope.end(), o) == scope.end()) scope.push_back(o);
+  }
+  for (const Object* o : load.order) {
+    if (o->binary == nullptr) continue;  // the image's own libraries are the image's business
+    for (const auto& s : o->binary->symbols) {
+      if (s.defined || s.weak() || s.name.empty()) continue;
+      if (s.type == elf::SymbolType::Section || s.type == elf::SymbolType::File) continue;
+      if (s.name.rfind("Py", 0) == 0 || s.name.rfind("_Py", 0) == 0) {
+        ++r.interpreter;
+        continue;
+      }
+      bool found = false;
+      std::vector<const Object*> unknown;
+      for (const Object* candidate : scope) {
+        const int d = binder.defines(*candidate, s);
+        if (d == 1) {
+          found = true;
+          break;
+        }
+        if (d == -1) unknown.push_back(candidate);
+      }
+      if (found) {
+        ++r.bound;
+      } else {
+        r.unbound.push_back({o, &s, unknown});
+      }
+    }
+    // DT_VERNEED.
+    for (const auto& need : o->binary->version_needs) {
+      const Object* provider = nullptr;
+      for (const Object* candidate : scope) {
+        if (matches(*candidate, need.file)) {
+          provider = candidate;
+          break;
+        }
+      }
+      if (provider == nullptr) continue;  // not loaded: a missing library, reported as such
+      const auto versions = binder.versions_of(*provider);
+      if (!versions) continue;  // unknown: the symbol checks carry the condition
+      for (const auto& v : need.versions) {
+        if ((v.flags & 2) != 0) continue;  // VER_FLG_WEAK
+        bool ok = std::find(versions->begin(), versions->end(), v.name) != versions->end();
+        if (ok && !provider->exports_upto.empty() && version_newer(v.name, provider->exports_upto)) ok = false;
+        if (ok) continue;
+        MissingVersion mv{o, need.file, v.name, provider, {}};
+        const std::string family = v.name.substr(0, v.name.find_last_of('_') + 1);
+        for (const auto& have : *versions) {
+          if (have.rfind(family, 0) != 0) continue;
+          if (!provider->exports_upto.empty() && version_newer(have, provider->exports_upto)) continue;
+          mv.provided.push_back(have);
+        }
+        std::sort(mv.provided.begin(), mv.provided.end(),
+                  [](const std::string& a, const std::string& b) { return version_newer(b, a); });
+        r.versions.push_back(std::move(mv));
+      }
+    }
+  }
+  return r;
+}
+
+}  // namespace wheelcheck::resolve

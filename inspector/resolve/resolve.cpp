@@ -1,0 +1,446 @@
+// Resolution as glibc's loader does it (elf/dl-load.c: _dl_map_object), over the image's description.
+//
+// For each DT_NEEDED name of an object being loaded, in the order the object lists them, breadth first
+// over the whole tree (the order the loader maps objects, which is also the symbol lookup order):
+//   0. A name with a '/' is a path: it is opened as it is, nothing else is searched.
+//   1. An object already loaded whose soname, or a name it was loaded as, equals the name is reused.
+//      Before a wheel's extension module runs, Python has imported what the wheel Requires-Dist
+//      (`import torch` maps torch/lib/*), so those count as loaded.
+//   2. DT_RPATH of the requesting object, then of the object that loaded it, and so on up to the root,
+//      but only if the requesting object has no DT_RUNPATH (a RUNPATH disables every RPATH for its
+//      own needs; RPATHs of loaders do not apply under RUNPATH either).
+//   3. LD_LIBRARY_PATH of the image's environment.
+//   4. DT_RUNPATH of the requesting object only (RUNPATH is not inherited by what it loads).
+//   5. /etc/ld.so.cache, by soname, unless the requesting object is marked DF_1_NODEFLIB.
+//   6. The default folders of the arch (Debian: /lib/<triple>, /usr/lib/<triple>, /lib, /usr/lib),
+//      unless DF_1_NODEFLIB.
+// In folders (2, 3, 4, 6) the file name is the DT_NEEDED name itself; $ORIGIN (the folder of the
+// object whose entry it is), $LIB and $PLATFORM are expanded. A candidate of another ELF class or
+// machine is skipped and the search goes on, as the loader does. A library the image declares without
+// a known location (a vendor runtime) is taken last, with that said in the evidence.
+#include "wheelcheck/resolve.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include "wheelcheck/error.hpp"
+#include "wheelcheck/wheel.hpp"
+
+namespace wheelcheck::resolve {
+
+namespace {
+
+std::string normal(const std::string& path) {
+  if (path.empty()) return path;
+  std::string n = std::filesystem::path(path).lexically_normal().string();
+  if (n.size() > 1 && n.back() == '/') n.pop_back();
+  return n;
+}
+
+std::string dir_of(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+std::string base_of(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+bool is_extension_module(const std::string& member, const elf::Binary& b) {
+  for (const auto& s : b.symbols) {
+    if (s.defined && s.name.rfind("PyInit_", 0) == 0) return true;
+  }
+  return member.find(".cpython-") != std::string::npos || member.find(".abi3.so") != std::string::npos;
+}
+
+// Where pip puts a member: purelib/platlib go to site-packages, data/scripts/headers under the prefix.
+std::string install_path(const std::string& site, const std::string& member) {
+  const auto data = member.find(".data/");
+  const auto slash = member.find('/');
+  if (data != std::string::npos && slash == data + 5) {
+    const std::string rest = member.substr(data + 6);
+    const std::string prefix = normal(site + "/../../..");
+    auto under = [&](std::string_view scheme) { return rest.rfind(std::string(scheme) + "/", 0) == 0; };
+    if (under("purelib") || under("platlib")) return normal(site + "/" + rest.substr(rest.find('/') + 1));
+    if (under("data")) return normal(prefix + "/" + rest.substr(5));
+    if (under("scripts")) return normal(prefix + "/bin/" + rest.substr(8));
+    if (under("headers")) return normal(prefix + "/include/" + rest.substr(8));
+  }
+  return normal(site + "/" + member);
+}
+
+std::string requires_dist_name(const std::string& requirement) {
+  std::size_t end = 0;
+  while (end < requirement.size()) {
+    const char c = requirement[end];
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) break;
+    ++end;
+  }
+  return wheel::normalize_project_name(requirement.substr(0, end));
+}
+
+std::unique_ptr<Object> member_object(const MemberProfile& m, const std::string& site, Object::Source source,
+                                      const std::string& wheel_name) {
+  auto o = std::make_unique<Object>();
+  const elf::Binary& b = *m.elf;
+  o->source = source;
+  o->member = m.path;
+  o->path = install_path(site, m.path);
+  o->label = (source == Object::Source::Wheel ? "member " : "member of " + wheel_name + ": ") + m.path;
+  o->soname = b.soname.value_or("");
+  o->machine = elf::machine_name(b.machine, b.elf_class, b.endian, b.e_flags);
+  o->elf_class = b.elf_class == elf::Class::Elf64 ? 64 : 32;
+  o->needed = b.needed;
+  o->rpath = b.rpath;
+  o->runpath = b.runpath;
+  o->flags_1 = b.flags_1;
+  for (const auto& d : b.version_definitions) {
+    if (!d.base()) o->versions.push_back(d.name);
+  }
+  o->versions_known = true;
+  o->binary = &b;
+  o->python_extension = is_extension_module(m.path, b);
+  return o;
+}
+
+}  // namespace
+
+std::string expand_tokens(const std::string& entry, const std::string& origin, const std::string& arch) {
+  std::string out;
+  for (std::size_t i = 0; i < entry.size();) {
+    if (entry[i] != '$') {
+      out += entry[i++];
+      continue;
+    }
+    auto token = [&](std::string_view name) -> bool {
+      const std::string plain = std::string("$") + std::string(name);
+      const std::string braced = std::string("${") + std::string(name) + "}";
+      if (entry.compare(i, braced.size(), braced) == 0) {
+        i += braced.size();
+        return true;
+      }
+      if (entry.compare(i, plain.size(), plain) == 0) {
+        const std::size_t after = i + plain.size();
+        if (after < entry.size() && (std::isalnum(static_cast<unsigned char>(entry[after])) || entry[after] == '_')) {
+          return false;
+        }
+        i = after;
+        return true;
+      }
+      return false;
+    };
+    if (token("ORIGIN")) {
+      out += origin;
+    } else if (token("LIB")) {
+      out += arch;  // the caller passes $LIB's value here (see load_folders)
+    } else if (token("PLATFORM")) {
+      out += "$PLATFORM";
+    } else {
+      out += entry[i++];
+    }
+  }
+  return out;
+}
+
+Space::Space(const image::Image& image, const WheelProfile& wheel, const std::vector<const WheelProfile*>& with,
+             const std::map<std::string, exports::Table>* memory)
+    : m_image(image), m_memory(memory) {
+  for (const auto& p : image.pythons) {
+    if (!p.site_packages.empty()) {
+      m_site = p.site_packages.front();
+      break;
+    }
+  }
+  if (m_site.empty()) m_site = "/site-packages";
+  for (const auto& l : image.libraries) {
+    auto o = std::make_unique<Object>();
+    o->source = Object::Source::Image;
+    o->path = l.path;
+    o->label = "image library" + (l.layer.empty() ? "" : " (" + l.layer + ")");
+    o->soname = l.soname;
+    o->machine = l.machine;
+    o->elf_class = l.elf_class;
+    o->needed = l.needed;
+    o->versions = l.versions;
+    o->versions_known = !l.versions.empty() || !l.exports.empty();
+    o->exports_file = l.exports_file;
+    o->exports_upto = l.exports_upto;
+    o->exports_unknown = l.exports_unknown;
+    add(std::move(o), l.names);
+  }
+  std::set<std::string> required;
+  for (const auto& r : wheel.metadata.requires_dist) {
+    if (r.find("extra ==") != std::string::npos || r.find("extra==") != std::string::npos) continue;
+    required.insert(requires_dist_name(r));
+  }
+  for (const auto& d : image.distributions) {
+    const bool pre = required.count(wheel::normalize_project_name(d.name)) != 0;
+    for (const auto& l : d.libraries) {
+      auto o = std::make_unique<Object>();
+      o->source = Object::Source::Distribution;
+      o->path = normal(d.location + "/" + l.path);
+      o->label = d.name + " " + d.version;
+      o->soname = l.soname;
+      o->machine = l.machine;
+      o->elf_class = l.elf_class;
+      o->needed = l.needed;
+      o->versions = l.versions;
+      o->versions_known = !l.versions.empty() || !l.exports.empty();
+      o->exports_file = l.exports_file;
+      o->exports_unknown = !l.exports_unknown.empty() ? l.exports_unknown : d.exports_unknown;
+      const Object* raw = o.get();
+      add(std::move(o), {});
+      if (pre) m_preloaded.push_back(raw);
+    }
+    if (pre) {
+      m_preloaded_notes.push_back("the wheel Requires-Dist " + d.name + ": `import " + d.name + "` loads its " +
+                                  std::to_string(d.libraries.size()) + " libraries before the wheel's modules");
+    }
+  }
+  for (const WheelProfile* w : with) {
+    for (const auto& m : w->members) {
+      if (m.elf && m.elf->type == 3) add(member_object(m, m_site, Object::Source::WithWheel, w->filename.filename), {});
+    }
+  }
+  for (const auto& m : wheel.members) {
+    if (m.elf) add(member_object(m, m_site, Object::Source::Wheel, wheel.filename.filename), {});
+  }
+}
+
+void Space::add(std::unique_ptr<Object> o, const std::vector<std::string>& names) {
+  const Object* raw = o.get();
+  if (o->path.empty()) {
+    if (!o->soname.empty()) m_declared.emplace(o->soname, raw);
+  } else {
+    m_by_path[normal(o->path)] = raw;
+    for (const auto& n : names) m_by_path[normal(n)] = raw;
+  }
+  m_objects.push_back(std::move(o));
+}
+
+std::vector<const Object*> Space::wheel_members() const {
+  std::vector<const Object*> out;
+  for (const auto& o : m_objects) {
+    if (o->source == Object::Source::Wheel) out.push_back(o.get());
+  }
+  return out;
+}
+
+const Object* Space::at(const std::string& path) const {
+  auto it = m_by_path.find(normal(path));
+  return it == m_by_path.end() ? nullptr : it->second;
+}
+
+std::vector<const Object*> Space::declared(const std::string& soname) const {
+  std::vector<const Object*> out;
+  auto [b, e] = m_declared.equal_range(soname);
+  for (auto it = b; it != e; ++it) out.push_back(it->second);
+  return out;
+}
+
+const exports::Table* Space::table(const Object& o) const {
+  if (o.exports_file.empty()) return nullptr;
+  if (o.exports_file.rfind("mem:", 0) == 0) {
+    if (m_memory == nullptr) return nullptr;
+    auto m = m_memory->find(o.exports_file.substr(4));
+    return m == m_memory->end() ? nullptr : &m->second;
+  }
+  auto it = m_tables.find(&o);
+  if (it != m_tables.end()) return it->second.get();
+  std::unique_ptr<exports::Table> t;
+  try {
+    t = std::make_unique<exports::Table>(exports::load_table(o.exports_file));
+  } catch (const Error& e) {
+    m_table_errors[&o] = e.what();
+  }
+  const exports::Table* raw = t.get();
+  m_tables[&o] = std::move(t);
+  return raw;
+}
+
+namespace {
+
+struct Loading {
+  const Space& space;
+  std::string lib_token;  // what $LIB expands to for this image
+  std::string platform;
+  std::vector<const Object*> order;
+  std::map<const Object*, const Object*> loader_of;  // who loaded it (for the RPATH chain)
+  std::multimap<std::string, const Object*> loaded_as;
+
+  bool compatible(const Object& candidate, const Object& requester) const {
+    if (candidate.machine.empty() || requester.machine.empty()) return true;
+    return candidate.machine == requester.machine && candidate.elf_class == requester.elf_class;
+  }
+
+  std::string expand(const std::string& entry, const Object& owner) const {
+    std::string e = expand_tokens(entry, dir_of(owner.path), lib_token);
+    const auto p = e.find("$PLATFORM");
+    if (p != std::string::npos) e.replace(p, 9, platform);
+    return e;
+  }
+
+  // One folder: the file `name` in it, if the model has it and it fits the requester.
+  const Object* try_dir(const std::string& dir, const std::string& name, const Object& requester,
+                        const std::string& rule, Need& need) const {
+    const std::string path = normal(dir + "/" + name);
+    const Object* o = space.at(path);
+    if (o == nullptr) {
+      need.tried.push_back(path + " (" + rule + "): no such file");
+      return nullptr;
+    }
+    if (!compatible(*o, requester)) {
+      need.tried.push_back(path + " (" + rule + "): skipped, " + o->machine + "/" + std::to_string(o->elf_class) +
+                           "-bit where " + requester.machine + "/" + std::to_string(requester.elf_class) +
+                           "-bit is needed");
+      return nullptr;
+    }
+    need.where = path;
+    return o;
+  }
+
+  Need search(const std::string& name, const Object& requester) {
+    Need need;
+    need.requester = &requester;
+    need.name = name;
+    const image::Image& im = space.image();
+    // 0. A path.
+    if (name.find('/') != std::string::npos) {
+      need.rule = "path";
+      const std::string path = name[0] == '/' ? name : dir_of(requester.path) + "/" + name;
+      need.found = space.at(path);
+      if (need.found != nullptr) need.where = normal(path);
+      if (need.found == nullptr) need.tried.push_back(normal(path) + " (a path in DT_NEEDED): no such file");
+      return need;
+    }
+    // 1. Already loaded.
+    auto [b, e] = loaded_as.equal_range(name);
+    for (auto it = b; it != e; ++it) {
+      if (compatible(*it->second, requester)) {
+        need.found = it->second;
+        need.rule = "already loaded";
+        need.where = it->second->path;
+        return need;
+      }
+    }
+    // 2. RPATH chain, only without RUNPATH.
+    if (requester.runpath.empty()) {
+      for (const Object* o = &requester; o != nullptr;) {
+        for (const auto& entry : o->rpath) {
+          const std::string dir = expand(entry, *o);
+          const std::string rule =
+              o == &requester ? "DT_RPATH " + entry : "DT_RPATH " + entry + " of " + base_of(o->path);
+          if ((need.found = try_dir(dir, name, requester, rule, need)) != nullptr) {
+            need.rule = "rpath";
+            return need;
+          }
+        }
+        auto up = loader_of.find(o);
+        o = up == loader_of.end() ? nullptr : up->second;
+      }
+    } else if (!requester.rpath.empty()) {
+      need.tried.push_back("DT_RPATH ignored: the object has DT_RUNPATH");
+    }
+    // 3. LD_LIBRARY_PATH.
+    for (const auto& dir : im.loader.ld_library_path) {
+      if ((need.found = try_dir(dir, name, requester, "LD_LIBRARY_PATH", need)) != nullptr) {
+        need.rule = "LD_LIBRARY_PATH";
+        return need;
+      }
+    }
+    // 4. RUNPATH of the requester only.
+    for (const auto& entry : requester.runpath) {
+      if ((need.found = try_dir(expand(entry, requester), name, requester, "DT_RUNPATH " + entry, need)) != nullptr) {
+        need.rule = "runpath";
+        return need;
+      }
+    }
+    const bool nodeflib = (requester.flags_1 & 0x800) != 0;  // DF_1_NODEFLIB
+    if (nodeflib) {
+      need.tried.push_back("ld.so.cache and default folders skipped: DF_1_NODEFLIB");
+    } else {
+      // 5. ld.so.cache.
+      bool in_cache = false;
+      for (const auto& c : im.loader.cache) {
+        if (c.soname != name) continue;
+        in_cache = true;
+        const Object* o = space.at(c.path);
+        if (o != nullptr && compatible(*o, requester)) {
+          need.found = o;
+          need.rule = "ld.so.cache";
+          need.where = c.path;
+          return need;
+        }
+        need.tried.push_back(c.path + " (ld.so.cache, " + c.arch +
+                             "): " + (o == nullptr ? "not in the image's files" : "another ELF class or machine"));
+      }
+      if (!in_cache && !im.loader.cache_format.empty() && im.loader.cache_format != "none") {
+        need.tried.push_back("ld.so.cache: no entry for " + name);
+      }
+      // 6. Default folders.
+      for (const auto& dir : im.loader.default_dirs) {
+        if ((need.found = try_dir(dir, name, requester, "default path", need)) != nullptr) {
+          need.rule = "default path";
+          return need;
+        }
+      }
+    }
+    // A library the image declares without a location.
+    for (const Object* o : space.declared(name)) {
+      if (compatible(*o, requester)) {
+        need.found = o;
+        need.rule = "declared";
+        need.where = "declared by the image (" + o->label + "), location not described";
+        return need;
+      }
+    }
+    return need;
+  }
+
+  void mark_loaded(const Object* o, const std::string& as) {
+    if (!o->soname.empty()) loaded_as.emplace(o->soname, o);
+    if (!o->path.empty()) loaded_as.emplace(base_of(o->path), o);
+    if (!as.empty()) loaded_as.emplace(as, o);
+  }
+};
+
+std::string lib_token_of(const image::Image& im) {
+  if (!im.loader.default_dirs.empty()) {
+    std::string d = im.loader.default_dirs.front();
+    if (!d.empty() && d[0] == '/') d.erase(0, 1);
+    return d;
+  }
+  return "lib";
+}
+
+}  // namespace
+
+Load load(const Space& space, const Object& root) {
+  Loading st{space, lib_token_of(space.image()), space.image().arch.value.value_or(root.machine), {}, {}, {}};
+  Load result;
+  result.root = &root;
+  for (const Object* p : space.preloaded()) st.mark_loaded(p, "");
+  st.mark_loaded(&root, "");
+  st.order.push_back(&root);
+  for (std::size_t i = 0; i < st.order.size(); ++i) {
+    const Object* o = st.order[i];
+    for (const auto& name : o->needed) {
+      Need need = st.search(name, *o);
+      if (need.found != nullptr && need.rule != "already loaded") {
+        if (std::find(st.order.begin(), st.order.end(), need.found) == st.order.end()) {
+          st.order.push_back(need.found);
+          st.loader_of[need.found] = o;
+        }
+        st.mark_loaded(need.found, name);
+      }
+      result.needs.push_back(std::move(need));
+    }
+  }
+  result.order = st.order;
+  return result;
+}
+
+}  // namespace wheelcheck::resolve

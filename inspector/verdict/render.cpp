@@ -1,0 +1,194 @@
+// The verdict for people (grouped by member, worst first, what is missing and what would fix it on the
+// first screen) and for machines (JSON, docs/verdict.schema.json).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "wheelcheck/verdict.hpp"
+
+namespace wheelcheck::verdict {
+
+namespace {
+
+struct Paint {
+  bool on = false;
+  std::string wrap(const char* code, std::string_view s) const {
+    return on ? fmt::format("\033[{}m{}\033[0m", code, s) : std::string(s);
+  }
+  std::string red(std::string_view s) const { return wrap("31;1", s); }
+  std::string yellow(std::string_view s) const { return wrap("33", s); }
+  std::string green(std::string_view s) const { return wrap("32", s); }
+  std::string bold(std::string_view s) const { return wrap("1", s); }
+  std::string dim(std::string_view s) const { return wrap("2", s); }
+};
+
+std::string mark(Severity s, const Paint& p) {
+  switch (s) {
+    case Severity::Error: return p.red("x");
+    case Severity::Condition: return p.yellow("?");
+    case Severity::Warning: return p.yellow("!");
+    case Severity::Info: return p.dim("i");
+  }
+  return "?";
+}
+
+std::string headline(const Finding& f) {
+  if (f.kind == "missing-library") return "missing library " + f.library;
+  if (f.kind == "missing-symbol") {
+    const std::string name = f.demangled.empty() ? f.symbol : f.demangled;
+    return fmt::format("undefined symbol {}{}  [{}]", name, f.required_version.empty() ? "" : "@" + f.required_version,
+                       f.classification);
+  }
+  if (f.kind == "missing-version") return fmt::format("version {} of {} not found", f.required_version, f.library);
+  if (f.kind == "driver") return "driver >= " + f.required_version + " needed";
+  if (f.kind == "driver-too-old") return "driver too old: needs >= " + f.required_version;
+  if (f.kind == "isa-level") return "needs an " + f.required_version + " CPU";
+  if (f.kind == "declared-library") return f.library + " taken from the image's declaration";
+  return f.kind;
+}
+
+std::string verdict_word(Verdict v, const Paint& p) {
+  const std::string w = verdict_name(v);
+  std::string upper;
+  for (char c : w) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  switch (v) {
+    case Verdict::Compatible: return p.green(upper);
+    case Verdict::Incompatible: return p.red(upper);
+    default: return p.yellow(upper);
+  }
+}
+
+}  // namespace
+
+std::string render_text(const Report& r, bool color) {
+  const Paint p{color};
+  std::string out;
+  out += fmt::format("{} on {}: {}\n", p.bold(r.wheel), p.bold(r.image), verdict_word(r.verdict, p));
+  if (!r.image_summary.empty()) out += p.dim("  " + r.image_summary) + "\n";
+  // Findings grouped by member, members in order of their worst finding.
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<const Finding*>> by_member;
+  for (const auto& f : r.findings) {
+    if (f.severity == Severity::Info) continue;
+    if (!by_member.count(f.member)) order.push_back(f.member);
+    by_member[f.member].push_back(&f);
+  }
+  constexpr std::size_t k_per_member = 8;
+  for (const auto& member : order) {
+    const auto& list = by_member[member];
+    out += "\n" + mark(list.front()->severity, p) + " " + p.bold(member.empty() ? "the wheel" : member) + "\n";
+    std::size_t shown = 0;
+    for (const Finding* f : list) {
+      if (shown == k_per_member) {
+        out += p.dim(fmt::format("    ... and {} more (--json lists every one)", list.size() - shown)) + "\n";
+        break;
+      }
+      ++shown;
+      out += fmt::format("    {} {}\n", mark(f->severity, p), headline(*f));
+      out += "      " + f->explanation + "\n";
+      if (!f->candidates.empty()) {
+        out += "      " + p.dim("instead: ") + f->candidates.front();
+        if (f->candidates.size() > 1) out += p.dim(fmt::format(" (+{} more)", f->candidates.size() - 1));
+        out += "\n";
+      }
+      if (!f->fix.empty()) out += "      " + p.green("fix: ") + f->fix + "\n";
+      if (f->kind == "missing-library" && !f->evidence.empty()) {
+        out += "      " + p.dim("tried: ");
+        const std::size_t n = std::min<std::size_t>(f->evidence.size(), 4);
+        for (std::size_t i = 0; i < n; ++i) out += (i ? p.dim("; ") : "") + p.dim(f->evidence[i]);
+        if (f->evidence.size() > n) out += p.dim(fmt::format("; ... ({} places)", f->evidence.size()));
+        out += "\n";
+      }
+    }
+  }
+  // Members that load.
+  std::vector<std::string> fine;
+  for (const auto& m : r.members) {
+    if (m.loads && !by_member.count(m.path)) {
+      fine.push_back(fmt::format("{} ({} needs resolved, {} symbols bound)", m.path, m.needs.size(), m.symbols_bound));
+    }
+  }
+  if (!fine.empty()) {
+    out += "\n" + p.green("ok") + "\n";
+    for (const auto& s : fine) out += "    " + s + "\n";
+  }
+  if (!r.conditions.empty()) {
+    out += "\n" + p.yellow("Holds only if") + "\n";
+    for (const auto& c : r.conditions) out += "    - " + c + "\n";
+  }
+  std::size_t errors = 0, conditions = 0, warnings = 0;
+  for (const auto& f : r.findings) {
+    errors += f.severity == Severity::Error;
+    conditions += f.severity == Severity::Condition;
+    warnings += f.severity == Severity::Warning;
+  }
+  out += fmt::format("\n{}: {} error{}, {} condition{}, {} warning{}; exit {}\n", verdict_word(r.verdict, p), errors,
+                     errors == 1 ? "" : "s", conditions, conditions == 1 ? "" : "s", warnings, warnings == 1 ? "" : "s",
+                     exit_code(r.verdict));
+  return out;
+}
+
+nlohmann::ordered_json to_json(const Report& r) {
+  using ojson = nlohmann::ordered_json;
+  ojson j;
+  j["schema"] = r.schema;
+  j["verdict"] = verdict_name(r.verdict);
+  j["exit_code"] = exit_code(r.verdict);
+  j["wheel"] = {{"filename", r.wheel}, {"sha256", r.wheel_sha256}};
+  j["image"] = {{"name", r.image}, {"summary", r.image_summary}};
+  ojson findings = ojson::array();
+  for (const auto& f : r.findings) {
+    ojson fj;
+    fj["kind"] = f.kind;
+    fj["severity"] = severity_name(f.severity);
+    fj["member"] = f.member;
+    fj["library"] = f.library;
+    fj["symbol"] = f.symbol;
+    fj["demangled"] = f.demangled;
+    fj["required_version"] = f.required_version;
+    fj["classification"] = f.classification;
+    fj["explanation"] = f.explanation;
+    fj["fix"] = f.fix;
+    fj["candidates"] = f.candidates;
+    fj["evidence"] = f.evidence;
+    findings.push_back(std::move(fj));
+  }
+  j["findings"] = std::move(findings);
+  j["conditions"] = r.conditions;
+  ojson routes = ojson::array();
+  for (const auto& rt : r.routes) {
+    ojson g = ojson::object();
+    for (const auto& [k, v] : rt.gates) g[k] = v;
+    routes.push_back({{"name", rt.name},
+                      {"optional", rt.optional},
+                      {"available", rt.available},
+                      {"reasons", rt.reasons},
+                      {"gates", g}});
+  }
+  j["routes"] = std::move(routes);
+  ojson members = ojson::array();
+  for (const auto& m : r.members) {
+    ojson needs = ojson::array();
+    for (const auto& n : m.needs) {
+      needs.push_back({{"requester", n.requester},
+                       {"name", n.name},
+                       {"found", n.found},
+                       {"rule", n.rule},
+                       {"where", n.where},
+                       {"tried", n.tried}});
+    }
+    members.push_back(
+        {{"path", m.path},
+         {"kind", m.kind},
+         {"loads", m.loads},
+         {"symbols",
+          {{"bound", m.symbols_bound}, {"unbound", m.symbols_unbound}, {"interpreter", m.symbols_interpreter}}},
+         {"needs", needs}});
+  }
+  j["members"] = std::move(members);
+  j["notes"] = r.notes;
+  return j;
+}
+
+}  // namespace wheelcheck::verdict

@@ -1,0 +1,500 @@
+// The verdict end to end, on wheels and image roots built at test time from C/C++ sources: RPATH versus
+// RUNPATH, a version the provider lacks, the pre-C++11 std::string ABI, a changed parameter list, a
+// foreign machine, a Requires-Dist: torch extension, CUDA runtimes and the driver; resolution compared
+// with libtree (Debian's package) on the same folders.
+#include <filesystem>
+#include <regex>
+#include <sstream>
+
+#include "support.hpp"
+#include "wheelcheck/exports.hpp"
+#include "wheelcheck/image.hpp"
+#include "wheelcheck/profile.hpp"
+#include "wheelcheck/verdict.hpp"
+
+namespace fs = std::filesystem;
+using namespace wheelcheck;
+using namespace wheelcheck::test;
+using nlohmann::json;
+
+namespace {
+
+// A wheel's members from sources: {archive path, source text, compiler flags, compiler}.
+struct Member {
+  std::string path;
+  std::string source;
+  std::string flags;
+  std::string compiler = "gcc";
+};
+
+std::string build(const TempDir& dir, const std::string& name, const std::string& source, const std::string& flags,
+                  const std::string& compiler = "gcc") {
+  std::string err;
+  const bool cxx = compiler.find("++") != std::string::npos;
+  auto so = build_shared(dir, name, name + (cxx ? ".cpp" : ".c"), source, flags, compiler, &err);
+  if (!so) ADD_FAILURE() << "building " << name << ": " << err;
+  return so.value_or("");
+}
+
+// Builds the members in order (later ones may link earlier ones: -L<dir> is the build folder).
+std::string wheel_of(const TempDir& dir, const std::string& wheel_name, const std::vector<Member>& members,
+                     const std::vector<std::string>& options = {}) {
+  std::vector<std::pair<std::string, std::string>> files;
+  for (const auto& m : members) {
+    const std::string built =
+        build(dir, fs::path(m.path).filename().string(), m.source, "-L" + dir.path() + " " + m.flags, m.compiler);
+    files.emplace_back(m.path, built);
+  }
+  return make_wheel(dir, wheel_name, files, options);
+}
+
+// An image: the db's debian12 (glibc 2.36, this machine's) with Python 3.12, plus what `extra` adds.
+std::string image_file(const TempDir& dir, const std::string& name, const std::string& extra = "") {
+  const std::string path = dir.file(name + ".json");
+  write_binary(path, R"({"schema": "wheelcheck-image/1", "name": ")" + name +
+                         R"(", "summary": "test image", "layers": ["debian12", "python3.12"])" + extra + "}");
+  return path;
+}
+
+image::Image load_image(const std::string& file) {
+  return image::Db(source_dir() + "/db").resolve(file);
+}
+
+verdict::Report check(const std::string& wheel, const image::Image& im, const std::vector<std::string>& with = {}) {
+  std::vector<WheelProfile> profiles;
+  for (const auto& w : with) profiles.push_back(inspect_wheel(w));
+  verdict::CheckOptions o;
+  for (const auto& p : profiles) o.with.push_back(&p);
+  return verdict::check(inspect_wheel(wheel), im, o);
+}
+
+std::vector<const verdict::Finding*> findings(const verdict::Report& r, const std::string& kind) {
+  std::vector<const verdict::Finding*> out;
+  for (const auto& f : r.findings) {
+    if (f.kind == kind) out.push_back(&f);
+  }
+  return out;
+}
+
+std::string describe(const verdict::Report& r) {
+  return verdict::render_text(r, false);
+}
+
+const char* const k_leaf = "int leaf(void) { return 1; }\n";
+const char* const k_mid = "int leaf(void);\nint mid(void) { return leaf() + 1; }\n";
+const char* const k_ext = "int mid(void);\nint ext(void) { return mid() + 1; }\n";
+
+}  // namespace
+
+// DT_RPATH applies to what the object's dependencies need too; DT_RUNPATH only to the object's own needs.
+TEST(Verdict, RpathIsInheritedRunpathIsNot) {
+  TempDir dir;
+  const auto im = load_image(image_file(dir, "img"));
+  auto wheel = [&](const std::string& name, const std::string& tag_flags) {
+    TempDir d;
+    const std::string leaf = build(d, "libleaf.so", k_leaf, "");
+    const std::string mid = build(d, "libmid.so", k_mid, "-L" + d.path() + " -lleaf");
+    const std::string ext =
+        build(d, "ext.so", k_ext, "-L" + d.path() + " -lmid " + tag_flags + ",-rpath,'$ORIGIN/lib'");
+    return make_wheel(dir, name, {{"pkg/ext.so", ext}, {"pkg/lib/libmid.so", mid}, {"pkg/lib/libleaf.so", leaf}});
+  };
+  const auto rpath = check(wheel("rp-1.0-py3-none-linux_x86_64.whl", "-Wl,--disable-new-dtags"), im);
+  EXPECT_TRUE(findings(rpath, "missing-library").empty()) << describe(rpath);
+  bool inherited = false;
+  for (const auto& m : rpath.members) {
+    for (const auto& n : m.needs) {
+      if (m.path == "pkg/ext.so" && n.name == "libleaf.so") {
+        EXPECT_TRUE(n.found);
+        EXPECT_EQ(n.rule, "rpath");
+        EXPECT_EQ(n.requester, "pkg/lib/libmid.so");
+        inherited = true;
+      }
+    }
+  }
+  EXPECT_TRUE(inherited) << "libleaf.so must be found through ext.so's DT_RPATH, inherited by libmid.so";
+
+  const auto runpath = check(wheel("rn-1.0-py3-none-linux_x86_64.whl", "-Wl,--enable-new-dtags"), im);
+  EXPECT_EQ(runpath.verdict, verdict::Verdict::Incompatible) << describe(runpath);
+  const auto missing = findings(runpath, "missing-library");
+  ASSERT_EQ(missing.size(), 1U) << describe(runpath);
+  EXPECT_EQ(missing[0]->member, "pkg/lib/libmid.so");
+  EXPECT_EQ(missing[0]->library, "libleaf.so");
+  EXPECT_FALSE(missing[0]->evidence.empty());
+  // Every folder the loader would try is in the evidence, the default folders among them.
+  bool tried_default = false;
+  for (const auto& e : missing[0]->evidence)
+    tried_default |= e.find("/usr/lib/x86_64-linux-gnu/libleaf.so (default path)") == 0;
+  EXPECT_TRUE(tried_default) << describe(runpath);
+  // The member that found its own library through its RUNPATH is fine.
+  for (const auto& m : runpath.members) {
+    if (m.path == "pkg/ext.so") {
+      EXPECT_EQ(m.needs.front().rule, "runpath");
+    }
+  }
+}
+
+// libtree, run on the same files laid out on disk, finds the same libraries by the same rules.
+TEST(Verdict, ResolutionAgreesWithLibtree) {
+  if (!have_program("libtree")) GTEST_SKIP() << "libtree absent: run scripts/install-deps.sh";
+  TempDir dir;
+  const auto im = load_image(image_file(dir, "img"));
+  for (const char* dtags : {"--disable-new-dtags", "--enable-new-dtags"}) {
+    SCOPED_TRACE(dtags);
+    TempDir d;
+    const std::string site = d.file("site");
+    fs::create_directories(site + "/pkg/lib");
+    const std::string leaf = build(d, "libleaf.so", k_leaf, "");
+    const std::string mid = build(d, "libmid.so", k_mid, "-L" + d.path() + " -lleaf");
+    const std::string ext =
+        build(d, "ext.so", k_ext, "-L" + d.path() + " -lmid -Wl," + std::string(dtags) + ",-rpath,'$ORIGIN/lib'");
+    fs::copy_file(ext, site + "/pkg/ext.so");
+    fs::copy_file(mid, site + "/pkg/lib/libmid.so");
+    fs::copy_file(leaf, site + "/pkg/lib/libleaf.so");
+    const std::string w = make_wheel(d, "t-1.0-py3-none-linux_x86_64.whl",
+                                     {{"pkg/ext.so", ext}, {"pkg/lib/libmid.so", mid}, {"pkg/lib/libleaf.so", leaf}});
+    const auto r = check(w, im);
+    // libtree: "pkg/lib/libmid.so [runpath]", "libleaf.so not found", "... [rpath of 1]".
+    const auto lt = run("cd " + shell_quote(site) + " && libtree pkg/ext.so");
+    std::map<std::string, std::string> theirs;  // library -> rule or "not found"
+    const std::regex found(R"(([\w./-]+\.so) \[(rpath|runpath|ld\.so\.conf|default path)[^\]]*\])");
+    const std::regex missing(R"(([\w.-]+\.so) not found)");
+    std::stringstream ss(lt.out);
+    for (std::string line; std::getline(ss, line);) {
+      std::smatch m;
+      if (std::regex_search(line, m, found)) theirs[fs::path(m[1].str()).filename().string()] = m[2];
+      if (std::regex_search(line, m, missing)) theirs[m[1]] = "not found";
+    }
+    std::map<std::string, std::string> ours;
+    for (const auto& m : r.members) {
+      if (m.path != "pkg/ext.so") continue;
+      for (const auto& n : m.needs) {
+        if (n.name == "libleaf.so" || n.name == "libmid.so") ours[n.name] = n.found ? n.rule : "not found";
+      }
+    }
+    EXPECT_EQ(ours, theirs) << lt.out << describe(r);
+    EXPECT_EQ(theirs.size(), 2U) << lt.out;
+  }
+}
+
+namespace {
+
+// A root: this machine's glibc and libstdc++ laid out as Debian does, Python 3.12, and the providers.
+struct ImageRoot {
+  TempDir dir;
+  std::string root() const { return dir.file("root"); }
+  std::string lib() const { return root() + "/usr/lib/x86_64-linux-gnu"; }
+  ImageRoot() {
+    const std::string r = root();
+    fs::create_directories(lib());
+    fs::create_directories(r + "/usr/bin");
+    fs::create_directories(r + "/usr/lib/python3.12/site-packages");
+    fs::create_directories(r + "/etc");
+    fs::create_symlink("usr/lib", r + "/lib");
+    for (const char* so : {"libc.so.6", "libm.so.6", "libgcc_s.so.1", "ld-linux-x86-64.so.2", "libstdc++.so.6"}) {
+      fs::copy_file(fs::canonical(std::string("/usr/lib/x86_64-linux-gnu/") + so), lib() + "/" + so);
+    }
+    fs::create_directories(r + "/lib64");
+    fs::create_symlink("/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", r + "/lib64/ld-linux-x86-64.so.2");
+    write_binary(r + "/usr/bin/python3.12", "");
+    write_binary(r + "/etc/ld.so.conf", "/usr/lib/x86_64-linux-gnu\n");
+  }
+  void provide(const std::string& built, const std::string& soname) const {
+    fs::copy_file(built, lib() + "/" + soname);
+  }
+  void ldconfig() const { EXPECT_EQ(run("ldconfig -X -r " + shell_quote(root())).exit_code, 0); }
+};
+
+bool have_root_tools() {
+  return have_program("ldconfig") && fs::exists("/usr/lib/x86_64-linux-gnu/libc.so.6");
+}
+
+}  // namespace
+
+TEST(Verdict, VersionTheProviderLacksAndTheImageAsARootFolder) {
+  if (!have_root_tools()) GTEST_SKIP() << "needs ldconfig and this machine's glibc";
+  ImageRoot img;
+  TempDir b;
+  // The image's libver.so.1 defines VERS_1; the wheel was linked against a newer one defining VERS_2.
+  b.write("old.map", "VERS_1 { global: foo; local: *; };\n");
+  b.write("new.map", "VERS_1 { global: foo; local: *; };\nVERS_2 { global: bar; } VERS_1;\n");
+  const std::string old_lib = build(b, "libver.so.1", "int foo(void) { return 1; }\n",
+                                    "-Wl,-soname,libver.so.1 -Wl,--version-script," + b.file("old.map"));
+  img.provide(old_lib, "libver.so.1");
+  img.ldconfig();
+  TempDir nb;
+  nb.write("new.map", "VERS_1 { global: foo; local: *; };\nVERS_2 { global: bar; } VERS_1;\n");
+  build(nb, "libver.so", "int foo(void) { return 1; }\nint bar(void) { return 2; }\n",
+        "-Wl,-soname,libver.so.1 -Wl,--version-script," + nb.file("new.map"));
+  TempDir w;
+  const std::string wheel =
+      wheel_of(w, "v-1.0-cp312-cp312-linux_x86_64.whl",
+               {{"v/_v.cpython-312-x86_64-linux-gnu.so", "int bar(void);\nint PyInit__v(void) { return bar(); }\n",
+                 "-L" + nb.path() + " -lver"}});
+  const auto r = run(shell_quote(binary_path()) + " " + shell_quote(wheel) + " --no-cache --image " +
+                     shell_quote(img.root()) + " --json");
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  const auto j = json::parse(r.out);
+  EXPECT_EQ(j["verdict"], "incompatible");
+  bool found = false;
+  for (const auto& f : j["findings"]) {
+    if (f["kind"] == "missing-version") {
+      found = true;
+      EXPECT_EQ(f["library"], "libver.so.1");
+      EXPECT_EQ(f["required_version"], "VERS_2");
+      EXPECT_EQ(f["classification"], "version-too-new");
+      EXPECT_EQ(f["member"], "v/_v.cpython-312-x86_64-linux-gnu.so");
+      EXPECT_EQ(f["candidates"], json::array({"VERS_1"}));
+    }
+  }
+  EXPECT_TRUE(found) << r.out;
+  // The resolution of libver.so.1 went through the root's real ld.so.cache.
+  EXPECT_NE(r.out.find("\"rule\": \"ld.so.cache\""), std::string::npos);
+}
+
+TEST(Verdict, OldAbiStringAgainstANewAbiProvider) {
+  if (!have_root_tools()) GTEST_SKIP() << "needs ldconfig and this machine's glibc";
+  ImageRoot img;
+  TempDir b;
+  const std::string provider =
+      build(b, "libgreet.so.1",
+            "#include <string>\n#include <list>\nint greet(const std::string& s) { return (int)s.size(); }\n"
+            "int count(const std::list<int>& l) { return (int)l.size(); }\n",
+            "-Wl,-soname,libgreet.so.1", "g++");
+  img.provide(provider, "libgreet.so.1");
+  img.ldconfig();
+  // The wheel was built where libgreet had the old ABI (as wheels built against pre-2.7 PyTorch were).
+  TempDir w;
+  build(w, "libgreet.so",
+        "#include <string>\n#include <list>\nint greet(const std::string& s) { return (int)s.size(); }\n"
+        "int count(const std::list<int>& l) { return (int)l.size(); }\n",
+        "-D_GLIBCXX_USE_CXX11_ABI=0 -Wl,-soname,libgreet.so.1", "g++");
+  const std::string wheel = wheel_of(
+      w, "g-1.0-cp312-cp312-linux_x86_64.whl",
+      {{"g/_g.cpython-312-x86_64-linux-gnu.so",
+        "#include <string>\n#include <list>\nint greet(const std::string& s);\nint count(const std::list<int>& l);\n"
+        "extern \"C\" int PyInit__g(void) { std::list<int> l; return greet(\"x\") + count(l); }\n",
+        "-D_GLIBCXX_USE_CXX11_ABI=0 -lgreet", "g++"}});
+  const auto r = run(shell_quote(binary_path()) + " " + shell_quote(wheel) + " --no-cache --image " +
+                     shell_quote(img.root()) + " --json");
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  const auto j = json::parse(r.out);
+  std::map<std::string, json> by_symbol;
+  for (const auto& f : j["findings"]) {
+    if (f["kind"] == "missing-symbol") by_symbol[f["demangled"]] = f;
+  }
+  ASSERT_TRUE(by_symbol.count("greet(std::string const&)")) << r.out;
+  const auto& g = by_symbol["greet(std::string const&)"];
+  EXPECT_EQ(g["classification"], "cxx-abi-mismatch");
+  EXPECT_EQ(g["candidates"][0],
+            "greet(std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > const&)");
+  EXPECT_NE(g["explanation"].get<std::string>().find("_GLIBCXX_USE_CXX11_ABI"), std::string::npos) << g.dump(2);
+  ASSERT_TRUE(by_symbol.count("count(std::list<int, std::allocator<int> > const&)")) << r.out;
+  EXPECT_EQ(by_symbol["count(std::list<int, std::allocator<int> > const&)"]["classification"], "cxx-abi-mismatch");
+}
+
+TEST(Verdict, ChangedParameterListIsExplainedWithBothSignatures) {
+  if (!have_root_tools()) GTEST_SKIP() << "needs ldconfig and this machine's glibc";
+  ImageRoot img;
+  TempDir b;
+  const std::string now = build(b, "liblog.so.1",
+                                "namespace ns { struct Loc { const char* f; int l; };\n"
+                                "struct Logger { Logger(Loc, int, bool); };\n"
+                                "Logger::Logger(Loc, int, bool) {} }\n",
+                                "-Wl,-soname,liblog.so.1", "g++");
+  img.provide(now, "liblog.so.1");
+  img.ldconfig();
+  TempDir old;
+  build(
+      old, "liblog.so",
+      "namespace ns { struct Logger { Logger(const char*, int, int); };\nLogger::Logger(const char*, int, int) {} }\n",
+      "-Wl,-soname,liblog.so.1", "g++");
+  TempDir w;
+  const std::string wheel =
+      wheel_of(w, "l-1.0-cp312-cp312-linux_x86_64.whl",
+               {{"l/_l.cpython-312-x86_64-linux-gnu.so",
+                 "namespace ns { struct Logger { Logger(const char*, int, int); }; }\n"
+                 "extern \"C\" int PyInit__l(void) { ns::Logger g(\"f\", 1, 2); (void)g; return 0; }\n",
+                 "-L" + old.path() + " -llog", "g++"}});
+  const auto r =
+      run(shell_quote(binary_path()) + " " + shell_quote(wheel) + " --no-cache --image " + shell_quote(img.root()));
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  // The first screen says what is missing, where, what is there instead, and what would fix it.
+  std::string first;
+  std::stringstream ss(r.out);
+  std::string line;
+  for (int i = 0; i < 24 && std::getline(ss, line); ++i) first += line + "\n";
+  EXPECT_NE(first.find("l/_l.cpython-312-x86_64-linux-gnu.so"), std::string::npos) << first;
+  EXPECT_NE(first.find("ns::Logger::Logger(char const*, int, int)"), std::string::npos) << first;
+  EXPECT_NE(first.find("signature-changed"), std::string::npos) << first;
+  EXPECT_NE(first.find("ns::Logger::Logger(ns::Loc, int, bool)"), std::string::npos) << first;
+  EXPECT_NE(first.find("fix:"), std::string::npos) << first;
+}
+
+TEST(Verdict, ForeignMachineMemberIsWrongArch) {
+  if (!have_program("aarch64-linux-gnu-gcc"))
+    GTEST_SKIP() << "aarch64-linux-gnu-gcc absent: run scripts/install-deps.sh";
+  TempDir w;
+  const std::string wheel =
+      wheel_of(w, "a-1.0-py3-none-any.whl",
+               {{"a/liba.so", "int a(void) { return 1; }\n", "-nostdlib", "aarch64-linux-gnu-gcc"}});
+  TempDir d;
+  const auto r = check(wheel, load_image(image_file(d, "img")));
+  EXPECT_EQ(r.verdict, verdict::Verdict::Incompatible) << describe(r);
+  const auto wrong = findings(r, "wrong-arch");
+  ASSERT_EQ(wrong.size(), 1U) << describe(r);
+  EXPECT_EQ(wrong[0]->member, "a/liba.so");
+  EXPECT_NE(wrong[0]->explanation.find("aarch64"), std::string::npos);
+}
+
+namespace {
+
+// An image whose torch 2.6.0 distribution ships torch/lib/libc10.so (built here) with its export table.
+std::string torch_image(const TempDir& dir, const std::string& c10_source) {
+  const std::string c10 = build(dir, "libc10.so", c10_source, "-Wl,-soname,libc10.so", "g++");
+  fs::create_directories(dir.file("exports"));
+  exports::write_table(exports::Table::from_binary(elf::read_elf_file(c10), "libc10.so", "torch/lib/libc10.so"),
+                       dir.file("exports/libc10.so.exports.gz"));
+  return image_file(dir, "torchimg",
+                    R"(, "exports_dir": "exports", "distributions": [{"name": "torch", "version": "2.6.0",
+        "location": "{site-packages}", "libraries": [{"path": "torch/lib/libc10.so", "soname": "libc10.so",
+        "machine": "x86_64", "class": 64, "exports": "libc10.so.exports.gz"}]}])");
+}
+
+const char* const k_c10_now =
+    "namespace c10 { struct SourceLocation { const char* f; int l; };\n"
+    "struct MessageLogger { MessageLogger(SourceLocation, int, bool); };\n"
+    "MessageLogger::MessageLogger(SourceLocation, int, bool) {} }\n";
+const char* const k_c10_old =
+    "namespace c10 { struct MessageLogger { MessageLogger(const char*, int, int); };\n"
+    "MessageLogger::MessageLogger(const char*, int, int) {} }\n";
+const char* const k_ext_old =
+    "namespace c10 { struct MessageLogger { MessageLogger(const char*, int, int); }; }\n"
+    "extern \"C\" int PyInit__ops(void) { c10::MessageLogger m(\"f\", 1, 2); (void)m; return 0; }\n";
+
+}  // namespace
+
+TEST(Verdict, RequiresDistTorchResolvesIntoTorchLib) {
+  TempDir img;
+  const auto im = load_image(torch_image(img, k_c10_old));
+  TempDir w;
+  build(w, "libc10.so", k_c10_old, "-Wl,-soname,libc10.so", "g++");
+  const std::vector<Member> members = {{"ops/_ops.cpython-312-x86_64-linux-gnu.so", k_ext_old, "-lc10", "g++"}};
+  // Without Requires-Dist: torch, nothing puts torch/lib on the search path.
+  const auto alone = check(wheel_of(w, "ops-1.0-cp312-cp312-linux_x86_64.whl", members), im);
+  ASSERT_EQ(findings(alone, "missing-library").size(), 1U) << describe(alone);
+  EXPECT_EQ(findings(alone, "missing-library")[0]->library, "libc10.so");
+  // With it, `import torch` has loaded torch/lib/libc10.so: reused by soname, and its symbols bind.
+  TempDir w2;
+  build(w2, "libc10.so", k_c10_old, "-Wl,-soname,libc10.so", "g++");
+  const auto with =
+      check(wheel_of(w2, "ops-1.0-cp312-cp312-linux_x86_64.whl", members, {"--requires-dist", "torch>=2.6"}), im);
+  EXPECT_EQ(with.verdict, verdict::Verdict::Compatible) << describe(with);
+  ASSERT_FALSE(with.members.empty());
+  EXPECT_EQ(with.members[0].needs[0].rule, "already loaded");
+  EXPECT_EQ(with.members[0].needs[0].where, "/opt/venv/lib/python3.12/site-packages/torch/lib/libc10.so");
+  EXPECT_EQ(with.members[0].symbols_bound, 1U);
+}
+
+TEST(Verdict, TorchExtensionBuiltAgainstOtherHeadersIsASignatureChange) {
+  TempDir img;
+  const auto im = load_image(torch_image(img, k_c10_now));
+  TempDir w;
+  build(w, "libc10.so", k_c10_old, "-Wl,-soname,libc10.so", "g++");
+  const auto r = check(
+      wheel_of(w, "ops-1.0-cp312-cp312-linux_x86_64.whl",
+               {{"ops/_ops.cpython-312-x86_64-linux-gnu.so", k_ext_old, "-lc10", "g++"}}, {"--requires-dist", "torch"}),
+      im);
+  EXPECT_EQ(r.verdict, verdict::Verdict::Incompatible);
+  const auto missing = findings(r, "missing-symbol");
+  ASSERT_EQ(missing.size(), 1U) << describe(r);
+  EXPECT_EQ(missing[0]->demangled, "c10::MessageLogger::MessageLogger(char const*, int, int)");
+  EXPECT_EQ(missing[0]->classification, "signature-changed");
+  EXPECT_EQ(missing[0]->candidates.at(0), "c10::MessageLogger::MessageLogger(c10::SourceLocation, int, bool)");
+  EXPECT_EQ(missing[0]->library, "libc10.so");
+}
+
+TEST(Verdict, CudaRuntimeMajorsAndTheUnknownDriver) {
+  TempDir w;
+  // Stand-ins for the runtimes, only to link against: the image's real CUDA 13.0 tables decide.
+  build(w, "libcudart.so.13", "int cudaGetDeviceCount(int* n) { *n = 0; return 0; }\n", "-Wl,-soname,libcudart.so.13");
+  build(w, "libcudart.so.12", "int cudaGetDeviceCount(int* n) { *n = 0; return 0; }\n", "-Wl,-soname,libcudart.so.12");
+  fs::create_symlink(w.file("libcudart.so.13"), w.file("libcudart13.so"));
+  fs::create_symlink(w.file("libcudart.so.12"), w.file("libcudart12.so"));
+  const auto db = image::Db(source_dir() + "/db");
+  const auto cuda13 = db.get("cuda13.0");
+  const char* const src = "int cudaGetDeviceCount(int*);\nint use(void) { int n; return cudaGetDeviceCount(&n); }\n";
+  const auto ok = check(wheel_of(w, "k13-1.0-py3-none-linux_x86_64.whl", {{"k/libk.so", src, "-lcudart13"}}), cuda13);
+  EXPECT_TRUE(findings(ok, "missing-library").empty()) << describe(ok);
+  EXPECT_TRUE(findings(ok, "missing-symbol").empty()) << describe(ok);
+  const auto driver = findings(ok, "driver");
+  ASSERT_EQ(driver.size(), 1U) << describe(ok);
+  EXPECT_EQ(driver[0]->severity, verdict::Severity::Condition);
+  EXPECT_EQ(driver[0]->required_version, "580.65.06");
+  EXPECT_EQ(ok.verdict, verdict::Verdict::Unknown) << describe(ok);
+  ASSERT_FALSE(ok.conditions.empty());
+  EXPECT_NE(ok.conditions.front().find(">= 580.65.06"), std::string::npos);
+
+  TempDir w2;
+  build(w2, "libcudart.so.12", "int cudaGetDeviceCount(int* n) { *n = 0; return 0; }\n", "-Wl,-soname,libcudart.so.12");
+  fs::create_symlink(w2.file("libcudart.so.12"), w2.file("libcudart12.so"));
+  const auto r12 =
+      check(wheel_of(w2, "k12-1.0-py3-none-linux_x86_64.whl", {{"k/libflagcx.so", src, "-lcudart12"}}), cuda13);
+  EXPECT_EQ(r12.verdict, verdict::Verdict::Incompatible);
+  const auto missing = findings(r12, "missing-library");
+  ASSERT_EQ(missing.size(), 1U) << describe(r12);
+  EXPECT_EQ(missing[0]->library, "libcudart.so.12");
+  EXPECT_EQ(missing[0]->required_version, "12");
+  EXPECT_NE(missing[0]->explanation.find("CUDA 12"), std::string::npos) << missing[0]->explanation;
+  EXPECT_NE(missing[0]->explanation.find("CUDA 13.0"), std::string::npos) << missing[0]->explanation;
+}
+
+TEST(Verdict, JsonCarriesTheSchemaAndTheExitCodeMatches) {
+  TempDir d;
+  const std::string img = image_file(d, "img");
+  const std::string sample =
+      fs::path(binary_path()).parent_path().string() + "/samples/hello_native-1.0-cp311-cp311-linux_x86_64.whl";
+  ASSERT_TRUE(fs::exists(sample));
+  const auto r =
+      run(shell_quote(binary_path()) + " " + shell_quote(sample) + " --image " + shell_quote(img) + " --json");
+  const auto j = json::parse(r.out);
+  EXPECT_EQ(j["schema"], "wheelcheck-verdict/1");
+  const std::map<std::string, int> codes = {{"compatible", 0}, {"incompatible", 1}, {"degraded", 3}, {"unknown", 4}};
+  EXPECT_EQ(r.exit_code, codes.at(j["verdict"].get<std::string>()));
+  EXPECT_EQ(j["exit_code"], r.exit_code);
+  // cp311 in a Python 3.12 image: incompatible, for the Python tag.
+  EXPECT_EQ(j["verdict"], "incompatible");
+  for (const char* key : {"verdict", "image", "wheel", "findings", "conditions", "routes", "members", "notes"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  for (const auto& f : j["findings"]) {
+    for (const char* key : {"kind", "severity", "member", "library", "symbol", "demangled", "required_version",
+                            "explanation", "evidence"}) {
+      EXPECT_TRUE(f.contains(key)) << key;
+    }
+  }
+  // A matrix: every db image, one report each.
+  const auto all = run(shell_quote(binary_path()) + " " + shell_quote(sample) + " --image all --json");
+  const auto arr = json::parse(all.out);
+  EXPECT_EQ(arr.size(), image::Db(source_dir() + "/db").image_names().size());
+  const auto text = run(shell_quote(binary_path()) + " check " + shell_quote(sample) + " --image all");
+  EXPECT_NE(text.out.find("cuda13.0"), std::string::npos) << text.out;
+  // Usage errors are exit 2.
+  EXPECT_EQ(run(shell_quote(binary_path()) + " " + shell_quote(sample)).exit_code, 2);
+  EXPECT_EQ(run(shell_quote(binary_path()) + " " + shell_quote(sample) + " --image no-such-image").exit_code, 2);
+}
+
+// What `--json` prints validates against docs/verdict.schema.json, for every db image.
+TEST(VerdictSchema, EveryOutputValidates) {
+  if (python_with_jsonschema().empty()) GTEST_SKIP() << "python3-jsonschema absent: run scripts/install-deps.sh";
+  const std::string sample =
+      fs::path(binary_path()).parent_path().string() + "/samples/hello_native-1.0-cp311-cp311-linux_x86_64.whl";
+  const auto all = run(shell_quote(binary_path()) + " " + shell_quote(sample) + " --image all --json");
+  TempDir d;
+  std::vector<std::string> files;
+  for (const auto& report : json::parse(all.out)) {
+    files.push_back(d.write(report["image"]["name"].get<std::string>() + ".json", report.dump()));
+  }
+  ASSERT_GE(files.size(), 10U);
+  const auto v = validate_json(source_dir() + "/docs/verdict.schema.json", files);
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+}
