@@ -89,7 +89,8 @@ struct Distribution {
   std::string location;  // site-packages folder (image path), or k_site_placeholder in a layer
   std::string python;    // "3.12" when known
   std::vector<DistLibrary> libraries;
-  std::string exports_unknown;  // why its libraries have no export tables (a declared distribution)
+  std::string exports_unknown;    // why its libraries have no export tables (a declared distribution)
+  std::optional<bool> cxx11_abi;  // built with _GLIBCXX_USE_CXX11_ABI=1 (PyTorch wheels since 2.7), when known
   Origin origin = Origin::Declared;
   std::string layer;
 };

@@ -22,9 +22,11 @@ namespace wheelcheck::resolve {
 struct Object {
   enum class Source { Wheel, WithWheel, Image, Distribution };
   Source source = Source::Image;
-  std::string path;    // image path where it sits; "" for a library declared without a location
-  std::string label;   // for people: "member flag_gems/lib/libtriton_jit.so", "torch 2.6.0", "image"
-  std::string member;  // the wheel member path (Wheel, WithWheel)
+  std::string path;               // image path where it sits; "" for a library declared without a location
+  std::string label;              // for people: "member flag_gems/lib/libtriton_jit.so", "torch 2.6.0", "image"
+  std::string member;             // the wheel member path (Wheel, WithWheel)
+  std::string wheel;              // the wheel's project name, normalized (Wheel, WithWheel)
+  std::optional<bool> cxx11_abi;  // a distribution's library: built with the C++11 std::string ABI
   std::string soname;
   std::string machine;  // "" when unknown (declared)
   int elf_class = 0;    // 0 when unknown

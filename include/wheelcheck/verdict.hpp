@@ -16,6 +16,7 @@
 #include "wheelcheck/exports.hpp"
 #include "wheelcheck/image.hpp"
 #include "wheelcheck/profile.hpp"
+#include "wheelcheck/rules.hpp"
 
 namespace wheelcheck::verdict {
 
@@ -44,6 +45,7 @@ struct Finding {
   std::string fix;                      // what would make it work, when we can say
   std::vector<std::string> candidates;  // what the image has instead (demangled signatures, versions)
   std::vector<std::string> evidence;    // where it was found and by which rule, or every place tried
+  std::string root;                     // the member whose load surfaced it (for routes; not written to JSON)
 };
 
 // Checks of the wheel as a whole against the image, before any file is resolved: the wheel's tags
@@ -132,10 +134,14 @@ struct MemberReport {
 // A route (issue 5): a set of members, core or optional, and the gates that turn it off.
 struct Route {
   std::string name;
+  std::string rule_set;
+  std::string summary;
   bool optional = false;
   bool available = true;
-  std::vector<std::string> reasons;
-  std::vector<std::pair<std::string, std::string>> gates;
+  std::vector<std::string> members;                        // the members it covers in these wheels
+  std::vector<std::string> reasons;                        // why it is unavailable
+  std::vector<std::string> conditions;                     // what it depends on that is unknown
+  std::vector<std::pair<std::string, std::string>> gates;  // set when it is unavailable
 };
 
 struct Report {
@@ -155,6 +161,7 @@ struct Report {
 struct CheckOptions {
   std::vector<const WheelProfile*> with;                                 // wheels installed side by side (--with)
   const std::map<std::string, exports::Table>* memory_tables = nullptr;  // an image probed on the fly
+  const rules::RuleSet* rules = nullptr;  // routes and gates (db/rules); none: every member is core
 };
 Report check(const WheelProfile& wheel, const image::Image& image, const CheckOptions& options = {});
 

@@ -8,9 +8,12 @@
 
 #include "commands.hpp"
 #include "wheelcheck/error.hpp"
+#include "wheelcheck/gates.hpp"
 #include "wheelcheck/image.hpp"
 #include "wheelcheck/probe.hpp"
 #include "wheelcheck/profile.hpp"
+#include "wheelcheck/rules.hpp"
+#include "wheelcheck/util.hpp"
 #include "wheelcheck/verdict.hpp"
 
 namespace wheelcheck::cli {
@@ -31,6 +34,13 @@ Verdicts: compatible (0), incompatible (1), degraded (3: the core loads, optiona
 unknown (4: the answer depends on a fact the image description does not know).)";
 
 namespace {
+
+void append_file(const std::string& path, const std::string& text) {
+  std::FILE* f = std::fopen(path.c_str(), "a");
+  if (f == nullptr) throw io_error("cannot append to " + path);
+  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  if (std::fclose(f) != 0 || !ok) throw io_error("cannot write " + path);
+}
 
 bool is_dir(const std::string& p) {
   struct stat st {};
@@ -110,6 +120,28 @@ std::string matrix_text(const std::vector<verdict::Report>& reports, const std::
 
 }  // namespace
 
+// The gates of the reports, in the chosen format; exit 0 whenever they could be evaluated.
+int print_gates(const CheckArgs& a, const std::vector<verdict::Report>& reports) {
+  const gates::Result g = gates::merge(reports);
+  const std::string format = a.format == "text" ? "sh" : a.format;
+  if (format == "json") {
+    std::fputs((gates::to_json(g).dump(2) + "\n").c_str(), stdout);
+  } else if (format == "sh") {
+    std::fputs(gates::to_sh(g).c_str(), stdout);
+  } else {
+    const std::string env_file = !a.env_file.empty() ? a.env_file : getenv_or("GITHUB_ENV", "");
+    if (env_file.empty()) {
+      std::fputs(gates::github_env(g).c_str(), stdout);  // for `>> "$GITHUB_ENV"`
+      std::fputs(gates::github_annotations(g).c_str(), stderr);
+    } else {
+      append_file(env_file, gates::github_env(g));
+      std::fputs(gates::github_annotations(g).c_str(), stdout);  // the runner reads workflow commands on stdout
+    }
+    if (!a.summary.empty()) append_file(a.summary, gates::markdown_summary(g));
+  }
+  return k_exit_ok;
+}
+
 void add_check_options(CLI::App& c, CheckArgs& a, bool image_required) {
   auto* image = c.add_option("--image,-i", a.images,
                              "A db image name (`wheelcheck images`), a description file, a root folder (probed on the "
@@ -118,6 +150,15 @@ void add_check_options(CLI::App& c, CheckArgs& a, bool image_required) {
   c.add_option("--with", a.with, "Another wheel installed beside it in site-packages (repeatable)")
       ->check(CLI::ExistingFile);
   c.add_flag("--json", a.json, "JSON for machines (schema: docs/verdict.schema.json); an array for several checks");
+  c.add_option("--format", a.format,
+               "text (people), json (--json), sh (export lines for eval), github ($GITHUB_ENV lines and annotations)")
+      ->check(CLI::IsMember({"text", "json", "sh", "github"}));
+  c.add_option("--rules", a.rules,
+               "Routes and gates: a rule set of db/rules (flagos), a rules file, or none (default: the rule set whose "
+               "applies_to names the wheel)");
+  c.add_option("--summary", a.summary,
+               "github format: append a Markdown table to this file (e.g. $GITHUB_STEP_SUMMARY)");
+  c.add_option("--env-file", a.env_file, "github format: append VAR=value lines to this file (default: $GITHUB_ENV)");
   c.add_option("--db", a.db, "The db folder (default: $WHEELCHECK_DB, else the one installed with wheelcheck)");
   c.add_flag("--no-cache", a.no_cache, "Read the wheel again instead of its cached profile");
   c.add_option("--cache-dir", a.cache_dir, "Profile cache folder");
@@ -137,6 +178,28 @@ int run_check(const CheckArgs& a) {
   for (const auto& w : a.with) with.push_back(inspect_cached(w, io, cache ? &*cache : nullptr).profile);
   std::vector<const WheelProfile*> with_ptrs;
   for (const auto& w : with) with_ptrs.push_back(&w);
+  // Rule sets: --rules, else the one db/rules says applies to each wheel.
+  std::vector<rules::RuleSet> rule_sets = rules::load_all(db.dir() + "/rules");
+  std::optional<rules::RuleSet> chosen;
+  if (!a.rules.empty() && a.rules != "none") {
+    if (a.rules.find('/') != std::string::npos ||
+        (a.rules.size() > 5 && a.rules.compare(a.rules.size() - 5, 5, ".json") == 0)) {
+      chosen = rules::load(a.rules);
+    } else {
+      for (const auto& rs : rule_sets) {
+        if (rs.name == a.rules) chosen = rs;
+      }
+      if (!chosen)
+        throw usage_error("--rules " + a.rules + ": no such rule set in " + db.dir() + "/rules (or give a file)");
+    }
+  }
+  auto rules_for = [&](const WheelProfile& w) -> const rules::RuleSet* {
+    if (a.rules == "none") return nullptr;
+    if (chosen) return &*chosen;
+    return rules::default_for(rule_sets, w.filename.name);
+  };
+  const bool gates_output = a.gates || a.format == "sh" || a.format == "github";
+  if (gates_output && images.size() != 1) throw usage_error("gates need exactly one --image");
   std::vector<verdict::Report> reports;
   std::vector<std::string> names;
   verdict::Verdict overall = verdict::Verdict::Compatible;
@@ -147,11 +210,13 @@ int run_check(const CheckArgs& a) {
       verdict::CheckOptions co;
       co.with = with_ptrs;
       co.memory_tables = t.tables.get();
+      co.rules = rules_for(profile);
       reports.push_back(verdict::check(profile, t.image, co));
       overall = verdict::worst(overall, reports.back().verdict);
     }
   }
-  if (a.json) {
+  if (gates_output) return print_gates(a, reports);
+  if (a.json || a.format == "json") {
     if (reports.size() == 1) {
       std::fputs((verdict::to_json(reports.front()).dump(2) + "\n").c_str(), stdout);
     } else {
@@ -165,6 +230,31 @@ int run_check(const CheckArgs& a) {
     std::fputs(matrix_text(reports, names, images, use_color(stdout)).c_str(), stdout);
   }
   return verdict::exit_code(overall);
+}
+
+Command add_gates(CLI::App& app) {
+  auto a = std::make_shared<CheckArgs>();
+  a->gates = true;
+  a->format = "sh";
+  auto* c = app.add_subcommand("gates", "The variables a setup script sets to turn off what cannot work in the image");
+  c->add_option("wheels", a->wheels, "Wheel files (.whl): their gates are merged")
+      ->required()
+      ->check(CLI::ExistingFile);
+  add_check_options(*c, *a, true);
+  c->footer(R"G(Examples:
+  eval "$(wheelcheck gates flagtree.whl flag_gems_cpp.whl --with flagcx.whl --image cuda13.0)"
+  wheelcheck gates *.whl --image cuda13.0 --format github --summary "$GITHUB_STEP_SUMMARY"
+  wheelcheck gates *.whl --image cuda13.0 --format json | jq .gates
+
+Each wheel is checked as `wheelcheck WHEEL --image I` does; the routes of its rule set (db/rules, docs/rules.md)
+that cannot work give their gates, merged over the wheels. Formats:
+  sh      export VAR='value' lines safe to eval, WHEELCHECK_VERDICT, a comment per disabled route (default)
+  github  VAR=value lines to --env-file or $GITHUB_ENV (else stdout), ::error::/::warning:: annotations,
+          and a Markdown table appended to --summary FILE
+  json    the verdicts, every route with its reasons, and the merged gates
+Exit 0 whenever the wheels could be evaluated, whatever the verdict (WHEELCHECK_VERDICT says it);
+2 on bad input (an unreadable wheel, an unknown image, a rule file with errors, conflicting gates).)G");
+  return {c, [a] { return run_check(*a); }};
 }
 
 Command add_check(CLI::App& app) {

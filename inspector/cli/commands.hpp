@@ -36,10 +36,16 @@ struct CheckArgs {
   bool no_cache = false;
   std::string cache_dir;
   bool quiet = false;
+  std::string format = "text";  // text, json, sh, github (gates: sh by default)
+  std::string rules;            // a rule set name, a file, or "none"; default: the one for the wheel
+  std::string summary;          // github: the Markdown table is appended here
+  std::string env_file;         // github: VAR=value lines go here (default $GITHUB_ENV)
+  bool gates = false;           // the gates command
 };
 extern const char* const k_check_help;
 void add_check_options(CLI::App& app, CheckArgs& args, bool image_required);
 int run_check(const CheckArgs& args);
 Command add_check(CLI::App& app);
+Command add_gates(CLI::App& app);
 
 }  // namespace wheelcheck::cli

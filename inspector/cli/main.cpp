@@ -52,8 +52,9 @@ int main(int argc, char** argv) {
   cli::add_check_options(app, *top, false);
   app.footer(std::string(cli::k_check_help) + "\n\n" + cli::k_exit_codes);
 
-  const cli::Command commands[] = {cli::add_check(app),  cli::add_inspect(app), cli::add_probe(app),
-                                   cli::add_images(app), cli::add_image(app),   cli::add_exports(app)};
+  const cli::Command commands[] = {cli::add_check(app),  cli::add_gates(app),  cli::add_inspect(app),
+                                   cli::add_probe(app),  cli::add_images(app), cli::add_image(app),
+                                   cli::add_exports(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

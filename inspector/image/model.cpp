@@ -213,6 +213,7 @@ ojson to_json(const Image& im, bool provenance) {
       dj["location"] = d.location;
       if (!d.python.empty()) dj["python"] = d.python;
       if (!d.exports_unknown.empty()) dj["exports_unknown"] = d.exports_unknown;
+      if (d.cxx11_abi) dj["cxx11_abi"] = *d.cxx11_abi;
       if (provenance || d.origin != o) dj["origin"] = origin_name(d.origin);
       if (provenance && !d.layer.empty()) dj["layer"] = d.layer;
       ojson libs = ojson::array();
@@ -444,7 +445,7 @@ Image from_json(const json& j, std::string_view what) {
     for (std::size_t i = 0; i < it->size(); ++i) {
       const std::string f = "distributions[" + std::to_string(i) + "]";
       const json& e = r.object((*it)[i], f);
-      r.only(e, {"name", "version", "location", "python", "exports_unknown", "origin", "libraries"}, f);
+      r.only(e, {"name", "version", "location", "python", "exports_unknown", "cxx11_abi", "origin", "libraries"}, f);
       Distribution d;
       d.name = r.opt_str(e, "name", f);
       d.version = r.opt_str(e, "version", f);
@@ -453,6 +454,10 @@ Image from_json(const json& j, std::string_view what) {
       if (d.location.empty()) d.location = std::string(k_site_placeholder);
       d.python = r.opt_str(e, "python", f);
       d.exports_unknown = r.opt_str(e, "exports_unknown", f);
+      if (auto abi = e.find("cxx11_abi"); abi != e.end() && !abi->is_null()) {
+        if (!abi->is_boolean()) r.fail(f + ".cxx11_abi", "expected true or false");
+        d.cxx11_abi = abi->get<bool>();
+      }
       d.origin = r.origin(e, o, f);
       if (auto libs = e.find("libraries"); libs != e.end()) {
         r.array(*libs, f + ".libraries");

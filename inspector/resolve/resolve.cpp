@@ -83,11 +83,12 @@ std::string requires_dist_name(const std::string& requirement) {
 }
 
 std::unique_ptr<Object> member_object(const MemberProfile& m, const std::string& site, Object::Source source,
-                                      const std::string& wheel_name) {
+                                      const std::string& wheel_name, const std::string& wheel_project) {
   auto o = std::make_unique<Object>();
   const elf::Binary& b = *m.elf;
   o->source = source;
   o->member = m.path;
+  o->wheel = wheel::normalize_project_name(wheel_project);
   o->path = install_path(site, m.path);
   o->label = (source == Object::Source::Wheel ? "member " : "member of " + wheel_name + ": ") + m.path;
   o->soname = b.soname.value_or("");
@@ -191,6 +192,7 @@ Space::Space(const image::Image& image, const WheelProfile& wheel, const std::ve
       o->versions_known = !l.versions.empty() || !l.exports.empty();
       o->exports_file = l.exports_file;
       o->exports_unknown = !l.exports_unknown.empty() ? l.exports_unknown : d.exports_unknown;
+      o->cxx11_abi = d.cxx11_abi;
       const Object* raw = o.get();
       add(std::move(o), {});
       if (pre) m_preloaded.push_back(raw);
@@ -202,11 +204,12 @@ Space::Space(const image::Image& image, const WheelProfile& wheel, const std::ve
   }
   for (const WheelProfile* w : with) {
     for (const auto& m : w->members) {
-      if (m.elf && m.elf->type == 3) add(member_object(m, m_site, Object::Source::WithWheel, w->filename.filename), {});
+      if (m.elf && m.elf->type == 3)
+        add(member_object(m, m_site, Object::Source::WithWheel, w->filename.filename, w->filename.name), {});
     }
   }
   for (const auto& m : wheel.members) {
-    if (m.elf) add(member_object(m, m_site, Object::Source::Wheel, wheel.filename.filename), {});
+    if (m.elf) add(member_object(m, m_site, Object::Source::Wheel, wheel.filename.filename, wheel.filename.name), {});
   }
 }
 

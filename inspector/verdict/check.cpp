@@ -19,6 +19,7 @@
 #include "wheelcheck/demangle.hpp"
 #include "wheelcheck/resolve.hpp"
 #include "wheelcheck/verdict.hpp"
+#include "wheelcheck/wheel.hpp"
 
 namespace wheelcheck::verdict {
 
@@ -119,6 +120,15 @@ std::optional<int> major_of(const image::Fact& f) {
   }
 }
 
+// " (libcudart.so.13)": the runtime sonames of a toolkit, without the driver's and the libraries'.
+std::string cudart_list(const std::vector<std::string>& sonames) {
+  std::vector<std::string> rt;
+  for (const auto& s : sonames) {
+    if (s.rfind("libcudart.so", 0) == 0) rt.push_back(s);
+  }
+  return rt.empty() ? "" : " (" + fmt::format("{}", fmt::join(rt, ", ")) + ")";
+}
+
 std::string member_kind(const Object& o) {
   if (o.python_extension) return "extension";
   if (o.binary != nullptr && o.binary->type == 2) return "executable";
@@ -128,7 +138,10 @@ std::string member_kind(const Object& o) {
 class Checker {
  public:
   Checker(const WheelProfile& wheel, const image::Image& image, const CheckOptions& options)
-      : m_wheel(wheel), m_image(image), m_space(image, wheel, options.with, options.memory_tables) {}
+      : m_wheel(wheel),
+        m_image(image),
+        m_options(options),
+        m_space(image, wheel, options.with, options.memory_tables) {}
 
   Report run() {
     Report r;
@@ -147,21 +160,37 @@ class Checker {
     // checked as that member loads it, with that member's RPATH and scope.
     std::set<std::string> needed_by_members;
     for (const auto& o : m_space.objects()) {
-      if (o->binary == nullptr) continue;
+      if (o->binary == nullptr || o->source != Object::Source::Wheel) continue;
       for (const auto& n : o->needed) needed_by_members.insert(n);
     }
+    std::vector<const Object*> roots;
     for (const Object* root : m_space.wheel_members()) {
       if (root->binary == nullptr || (root->binary->type != 3 && root->binary->type != 2)) continue;
       const bool needed = needed_by_members.count(root->soname) != 0 ||
                           needed_by_members.count(root->path.substr(root->path.find_last_of('/') + 1)) != 0;
       if (needed && !root->python_extension && root->binary->type == 3) continue;
-      r.members.push_back(check_root(*root));
+      roots.push_back(root);
     }
+    // Members of wheels installed beside it that a route names (FlagCX's libflagcx.so for FlagTree's
+    // TLE loader) are loaded too.
+    if (m_options.rules != nullptr) {
+      for (const auto& o : m_space.objects()) {
+        if (o->source != Object::Source::WithWheel || o->binary == nullptr) continue;
+        for (const auto& route : m_options.rules->routes) {
+          if (rules::route_has(route, o->wheel, o->member)) {
+            roots.push_back(o.get());
+            break;
+          }
+        }
+      }
+    }
+    for (const Object* root : roots) r.members.push_back(check_root(*root));
+    flush_unknown();
     cuda_findings();
     // Members with an error cannot load.
     for (auto& m : r.members) {
       for (const auto& f : m_findings) {
-        if (f.severity == Severity::Error && f.member == m.path) m.loads = false;
+        if (f.severity == Severity::Error && (f.member == m.path || f.root == m.path)) m.loads = false;
       }
     }
     // Worst first, then by member.
@@ -170,64 +199,134 @@ class Checker {
       return a.member < b.member;
     });
     r.findings = std::move(m_findings);
-    bool error = false, condition = false;
+    evaluate_routes(r);
+    // The verdict: errors outside unavailable optional routes make it incompatible; conditions outside
+    // them make it unknown; errors confined to optional routes make it degraded.
+    std::set<std::string> off;  // members of unavailable optional routes
+    for (const auto& rt : r.routes) {
+      if (rt.optional && !rt.available) off.insert(rt.members.begin(), rt.members.end());
+    }
+    auto covered = [&](const Finding& f) {
+      return (!f.member.empty() && off.count(f.member)) || (!f.root.empty() && off.count(f.root));
+    };
+    bool error = false, condition = false, degraded = false;
     std::set<std::string> seen;
     for (const auto& f : r.findings) {
-      error = error || f.severity == Severity::Error;
-      if (f.severity == Severity::Condition) {
+      if (f.severity == Severity::Error) (covered(f) ? degraded : error) = true;
+      if (f.severity == Severity::Condition && !covered(f)) {
         condition = true;
         if (seen.insert(f.explanation).second) r.conditions.push_back(f.explanation);
       }
     }
-    r.verdict = error ? Verdict::Incompatible : condition ? Verdict::Unknown : Verdict::Compatible;
+    r.verdict = error       ? Verdict::Incompatible
+                : condition ? Verdict::Unknown
+                : degraded  ? Verdict::Degraded
+                            : Verdict::Compatible;
     return r;
   }
 
  private:
+  // Routes of the rule set: the members they cover in these wheels, whether each is available (no
+  // error names one of its members, and the routes it depends on are available), and its gates if not.
+  void evaluate_routes(Report& r) const {
+    if (m_options.rules == nullptr) return;
+    const std::string main_wheel = wheel::normalize_project_name(m_wheel.filename.name);
+    std::map<std::string, std::size_t> index;
+    for (const auto& route : m_options.rules->routes) {
+      Route rt;
+      rt.name = route.name;
+      rt.rule_set = route.rule_set;
+      rt.summary = route.summary;
+      rt.optional = !rules::core_for(route, main_wheel);
+      for (const auto& o : m_space.objects()) {
+        if (o->binary == nullptr || (o->source != Object::Source::Wheel && o->source != Object::Source::WithWheel))
+          continue;
+        if (rules::route_has(route, o->wheel, o->member)) rt.members.push_back(o->member);
+      }
+      if (rt.members.empty()) continue;  // the route is not in these wheels
+      std::set<std::string> mine(rt.members.begin(), rt.members.end());
+      std::set<std::string> said;
+      for (const auto& f : r.findings) {
+        const bool ours = (!f.member.empty() && mine.count(f.member)) || (!f.root.empty() && mine.count(f.root));
+        if (!ours) continue;
+        const std::string who = mine.count(f.member) ? f.member : f.root;
+        if (f.severity == Severity::Error) {
+          rt.available = false;
+          std::string what =
+              f.kind == "missing-library" ? "needs " + f.library + ", which the image lacks"
+              : f.kind == "missing-symbol"
+                  ? "undefined symbol " + (f.demangled.empty() ? f.symbol : f.demangled) + " (" + f.classification + ")"
+              : f.kind == "missing-version" ? "needs " + f.required_version + " of " + f.library
+                                            : f.kind + ": " + f.explanation;
+          if (said.insert(who + what).second) rt.reasons.push_back(who + ": " + what);
+        } else if (f.severity == Severity::Condition) {
+          if (said.insert(f.explanation).second) rt.conditions.push_back(who + ": " + f.explanation);
+        }
+      }
+      index[rt.name] = r.routes.size();
+      r.routes.push_back(std::move(rt));
+    }
+    // A route whose dependency is unavailable is unavailable too (in rule order, to a fixed point).
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (const auto& route : m_options.rules->routes) {
+        auto me = index.find(route.name);
+        if (me == index.end() || !r.routes[me->second].available) continue;
+        for (const auto& dep : route.depends_on) {
+          auto d = index.find(dep);
+          if (d != index.end() && !r.routes[d->second].available) {
+            r.routes[me->second].available = false;
+            r.routes[me->second].reasons.push_back("needs route " + dep + ", which is unavailable");
+            changed = true;
+            break;
+          }
+        }
+      }
+    }
+    for (auto& rt : r.routes) {
+      if (rt.available) continue;
+      for (const auto& route : m_options.rules->routes) {
+        if (route.name == rt.name) rt.gates = route.gates;
+      }
+    }
+  }
+
   void archive_findings() {
     for (const auto& p : m_wheel.problems) {
-      m_findings.push_back({"archive",
-                            Severity::Error,
-                            p.path,
-                            "",
-                            "",
-                            "",
-                            "",
-                            "",
-                            "the wheel's archive: " + p.detail + " (" + p.kind + ")",
-                            "rebuild or re-download the wheel",
-                            {},
-                            {}});
+      m_findings.push_back([&] {
+        Finding f;
+        f.kind = "archive";
+        f.severity = Severity::Error;
+        f.member = p.path;
+        f.explanation = "the wheel's archive: " + p.detail + " (" + p.kind + ")";
+        f.fix = "rebuild or re-download the wheel";
+        f.root = m_root;
+        return f;
+      }());
     }
     for (const auto& p : m_wheel.record_problems) {
-      m_findings.push_back(
-          {"record",
-           Severity::Warning,
-           p.path,
-           "",
-           "",
-           "",
-           "",
-           "",
-           "RECORD: " + p.detail + " (" + p.kind + "); pip installs it, but the wheel is not what its RECORD says",
-           "",
-           {},
-           {}});
+      m_findings.push_back([&] {
+        Finding f;
+        f.kind = "record";
+        f.severity = Severity::Warning;
+        f.member = p.path;
+        f.explanation =
+            "RECORD: " + p.detail + " (" + p.kind + "); pip installs it, but the wheel is not what its RECORD says";
+        f.root = m_root;
+        return f;
+      }());
     }
     for (const auto& m : m_wheel.members) {
       if (!m.elf) {
-        m_findings.push_back({"unreadable-member",
-                              Severity::Error,
-                              m.path,
-                              "",
-                              "",
-                              "",
-                              "",
-                              "",
-                              "this member could not be read as ELF: " + m.error,
-                              "",
-                              {},
-                              {}});
+        m_findings.push_back([&] {
+          Finding f;
+          f.kind = "unreadable-member";
+          f.severity = Severity::Error;
+          f.member = m.path;
+          f.explanation = "this member could not be read as ELF: " + m.error;
+          f.root = m_root;
+          return f;
+        }());
       }
     }
   }
@@ -238,22 +337,23 @@ class Checker {
       if (!m.elf || !m.elf->x86_isa_level || *m.elf->x86_isa_level < 2) continue;
       const int level = *m.elf->x86_isa_level;
       const char* what = level == 2 ? "SSE4.2 and POPCNT" : level == 3 ? "AVX2, BMI2 and FMA" : "AVX-512";
-      m_findings.push_back({"isa-level",
-                            level >= 3 ? Severity::Condition : Severity::Info,
-                            m.path,
-                            "",
-                            "",
-                            "",
-                            fmt::format("x86-64-v{}", level),
-                            "",
-                            fmt::format("built for x86-64-v{}: runs only on CPUs with {}.", level, what),
-                            level >= 3 ? "check the runners' CPUs, or use a baseline x86-64 build" : "",
-                            {},
-                            {"GNU_PROPERTY_X86_ISA_1_NEEDED note of the member"}});
+      m_findings.push_back([&] {
+        Finding f;
+        f.kind = "isa-level";
+        f.severity = level >= 3 ? Severity::Condition : Severity::Info;
+        f.member = m.path;
+        f.required_version = fmt::format("x86-64-v{}", level);
+        f.explanation = fmt::format("built for x86-64-v{}: runs only on CPUs with {}.", level, what);
+        f.fix = level >= 3 ? "check the runners' CPUs, or use a baseline x86-64 build" : "";
+        f.evidence = std::vector<std::string>{"GNU_PROPERTY_X86_ISA_1_NEEDED note of the member"};
+        f.root = m_root;
+        return f;
+      }());
     }
   }
 
   MemberReport check_root(const Object& root) {
+    m_root = root.member;
     MemberReport mr;
     mr.path = root.member;
     mr.kind = member_kind(root);
@@ -314,6 +414,7 @@ class Checker {
         }
       }
     }
+    m_root.clear();
     return mr;
   }
 
@@ -345,9 +446,8 @@ class Checker {
       f.required_version = std::to_string(*major);
       if (m_image.toolkit && m_image.toolkit->kind == "cuda") {
         const auto& tk = *m_image.toolkit;
-        f.explanation = fmt::format(
-            "{} is built for CUDA {} (needs {}); the image has CUDA {}{}.", who, *major, need.name, tk.version.text(),
-            tk.runtime_sonames.empty() ? "" : " (" + fmt::format("{}", fmt::join(tk.runtime_sonames, ", ")) + ")");
+        f.explanation = fmt::format("{} is built for CUDA {} (needs {}); the image has CUDA {}{}.", who, *major,
+                                    need.name, tk.version.text(), cudart_list(tk.runtime_sonames));
         f.fix = fmt::format(
             "use a build of this wheel for CUDA {}, or install the CUDA {} runtime (nvidia-cuda-runtime-cu{}) "
             "beside it; otherwise keep this part from loading",
@@ -357,6 +457,7 @@ class Checker {
             fmt::format("{} needs the CUDA {} runtime ({}), and the image has none.", who, *major, need.name);
       }
     }
+    f.root = m_root;
     m_findings.push_back(std::move(f));
   }
 
@@ -366,20 +467,20 @@ class Checker {
     if (!found.exports_unknown.empty() || found.exports_file.empty()) {
       const std::string member = object_name(*need.requester);
       if (already("declared-library", member, need.name, "")) return;
-      m_findings.push_back({"declared-library",
-                            Severity::Info,
-                            member,
-                            need.name,
-                            "",
-                            "",
-                            "",
-                            "",
-                            fmt::format("{} is declared by the image ({}) without a described location or exports: "
-                                        "it is taken as present.",
-                                        need.name, found.label),
-                            "",
-                            {},
-                            {need.where}});
+      m_findings.push_back([&] {
+        Finding f;
+        f.kind = "declared-library";
+        f.severity = Severity::Info;
+        f.member = member;
+        f.library = need.name;
+        f.explanation = fmt::format(
+            "{} is declared by the image ({}) without a described location or exports: "
+            "it is taken as present.",
+            need.name, found.label);
+        f.evidence = std::vector<std::string>{need.where};
+        f.root = m_root;
+        return f;
+      }());
     }
   }
 
@@ -414,7 +515,8 @@ class Checker {
     } else {
       f.fix = fmt::format("a newer {} in the image, or a build of this wheel against an older one", mv.file);
     }
-    if (!mv.provided.empty()) f.candidates = {mv.provided.back()};
+    if (!mv.provided.empty()) f.candidates = std::vector<std::string>{mv.provided.back()};
+    f.root = m_root;
     m_findings.push_back(std::move(f));
   }
 
@@ -446,6 +548,7 @@ class Checker {
     f.classification = "library-missing";
     f.explanation = fmt::format("{} would come from {}, which is missing (see the missing-library finding).",
                                 f.demangled.empty() ? s.name : f.demangled, library);
+    f.root = m_root;
     m_findings.push_back(std::move(f));
   }
 
@@ -469,26 +572,50 @@ class Checker {
       if (const exports::Table* t = table_of(*o)) tables.push_back(t);
     }
     if (!u.unknown.empty()) {
-      f.severity = Severity::Condition;
-      f.classification = "unknown-exports";
+      // A library declared to use the C++11 ABI (PyTorch since 2.7) cannot export an old-ABI signature.
+      const bool old_abi = !f.demangled.empty() && f.demangled.find("std::__cxx11::") == std::string::npos &&
+                           (f.demangled.find("std::string") != std::string::npos ||
+                            f.demangled.find("std::basic_string<") != std::string::npos ||
+                            f.demangled.find("std::list<") != std::string::npos);
+      const bool all_cxx11 =
+          std::all_of(u.unknown.begin(), u.unknown.end(), [](const Object* o) { return o->cxx11_abi.value_or(false); });
+      if (old_abi && all_cxx11) {
+        std::vector<std::string> who;
+        for (const Object* o : u.unknown) who.push_back(o->label);
+        std::sort(who.begin(), who.end());
+        who.erase(std::unique(who.begin(), who.end()), who.end());
+        f.severity = Severity::Error;
+        f.classification = "cxx-abi-mismatch";
+        f.library = u.unknown.front()->soname;
+        f.explanation = fmt::format(
+            "needs {}, a signature with the pre-C++11 std::string/std::list ABI (built with "
+            "_GLIBCXX_USE_CXX11_ABI=0); {} is built with the C++11 ABI, so it cannot export it. The loader refuses "
+            "this member (\"undefined symbol: {}\").",
+            pretty, fmt::format("{}", fmt::join(who, ", ")), s.name);
+        f.fix = "rebuild this member with _GLIBCXX_USE_CXX11_ABI=1 against the PyTorch in the image";
+        f.evidence.push_back("declared: " + fmt::format("{}", fmt::join(who, ", ")) +
+                             " uses the C++11 ABI (cxx11_abi)");
+        f.root = m_root;
+        m_findings.push_back(std::move(f));
+        return;
+      }
+      // Otherwise a condition, grouped per member and unknown library (see flush_unknown).
+      // A versioned reference names its library (GLIBCXX_3.4.21 from libstdc++.so.6): only that one may.
+      std::vector<const Object*> may = u.unknown;
+      if (!s.version_file.empty()) {
+        std::vector<const Object*> named;
+        for (const Object* o : u.unknown) {
+          if (o->soname == s.version_file) named.push_back(o);
+        }
+        if (!named.empty()) may = named;
+      }
       std::vector<std::string> who;
-      std::string why;
-      for (const Object* o : u.unknown) {
-        who.push_back(o->soname.empty() ? o->path : o->soname);
-        if (why.empty()) why = o->exports_unknown;
-      }
-      f.library = who.front();
-      f.explanation =
-          fmt::format("needs {}{}, which no library with known exports defines; {} may (its exports are unknown: {}).",
-                      pretty, s.version.empty() ? "" : "@" + s.version, fmt::format("{}", fmt::join(who, ", ")), why);
-      f.fix = "probe the real image (`wheelcheck probe --root /` inside it) so its export tables are known";
-      // What the known tables say is still worth showing.
-      const Classification c = classify_missing_symbol(s.name, s.version, tables);
-      if (c.classification == "signature-changed" || c.classification == "cxx-abi-mismatch") {
-        f.candidates = c.candidates;
-        f.evidence.push_back("in the libraries whose exports are known: " + c.explanation);
-      }
-      m_findings.push_back(std::move(f));
+      for (const Object* o : may) who.push_back(o->soname.empty() ? o->path : o->soname);
+      auto& group = m_unknown[{member, fmt::format("{}", fmt::join(who, ", "))}];
+      group.why = may.front()->exports_unknown;
+      group.root = m_root;
+      group.symbols.push_back(pretty + (s.version.empty() ? "" : "@" + s.version));
+      if (group.symbols.size() == 1) group.first_mangled = s.name;
       return;
     }
     f.severity = Severity::Error;
@@ -499,6 +626,7 @@ class Checker {
     if (!c.provider.empty()) f.library = c.provider;
     f.explanation = c.explanation.empty() ? fmt::format("needs {}, which nothing in its load scope defines.", pretty)
                                           : c.explanation;
+    if (!f.explanation.empty() && f.explanation.back() != '.') f.explanation += '.';
     f.explanation += " The loader refuses this member (\"undefined symbol: " + s.name +
                      "\") unless it is loaded lazily and never calls it.";
     if (c.classification == "signature-changed") {
@@ -517,7 +645,33 @@ class Checker {
       if (o != u.object) searched.push_back(object_name(*o));
     }
     f.evidence.push_back("looked in, in order: " + fmt::format("{}", fmt::join(searched, ", ")));
+    f.root = m_root;
     m_findings.push_back(std::move(f));
+  }
+
+  // Symbols that only libraries without export tables may define: one condition per member and library.
+  void flush_unknown() {
+    for (auto& [key, g] : m_unknown) {
+      const auto& [member, libraries] = key;
+      Finding f;
+      f.kind = "missing-symbol";
+      f.severity = Severity::Condition;
+      f.classification = "unknown-exports";
+      f.member = member;
+      f.library = libraries;
+      f.symbol = g.first_mangled;
+      f.demangled = demangle(g.first_mangled).value_or("");
+      std::string some;
+      for (std::size_t i = 0; i < g.symbols.size() && i < 3; ++i) some += (i ? ", " : "") + g.symbols[i];
+      f.explanation =
+          fmt::format("{} symbol{} ({}{}) must come from {}, whose exports are unknown ({}).", g.symbols.size(),
+                      g.symbols.size() == 1 ? "" : "s", some, g.symbols.size() > 3 ? ", ..." : "", libraries, g.why);
+      f.fix = "probe the real image (`wheelcheck probe --root /` inside it) so its export tables are known";
+      f.evidence = g.symbols;
+      f.root = g.root;
+      m_findings.push_back(std::move(f));
+    }
+    m_unknown.clear();
   }
 
   void cuda_findings() {
@@ -535,48 +689,63 @@ class Checker {
     const bool nvidia = !m_image.toolkit || m_image.toolkit->kind == "cuda";
     if (!nvidia) return;  // a vendor's CUDA-compatible runtime has its own driver
     for (const auto& [major, member] : majors) {
+      // A runtime that does not resolve is already an error; its driver is beside the point.
+      const std::string soname = fmt::format("libcudart.so.{}", major);
+      if (std::any_of(m_findings.begin(), m_findings.end(),
+                      [&](const Finding& f) { return f.kind == "missing-library" && f.library == soname; })) {
+        continue;
+      }
       const std::string need = minimum_driver(major);
       if (need.empty()) continue;
       if (m_image.driver.known()) {
         if (driver_older(*m_image.driver.value, need)) {
-          m_findings.push_back(
-              {"driver-too-old",
-               Severity::Error,
-               member,
-               fmt::format("libcudart.so.{}", major),
-               "",
-               "",
-               need,
-               "",
-               fmt::format("the CUDA {} runtime needs an NVIDIA driver >= {}; the image's driver is {}.", major, need,
-                           *m_image.driver.value),
-               fmt::format("a driver >= {} on the host, or a build for an older CUDA", need),
-               {},
-               {"CUDA minor version compatibility floors (NVIDIA's CUDA Toolkit release notes)"}});
+          m_findings.push_back([&] {
+            Finding f;
+            f.kind = "driver-too-old";
+            f.severity = Severity::Error;
+            f.member = member;
+            f.library = fmt::format("libcudart.so.{}", major);
+            f.required_version = need;
+            f.explanation = fmt::format("the CUDA {} runtime needs an NVIDIA driver >= {}; the image's driver is {}.",
+                                        major, need, *m_image.driver.value);
+            f.fix = fmt::format("a driver >= {} on the host, or a build for an older CUDA", need);
+            f.evidence = std::vector<std::string>{
+                "CUDA minor version compatibility floors (NVIDIA's CUDA Toolkit release notes)"};
+            f.root = m_root;
+            return f;
+          }());
         }
       } else {
         const std::string why = m_image.driver.note.empty() ? "not described" : m_image.driver.note;
-        m_findings.push_back(
-            {"driver",
-             Severity::Condition,
-             member,
-             fmt::format("libcudart.so.{}", major),
-             "",
-             "",
-             need,
-             "",
-             fmt::format("needs an NVIDIA driver >= {} (CUDA {}); the image's driver version is unknown ({}).", need,
-                         major, why),
-             "check `nvidia-smi` on the runner, or describe the driver in the image",
-             {},
-             {"CUDA minor version compatibility floors (NVIDIA's CUDA Toolkit release notes)"}});
+        m_findings.push_back([&] {
+          Finding f;
+          f.kind = "driver";
+          f.severity = Severity::Condition;
+          f.member = member;
+          f.library = fmt::format("libcudart.so.{}", major);
+          f.required_version = need;
+          f.explanation = fmt::format(
+              "needs an NVIDIA driver >= {} (CUDA {}); the image's driver version is unknown ({}).", need, major, why);
+          f.fix = "check `nvidia-smi` on the runner, or describe the driver in the image";
+          f.evidence =
+              std::vector<std::string>{"CUDA minor version compatibility floors (NVIDIA's CUDA Toolkit release notes)"};
+          f.root = m_root;
+          return f;
+        }());
       }
     }
   }
 
   const WheelProfile& m_wheel;
   const image::Image& m_image;
+  const CheckOptions& m_options;
   resolve::Space m_space;
+  std::string m_root;  // the member being loaded (check_root), for the findings it surfaces
+  struct UnknownGroup {
+    std::vector<std::string> symbols;
+    std::string first_mangled, why, root;
+  };
+  std::map<std::pair<std::string, std::string>, UnknownGroup> m_unknown;  // (member, libraries) -> symbols
   std::vector<Finding> m_findings;
   std::set<std::string> m_seen;
   std::map<const Object*, std::unique_ptr<exports::Table>> m_wheel_tables;

@@ -161,9 +161,13 @@ nlohmann::ordered_json to_json(const Report& r) {
     ojson g = ojson::object();
     for (const auto& [k, v] : rt.gates) g[k] = v;
     routes.push_back({{"name", rt.name},
+                      {"rule_set", rt.rule_set},
+                      {"summary", rt.summary},
                       {"optional", rt.optional},
                       {"available", rt.available},
+                      {"members", rt.members},
                       {"reasons", rt.reasons},
+                      {"conditions", rt.conditions},
                       {"gates", g}});
   }
   j["routes"] = std::move(routes);

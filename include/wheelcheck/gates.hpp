@@ -1,0 +1,50 @@
+// Gates for setup scripts: the environment variables that turn off the routes a check found
+// unavailable, merged over several wheels, in the formats a setup script consumes (sh, GitHub Actions,
+// JSON). `wheelcheck gates` and `wheelcheck WHEEL --format sh|github`.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "wheelcheck/verdict.hpp"
+
+namespace wheelcheck::gates {
+
+inline constexpr std::string_view k_gates_schema = "wheelcheck-gates/1";
+
+struct Gate {
+  std::string variable;
+  std::string value;
+  std::string route;  // the route that sets it
+  std::string rule_set;
+  std::string wheel;  // the wheel whose check found the route unavailable
+};
+
+struct Result {
+  verdict::Verdict verdict = verdict::Verdict::Compatible;  // the worst of the reports
+  std::string image;
+  std::vector<const verdict::Report*> reports;
+  std::vector<Gate> gates;  // merged: each variable once, in the order first set
+};
+
+// Merges the gates of the unavailable routes of every report. Two routes setting one variable to two
+// values is an Error(BadInput) naming both routes and rule sets.
+Result merge(const std::vector<verdict::Report>& reports);
+
+// `export VAR='value'` lines (single-quoted, safe to eval), a comment per disabled route saying why,
+// and WHEELCHECK_VERDICT.
+std::string to_sh(const Result& result);
+// VAR=value lines for $GITHUB_ENV (a value with a newline uses the VAR<<DELIMITER form).
+std::string github_env(const Result& result);
+// ::error:: / ::warning:: / ::notice:: workflow commands, escaped as the runner expects.
+std::string github_annotations(const Result& result);
+// A Markdown table for $GITHUB_STEP_SUMMARY.
+std::string markdown_summary(const Result& result);
+nlohmann::ordered_json to_json(const Result& result);
+
+std::string shell_single_quote(std::string_view value);
+
+}  // namespace wheelcheck::gates

@@ -1,0 +1,216 @@
+// Rule sets: JSON in, validated; which routes a member belongs to.
+#include "wheelcheck/rules.hpp"
+
+#include <dirent.h>
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "wheelcheck/error.hpp"
+#include "wheelcheck/util.hpp"
+#include "wheelcheck/wheel.hpp"
+
+namespace wheelcheck::rules {
+
+namespace {
+
+using json = nlohmann::ordered_json;  // gates keep their order in the file
+
+[[noreturn]] void fail(const std::string& what, const std::string& where, const std::string& message) {
+  throw bad_input(what + ": " + where + ": " + message);
+}
+
+std::string str(const json& j, const std::string& what, const std::string& where) {
+  if (!j.is_string()) fail(what, where, "expected a string");
+  return j.get<std::string>();
+}
+
+std::vector<std::string> strs(const json& obj, const char* key, const std::string& what, const std::string& where) {
+  std::vector<std::string> out;
+  auto it = obj.find(key);
+  if (it == obj.end()) return out;
+  if (!it->is_array()) fail(what, where + "." + key, "expected a list of strings");
+  for (std::size_t i = 0; i < it->size(); ++i)
+    out.push_back(str((*it)[i], what, where + "." + key + "[" + std::to_string(i) + "]"));
+  return out;
+}
+
+// fnmatch accepts almost anything; these are the mistakes it would silently take literally.
+void check_glob(const std::string& glob, const std::string& what, const std::string& where) {
+  if (glob.empty()) fail(what, where, "an empty glob matches nothing");
+  int depth = 0;
+  for (std::size_t i = 0; i < glob.size(); ++i) {
+    const char c = glob[i];
+    if (c == '\\') {
+      if (i + 1 == glob.size()) fail(what, where, "glob \"" + glob + "\" ends with a lone backslash");
+      ++i;
+    } else if (c == '[') {
+      if (depth > 0) continue;
+      const auto close = glob.find(']', i + 2);
+      if (close == std::string::npos) fail(what, where, "glob \"" + glob + "\" has a '[' without its ']'");
+      i = close;
+    } else if (c == ']') {
+      fail(what, where, "glob \"" + glob + "\" has a ']' without its '['");
+    }
+  }
+  if (glob.find("**") != std::string::npos) {
+    fail(what, where, "glob \"" + glob + "\": '**' is not supported ('*' matches within one folder; list each folder)");
+  }
+  if (glob.front() == '/')
+    fail(what, where, "glob \"" + glob + "\" must be relative to the wheel's root (no leading '/')");
+}
+
+bool shell_name(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+}  // namespace
+
+bool glob_match(std::string_view pattern, std::string_view text, bool path) {
+  const std::string p(pattern), t(text);
+  return ::fnmatch(p.c_str(), t.c_str(), path ? FNM_PATHNAME : 0) == 0;
+}
+
+bool route_has(const Route& route, std::string_view wheel_name, std::string_view member_path) {
+  if (!route.wheels.empty()) {
+    const std::string name = wheel::normalize_project_name(wheel_name);
+    bool ok = false;
+    for (const auto& w : route.wheels) ok = ok || glob_match(w, name, false);
+    if (!ok) return false;
+  }
+  for (const auto& m : route.members) {
+    if (glob_match(m, member_path, true)) return true;
+  }
+  return false;
+}
+
+bool core_for(const Route& route, std::string_view wheel_name) {
+  if (!route.optional) return true;
+  const std::string name = wheel::normalize_project_name(wheel_name);
+  for (const auto& w : route.core_for) {
+    if (glob_match(w, name, false)) return true;
+  }
+  return false;
+}
+
+RuleSet parse(std::string_view text, const std::string& what) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw bad_input(what + ": not valid JSON: " + e.what());
+  }
+  if (!j.is_object()) fail(what, "(document)", "expected an object");
+  RuleSet rs;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    static const std::set<std::string> k_keys = {"schema",  "name",   "summary", "applies_to",
+                                                 "sources", "routes", "$comment"};
+    if (!k_keys.count(it.key())) fail(what, it.key(), "unknown field");
+  }
+  if (!j.contains("schema") || str(j["schema"], what, "schema") != k_rules_schema) {
+    fail(what, "schema", "expected \"" + std::string(k_rules_schema) + "\"");
+  }
+  rs.name = j.contains("name") ? str(j["name"], what, "name") : "";
+  if (rs.name.empty()) fail(what, "name", "missing");
+  rs.summary = j.contains("summary") ? str(j["summary"], what, "summary") : "";
+  rs.applies_to = strs(j, "applies_to", what, "");
+  for (std::size_t i = 0; i < rs.applies_to.size(); ++i)
+    check_glob(rs.applies_to[i], what, "applies_to[" + std::to_string(i) + "]");
+  rs.sources = strs(j, "sources", what, "");
+  if (!j.contains("routes") || !j["routes"].is_array() || j["routes"].empty())
+    fail(what, "routes", "expected a non-empty list");
+  std::set<std::string> names;
+  std::map<std::string, std::pair<std::string, std::string>> gate_owner;  // variable -> (value, route)
+  for (std::size_t i = 0; i < j["routes"].size(); ++i) {
+    const json& r = j["routes"][i];
+    std::string where = "routes[" + std::to_string(i) + "]";
+    if (!r.is_object()) fail(what, where, "expected an object");
+    for (auto it = r.begin(); it != r.end(); ++it) {
+      static const std::set<std::string> k_keys = {"name",   "summary", "optional", "core_for",
+                                                   "wheels", "members", "gates",    "depends_on"};
+      if (!k_keys.count(it.key())) fail(what, where + "." + it.key(), "unknown field");
+    }
+    Route route;
+    route.rule_set = rs.name;
+    route.name = r.contains("name") ? str(r["name"], what, where + ".name") : "";
+    if (route.name.empty()) fail(what, where + ".name", "missing");
+    where += " (" + route.name + ")";
+    if (!names.insert(route.name).second) fail(what, where, "a second route named \"" + route.name + "\"");
+    route.summary = r.contains("summary") ? str(r["summary"], what, where + ".summary") : "";
+    if (r.contains("optional")) {
+      if (!r["optional"].is_boolean()) fail(what, where + ".optional", "expected true or false");
+      route.optional = r["optional"].get<bool>();
+    }
+    route.core_for = strs(r, "core_for", what, where);
+    route.wheels = strs(r, "wheels", what, where);
+    route.members = strs(r, "members", what, where);
+    route.depends_on = strs(r, "depends_on", what, where);
+    if (route.members.empty()) fail(what, where + ".members", "a route needs at least one member glob");
+    for (const auto* list : {&route.core_for, &route.wheels, &route.members}) {
+      for (const auto& g : *list) check_glob(g, what, where);
+    }
+    if (r.contains("gates")) {
+      if (!r["gates"].is_object()) fail(what, where + ".gates", "expected an object of VARIABLE: \"value\"");
+      for (auto g = r["gates"].begin(); g != r["gates"].end(); ++g) {
+        if (!shell_name(g.key())) fail(what, where + ".gates", "\"" + g.key() + "\" is not a shell variable name");
+        const std::string value = str(g.value(), what, where + ".gates." + g.key());
+        auto [it, fresh] = gate_owner.emplace(g.key(), std::make_pair(value, route.name));
+        if (!fresh && it->second.first != value) {
+          fail(what, where + ".gates." + g.key(),
+               "conflicts with route \"" + it->second.second + "\", which sets " + g.key() + "='" + it->second.first +
+                   "' (here '" + value + "')");
+        }
+        route.gates.emplace_back(g.key(), value);
+      }
+    }
+    if (route.optional && route.gates.empty()) {
+      fail(what, where + ".gates", "an optional route needs the gates that turn it off");
+    }
+    rs.routes.push_back(std::move(route));
+  }
+  for (const auto& route : rs.routes) {
+    for (const auto& dep : route.depends_on) {
+      if (!names.count(dep)) fail(what, "route " + route.name + ".depends_on", "unknown route \"" + dep + "\"");
+      if (dep == route.name) fail(what, "route " + route.name + ".depends_on", "a route cannot depend on itself");
+    }
+  }
+  return rs;
+}
+
+RuleSet load(const std::string& path) {
+  RuleSet rs = parse(read_text_file(path, std::uint64_t{4} << 20), path);
+  rs.file = path;
+  return rs;
+}
+
+std::vector<RuleSet> load_all(const std::string& rules_dir) {
+  std::vector<std::string> files;
+  if (DIR* d = ::opendir(rules_dir.c_str())) {
+    while (const dirent* e = ::readdir(d)) {
+      const std::string n = e->d_name;
+      if (n.size() > 5 && n.compare(n.size() - 5, 5, ".json") == 0 && n[0] != '.') files.push_back(rules_dir + "/" + n);
+    }
+    ::closedir(d);
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<RuleSet> out;
+  for (const auto& f : files) out.push_back(load(f));
+  return out;
+}
+
+const RuleSet* default_for(const std::vector<RuleSet>& sets, std::string_view wheel_name) {
+  const std::string name = wheel::normalize_project_name(wheel_name);
+  for (const auto& s : sets) {
+    for (const auto& g : s.applies_to) {
+      if (glob_match(g, name, false)) return &s;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace wheelcheck::rules
