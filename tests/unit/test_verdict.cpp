@@ -495,6 +495,14 @@ TEST(VerdictSchema, EveryOutputValidates) {
     files.push_back(d.write(report["image"]["name"].get<std::string>() + ".json", report.dump()));
   }
   ASSERT_GE(files.size(), 10U);
+  // A report with routes (the FlagGems sample and its rule set).
+  const std::string gems = fs::path(binary_path()).parent_path().string() +
+                           "/samples/flagos/flag_gems_cpp_cuda-5.4.0-cp312-cp312-linux_x86_64.whl";
+  if (fs::exists(gems)) {
+    const auto r = run(shell_quote(binary_path()) + " " + shell_quote(gems) + " --image cuda13.0 --json");
+    EXPECT_NE(r.out.find("\"routes\": [\n    {"), std::string::npos) << r.out.substr(0, 2000);
+    files.push_back(d.write("gems.json", r.out));
+  }
   const auto v = validate_json(source_dir() + "/docs/verdict.schema.json", files);
   EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
 }
