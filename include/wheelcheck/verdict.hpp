@@ -171,5 +171,6 @@ std::string minimum_driver(int cuda_major);
 
 std::string render_text(const Report& report, bool color);
 nlohmann::ordered_json to_json(const Report& report);
+nlohmann::ordered_json route_to_json(const Route& route);
 
 }  // namespace wheelcheck::verdict

@@ -105,10 +105,9 @@ ojson strings(const std::vector<std::string>& v) {
   return ojson(v);
 }
 
-ojson library_json(const Library& l, Origin doc_origin) {
-  ojson j = ojson::object();
-  if (!l.path.empty()) j["path"] = l.path;
-  if (!l.names.empty() && !(l.names.size() == 1 && l.names[0] == l.path)) j["names"] = strings(l.names);
+// What an image library and a distribution's library both say about the file (after its path).
+template <class L>
+void library_facts_json(ojson& j, const L& l) {
   if (!l.soname.empty()) j["soname"] = l.soname;
   if (!l.machine.empty()) j["machine"] = l.machine;
   if (l.elf_class != 0) j["class"] = l.elf_class;
@@ -116,6 +115,13 @@ ojson library_json(const Library& l, Origin doc_origin) {
   if (!l.versions.empty()) j["versions"] = strings(l.versions);
   if (!l.exports.empty()) j["exports"] = l.exports;
   if (!l.exports_unknown.empty()) j["exports_unknown"] = l.exports_unknown;
+}
+
+ojson library_json(const Library& l, Origin doc_origin) {
+  ojson j = ojson::object();
+  if (!l.path.empty()) j["path"] = l.path;
+  if (!l.names.empty() && !(l.names.size() == 1 && l.names[0] == l.path)) j["names"] = strings(l.names);
+  library_facts_json(j, l);
   if (!l.exports_upto.empty()) j["exports_upto"] = l.exports_upto;
   if (g_provenance || l.origin != doc_origin) j["origin"] = origin_name(l.origin);
   if (g_provenance && !l.layer.empty()) j["layer"] = l.layer;
@@ -125,13 +131,7 @@ ojson library_json(const Library& l, Origin doc_origin) {
 ojson dist_library_json(const DistLibrary& l) {
   ojson j = ojson::object();
   j["path"] = l.path;
-  if (!l.soname.empty()) j["soname"] = l.soname;
-  if (!l.machine.empty()) j["machine"] = l.machine;
-  if (l.elf_class != 0) j["class"] = l.elf_class;
-  if (!l.needed.empty()) j["needed"] = strings(l.needed);
-  if (!l.versions.empty()) j["versions"] = strings(l.versions);
-  if (!l.exports.empty()) j["exports"] = l.exports;
-  if (!l.exports_unknown.empty()) j["exports_unknown"] = l.exports_unknown;
+  library_facts_json(j, l);
   return j;
 }
 
@@ -331,6 +331,17 @@ class Reader {
   std::string m_what;
 };
 
+// The facts an image library and a distribution's library share (the soname is read by the caller).
+template <class L>
+void read_library_facts(const Reader& r, const json& e, const std::string& f, L& l) {
+  l.machine = r.opt_str(e, "machine", f);
+  l.elf_class = r.opt_int(e, "class", f);
+  l.needed = r.str_list(e, "needed", f);
+  l.versions = r.str_list(e, "versions", f);
+  l.exports = r.opt_str(e, "exports", f);
+  l.exports_unknown = r.opt_str(e, "exports_unknown", f);
+}
+
 }  // namespace
 
 Image from_json(const json& j, std::string_view what) {
@@ -413,12 +424,7 @@ Image from_json(const json& j, std::string_view what) {
       }
       l.names = r.str_list(e, "names", f);
       if (l.names.empty() && !l.path.empty()) l.names.push_back(l.path);
-      l.machine = r.opt_str(e, "machine", f);
-      l.elf_class = r.opt_int(e, "class", f);
-      l.needed = r.str_list(e, "needed", f);
-      l.versions = r.str_list(e, "versions", f);
-      l.exports = r.opt_str(e, "exports", f);
-      l.exports_unknown = r.opt_str(e, "exports_unknown", f);
+      read_library_facts(r, e, f, l);
       l.exports_upto = r.opt_str(e, "exports_upto", f);
       l.origin = r.origin(e, o, f);
       im.libraries.push_back(std::move(l));
@@ -469,12 +475,7 @@ Image from_json(const json& j, std::string_view what) {
           l.path = r.opt_str(le, "path", lf);
           if (l.path.empty() || l.path[0] == '/') r.fail(lf + ".path", "expected a path relative to the location");
           l.soname = r.opt_str(le, "soname", lf);
-          l.machine = r.opt_str(le, "machine", lf);
-          l.elf_class = r.opt_int(le, "class", lf);
-          l.needed = r.str_list(le, "needed", lf);
-          l.versions = r.str_list(le, "versions", lf);
-          l.exports = r.opt_str(le, "exports", lf);
-          l.exports_unknown = r.opt_str(le, "exports_unknown", lf);
+          read_library_facts(r, le, lf, l);
           d.libraries.push_back(std::move(l));
         }
       }

@@ -214,17 +214,9 @@ nlohmann::ordered_json to_json(const Result& r) {
     w["conditions"] = rep->conditions;
     wheels.push_back(w);
     for (const auto& rt : rep->routes) {
-      ojson g = ojson::object();
-      for (const auto& [k, v] : rt.gates) g[k] = v;
-      routes.push_back({{"wheel", rep->wheel},
-                        {"rule_set", rt.rule_set},
-                        {"name", rt.name},
-                        {"optional", rt.optional},
-                        {"available", rt.available},
-                        {"members", rt.members},
-                        {"reasons", rt.reasons},
-                        {"conditions", rt.conditions},
-                        {"gates", g}});
+      ojson route = {{"wheel", rep->wheel}};
+      route.update(verdict::route_to_json(rt));
+      routes.push_back(std::move(route));
     }
   }
   j["wheels"] = wheels;

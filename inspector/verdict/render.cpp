@@ -129,6 +129,14 @@ std::string render_text(const Report& r, bool color) {
   return out;
 }
 
+nlohmann::ordered_json route_to_json(const Route& rt) {
+  nlohmann::ordered_json g = nlohmann::ordered_json::object();
+  for (const auto& [k, v] : rt.gates) g[k] = v;
+  return {{"name", rt.name},         {"rule_set", rt.rule_set},     {"summary", rt.summary},
+          {"optional", rt.optional}, {"available", rt.available},   {"members", rt.members},
+          {"reasons", rt.reasons},   {"conditions", rt.conditions}, {"gates", g}};
+}
+
 nlohmann::ordered_json to_json(const Report& r) {
   using ojson = nlohmann::ordered_json;
   ojson j;
@@ -157,19 +165,7 @@ nlohmann::ordered_json to_json(const Report& r) {
   j["findings"] = std::move(findings);
   j["conditions"] = r.conditions;
   ojson routes = ojson::array();
-  for (const auto& rt : r.routes) {
-    ojson g = ojson::object();
-    for (const auto& [k, v] : rt.gates) g[k] = v;
-    routes.push_back({{"name", rt.name},
-                      {"rule_set", rt.rule_set},
-                      {"summary", rt.summary},
-                      {"optional", rt.optional},
-                      {"available", rt.available},
-                      {"members", rt.members},
-                      {"reasons", rt.reasons},
-                      {"conditions", rt.conditions},
-                      {"gates", g}});
-  }
+  for (const auto& rt : r.routes) routes.push_back(route_to_json(rt));
   j["routes"] = std::move(routes);
   ojson members = ojson::array();
   for (const auto& m : r.members) {
