@@ -179,6 +179,8 @@ gen_torch() {  # gen_torch NAME DEB TRIPLE
 }
 
 gen_targets() {
+  [[ -f $shared/reference/manylinux-policy.json ]] ||
+    { skip targets "$shared/reference absent (../shared beside the repository, or \$WHEELCHECK_SHARED)"; return; }
   python3 "$here/db/tools/derive_policy.py" --shared "$shared" --out "$out/images"
 }
 
