@@ -1,0 +1,221 @@
+// The loader's rules one by one, on wheels built here and images described in code: the dynamic string
+// tokens, LD_LIBRARY_PATH against RPATH and RUNPATH, DF_1_NODEFLIB, candidates of another ELF class
+// skipped, the cache before the default folders; and the checks around them (the driver a CUDA runtime
+// needs, the x86-64 ISA level, RECORD problems).
+#include <filesystem>
+
+#include "support.hpp"
+#include "wheelcheck/image.hpp"
+#include "wheelcheck/profile.hpp"
+#include "wheelcheck/resolve.hpp"
+#include "wheelcheck/verdict.hpp"
+
+namespace fs = std::filesystem;
+using namespace wheelcheck;
+using namespace wheelcheck::test;
+
+namespace {
+
+std::string build(const TempDir& dir, const std::string& name, const std::string& source, const std::string& flags,
+                  const std::string& compiler = "gcc") {
+  std::string err;
+  auto so = build_shared(dir, name, name + ".c", source, flags, compiler, &err);
+  if (!so) ADD_FAILURE() << name << ": " << err;
+  return so.value_or("");
+}
+
+image::Library lib(const std::string& path, const std::string& soname, const std::string& machine = "x86_64",
+                   int cls = 64) {
+  image::Library l;
+  l.path = path;
+  l.names = {path};
+  l.soname = soname;
+  l.machine = machine;
+  l.elf_class = cls;
+  l.exports_unknown = "described in the test";
+  return l;
+}
+
+// A Debian-like x86_64 image with Python 3.12 and the libraries given.
+image::Image image_with(std::vector<image::Library> libs, std::vector<std::string> ld_library_path = {},
+                        std::vector<image::CacheEntry> cache = {}) {
+  image::Image im;
+  im.name = "test";
+  im.arch = image::Fact::known_as("x86_64", "", image::Origin::Declared);
+  im.loader.default_dirs = {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib", "/usr/lib"};
+  im.loader.ld_library_path = std::move(ld_library_path);
+  im.loader.cache = std::move(cache);
+  im.loader.cache_format = im.loader.cache.empty() ? "" : "new";
+  im.libraries = std::move(libs);
+  image::Python py;
+  py.version = "3.12";
+  py.abi_tags = {"cp312", "abi3"};
+  py.site_packages = {"/sp"};
+  im.pythons.push_back(py);
+  return im;
+}
+
+// The need `name` of the wheel's member `member`, after loading it.
+resolve::Need need_of(const WheelProfile& w, const image::Image& im, const std::string& member,
+                      const std::string& name) {
+  resolve::Space space(im, w, {});
+  for (const auto* o : space.wheel_members()) {
+    if (o->member != member) continue;
+    for (const auto& n : resolve::load(space, *o).needs) {
+      if (n.name == name) return n;
+    }
+  }
+  ADD_FAILURE() << "no need " << name << " of " << member;
+  return {};
+}
+
+}  // namespace
+
+TEST(Resolve, DynamicStringTokens) {
+  EXPECT_EQ(resolve::expand_tokens("$ORIGIN/../lib", "/sp/pkg", "lib/x86_64-linux-gnu"), "/sp/pkg/../lib");
+  EXPECT_EQ(resolve::expand_tokens("${ORIGIN}/lib", "/sp/pkg", "lib64"), "/sp/pkg/lib");
+  EXPECT_EQ(resolve::expand_tokens("/opt/$LIB", "/o", "lib/x86_64-linux-gnu"), "/opt/lib/x86_64-linux-gnu");
+  EXPECT_EQ(resolve::expand_tokens("/opt/${LIB}/x", "/o", "lib64"), "/opt/lib64/x");
+  EXPECT_EQ(resolve::expand_tokens("$ORIGINAL/x", "/o", "lib"), "$ORIGINAL/x") << "not a token: a longer name";
+  EXPECT_EQ(resolve::expand_tokens("/a/$PLATFORM", "/o", "lib"), "/a/$PLATFORM") << "left for the loader state";
+  // $LIB and $PLATFORM in a real RUNPATH, resolved against the image's folders.
+  TempDir d;
+  build(d, "libdep.so.1", "int dep(void) { return 1; }\n", "-Wl,-soname,libdep.so.1");
+  fs::rename(d.file("libdep.so.1"), d.file("libdep.so"));
+  const std::string ext = build(d, "ext.so", "int dep(void);\nint ext(void) { return dep(); }\n",
+                                "-L" + d.path() + " -ldep -Wl,--enable-new-dtags,-rpath,'/opt/$LIB/$PLATFORM'");
+  const auto w = inspect_wheel(make_wheel(d, "t-1.0-cp312-cp312-linux_x86_64.whl", {{"t/ext.so", ext}}));
+  const auto n = need_of(w, image_with({lib("/opt/lib/x86_64-linux-gnu/x86_64/libdep.so.1", "libdep.so.1")}),
+                         "t/ext.so", "libdep.so.1");
+  EXPECT_EQ(n.rule, "runpath");
+  EXPECT_EQ(n.where, "/opt/lib/x86_64-linux-gnu/x86_64/libdep.so.1");
+}
+
+TEST(Resolve, LdLibraryPathBeforeRunpathButAfterRpath) {
+  TempDir d;
+  const std::string dep = build(d, "libdep.so.1", "int dep(void) { return 1; }\n", "-Wl,-soname,libdep.so.1");
+  fs::copy_file(dep, d.file("libdep.so"));
+  auto wheel_with = [&](const std::string& dtags) {
+    TempDir b;
+    const std::string ext = build(b, "ext.so", "int dep(void);\nint ext(void) { return dep(); }\n",
+                                  "-L" + d.path() + " -ldep -Wl," + dtags + ",-rpath,'$ORIGIN/lib'");
+    return inspect_wheel(make_wheel(d, "t" + dtags.substr(2, 3) + "-1.0-cp312-cp312-linux_x86_64.whl",
+                                    {{"t/ext.so", ext}, {"t/lib/libdep.so.1", dep}}));
+  };
+  const auto im = image_with({lib("/opt/ld/libdep.so.1", "libdep.so.1")}, {"/opt/ld"});
+  const auto runpath = need_of(wheel_with("--enable-new-dtags"), im, "t/ext.so", "libdep.so.1");
+  EXPECT_EQ(runpath.rule, "LD_LIBRARY_PATH");
+  EXPECT_EQ(runpath.where, "/opt/ld/libdep.so.1");
+  const auto rpath = need_of(wheel_with("--disable-new-dtags"), im, "t/ext.so", "libdep.so.1");
+  EXPECT_EQ(rpath.rule, "rpath");
+  EXPECT_EQ(rpath.where, "/sp/t/lib/libdep.so.1");
+}
+
+TEST(Resolve, NodeflibSkipsTheCacheAndTheDefaultFolders) {
+  TempDir d;
+  build(d, "libdep.so.1", "int dep(void) { return 1; }\n", "-Wl,-soname,libdep.so.1");
+  fs::rename(d.file("libdep.so.1"), d.file("libdep.so"));
+  const std::string plain =
+      build(d, "plain.so", "int dep(void);\nint p(void) { return dep(); }\n", "-L" + d.path() + " -ldep");
+  const std::string nodeflib = build(d, "nodeflib.so", "int dep(void);\nint n(void) { return dep(); }\n",
+                                     "-L" + d.path() + " -ldep -Wl,-z,nodefaultlib");
+  const auto w = inspect_wheel(
+      make_wheel(d, "t-1.0-cp312-cp312-linux_x86_64.whl", {{"t/plain.so", plain}, {"t/nodeflib.so", nodeflib}}));
+  const std::string path = "/usr/lib/x86_64-linux-gnu/libdep.so.1";
+  const auto cached = image_with({lib(path, "libdep.so.1")}, {}, {{"libdep.so.1", path, "libc6,x86-64"}});
+  EXPECT_EQ(need_of(w, cached, "t/plain.so", "libdep.so.1").rule, "ld.so.cache");
+  EXPECT_EQ(need_of(w, image_with({lib(path, "libdep.so.1")}), "t/plain.so", "libdep.so.1").rule, "default path");
+  const auto n = need_of(w, cached, "t/nodeflib.so", "libdep.so.1");
+  EXPECT_EQ(n.found, nullptr);
+  ASSERT_FALSE(n.tried.empty());
+  EXPECT_NE(n.tried.back().find("DF_1_NODEFLIB"), std::string::npos) << n.tried.back();
+}
+
+TEST(Resolve, CandidatesOfAnotherClassAreSkipped) {
+  TempDir d;
+  build(d, "libdep.so.1", "int dep(void) { return 1; }\n", "-Wl,-soname,libdep.so.1");
+  fs::rename(d.file("libdep.so.1"), d.file("libdep.so"));
+  const std::string ext =
+      build(d, "ext.so", "int dep(void);\nint e(void) { return dep(); }\n", "-L" + d.path() + " -ldep");
+  const auto w = inspect_wheel(make_wheel(d, "t-1.0-cp312-cp312-linux_x86_64.whl", {{"t/ext.so", ext}}));
+  const auto im = image_with({lib("/opt/lib32/libdep.so.1", "libdep.so.1", "i686", 32),
+                              lib("/usr/lib/x86_64-linux-gnu/libdep.so.1", "libdep.so.1")},
+                             {"/opt/lib32"});
+  const auto n = need_of(w, im, "t/ext.so", "libdep.so.1");
+  EXPECT_EQ(n.rule, "default path");
+  EXPECT_EQ(n.where, "/usr/lib/x86_64-linux-gnu/libdep.so.1");
+  ASSERT_FALSE(n.tried.empty());
+  EXPECT_NE(n.tried.front().find("skipped, i686/32-bit where x86_64/64-bit is needed"), std::string::npos)
+      << n.tried.front();
+}
+
+TEST(VerdictChecks, DriverTooOldIsAnErrorWhenTheDriverIsKnown) {
+  TempDir d;
+  build(d, "libcudart.so.13", "int cudaGetDeviceCount(int* n) { *n = 0; return 0; }\n", "-Wl,-soname,libcudart.so.13");
+  fs::rename(d.file("libcudart.so.13"), d.file("libcudart.so"));
+  const std::string k =
+      build(d, "libk.so", "int cudaGetDeviceCount(int*);\nint k(void) { int n; return cudaGetDeviceCount(&n); }\n",
+            "-L" + d.path() + " -lcudart");
+  const auto w = inspect_wheel(make_wheel(d, "k-1.0-py3-none-any.whl", {{"k/libk.so", k}}));
+  auto im = image_with({lib("/usr/local/cuda/lib64/libcudart.so.13", "libcudart.so.13")}, {"/usr/local/cuda/lib64"});
+  im.toolkit =
+      image::Toolkit{"cuda", image::Fact::known_as("13.0", "", image::Origin::Declared), {}, {"libcudart.so.13"}};
+  im.driver = image::Fact::known_as("535.54.03", "nvidia-smi on the runner", image::Origin::Declared);
+  auto r = verdict::check(w, im);
+  bool too_old = false;
+  for (const auto& f : r.findings) {
+    if (f.kind == "driver-too-old") {
+      too_old = true;
+      EXPECT_EQ(f.severity, verdict::Severity::Error);
+      EXPECT_EQ(f.required_version, "580.65.06");
+    }
+  }
+  EXPECT_TRUE(too_old) << verdict::render_text(r, false);
+  EXPECT_EQ(r.verdict, verdict::Verdict::Incompatible);
+  im.driver = image::Fact::known_as("580.82.07", "", image::Origin::Declared);
+  r = verdict::check(w, im);
+  for (const auto& f : r.findings) EXPECT_NE(f.kind, "driver-too-old");
+  for (const auto& f : r.findings) EXPECT_NE(f.kind, "driver");
+}
+
+TEST(VerdictChecks, IsaLevelAndRecordProblemsAreReported) {
+  TempDir d;
+  std::string err;
+  auto v3 = build_shared(d, "libv3.so", "v3.c", "int v3(int x) { return x * 3; }\n",
+                         "-march=x86-64-v3 -Wl,-z,x86-64-v3", "gcc", &err);
+  if (!v3) GTEST_SKIP() << "this linker cannot mark x86-64-v3: " << err;
+  const auto w = inspect_wheel(
+      make_wheel(d, "v-1.0-py3-none-any.whl", {{"v/libv3.so", *v3}, {"v/data.txt", *v3}}, {"--tamper", "v/data.txt"}));
+  const auto r = verdict::check(w, image_with({}));
+  bool isa = false, record = false;
+  for (const auto& f : r.findings) {
+    if (f.kind == "isa-level") {
+      isa = true;
+      EXPECT_EQ(f.severity, verdict::Severity::Condition);
+      EXPECT_EQ(f.required_version, "x86-64-v3");
+    }
+    if (f.kind == "record") {
+      record = true;
+      EXPECT_EQ(f.member, "v/data.txt");
+      EXPECT_EQ(f.severity, verdict::Severity::Warning);
+    }
+  }
+  EXPECT_TRUE(isa) << verdict::render_text(r, false);
+  EXPECT_TRUE(record) << verdict::render_text(r, false);
+  EXPECT_EQ(r.verdict, verdict::Verdict::Unknown) << "the runner's CPU decides";
+}
+
+// The db travels with the binary: installed, `--image cuda13.0` works from any folder.
+TEST(Install, DbIsFoundBesideTheInstalledBinary) {
+  if (!have_program("cmake")) GTEST_SKIP() << "cmake absent";
+  TempDir d;
+  const std::string build_dir = fs::path(binary_path()).parent_path().string();
+  const auto inst = run("cmake --install " + shell_quote(build_dir) + " --prefix " + shell_quote(d.file("prefix")));
+  ASSERT_EQ(inst.exit_code, 0) << inst.out << inst.err;
+  ASSERT_TRUE(fs::exists(d.file("prefix/share/wheelcheck/db/images/cuda13.0.json")));
+  const auto r =
+      run("cd / && env -u WHEELCHECK_DB " + shell_quote(d.file("prefix/bin/wheelcheck")) + " image show cuda13.0");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(d.file("prefix/share/wheelcheck/db/images/cuda13.0.json")), std::string::npos)
+      << r.out.substr(0, 400);
+}
