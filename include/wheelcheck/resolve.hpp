@@ -60,6 +60,8 @@ class Space {
   std::vector<std::string> preloaded_notes() const { return m_preloaded_notes; }
   // The export table of an image or distribution library (loaded once, cached); null when none.
   const exports::Table* table(const Object& o) const;
+  // Why the table of `o` could not be read ("" when it could, or when it has none).
+  std::string table_error(const Object& o) const;
 
  private:
   void add(std::unique_ptr<Object> o, const std::vector<std::string>& names);
@@ -114,9 +116,8 @@ struct MissingVersion {
 struct BindResult {
   std::vector<Unbound> unbound;
   std::vector<MissingVersion> versions;
-  std::size_t bound = 0;           // symbols checked and found
-  std::size_t interpreter = 0;     // Py*/_Py* symbols left to the Python interpreter
-  std::vector<std::string> notes;  // export tables that could not be read, and the like
+  std::size_t bound = 0;        // symbols checked and found
+  std::size_t interpreter = 0;  // Py*/_Py* symbols left to the Python interpreter
 };
 BindResult bind(const Space& space, const Load& load);
 

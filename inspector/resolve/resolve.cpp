@@ -244,6 +244,11 @@ std::vector<const Object*> Space::declared(const std::string& soname) const {
   return out;
 }
 
+std::string Space::table_error(const Object& o) const {
+  auto it = m_table_errors.find(&o);
+  return it == m_table_errors.end() ? std::string() : it->second;
+}
+
 const exports::Table* Space::table(const Object& o) const {
   if (o.exports_file.empty()) return nullptr;
   if (o.exports_file.rfind("mem:", 0) == 0) {

@@ -612,7 +612,9 @@ class Checker {
       std::vector<std::string> who;
       for (const Object* o : may) who.push_back(o->soname.empty() ? o->path : o->soname);
       auto& group = m_unknown[{member, fmt::format("{}", fmt::join(who, ", "))}];
-      group.why = may.front()->exports_unknown;
+      group.why = !may.front()->exports_unknown.empty()
+                      ? may.front()->exports_unknown
+                      : "its export table could not be read: " + m_space.table_error(*may.front());
       group.root = m_root;
       group.symbols.push_back(pretty + (s.version.empty() ? "" : "@" + s.version));
       if (group.symbols.size() == 1) group.first_mangled = s.name;

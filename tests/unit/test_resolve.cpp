@@ -219,3 +219,29 @@ TEST(Install, DbIsFoundBesideTheInstalledBinary) {
   EXPECT_NE(r.out.find(d.file("prefix/share/wheelcheck/db/images/cuda13.0.json")), std::string::npos)
       << r.out.substr(0, 400);
 }
+
+// A corrupt export table in the db is not a crash, nor a silent "absent": the symbols it would have
+// answered for are conditions that say the table could not be read.
+TEST(VerdictChecks, UnreadableExportTableIsSaid) {
+  TempDir d;
+  build(d, "libdep.so.1", "int dep(void) { return 1; }\n", "-Wl,-soname,libdep.so.1");
+  fs::rename(d.file("libdep.so.1"), d.file("libdep.so"));
+  const std::string ext =
+      build(d, "ext.so", "int dep(void);\nint e(void) { return dep(); }\n", "-L" + d.path() + " -ldep");
+  const auto w = inspect_wheel(make_wheel(d, "t-1.0-cp312-cp312-linux_x86_64.whl", {{"t/ext.so", ext}}));
+  d.write("broken.exports.gz", "\x1f\x8b this is not a gzip stream");
+  auto l = lib("/usr/lib/x86_64-linux-gnu/libdep.so.1", "libdep.so.1");
+  l.exports_unknown.clear();
+  l.exports = "broken.exports.gz";
+  l.exports_file = d.file("broken.exports.gz");
+  const auto r = verdict::check(w, image_with({l}));
+  bool said = false;
+  for (const auto& f : r.findings) {
+    if (f.kind == "missing-symbol" && f.classification == "unknown-exports") {
+      said = f.explanation.find("could not be read") != std::string::npos &&
+             f.explanation.find("broken.exports.gz") != std::string::npos;
+      EXPECT_EQ(f.severity, verdict::Severity::Condition);
+    }
+  }
+  EXPECT_TRUE(said) << verdict::render_text(r, false);
+}
