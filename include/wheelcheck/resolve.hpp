@@ -89,7 +89,10 @@ struct Need {
 };
 
 // The load of one wheel member: every object in its load order (breadth first, as the loader maps
-// them) and every need resolved. The scope for symbol lookup is `preloaded` then `order`.
+// them; a library Python had already loaded joins where a need reaches it, with the rest of its
+// distribution) and every need resolved. `order` is the scope of symbol lookup: what the process has
+// loaded but the member does not reach (torch's libraries when it needs none of them) is not in it,
+// as Python loads extension modules RTLD_LOCAL.
 struct Load {
   const Object* root = nullptr;
   std::vector<const Object*> order;

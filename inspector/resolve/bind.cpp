@@ -1,9 +1,11 @@
 // Symbol binding, as glibc's loader looks symbols up (elf/dl-lookup.c: _dl_lookup_symbol_x).
 //
-// The scope of a wheel object is what the process has loaded when the object's references are bound:
-// the objects Python already has (the distributions the wheel requires, see resolve.cpp), then the load
-// order of the member being imported (breadth first). For each undefined dynamic symbol of a wheel
-// object that is not weak (a weak reference may stay unresolved) and not a section or file symbol:
+// The scope of a wheel object is the load order of the member being imported (breadth first): its own
+// dependencies, and where a need reaches a library Python had already loaded (torch's, when the wheel
+// requires torch), that library and the rest of its distribution. Python loads extension modules with
+// RTLD_LOCAL, so what the process has loaded but the member does not reach is not in scope. For each
+// undefined dynamic symbol of a wheel object that is not weak (a weak reference may stay unresolved)
+// and not a section or file symbol:
 //   - a versioned reference (foo@GLIBC_2.14, from .gnu.version_r) binds only to a definition of that
 //     version, default or hidden; when the defining object has no version definitions at all, glibc
 //     accepts its unversioned definition (with a "no version information" warning), and so do we;
@@ -125,10 +127,8 @@ class Binder {
 BindResult bind(const Space& space, const Load& load) {
   BindResult r;
   Binder binder(space);
-  std::vector<const Object*> scope = space.preloaded();
-  for (const Object* o : load.order) {
-    if (std::find(scope.begin(), scope.end(), o) == scope.end()) scope.push_back(o);
-  }
+  (void)space;
+  const std::vector<const Object*>& scope = load.order;
   for (const Object* o : load.order) {
     if (o->binary == nullptr) continue;  // the image's own libraries are the image's business
     for (const auto& s : o->binary->symbols) {

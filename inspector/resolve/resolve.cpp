@@ -430,20 +430,29 @@ Load load(const Space& space, const Object& root) {
   Loading st{space, lib_token_of(space.image()), space.image().arch.value.value_or(root.machine), {}, {}, {}};
   Load result;
   result.root = &root;
-  for (const Object* p : space.preloaded()) st.mark_loaded(p, "");
+  const auto& pre = space.preloaded();
+  for (const Object* p : pre) st.mark_loaded(p, "");
   st.mark_loaded(&root, "");
   st.order.push_back(&root);
+  auto in_order = [&](const Object* o) { return std::find(st.order.begin(), st.order.end(), o) != st.order.end(); };
   for (std::size_t i = 0; i < st.order.size(); ++i) {
     const Object* o = st.order[i];
+    // What Python imported before is loaded with its own dependencies: its needs are not searched again.
+    if (o != &root && std::find(pre.begin(), pre.end(), o) != pre.end()) continue;
     for (const auto& name : o->needed) {
       Need need = st.search(name, *o);
-      if (need.found != nullptr && need.rule != "already loaded") {
-        if (std::find(st.order.begin(), st.order.end(), need.found) == st.order.end()) {
-          st.order.push_back(need.found);
-          st.loader_of[need.found] = o;
+      if (need.found != nullptr && !in_order(need.found)) {
+        // A dependency joins the lookup scope where breadth-first order puts it, an already loaded one
+        // too; an imported distribution's library brings the rest of that distribution (its own tree).
+        st.order.push_back(need.found);
+        if (need.rule != "already loaded") st.loader_of[need.found] = o;
+        if (std::find(pre.begin(), pre.end(), need.found) != pre.end()) {
+          for (const Object* p : pre) {
+            if (p->label == need.found->label && !in_order(p)) st.order.push_back(p);
+          }
         }
-        st.mark_loaded(need.found, name);
       }
+      if (need.found != nullptr && need.rule != "already loaded") st.mark_loaded(need.found, name);
       result.needs.push_back(std::move(need));
     }
   }

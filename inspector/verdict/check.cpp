@@ -565,8 +565,7 @@ class Checker {
     f.demangled = demangle(s.name).value_or("");
     const std::string pretty = f.demangled.empty() ? s.name : f.demangled;
     std::vector<const exports::Table*> tables;
-    std::vector<const Object*> scope = m_space.preloaded();
-    for (const Object* o : load.order) scope.push_back(o);
+    const std::vector<const Object*>& scope = load.order;
     for (const Object* o : scope) {
       if (o == u.object) continue;
       if (const exports::Table* t = table_of(*o)) tables.push_back(t);

@@ -506,3 +506,19 @@ TEST(VerdictSchema, EveryOutputValidates) {
   const auto v = validate_json(source_dir() + "/docs/verdict.schema.json", files);
   EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
 }
+
+// Python imports extension modules RTLD_LOCAL: torch's libraries being loaded does not put their
+// symbols in reach of a member that does not need them (no DT_NEEDED libc10.so).
+TEST(Verdict, ImportedLibrariesAreOutOfReachWithoutANeed) {
+  TempDir img;
+  const auto im = load_image(torch_image(img, k_c10_old));
+  TempDir w;
+  const auto r = check(
+      wheel_of(w, "ops-1.0-cp312-cp312-linux_x86_64.whl",
+               {{"ops/_ops.cpython-312-x86_64-linux-gnu.so", k_ext_old, "", "g++"}}, {"--requires-dist", "torch"}),
+      im);
+  const auto missing = findings(r, "missing-symbol");
+  ASSERT_EQ(missing.size(), 1U) << describe(r);
+  EXPECT_EQ(missing[0]->classification, "absent") << describe(r);
+  EXPECT_EQ(r.verdict, verdict::Verdict::Incompatible);
+}
