@@ -82,6 +82,9 @@ namespace {
 
 using resolve::Object;
 
+// How many symbols of a missing library are listed one by one (severity info) per member.
+constexpr std::size_t k_library_missing_listed = 50;
+
 bool driver_older(const std::string& have, const std::string& need) {
   std::vector<long> a, b;
   for (const auto* s : {&have, &need}) {
@@ -397,9 +400,12 @@ class Checker {
         from = missing.front();
       }
       if (!from.empty()) {
-        ++library_missing_counts[{u.object, from}];
-        library_missing_symbol(
-            u, missing.size() == 1 || !s.version_file.empty() ? from : fmt::format("{}", fmt::join(missing, " or ")));
+        // The first few, for machines; the missing-library finding counts them all (a missing libtorch
+        // leaves thousands).
+        if (++library_missing_counts[{u.object, from}] <= k_library_missing_listed) {
+          library_missing_symbol(
+              u, missing.size() == 1 || !s.version_file.empty() ? from : fmt::format("{}", fmt::join(missing, " or ")));
+        }
         continue;
       }
       unbound_symbol(load, u);
