@@ -34,8 +34,14 @@ int run_exports(const ExportsArgs& a) {
     table = exports::load_table(a.file);
   } else {
     const auto slash = a.file.find_last_of('/');
-    table = exports::Table::from_binary(elf::read_elf_file(a.file),
-                                        slash == std::string::npos ? a.file : a.file.substr(slash + 1), a.file);
+    elf::Binary binary;
+    try {
+      binary = elf::read_elf_file(a.file);
+    } catch (const Error& e) {
+      if (std::string(e.what()).find(a.file) != std::string::npos) throw;
+      throw Error(e.kind(), a.file + ": " + e.what());
+    }
+    table = exports::Table::from_binary(binary, slash == std::string::npos ? a.file : a.file.substr(slash + 1), a.file);
   }
   if (!a.output.empty()) {
     exports::write_table(table, a.output);

@@ -186,7 +186,7 @@ Image Db::load_composed(std::string_view name, std::vector<std::string>& stack) 
     }
     std::string msg = "no image or layer named \"" + std::string(name) + "\" in " + m_dir;
     if (!stack.empty()) msg += " (a layer of " + stack.back() + ")";
-    if (best <= 3) msg += "; did you mean \"" + hint + "\"?";
+    if (best <= std::max<std::size_t>(1, name.size() / 3)) msg += "; did you mean \"" + hint + "\"?";
     msg += " (`wheelcheck images` lists them)";
     throw usage_error(msg);
   }
