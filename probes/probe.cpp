@@ -28,6 +28,7 @@
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <regex>
@@ -407,33 +408,65 @@ ProbeResult probe_root(const ProbeOptions& opt) {
   for (const auto& py : im.pythons) {
     for (const auto& site : py.site_packages) {
       for (const auto& entry : root.list_dir(site)) {
-        if (entry.size() < 11 || entry.compare(entry.size() - 10, 10, ".dist-info") != 0) continue;
+        const bool dist_info = entry.size() > 10 && entry.compare(entry.size() - 10, 10, ".dist-info") == 0;
+        const bool egg_info = entry.size() > 9 && entry.compare(entry.size() - 9, 9, ".egg-info") == 0;
+        if (!dist_info && !egg_info) continue;
         const std::string info = join_path(site, entry);
+        // A .egg-info may be a file (PKG-INFO itself) or a folder (Debian's python3-* packages).
+        const bool info_file = egg_info && root.type(info) == RootFs::Type::File;
+        const std::string metadata = dist_info ? info + "/METADATA" : info_file ? info : info + "/PKG-INFO";
         DistFound df;
         try {
-          const wheel::Metadata md = wheel::parse_metadata(root.read_file(info + "/METADATA", std::uint64_t{16} << 20));
+          const wheel::Metadata md = wheel::parse_metadata(root.read_file(metadata, std::uint64_t{16} << 20));
           df.dist.name = md.name;
           df.dist.version = md.version;
         } catch (const Error& e) {
-          findings.push_back({"unreadable", info + "/METADATA", e.what()});
+          findings.push_back({"unreadable", metadata, e.what()});
           continue;
         }
         if (df.dist.name.empty()) {
-          findings.push_back({"malformed-metadata", info + "/METADATA", "no Name"});
+          findings.push_back({"malformed-metadata", metadata, "no Name"});
           continue;
         }
         df.dist.location = site;
         df.dist.python = py.version;
         df.dist.origin = Origin::Probed;
         std::vector<std::string> rels;
-        try {
-          for (const auto& rec : wheel::parse_record(root.read_file(info + "/RECORD", std::uint64_t{64} << 20))) {
-            if (rec.path.empty() || rec.path[0] == '/' || rec.path.find("..") != std::string::npos) continue;
-            if (library_like(base_name(rec.path))) rels.push_back(rec.path);
+        if (dist_info) {
+          try {
+            for (const auto& rec : wheel::parse_record(root.read_file(info + "/RECORD", std::uint64_t{64} << 20))) {
+              if (rec.path.empty() || rec.path[0] == '/' || rec.path.find("..") != std::string::npos) continue;
+              if (library_like(base_name(rec.path))) rels.push_back(rec.path);
+            }
+          } catch (const Error& e) {
+            findings.push_back(
+                {"unreadable", info + "/RECORD", std::string(e.what()) + " (its native files are not listed)"});
           }
-        } catch (const Error& e) {
-          findings.push_back(
-              {"unreadable", info + "/RECORD", std::string(e.what()) + " (its native files are not listed)"});
+        } else if (!info_file) {
+          // No RECORD: the packages top_level.txt names, walked for shared libraries (bounded).
+          std::vector<std::string> tops;
+          try {
+            for (const auto& t : split_list(root.read_file(info + "/top_level.txt", std::uint64_t{1} << 20), "\n\r")) {
+              if (t.find('/') == std::string::npos && t.find("..") == std::string::npos) tops.push_back(t);
+            }
+          } catch (const Error&) {
+          }
+          std::size_t budget = 20000;  // entries visited, against a huge or looping tree
+          std::function<void(const std::string&, int)> walk = [&](const std::string& rel, int depth) {
+            for (const auto& name : root.list_dir(join_path(site, rel))) {
+              if (budget == 0) return;
+              --budget;
+              const std::string child = rel + "/" + name;
+              const auto type = root.type(join_path(site, child));
+              if (type == RootFs::Type::Directory && depth < 8) {
+                walk(child, depth + 1);
+              } else if (type == RootFs::Type::File && library_like(name)) {
+                rels.push_back(child);
+              }
+            }
+          };
+          for (const auto& t : tops) walk(t, 0);
+          if (budget == 0) findings.push_back({"too-large", info, "stopped listing its packages after 20000 entries"});
         }
         std::sort(rels.begin(), rels.end());
         for (const auto& rel : rels) {

@@ -398,3 +398,41 @@ TEST(Probe, CliWritesTablesBesideTheDescriptionAndShowReadsThem) {
   EXPECT_EQ(run(shell_quote(binary_path()) + " probe -q --root " + shell_quote(r.root()) + " --env NOEQUALS").exit_code,
             2);
 }
+
+// Debian's Python: /usr/bin/python3.X with /usr/lib/python3/dist-packages, and distributions that
+// Debian packages as *.egg-info folders (PKG-INFO, top_level.txt, no RECORD), as python3-torch is.
+TEST(Probe, DebianDistPackagesAndEggInfo) {
+  RootBuilder r;
+  std::string err;
+  auto ext = build_shared(r.dir(), "_x.so", "x.c", "int PyInit__x(void) { return 0; }\n", "", "gcc", &err);
+  ASSERT_TRUE(ext) << err;
+  auto helper = build_shared(r.dir(), "libfoo.so", "foo.c", "int foo(void) { return 1; }\n", "-Wl,-soname,libfoo.so",
+                             "gcc", &err);
+  ASSERT_TRUE(helper) << err;
+  r.write("/usr/bin/python3.11", "");
+  r.write("/usr/lib/python3.11/os.py", "");
+  const std::string dist = "/usr/lib/python3/dist-packages";
+  r.write(dist + "/foo-1.0+debian.egg-info/PKG-INFO", "Metadata-Version: 2.1\nName: foo\nVersion: 1.0+debian\n");
+  r.write(dist + "/foo-1.0+debian.egg-info/top_level.txt", "foo\n");
+  r.copy(*ext, dist + "/foo/_x.cpython-311-x86_64-linux-gnu.so");
+  r.copy(*helper, dist + "/foo/lib/libfoo.so");
+  r.write(dist + "/foo/__init__.py", "");
+  // A file-style egg-info (setuptools' old single-file form) is read too.
+  r.write(dist + "/bar-2.0.egg-info", "Metadata-Version: 1.1\nName: bar\nVersion: 2.0\n");
+  probe::ProbeOptions o;
+  o.root = r.root();
+  const auto res = probe::probe_root(o);
+  ASSERT_EQ(res.image.pythons.size(), 1U);
+  EXPECT_EQ(res.image.pythons[0].executable, "/usr/bin/python3.11");
+  EXPECT_EQ(res.image.pythons[0].site_packages, std::vector<std::string>{dist});
+  const auto* foo = res.image.distribution("foo");
+  ASSERT_NE(foo, nullptr);
+  EXPECT_EQ(foo->version, "1.0+debian");
+  EXPECT_EQ(foo->location, dist);
+  std::vector<std::string> libs;
+  for (const auto& l : foo->libraries) libs.push_back(l.path);
+  std::sort(libs.begin(), libs.end());
+  EXPECT_EQ(libs, (std::vector<std::string>{"foo/_x.cpython-311-x86_64-linux-gnu.so", "foo/lib/libfoo.so"}));
+  ASSERT_NE(res.image.distribution("bar"), nullptr);
+  EXPECT_EQ(res.image.distribution("bar")->version, "2.0");
+}
