@@ -3,7 +3,7 @@
 # missing, so a second run costs a dpkg query. Run as root (CI and these machines are) or with sudo.
 #
 #   scripts/install-deps.sh           # build + test dependencies
-#   scripts/install-deps.sh --bench   # also hyperfine and libtree for bench/ and comparisons
+#   scripts/install-deps.sh --bench   # also hyperfine for bench/
 set -euo pipefail
 build=(cmake g++ pkg-config make
        liblief-dev libzip-dev libcurl4-openssl-dev nlohmann-json3-dev libfmt-dev libcli11-dev libgtest-dev
@@ -11,11 +11,12 @@ build=(cmake g++ pkg-config make
 # Test-time fixture builders: cross compilers for 32-bit and big-endian ELF, binutils for readelf/nm,
 # python3 to write hostile zips byte by byte, zip for ordinary ones; libsnappy1v5 is the very library
 # auditwheel resolved for python_snappy in ../shared/fixtures (its version needs count in auditwheel's answer);
-# python3-jsonschema checks the db and the JSON output against docs/image.schema.json.
-test=(binutils python3 python3-jsonschema zip libsnappy1v5 gcc-i686-linux-gnu g++-i686-linux-gnu gcc-powerpc64-linux-gnu g++-powerpc64-linux-gnu
+# python3-jsonschema checks the db and the JSON output against docs/image.schema.json; libtree is the
+# peer the resolver is compared with; time (GNU time) measures a command's own peak memory.
+test=(binutils python3 python3-jsonschema zip libtree time libsnappy1v5 gcc-i686-linux-gnu g++-i686-linux-gnu gcc-powerpc64-linux-gnu g++-powerpc64-linux-gnu
       gcc-aarch64-linux-gnu g++-aarch64-linux-gnu)
 extra=()
-[[ ${1:-} == --bench ]] && extra=(hyperfine libtree time)
+[[ ${1:-} == --bench ]] && extra=(hyperfine)
 wanted=("${build[@]}" "${test[@]}" "${extra[@]}")
 missing=()
 for p in "${wanted[@]}"; do
