@@ -3,5 +3,9 @@
 double hello_scale(double x);
 extern void* PyModule_Create2(void* def, int api);
 
-int hello_answer(void) { return (int)hello_scale(441.0); }
-void* PyInit__hello(void) { return PyModule_Create2(0, 1013); }
+int hello_answer(void) {
+  return (int)hello_scale(441.0);
+}
+void* PyInit__hello(void) {
+  return PyModule_Create2(0, 1013);
+}

@@ -8,6 +8,7 @@ namespace detail {
 class MessageLogger {  // 2.6: MessageLogger(const char*, int, int); 2.14: MessageLogger(SourceLocation, int, bool)
  public:
   MessageLogger(const char* file, int line, int severity);
+
  private:
   int severity_;
 };

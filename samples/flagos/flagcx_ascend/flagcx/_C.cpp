@@ -1,6 +1,8 @@
 // flagcx/_C: FlagCX's torch extension (Ascend, aarch64); needs libflagcx.so beside it and libtorch_npu.so.
 extern "C" int flagcxGetUniqueId(void* id);
-namespace c10_npu { signed char current_device(); }
+namespace c10_npu {
+signed char current_device();
+}
 extern "C" void* PyModule_Create2(void* def, int api);
 extern "C" void* PyInit__C() {
   char id[128];
