@@ -127,7 +127,6 @@ class Binder {
 BindResult bind(const Space& space, const Load& load) {
   BindResult r;
   Binder binder(space);
-  (void)space;
   const std::vector<const Object*>& scope = load.order;
   for (const Object* o : load.order) {
     if (o->binary == nullptr) continue;  // the image's own libraries are the image's business

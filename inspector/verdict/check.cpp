@@ -375,7 +375,7 @@ class Checker {
         missing_by_object[need.requester].push_back(need.name);
         missing_library(root, need);
       } else if (need.rule == "declared") {
-        note_declared(root, need);
+        note_declared(need);
       }
     }
     const resolve::BindResult b = resolve::bind(m_space, load);
@@ -467,8 +467,7 @@ class Checker {
     m_findings.push_back(std::move(f));
   }
 
-  void note_declared(const Object& root, const resolve::Need& need) {
-    (void)root;
+  void note_declared(const resolve::Need& need) {
     const Object& found = *need.found;
     if (!found.exports_unknown.empty() || found.exports_file.empty()) {
       const std::string member = object_name(*need.requester);
