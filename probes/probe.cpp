@@ -137,6 +137,46 @@ void add_unique(std::vector<std::string>& v, const std::string& s) {
   if (std::find(v.begin(), v.end(), s) == v.end()) v.push_back(s);
 }
 
+// The import packages of a distribution without RECORD: those top_level.txt names, else the folder named
+// like the distribution (PEP 503-normalized, '-' as '_': torch, flag_gems), when the site has it.
+std::vector<std::string> top_level_packages(const RootFs& root, const std::string& site, const std::string& info,
+                                            const std::string& dist_name) {
+  std::vector<std::string> tops;
+  std::vector<Finding> ignored;
+  if (auto text = root.try_read_file(info + "/top_level.txt", ignored, std::uint64_t{1} << 20)) {
+    for (const auto& t : split_list(*text, "\n\r")) {
+      if (t.find('/') == std::string::npos && t.find("..") == std::string::npos) tops.push_back(t);
+    }
+    if (!tops.empty()) return tops;
+  }
+  std::string folder = wheel::normalize_project_name(dist_name);
+  std::replace(folder.begin(), folder.end(), '-', '_');
+  if (!folder.empty() && root.type(join_path(site, folder)) == RootFs::Type::Directory) tops.push_back(folder);
+  return tops;
+}
+
+// The shared libraries under the packages `tops` of `site`, relative to it, into `rels`; false when the
+// walk stopped at its bound (20000 entries, 8 levels) against a huge or looping tree.
+bool walk_packages(const RootFs& root, const std::string& site, const std::vector<std::string>& tops,
+                   std::vector<std::string>& rels) {
+  std::size_t budget = 20000;
+  std::function<void(const std::string&, int)> walk = [&](const std::string& rel, int depth) {
+    for (const auto& name : root.list_dir(join_path(site, rel))) {
+      if (budget == 0) return;
+      --budget;
+      const std::string child = rel + "/" + name;
+      const auto type = root.type(join_path(site, child));
+      if (type == RootFs::Type::Directory && depth < 8) {
+        walk(child, depth + 1);
+      } else if (type == RootFs::Type::File && library_like(name)) {
+        rels.push_back(child);
+      }
+    }
+  };
+  for (const auto& t : tops) walk(t, 0);
+  return budget != 0;
+}
+
 // One real ELF file to read, and what it becomes.
 struct Job {
   std::string image_path;  // canonical
@@ -338,6 +378,10 @@ ProbeResult probe_root(const ProbeOptions& opt) {
       if (auto j = add_job(p, &findings)) add_unique(names_of[*j], p);
     }
   }
+  // The program interpreter is loaded into every process, wherever it sits (only /lib64 on Red Hat's layout).
+  if (!interp_path.empty()) {
+    if (auto j = add_job(interp_path, &findings)) add_unique(names_of[*j], interp_path);
+  }
   system_jobs_end = jobs.size();
 
   // 4. Pythons.
@@ -432,7 +476,8 @@ ProbeResult probe_root(const ProbeOptions& opt) {
         df.dist.python = py.version;
         df.dist.origin = Origin::Probed;
         std::vector<std::string> rels;
-        if (dist_info) {
+        const bool has_record = dist_info && root.type(info + "/RECORD") == RootFs::Type::File;
+        if (has_record) {
           try {
             for (const auto& rec : wheel::parse_record(root.read_file(info + "/RECORD", std::uint64_t{64} << 20))) {
               if (rec.path.empty() || rec.path[0] == '/' || rec.path.find("..") != std::string::npos) continue;
@@ -443,30 +488,24 @@ ProbeResult probe_root(const ProbeOptions& opt) {
                 {"unreadable", info + "/RECORD", std::string(e.what()) + " (its native files are not listed)"});
           }
         } else if (!info_file) {
-          // No RECORD: the packages top_level.txt names, walked for shared libraries (bounded).
-          std::vector<std::string> tops;
-          try {
-            for (const auto& t : split_list(root.read_file(info + "/top_level.txt", std::uint64_t{1} << 20), "\n\r")) {
-              if (t.find('/') == std::string::npos && t.find("..") == std::string::npos) tops.push_back(t);
-            }
-          } catch (const Error&) {
+          // No RECORD (an egg-info, or a dist-info whose installer left it out: PEP 627 made it optional):
+          // the packages top_level.txt names, else the package folder named like the distribution,
+          // walked for shared libraries (bounded). A dist-info says what was assumed.
+          const auto tops = top_level_packages(root, site, info, df.dist.name);
+          if (dist_info) {
+            findings.push_back({"assumed-files", info,
+                                tops.empty() ? "no RECORD, no top_level.txt and no package folder named like the "
+                                               "distribution: no native files are known"
+                                             : "no RECORD: native files taken from the package folder" +
+                                                   std::string(tops.size() == 1 ? " " : "s ") +
+                                                   fmt::format("{}", fmt::join(tops, ", ")) +
+                                                   (root.type(info + "/top_level.txt") == RootFs::Type::File
+                                                        ? " (top_level.txt)"
+                                                        : " (named like the distribution)")});
           }
-          std::size_t budget = 20000;  // entries visited, against a huge or looping tree
-          std::function<void(const std::string&, int)> walk = [&](const std::string& rel, int depth) {
-            for (const auto& name : root.list_dir(join_path(site, rel))) {
-              if (budget == 0) return;
-              --budget;
-              const std::string child = rel + "/" + name;
-              const auto type = root.type(join_path(site, child));
-              if (type == RootFs::Type::Directory && depth < 8) {
-                walk(child, depth + 1);
-              } else if (type == RootFs::Type::File && library_like(name)) {
-                rels.push_back(child);
-              }
-            }
-          };
-          for (const auto& t : tops) walk(t, 0);
-          if (budget == 0) findings.push_back({"too-large", info, "stopped listing its packages after 20000 entries"});
+          if (!walk_packages(root, site, tops, rels)) {
+            findings.push_back({"too-large", info, "stopped listing its packages after 20000 entries"});
+          }
         }
         std::sort(rels.begin(), rels.end());
         for (const auto& rel : rels) {

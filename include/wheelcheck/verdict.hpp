@@ -45,7 +45,9 @@ struct Finding {
   std::string fix;                      // what would make it work, when we can say
   std::vector<std::string> candidates;  // what the image has instead (demangled signatures, versions)
   std::vector<std::string> evidence;    // where it was found and by which rule, or every place tried
-  std::string root;                     // the member whose load surfaced it (for routes; not written to JSON)
+  std::string object;                   // the image library whose entry it is, when it is not the wheel's
+                                        // ("/usr/lib/x86_64-linux-gnu/libfoo.so.1"); member is then ""
+  std::vector<std::string> roots;       // every member whose load reaches it (JSON "loaded_by")
 };
 
 // Checks of the wheel as a whole against the image, before any file is resolved: the wheel's tags
@@ -129,6 +131,19 @@ struct MemberReport {
   std::size_t symbols_bound = 0;
   std::size_t symbols_unbound = 0;
   std::size_t symbols_interpreter = 0;
+  // What fails in this member's own load, whoever else shares the cause (the loader's view: every
+  // member that reaches a broken dependency fails, not only the first).
+  std::vector<std::string> missing_libraries;  // DT_NEEDED names nothing satisfies
+  std::vector<std::string> missing_versions;   // "GLIBC_2.38 of libc.so.6"
+  struct Unresolved {
+    std::string object;  // the wheel object whose undefined symbol it is
+    std::string symbol;
+    std::string version;
+    // "" (nothing in scope defines it), "missing-library" (its library is not found), "missing-version"
+    // (its version node is not defined), "unknown-exports" (an object without an export table may define it)
+    std::string because;
+  };
+  std::vector<Unresolved> unresolved;  // symbols nothing in scope defines (not those of a missing library)
 };
 
 // A route (issue 5): a set of members, core or optional, and the gates that turn it off.

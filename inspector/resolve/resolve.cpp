@@ -4,7 +4,9 @@
 // over the whole tree (the order the loader maps objects, which is also the symbol lookup order):
 //   0. A name with a '/' is a path: it is opened as it is, nothing else is searched.
 //   1. An object already loaded whose soname, or a name it was loaded as, equals the name is reused.
-//      Before a wheel's extension module runs, Python has imported what the wheel Requires-Dist
+//      The program interpreter (PT_INTERP of every process: /lib64/ld-linux-x86-64.so.2) is always
+//      loaded, so its soname satisfies any DT_NEEDED of that name wherever the file sits. Before a
+//      wheel's extension module runs, Python has imported what the wheel Requires-Dist
 //      (`import torch` maps torch/lib/*), so those count as loaded.
 //   2. DT_RPATH of the requesting object, then of the object that loaded it, and so on up to the root,
 //      but only if the requesting object has no DT_RUNPATH (a RUNPATH disables every RPATH for its
@@ -415,6 +417,20 @@ struct Loading {
   }
 };
 
+// The glibc program interpreter of an architecture (its PT_INTERP, the System V psABI's path).
+std::string program_interpreter(const std::string& arch) {
+  static const std::map<std::string, std::string> paths = {{"x86_64", "/lib64/ld-linux-x86-64.so.2"},
+                                                           {"i686", "/lib/ld-linux.so.2"},
+                                                           {"aarch64", "/lib/ld-linux-aarch64.so.1"},
+                                                           {"ppc64le", "/lib64/ld64.so.2"},
+                                                           {"ppc64", "/lib64/ld64.so.1"},
+                                                           {"s390x", "/lib/ld64.so.1"},
+                                                           {"armv7l", "/lib/ld-linux-armhf.so.3"},
+                                                           {"riscv64", "/lib/ld-linux-riscv64-lp64d.so.1"}};
+  auto it = paths.find(arch);
+  return it == paths.end() ? "" : it->second;
+}
+
 std::string lib_token_of(const image::Image& im) {
   if (!im.loader.default_dirs.empty()) {
     std::string d = im.loader.default_dirs.front();
@@ -431,6 +447,9 @@ Load load(const Space& space, const Object& root) {
   Load result;
   result.root = &root;
   const auto& pre = space.preloaded();
+  if (const std::string interp = program_interpreter(st.platform); !interp.empty()) {
+    if (const Object* o = space.at(interp); o != nullptr && st.compatible(*o, root)) st.mark_loaded(o, "");
+  }
   for (const Object* p : pre) st.mark_loaded(p, "");
   st.mark_loaded(&root, "");
   st.order.push_back(&root);

@@ -84,6 +84,8 @@ using resolve::Object;
 
 // How many symbols of a missing library are listed one by one (severity info) per member.
 constexpr std::size_t k_library_missing_listed = 50;
+// How many unresolved symbols a member's report lists (symbols.unbound counts them all).
+constexpr std::size_t k_unresolved_listed = 1000;
 
 bool driver_older(const std::string& have, const std::string& need) {
   std::vector<long> a, b;
@@ -132,11 +134,22 @@ std::string cudart_list(const std::vector<std::string>& sonames) {
   return rt.empty() ? "" : " (" + fmt::format("{}", fmt::join(rt, ", ")) + ")";
 }
 
+bool reaches(const Finding& f, const std::string& member) {
+  return std::find(f.roots.begin(), f.roots.end(), member) != f.roots.end();
+}
+
 std::string member_kind(const Object& o) {
   if (o.python_extension) return "extension";
   if (o.binary != nullptr && o.binary->type == 2) return "executable";
   return "library";
 }
+
+// Symbols of one member that only objects without export tables may define: one condition.
+struct UnknownGroup {
+  std::vector<std::string> symbols;
+  std::string first_mangled, why;
+  std::set<std::string> roots;
+};
 
 class Checker {
  public:
@@ -152,7 +165,7 @@ class Checker {
     r.wheel_sha256 = m_wheel.sha256;
     r.image = m_image.name;
     r.image_summary = m_image.summary;
-    for (auto& f : check_wheel_tags(m_wheel, m_image)) m_findings.push_back(std::move(f));
+    for (auto& f : check_wheel_tags(m_wheel, m_image)) add(std::move(f));
     archive_findings();
     isa_findings();
     r.notes.push_back("installed into " + m_space.site() +
@@ -193,7 +206,7 @@ class Checker {
     // Members with an error cannot load.
     for (auto& m : r.members) {
       for (const auto& f : m_findings) {
-        if (f.severity == Severity::Error && (f.member == m.path || f.root == m.path)) m.loads = false;
+        if (f.severity == Severity::Error && (f.member == m.path || reaches(f, m.path))) m.loads = false;
       }
     }
     // Worst first, then by member.
@@ -210,7 +223,8 @@ class Checker {
       if (rt.optional && !rt.available) off.insert(rt.members.begin(), rt.members.end());
     }
     auto covered = [&](const Finding& f) {
-      return (!f.member.empty() && off.count(f.member)) || (!f.root.empty() && off.count(f.root));
+      if (!f.member.empty() && off.count(f.member)) return true;
+      return std::any_of(f.roots.begin(), f.roots.end(), [&](const std::string& m) { return off.count(m) != 0; });
     };
     bool error = false, condition = false, degraded = false;
     std::set<std::string> seen;
@@ -250,9 +264,11 @@ class Checker {
       std::set<std::string> mine(rt.members.begin(), rt.members.end());
       std::set<std::string> said;
       for (const auto& f : r.findings) {
-        const bool ours = (!f.member.empty() && mine.count(f.member)) || (!f.root.empty() && mine.count(f.root));
-        if (!ours) continue;
-        const std::string who = mine.count(f.member) ? f.member : f.root;
+        std::string who = mine.count(f.member) ? f.member : "";
+        for (const auto& root : f.roots) {
+          if (who.empty() && mine.count(root)) who = root;
+        }
+        if (who.empty()) continue;
         if (f.severity == Severity::Error) {
           rt.available = false;
           std::string what =
@@ -296,38 +312,35 @@ class Checker {
 
   void archive_findings() {
     for (const auto& p : m_wheel.problems) {
-      m_findings.push_back([&] {
+      add([&] {
         Finding f;
         f.kind = "archive";
         f.severity = Severity::Error;
         f.member = p.path;
         f.explanation = "the wheel's archive: " + p.detail + " (" + p.kind + ")";
         f.fix = "rebuild or re-download the wheel";
-        f.root = m_root;
         return f;
       }());
     }
     for (const auto& p : m_wheel.record_problems) {
-      m_findings.push_back([&] {
+      add([&] {
         Finding f;
         f.kind = "record";
         f.severity = Severity::Warning;
         f.member = p.path;
         f.explanation =
             "RECORD: " + p.detail + " (" + p.kind + "); pip installs it, but the wheel is not what its RECORD says";
-        f.root = m_root;
         return f;
       }());
     }
     for (const auto& m : m_wheel.members) {
       if (!m.elf) {
-        m_findings.push_back([&] {
+        add([&] {
           Finding f;
           f.kind = "unreadable-member";
           f.severity = Severity::Error;
           f.member = m.path;
           f.explanation = "this member could not be read as ELF: " + m.error;
-          f.root = m_root;
           return f;
         }());
       }
@@ -340,7 +353,7 @@ class Checker {
       if (!m.elf || !m.elf->x86_isa_level || *m.elf->x86_isa_level < 2) continue;
       const int level = *m.elf->x86_isa_level;
       const char* what = level == 2 ? "SSE4.2 and POPCNT" : level == 3 ? "AVX2, BMI2 and FMA" : "AVX-512";
-      m_findings.push_back([&] {
+      add([&] {
         Finding f;
         f.kind = "isa-level";
         f.severity = level >= 3 ? Severity::Condition : Severity::Info;
@@ -349,7 +362,6 @@ class Checker {
         f.explanation = fmt::format("built for x86-64-v{}: runs only on CPUs with {}.", level, what);
         f.fix = level >= 3 ? "check the runners' CPUs, or use a baseline x86-64 build" : "";
         f.evidence = std::vector<std::string>{"GNU_PROPERTY_X86_ISA_1_NEEDED note of the member"};
-        f.root = m_root;
         return f;
       }());
     }
@@ -373,6 +385,9 @@ class Checker {
       mr.needs.push_back(nr);
       if (need.found == nullptr) {
         missing_by_object[need.requester].push_back(need.name);
+        if (std::find(mr.missing_libraries.begin(), mr.missing_libraries.end(), need.name) ==
+            mr.missing_libraries.end())
+          mr.missing_libraries.push_back(need.name);
         missing_library(root, need);
       } else if (need.rule == "declared") {
         note_declared(need);
@@ -385,13 +400,21 @@ class Checker {
     std::set<std::tuple<const Object*, std::string, std::string>> bad_versions;
     for (const auto& mv : b.versions) {
       bad_versions.insert({mv.object, mv.file, mv.version});
+      mr.missing_versions.push_back(mv.version + " of " + mv.file);
       missing_version(mv);
     }
+    auto unresolved = [&](const resolve::Unbound& u, const char* because) {
+      if (mr.unresolved.size() < k_unresolved_listed)
+        mr.unresolved.push_back({object_name(*u.object), u.symbol->name, u.symbol->version, because});
+    };
     // Group what the same cause explains.
     std::map<std::pair<const Object*, std::string>, std::size_t> library_missing_counts;
     for (const auto& u : b.unbound) {
       const elf::Symbol& s = *u.symbol;
-      if (!s.version.empty() && bad_versions.count({u.object, s.version_file, s.version})) continue;
+      if (!s.version.empty() && bad_versions.count({u.object, s.version_file, s.version})) {
+        unresolved(u, "missing-version");
+        continue;
+      }
       const auto& missing = missing_by_object[u.object];
       std::string from;
       if (!s.version_file.empty() && std::find(missing.begin(), missing.end(), s.version_file) != missing.end()) {
@@ -400,6 +423,7 @@ class Checker {
         from = missing.front();
       }
       if (!from.empty()) {
+        unresolved(u, "missing-library");
         // The first few, for machines; the missing-library finding counts them all (a missing libtorch
         // leaves thousands).
         if (++library_missing_counts[{u.object, from}] <= k_library_missing_listed) {
@@ -408,11 +432,12 @@ class Checker {
         }
         continue;
       }
-      unbound_symbol(load, u);
+      unresolved(u, unbound_symbol(load, u) ? "" : "unknown-exports");
     }
     for (const auto& [key, count] : library_missing_counts) {
       for (auto& f : m_findings) {
         if (f.kind == "missing-library" && f.member == object_name(*key.first) && f.library == key.second) {
+          if (f.explanation.find(" would have come from it") != std::string::npos) break;  // another root said it
           f.explanation += fmt::format(" {} undefined symbol{} of this member would have come from it{}.", count,
                                        count == 1 ? "" : "s",
                                        missing_by_object[key.first].size() > 1 ? " or another missing library" : "");
@@ -426,20 +451,37 @@ class Checker {
 
   bool already(const std::string& kind, const std::string& member, const std::string& library,
                const std::string& symbol) {
-    return !m_seen.insert(kind + '\0' + member + '\0' + library + '\0' + symbol).second;
+    m_pending_key = kind + '\0' + member + '\0' + library + '\0' + symbol;
+    auto it = m_seen.find(m_pending_key);
+    if (it == m_seen.end()) return false;
+    m_pending_key.clear();
+    auto& roots = m_findings[it->second].roots;
+    if (!m_root.empty() && std::find(roots.begin(), roots.end(), m_root) == roots.end()) roots.push_back(m_root);
+    return true;
+  }
+
+  void add(Finding f) {
+    if (!m_root.empty() && f.roots.empty()) f.roots.push_back(m_root);
+    if (!m_pending_key.empty()) m_seen.emplace(std::move(m_pending_key), m_findings.size());
+    m_pending_key.clear();
+    m_findings.push_back(std::move(f));
   }
 
   void missing_library(const Object& root, const resolve::Need& need) {
     const Object& req = *need.requester;
-    const std::string member = object_name(req);
-    if (already("missing-library", member, need.name, "")) return;
+    // An image library's own entry is the image's: reported on that library, against the members
+    // whose load reaches it, never as a member of the wheel.
+    const bool image_own = req.binary == nullptr;
+    const std::string member = image_own ? "" : object_name(req);
+    if (already("missing-library", image_own ? object_name(req) : member, need.name, "")) return;
     Finding f;
     f.kind = "missing-library";
     f.severity = Severity::Error;
     f.member = member;
+    if (image_own) f.object = object_name(req);
     f.library = need.name;
     f.evidence = need.tried;
-    if (&req != &root && req.binary == nullptr)
+    if (&req != &root && image_own)
       f.evidence.insert(f.evidence.begin(), "needed by " + req.label + ", loaded by " + root.member);
     const std::string who = req.binary != nullptr ? "this member" : req.path + " (" + req.label + ")";
     f.explanation = fmt::format(
@@ -463,8 +505,7 @@ class Checker {
             fmt::format("{} needs the CUDA {} runtime ({}), and the image has none.", who, *major, need.name);
       }
     }
-    f.root = m_root;
-    m_findings.push_back(std::move(f));
+    add(std::move(f));
   }
 
   void note_declared(const resolve::Need& need) {
@@ -472,7 +513,7 @@ class Checker {
     if (!found.exports_unknown.empty() || found.exports_file.empty()) {
       const std::string member = object_name(*need.requester);
       if (already("declared-library", member, need.name, "")) return;
-      m_findings.push_back([&] {
+      add([&] {
         Finding f;
         f.kind = "declared-library";
         f.severity = Severity::Info;
@@ -483,7 +524,6 @@ class Checker {
             "it is taken as present.",
             need.name, found.label);
         f.evidence = std::vector<std::string>{need.where};
-        f.root = m_root;
         return f;
       }());
     }
@@ -521,8 +561,7 @@ class Checker {
       f.fix = fmt::format("a newer {} in the image, or a build of this wheel against an older one", mv.file);
     }
     if (!mv.provided.empty()) f.candidates = std::vector<std::string>{mv.provided.back()};
-    f.root = m_root;
-    m_findings.push_back(std::move(f));
+    add(std::move(f));
   }
 
   const exports::Table* table_of(const Object& o) {
@@ -553,14 +592,29 @@ class Checker {
     f.classification = "library-missing";
     f.explanation = fmt::format("{} would come from {}, which is missing (see the missing-library finding).",
                                 f.demangled.empty() ? s.name : f.demangled, library);
-    f.root = m_root;
-    m_findings.push_back(std::move(f));
+    add(std::move(f));
   }
 
-  void unbound_symbol(const resolve::Load& load, const resolve::Unbound& u) {
+  // A symbol nothing in scope defines: an error (true), or a condition on unknown exports (false).
+  bool unbound_symbol(const resolve::Load& load, const resolve::Unbound& u) {
     const elf::Symbol& s = *u.symbol;
     const std::string member = object_name(*u.object);
-    if (already("missing-symbol", member, s.version, s.name)) return;
+    if (const auto it = m_certain.find({member, s.version, s.name}); it != m_certain.end()) {
+      if (it->second == nullptr) return already("missing-symbol", member, s.version, s.name);
+      if (!m_root.empty()) it->second->roots.insert(m_root);
+      return false;
+    }
+    UnknownGroup* group = unbound_finding(load, u);
+    m_certain[{member, s.version, s.name}] = group;
+    return group == nullptr;
+  }
+
+  // The finding of an unbound symbol, or (when objects without export tables may define it) the
+  // condition group it joins.
+  UnknownGroup* unbound_finding(const resolve::Load& load, const resolve::Unbound& u) {
+    const elf::Symbol& s = *u.symbol;
+    const std::string member = object_name(*u.object);
+    already("missing-symbol", member, s.version, s.name);  // registers the cause for the next add()
     Finding f;
     f.kind = "missing-symbol";
     f.member = member;
@@ -599,10 +653,10 @@ class Checker {
         f.fix = "rebuild this member with _GLIBCXX_USE_CXX11_ABI=1 against the PyTorch in the image";
         f.evidence.push_back("declared: " + fmt::format("{}", fmt::join(who, ", ")) +
                              " uses the C++11 ABI (cxx11_abi)");
-        f.root = m_root;
-        m_findings.push_back(std::move(f));
-        return;
+        add(std::move(f));
+        return nullptr;
       }
+      m_pending_key.clear();
       // Otherwise a condition, grouped per member and unknown library (see flush_unknown).
       // A versioned reference names its library (GLIBCXX_3.4.21 from libstdc++.so.6): only that one may.
       std::vector<const Object*> may = u.unknown;
@@ -619,10 +673,10 @@ class Checker {
       group.why = !may.front()->exports_unknown.empty()
                       ? may.front()->exports_unknown
                       : "its export table could not be read: " + m_space.table_error(*may.front());
-      group.root = m_root;
       group.symbols.push_back(pretty + (s.version.empty() ? "" : "@" + s.version));
       if (group.symbols.size() == 1) group.first_mangled = s.name;
-      return;
+      if (!m_root.empty()) group.roots.insert(m_root);
+      return &group;
     }
     f.severity = Severity::Error;
     const Classification c = classify_missing_symbol(s.name, s.version, tables);
@@ -651,8 +705,8 @@ class Checker {
       if (o != u.object) searched.push_back(object_name(*o));
     }
     f.evidence.push_back("looked in, in order: " + fmt::format("{}", fmt::join(searched, ", ")));
-    f.root = m_root;
-    m_findings.push_back(std::move(f));
+    add(std::move(f));
+    return nullptr;
   }
 
   // Symbols that only libraries without export tables may define: one condition per member and library.
@@ -674,8 +728,8 @@ class Checker {
                       g.symbols.size() == 1 ? "" : "s", some, g.symbols.size() > 3 ? ", ..." : "", libraries, g.why);
       f.fix = "probe the real image (`wheelcheck probe --root /` inside it) so its export tables are known";
       f.evidence = g.symbols;
-      f.root = g.root;
-      m_findings.push_back(std::move(f));
+      f.roots.assign(g.roots.begin(), g.roots.end());
+      add(std::move(f));
     }
     m_unknown.clear();
   }
@@ -705,7 +759,7 @@ class Checker {
       if (need.empty()) continue;
       if (m_image.driver.known()) {
         if (driver_older(*m_image.driver.value, need)) {
-          m_findings.push_back([&] {
+          add([&] {
             Finding f;
             f.kind = "driver-too-old";
             f.severity = Severity::Error;
@@ -717,13 +771,12 @@ class Checker {
             f.fix = fmt::format("a driver >= {} on the host, or a build for an older CUDA", need);
             f.evidence = std::vector<std::string>{
                 "CUDA minor version compatibility floors (NVIDIA's CUDA Toolkit release notes)"};
-            f.root = m_root;
             return f;
           }());
         }
       } else {
         const std::string why = m_image.driver.note.empty() ? "not described" : m_image.driver.note;
-        m_findings.push_back([&] {
+        add([&] {
           Finding f;
           f.kind = "driver";
           f.severity = Severity::Condition;
@@ -735,7 +788,6 @@ class Checker {
           f.fix = "check `nvidia-smi` on the runner, or describe the driver in the image";
           f.evidence =
               std::vector<std::string>{"CUDA minor version compatibility floors (NVIDIA's CUDA Toolkit release notes)"};
-          f.root = m_root;
           return f;
         }());
       }
@@ -747,13 +799,12 @@ class Checker {
   const CheckOptions& m_options;
   resolve::Space m_space;
   std::string m_root;  // the member being loaded (check_root), for the findings it surfaces
-  struct UnknownGroup {
-    std::vector<std::string> symbols;
-    std::string first_mangled, why, root;
-  };
   std::map<std::pair<std::string, std::string>, UnknownGroup> m_unknown;  // (member, libraries) -> symbols
+  // (member, version, symbol) of each unbound symbol met -> its condition group, or null for an error
+  std::map<std::tuple<std::string, std::string, std::string>, UnknownGroup*> m_certain;
   std::vector<Finding> m_findings;
-  std::set<std::string> m_seen;
+  std::map<std::string, std::size_t> m_seen;  // a finding's cause -> its index in m_findings
+  std::string m_pending_key;
   std::map<const Object*, std::unique_ptr<exports::Table>> m_wheel_tables;
 };
 

@@ -71,8 +71,9 @@ std::string render_text(const Report& r, bool color) {
   std::map<std::string, std::vector<const Finding*>> by_member;
   for (const auto& f : r.findings) {
     if (f.severity == Severity::Info) continue;
-    if (!by_member.count(f.member)) order.push_back(f.member);
-    by_member[f.member].push_back(&f);
+    const std::string group = f.object.empty() ? f.member : "image: " + f.object;
+    if (!by_member.count(group)) order.push_back(group);
+    by_member[group].push_back(&f);
   }
   constexpr std::size_t k_per_member = 8;
   for (const auto& member : order) {
@@ -87,6 +88,9 @@ std::string render_text(const Report& r, bool color) {
       ++shown;
       out += fmt::format("    {} {}\n", mark(f->severity, p), headline(*f));
       out += "      " + f->explanation + "\n";
+      if (!f->object.empty() && !f->roots.empty()) {
+        out += "      " + p.dim(fmt::format("reached by: {}", fmt::join(f->roots, ", "))) + "\n";
+      }
       if (!f->candidates.empty()) {
         out += "      " + p.dim("instead: ") + f->candidates.front();
         if (f->candidates.size() > 1) out += p.dim(fmt::format(" (+{} more)", f->candidates.size() - 1));
@@ -151,6 +155,8 @@ nlohmann::ordered_json to_json(const Report& r) {
     fj["kind"] = f.kind;
     fj["severity"] = severity_name(f.severity);
     fj["member"] = f.member;
+    if (!f.object.empty()) fj["object"] = f.object;
+    fj["loaded_by"] = f.roots;
     fj["library"] = f.library;
     fj["symbol"] = f.symbol;
     fj["demangled"] = f.demangled;
@@ -178,12 +184,20 @@ nlohmann::ordered_json to_json(const Report& r) {
                        {"where", n.where},
                        {"tried", n.tried}});
     }
+    ojson unresolved = ojson::array();
+    for (const auto& u : m.unresolved) {
+      unresolved.push_back(
+          {{"object", u.object}, {"symbol", u.symbol}, {"version", u.version}, {"because", u.because}});
+    }
     members.push_back(
         {{"path", m.path},
          {"kind", m.kind},
          {"loads", m.loads},
          {"symbols",
           {{"bound", m.symbols_bound}, {"unbound", m.symbols_unbound}, {"interpreter", m.symbols_interpreter}}},
+         {"missing_libraries", m.missing_libraries},
+         {"missing_versions", m.missing_versions},
+         {"unresolved", unresolved},
          {"needs", needs}});
   }
   j["members"] = std::move(members);
