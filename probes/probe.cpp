@@ -182,6 +182,7 @@ struct Job {
   std::string image_path;  // canonical
   std::string host_path;
   std::uint64_t size = 0;
+  bool program = false;  // an executable (a Python interpreter): ET_EXEC is read too
   // results
   bool ok = false;
   elf::Binary binary;  // symbols dropped after the table is built
@@ -207,7 +208,8 @@ void read_job(Job& job, bool want_table) {
       return;
     }
     job.binary = elf::read_elf_file(job.host_path);
-    if (job.binary.type != 3) return;  // ET_DYN only: executables are not loaded as libraries
+    // ET_DYN only, except for programs: executables are not loaded as libraries.
+    if (job.binary.type != 3 && !(job.program && job.binary.type == 2)) return;
     if (want_table) job.table = exports::Table::from_binary(job.binary, base_name(job.image_path), job.image_path);
     job.binary.symbols.clear();
     job.binary.symbols.shrink_to_fit();
@@ -442,6 +444,15 @@ ProbeResult probe_root(const ProbeOptions& opt) {
     py.origin = Origin::Probed;
     im.pythons.push_back(std::move(py));
   }
+  // The interpreters' own exports (CPython's C API, which extension modules bind against) and needs.
+  std::vector<std::pair<std::size_t, std::size_t>> python_jobs;  // (python, job)
+  for (std::size_t i = 0; i < im.pythons.size(); ++i) {
+    if (im.pythons[i].executable.empty()) continue;
+    if (auto j = add_job(im.pythons[i].executable, &findings)) {
+      jobs[*j].program = true;
+      python_jobs.emplace_back(i, *j);
+    }
+  }
 
   // 5. Distributions and their native files.
   struct DistFound {
@@ -544,6 +555,12 @@ ProbeResult probe_root(const ProbeOptions& opt) {
   }
   std::sort(im.libraries.begin(), im.libraries.end(),
             [](const image::Library& a, const image::Library& b) { return a.path < b.path; });
+  for (const auto& [pi, ji] : python_jobs) {
+    const Job& j = jobs[ji];
+    if (!j.ok) continue;
+    im.pythons[pi].needed = j.binary.needed;
+    if (j.table) im.pythons[pi].exports = table_key(j.image_path);
+  }
 
   for (auto& df : dists) {
     for (const auto& [rel, ji] : df.files) {

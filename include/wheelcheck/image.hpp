@@ -66,6 +66,11 @@ struct Python {
   std::vector<std::string> abi_tags;       // "cp312", "abi3"; "cp313t" for a free-threaded build
   std::string executable;                  // "" when none was found
   std::vector<std::string> site_packages;  // image paths
+  // The interpreter's own dynamic symbols (CPython's C API: the executable exports them, or its
+  // libpython), which every extension module it imports binds against first; "" when unknown.
+  std::string exports;       // export table reference, as for libraries
+  std::string exports_file;  // resolved (not serialized)
+  std::vector<std::string> needed;  // the executable's DT_NEEDED: loaded into every process it runs
   Origin origin = Origin::Declared;
   std::string layer;
 };

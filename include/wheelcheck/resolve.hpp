@@ -58,6 +58,9 @@ class Space {
   // Requires-Dist (torch: `import torch` loads torch/lib/*), when the image has them.
   std::vector<const Object*> preloaded() const { return m_preloaded; }
   std::vector<std::string> preloaded_notes() const { return m_preloaded_notes; }
+  // The Python interpreter the wheel is installed for (the one whose site-packages it goes to): its
+  // exports when known, else exports_unknown says why. Null only for a non-Python image without one.
+  const Object* interpreter() const { return m_interpreter; }
   // The export table of an image or distribution library (loaded once, cached); null when none.
   const exports::Table* table(const Object& o) const;
   // Why the table of `o` could not be read ("" when it could, or when it has none).
@@ -72,6 +75,7 @@ class Space {
   std::map<std::string, const Object*> m_by_path;
   std::multimap<std::string, const Object*> m_declared;
   std::vector<const Object*> m_preloaded;
+  const Object* m_interpreter = nullptr;
   std::vector<std::string> m_preloaded_notes;
   mutable std::map<const Object*, std::unique_ptr<exports::Table>> m_tables;
   mutable std::map<const Object*, std::string> m_table_errors;
@@ -95,6 +99,9 @@ struct Need {
 // as Python loads extension modules RTLD_LOCAL.
 struct Load {
   const Object* root = nullptr;
+  // The global scope, searched before the member's own: the Python interpreter and what it loaded
+  // (libc, libm, ...), or, without a described interpreter, the C library every process has.
+  std::vector<const Object*> global;
   std::vector<const Object*> order;
   std::vector<Need> needs;
 };

@@ -63,6 +63,11 @@ std::vector<Target> targets(const CheckArgs& a, const image::Db& db) {
     if (is_dir(name)) {
       probe::ProbeOptions o;
       o.root = name;
+      for (const auto& kv : a.image_env) {
+        const auto eq = kv.find('=');
+        if (eq == std::string::npos || eq == 0) throw usage_error("--image-env " + kv + ": expected NAME=VALUE");
+        o.env[kv.substr(0, eq)] = kv.substr(eq + 1);
+      }
       auto result = probe::probe_root(o);
       auto tables = std::make_shared<std::map<std::string, exports::Table>>();
       for (auto& [key, table] : result.tables) tables->emplace(key, std::move(table));
@@ -73,6 +78,9 @@ std::vector<Target> targets(const CheckArgs& a, const image::Db& db) {
         for (auto& l : d.libraries) {
           if (!l.exports.empty()) l.exports_file = "mem:" + l.exports;
         }
+      }
+      for (auto& p : result.image.pythons) {
+        if (!p.exports.empty()) p.exports_file = "mem:" + p.exports;
       }
       out.push_back({std::move(result.image), tables});
       continue;
@@ -149,6 +157,9 @@ void add_check_options(CLI::App& c, CheckArgs& a, bool image_required) {
   if (image_required) image->required();
   c.add_option("--with", a.with, "Another wheel installed beside it in site-packages (repeatable)")
       ->check(CLI::ExistingFile);
+  c.add_option("--image-env", a.image_env,
+               "For an --image that is a root folder: its environment, NAME=VALUE (repeatable; "
+               "LD_LIBRARY_PATH counts for the loader)");
   c.add_flag("--json", a.json, "JSON for machines (schema: docs/verdict.schema.json); an array for several checks");
   c.add_option("--format", a.format,
                "text (people), json (--json), sh (export lines for eval), github ($GITHUB_ENV lines and annotations)")

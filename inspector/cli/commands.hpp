@@ -41,6 +41,7 @@ struct CheckArgs {
   std::string summary;          // github: the Markdown table is appended here
   std::string env_file;         // github: VAR=value lines go here (default $GITHUB_ENV)
   bool gates = false;           // the gates command
+  std::vector<std::string> image_env;  // NAME=VALUE: the environment of a root folder probed on the fly
 };
 extern const char* const k_check_help;
 void add_check_options(CLI::App& app, CheckArgs& args, bool image_required);

@@ -127,25 +127,33 @@ class Binder {
 BindResult bind(const Space& space, const Load& load) {
   BindResult r;
   Binder binder(space);
-  const std::vector<const Object*>& scope = load.order;
+  // Global scope first (the interpreter, libc, ...), then the member's own load order.
+  std::vector<const Object*> scope = load.global;
+  for (const Object* o : load.order) {
+    if (std::find(scope.begin(), scope.end(), o) == scope.end()) scope.push_back(o);
+  }
+  const Object* interpreter = space.interpreter();
   for (const Object* o : load.order) {
     if (o->binary == nullptr) continue;  // the image's own libraries are the image's business
     for (const auto& s : o->binary->symbols) {
       if (s.defined || s.weak() || s.name.empty()) continue;
       if (s.type == elf::SymbolType::Section || s.type == elf::SymbolType::File) continue;
-      if (s.name.rfind("Py", 0) == 0 || s.name.rfind("_Py", 0) == 0) {
-        ++r.interpreter;
-        continue;
-      }
+      const bool python_api = s.name.rfind("Py", 0) == 0 || s.name.rfind("_Py", 0) == 0;
       bool found = false;
       std::vector<const Object*> unknown;
       for (const Object* candidate : scope) {
         const int d = binder.defines(*candidate, s);
         if (d == 1) {
           found = true;
+          if (candidate == interpreter) ++r.interpreter;
           break;
         }
-        if (d == -1) unknown.push_back(candidate);
+        // An interpreter without an export table may define only the Python API.
+        if (d == -1 && (candidate != interpreter || python_api)) unknown.push_back(candidate);
+      }
+      if (!found && python_api && interpreter != nullptr && binder.defines(*interpreter, s) == -1 &&
+          std::find(unknown.begin(), unknown.end(), interpreter) == unknown.end()) {
+        unknown.push_back(interpreter);  // not in the global scope: its exports are unknown
       }
       if (found) {
         ++r.bound;
@@ -165,6 +173,9 @@ BindResult bind(const Space& space, const Load& load) {
       if (provider == nullptr) continue;  // not loaded: a missing library, reported as such
       const auto versions = binder.versions_of(*provider);
       if (!versions) continue;  // unknown: the symbol checks carry the condition
+      // A provider without version definitions satisfies every need (glibc warns "no version
+      // information available" and binds the unversioned definitions).
+      if (versions->empty()) continue;
       for (const auto& v : need.versions) {
         if ((v.flags & 2) != 0) continue;  // VER_FLG_WEAK
         bool ok = std::find(versions->begin(), versions->end(), v.name) != versions->end();

@@ -174,6 +174,25 @@ Space::Space(const image::Image& image, const WheelProfile& wheel, const std::ve
     o->exports_unknown = l.exports_unknown;
     add(std::move(o), l.names);
   }
+  {
+    // The interpreter: the Python whose site-packages the wheel goes to.
+    auto o = std::make_unique<Object>();
+    o->source = Object::Source::Image;
+    o->label = "the Python interpreter";
+    o->exports_unknown = "the image describes no Python interpreter";
+    for (const auto& p : image.pythons) {
+      if (p.site_packages.empty() || p.site_packages.front() != m_site) continue;
+      o->label = "the Python " + p.version + " interpreter" + (p.executable.empty() ? "" : " (" + p.executable + ")");
+      o->path = p.executable;
+      o->needed = p.needed;
+      o->exports_file = p.exports_file;
+      o->exports_unknown =
+          p.exports_file.empty() ? "the exports of the image's Python " + p.version + " are not described" : "";
+      break;
+    }
+    m_interpreter = o.get();
+    m_objects.push_back(std::move(o));
+  }
   std::set<std::string> required;
   for (const auto& r : wheel.metadata.requires_dist) {
     if (r.find("extra ==") != std::string::npos || r.find("extra==") != std::string::npos) continue;
@@ -410,9 +429,11 @@ struct Loading {
     return need;
   }
 
+  // What later DT_NEEDED names match (_dl_name_match_p): the soname, and the name it was loaded as;
+  // an object without a soname also by its file name.
   void mark_loaded(const Object* o, const std::string& as) {
     if (!o->soname.empty()) loaded_as.emplace(o->soname, o);
-    if (!o->path.empty()) loaded_as.emplace(base_of(o->path), o);
+    if (o->soname.empty() && !o->path.empty()) loaded_as.emplace(base_of(o->path), o);
     if (!as.empty()) loaded_as.emplace(as, o);
   }
 };
@@ -449,6 +470,26 @@ Load load(const Space& space, const Object& root) {
   const auto& pre = space.preloaded();
   if (const std::string interp = program_interpreter(st.platform); !interp.empty()) {
     if (const Object* o = space.at(interp); o != nullptr && st.compatible(*o, root)) st.mark_loaded(o, "");
+  }
+  // The process: the interpreter and what it loaded (libc, libm, ...) are loaded and global before any
+  // module is imported; without a described interpreter, at least the C library is.
+  {
+    Object process;
+    process.machine = root.machine;
+    process.elf_class = root.elf_class;
+    const Object* py = space.interpreter();
+    if (py != nullptr && (!py->exports_file.empty() || !py->needed.empty())) {
+      result.global.push_back(py);
+      process.path = py->path;
+    }
+    const std::vector<std::string> libc{"libc.so.6"};
+    for (const auto& name : py != nullptr && !py->needed.empty() ? py->needed : libc) {
+      Need need = st.search(name, process);
+      if (need.found == nullptr) continue;
+      if (std::find(result.global.begin(), result.global.end(), need.found) == result.global.end())
+        result.global.push_back(need.found);
+      st.mark_loaded(need.found, name);
+    }
   }
   for (const Object* p : pre) st.mark_loaded(p, "");
   st.mark_loaded(&root, "");

@@ -668,7 +668,7 @@ class Checker {
         if (!named.empty()) may = named;
       }
       std::vector<std::string> who;
-      for (const Object* o : may) who.push_back(o->soname.empty() ? o->path : o->soname);
+      for (const Object* o : may) who.push_back(!o->soname.empty() ? o->soname : !o->path.empty() ? o->path : o->label);
       auto& group = m_unknown[{member, fmt::format("{}", fmt::join(who, ", "))}];
       group.why = !may.front()->exports_unknown.empty()
                       ? may.front()->exports_unknown

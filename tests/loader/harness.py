@@ -1,0 +1,526 @@
+#!/usr/bin/env python3
+"""The loader harness: wheelcheck's verdict against glibc's own loader, in real roots.
+
+  harness.py --wheelcheck BIN [--cases N] [--seed S] [--case K] [--arch x86_64|aarch64] [--jobs J]
+             [--keep DIR] [--wheels W... --roots R...]
+
+For each generated case (cases.py): compile its libraries with gcc, lay out a root from this machine's
+real glibc, libstdc++ (and, for Python cases, Debian's python3.11 with its standard library), write the
+wheel, and ask wheelcheck (`wheelcheck WHEEL --image ROOT --json`) before the wheel is installed. Then
+install the wheel into the root's site-packages as pip would and let the root's own loader decide:
+  1. the probe (probe.c, or probe.py under the root's CPython) dlopens each member in a child process,
+     RTLD_NOW | RTLD_LOCAL, after what the wheel's Requires-Dist distributions leave loaded; an
+     executable member is run. Loads, or the loader's first error.
+  2. the loader's trace (LD_TRACE_LOADED_OBJECTS=1 LD_WARN=yes LD_BIND_NOW=yes ld.so MEMBER, as `ldd -r`)
+     lists every missing library, every version not found and every unresolved symbol, not only the
+     first; the preloaded distributions (and libpython, for Python roots) are given as LD_PRELOAD.
+Member by member, wheelcheck's members[] must agree: loads or not, missing libraries, missing versions
+and the set of unresolved (object, symbol, version). Every disagreement prints both sides and fails.
+
+Inside a root the loader runs by chroot (x86_64; root is required, and in CI a refused chroot is a
+failure) or by qemu-aarch64-static -L ROOT (aarch64; no chroot needed).
+"""
+import argparse, base64, concurrent.futures, hashlib, json, os, re, shutil, subprocess, sys, tempfile, time
+import zipfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cases as gen  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TRIPLE = gen.TRIPLE
+INTERP = {"x86_64": "/lib64/ld-linux-x86-64.so.2", "aarch64": "/lib/ld-linux-aarch64.so.1"}
+CC = {"x86_64": {"gcc": "gcc", "g++": "g++", "i686": "i686-linux-gnu-gcc", "aarch64": "aarch64-linux-gnu-gcc"},
+      "aarch64": {"gcc": "aarch64-linux-gnu-gcc", "g++": "aarch64-linux-gnu-g++", "gcc-x86_64": "gcc"}}
+PY_SITE = "/usr/local/lib/python3.11/dist-packages"  # Debian's pip site, the first site-packages
+STUB_SITE = "/usr/lib/python3.11/site-packages"  # roots without an interpreter: a bare site folder
+
+
+class HarnessError(Exception):
+    pass
+
+
+def run(cmd, **kw):
+    kw.setdefault("stdout", subprocess.PIPE)
+    kw.setdefault("stderr", subprocess.PIPE)
+    kw.setdefault("text", True)
+    return subprocess.run(cmd, **kw)
+
+
+def must(cmd, **kw):
+    p = run(cmd, **kw)
+    if p.returncode != 0:
+        raise HarnessError(f"{' '.join(cmd)} failed ({p.returncode}): {p.stderr.strip()[:2000]}")
+    return p
+
+
+# --- base roots -------------------------------------------------------------------------------------------
+
+def host_libs(arch, python):
+    if arch == "x86_64":
+        d = "/usr/lib/x86_64-linux-gnu"
+        names = ["libc.so.6", "libm.so.6", "libstdc++.so.6", "libgcc_s.so.1", "libdl.so.2", "libpthread.so.0",
+                 "ld-linux-x86-64.so.2"]
+        if python:
+            names += ["libz.so.1", "libexpat.so.1", "libffi.so.8", "libpython3.11.so.1.0"]
+        return d, names
+    d = "/usr/aarch64-linux-gnu/lib"
+    return d, ["libc.so.6", "libm.so.6", "libstdc++.so.6", "libgcc_s.so.1", "libdl.so.2", "libpthread.so.0",
+               "ld-linux-aarch64.so.1"]
+
+
+def make_base(work, arch, layout, python):
+    """A root folder laid out as Debian 12 lays out / (usr-merged, multiarch), from this machine's files."""
+    base = os.path.join(work, f"base-{arch}-{layout}-{'py' if python else 'nopy'}")
+    if os.path.isdir(base):
+        return base
+    tmp = base + ".tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    trip = TRIPLE[arch]
+    libdir = os.path.join(tmp, "usr/lib", trip)
+    os.makedirs(libdir)
+    for d in ["usr/bin", "usr/lib64", "etc/ld.so.conf.d", "var/cache/ldconfig", "tmp", "opt", "usr/local/lib"]:
+        os.makedirs(os.path.join(tmp, d), exist_ok=True)
+    os.symlink("usr/lib", os.path.join(tmp, "lib"))
+    os.symlink("usr/bin", os.path.join(tmp, "bin"))
+    src_dir, names = host_libs(arch, python)
+    interp = os.path.basename(INTERP[arch])
+    for n in names:
+        real = os.path.realpath(os.path.join(src_dir, n))
+        if n == interp and layout == "interp-lib64":
+            os.makedirs(os.path.join(tmp, "lib64"), exist_ok=True)
+            shutil.copy2(real, os.path.join(tmp, "lib64", n))
+            continue
+        shutil.copy2(real, os.path.join(libdir, n))
+    if arch == "x86_64" and layout != "interp-lib64":
+        os.symlink("usr/lib64", os.path.join(tmp, "lib64"))
+        os.symlink(f"../lib/{trip}/{interp}", os.path.join(tmp, "usr/lib64", interp))
+    with open(os.path.join(tmp, "etc/ld.so.conf"), "w") as f:
+        f.write("include /etc/ld.so.conf.d/*.conf\n")
+    with open(os.path.join(tmp, f"etc/ld.so.conf.d/{trip}.conf"), "w") as f:
+        f.write(f"# Multiarch support\n/usr/local/lib/{trip}\n/lib/{trip}\n/usr/lib/{trip}\n")
+    with open(os.path.join(tmp, "etc/ld.so.conf.d/libc.conf"), "w") as f:
+        f.write("/usr/local/lib\n")
+    if python:
+        shutil.copy2("/usr/bin/python3.11", os.path.join(tmp, "usr/bin/python3.11"))
+        # The standard library without the test suite and the site folders (hard links would cross file systems).
+        shutil.copytree("/usr/lib/python3.11", os.path.join(tmp, "usr/lib/python3.11"), symlinks=True,
+                        ignore=shutil.ignore_patterns("test", "idlelib", "tkinter", "site-packages", "dist-packages",
+                                                      "__pycache__", "ensurepip", "lib2to3", "pydoc_data"))
+        os.makedirs(os.path.join(tmp, PY_SITE.lstrip("/")))
+        shutil.copy2(os.path.join(HERE, "probe.py"), os.path.join(tmp, "probe.py"))
+    else:
+        os.makedirs(os.path.join(tmp, STUB_SITE.lstrip("/")))
+    os.rename(tmp, base)
+    return base
+
+
+def build_probe(work, arch):
+    out = os.path.join(work, f"probe-{arch}")
+    if not os.path.exists(out):
+        must([CC[arch]["gcc"], "-O1", "-o", out, os.path.join(HERE, "probe.c"), "-ldl"])
+    return out
+
+
+# --- one case ---------------------------------------------------------------------------------------------
+
+def c_source(lib, modname):
+    lines = ["#include <stddef.h>"] if lib.cc not in ("g++",) else []
+    ext_c = 'extern "C" ' if lib.cc == "g++" else ""
+    for u in lib.uses:
+        lines.append(f"{ext_c}int {u}(void);")
+    for w in lib.weak:
+        lines.append(f"{ext_c}int {w}(void) __attribute__((weak));")
+    lines.append(lib.extra)
+    calls = " + ".join([f"{u}()" for u in lib.uses] + [f"({w} ? {w}() : 0)" for w in lib.weak]) or "0"
+    for d in lib.defs:
+        lines.append(f"{ext_c}int {d}(void) {{ return 1; }}")
+    if lib.kind == "exe":
+        return "\n".join(lines) + "\n"
+    lines.append(f"{ext_c}int anchor_{lib.key}(void) {{ return {calls}; }}")
+    if lib.kind == "ext":
+        lines.append(f"{ext_c}void* PyInit_{modname}(void) {{ (void)anchor_{lib.key}(); return 0; }}")
+    return "\n".join(lines) + "\n"
+
+
+def compile_case(case, bdir):
+    built = {}
+    for lib in case.libs:
+        modname = os.path.basename(lib.place or lib.key).split(".")[0]
+        lang = "cpp" if lib.cc == "g++" else "c"
+        src = os.path.join(bdir, f"{lib.key}.{lang}")
+        with open(src, "w") as f:
+            f.write(c_source(lib, modname))
+        out = os.path.join(bdir, f"{lib.key}.out")
+        cmd = [CC[case.arch][lib.cc], "-O0", "-w", *lib.cflags, "-o", out, src]
+        if lib.kind != "exe":
+            cmd[1:1] = ["-shared", "-fPIC"]
+        if lib.soname:
+            cmd.append(f"-Wl,-soname,{lib.soname}")
+        if lib.vs:
+            vs = os.path.join(bdir, f"{lib.key}.map")
+            with open(vs, "w") as f:
+                f.write(lib.vs)
+            cmd.append(f"-Wl,--version-script={vs}")
+        cmd.append("-Wl,--no-as-needed")
+        for n in lib.needs:
+            cmd.append(built[n])
+        if lib.rpath:
+            cmd += ["-Wl,--disable-new-dtags", "-Wl,-rpath," + ":".join(lib.rpath)]
+        if lib.runpath:
+            cmd += ["-Wl,--enable-new-dtags", "-Wl,-rpath," + ":".join(lib.runpath)]
+        cmd += lib.ldflags
+        if lib.rpath and lib.runpath:
+            # both: link with RPATH, then add RUNPATH by a second link is not possible with ld; use patchelf-free
+            # trick: -rpath gives DT_RUNPATH under new dtags, and --disable-new-dtags gives DT_RPATH. ld emits
+            # only one, so the case keeps RUNPATH (the one that wins) and records RPATH as ignored.
+            cmd = [c for c in cmd if c != "-Wl,--disable-new-dtags" and c != "-Wl,-rpath," + ":".join(lib.rpath)]
+        if lib.kind == "exe" and lib.cc == "gcc":
+            cmd += ["-Wl,--allow-shlib-undefined"]
+        must(cmd, cwd=bdir)
+        built[lib.key] = out
+    return built
+
+
+def write_wheel(case, built, path, site_rel_scripts):
+    name, version = case.wheel, "1.0"
+    info = f"{name}-{version}.dist-info"
+    tag = f"cp311-cp311-linux_{case.arch}"
+    records = []
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for lib in case.libs:
+            if lib.place and lib.place.startswith("wheel:"):
+                arc = lib.place[len("wheel:"):]
+                data = open(built[lib.key], "rb").read()
+                zi = zipfile.ZipInfo(arc)
+                zi.external_attr = 0o755 << 16
+                z.writestr(zi, data, zipfile.ZIP_DEFLATED)
+                records.append((arc, data))
+        meta = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+        for req in case.requires:
+            meta += f"Requires-Dist: {req}\n"
+        wheel_txt = f"Wheel-Version: 1.0\nGenerator: wheelcheck-loader-harness\nRoot-Is-Purelib: false\nTag: {tag}\n"
+        for arc, text in ((f"{info}/METADATA", meta), (f"{info}/WHEEL", wheel_txt)):
+            z.writestr(arc, text)
+            records.append((arc, text.encode()))
+        lines = []
+        for arc, data in records:
+            h = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+            lines.append(f"{arc},sha256={h},{len(data)}")
+        lines.append(f"{info}/RECORD,,")
+        z.writestr(f"{info}/RECORD", "\n".join(lines) + "\n")
+    return path
+
+
+def install_path(site, arc):
+    m = re.match(r"[^/]+\.data/(purelib|platlib|scripts|data)/(.*)", arc)
+    if not m:
+        return site + "/" + arc
+    prefix = os.path.normpath(site + "/../../..")
+    return {"purelib": site, "platlib": site, "scripts": prefix + "/bin", "data": prefix}[m.group(1)] + "/" + \
+        m.group(2)
+
+
+def lay_out(case, built, root, site):
+    """The image's own files and distributions (before wheelcheck looks), and the ld.so cache."""
+    for lib in case.libs:
+        if not lib.place or lib.place.startswith("wheel:"):
+            continue
+        dest = site + "/" + lib.place[5:] if lib.place.startswith("dist:") else lib.place
+        full = root + dest
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        shutil.copy2(built[lib.key], full)
+    for d in case.dists:
+        info = f"{root}{site}/{d.name}-1.0.dist-info"
+        os.makedirs(info, exist_ok=True)
+        with open(info + "/METADATA", "w") as f:
+            f.write(f"Metadata-Version: 2.1\nName: {d.name}\nVersion: 1.0\n")
+        if d.top_level:
+            with open(info + "/top_level.txt", "w") as f:
+                f.write(d.name + "\n")
+        if d.record:
+            with open(info + "/RECORD", "w") as f:
+                for lib in case.libs:
+                    if lib.place and lib.place.startswith(f"dist:{d.name}/"):
+                        f.write(f"{lib.place[5:]},,\n")
+                f.write(f"{d.name}-1.0.dist-info/METADATA,,\n{d.name}-1.0.dist-info/RECORD,,\n")
+    if case.conf:
+        with open(root + "/etc/ld.so.conf.d/case.conf", "w") as f:
+            f.write("\n".join(case.conf) + "\n")
+    if case.layout != "nocache":
+        cmd = ["ldconfig", "-r", root] + ([] if case.ldconfig_links else ["-X"])
+        if case.arch != "x86_64":
+            cmd = ["ldconfig", "-r", root, "-X"] if not case.ldconfig_links else ["ldconfig", "-r", root]
+        must(cmd)
+
+
+def install_wheel(case, built, root, site):
+    installed = {}
+    for lib in case.libs:
+        if lib.place and lib.place.startswith("wheel:"):
+            arc = lib.place[len("wheel:"):]
+            dest = install_path(site, arc)
+            os.makedirs(os.path.dirname(root + dest), exist_ok=True)
+            shutil.copy2(built[lib.key], root + dest)
+            os.chmod(root + dest, 0o755)
+            installed[dest] = arc
+    return installed
+
+
+def in_root(root, arch, argv, env):
+    """Runs argv inside the root under its own loader."""
+    if arch == "x86_64":
+        def enter():
+            os.chroot(root)
+            os.chdir("/")
+        return run(argv, env=env, preexec_fn=enter, timeout=60)
+    # qemu-user: -L makes the root the prefix for the interpreter and every absolute path the loader opens.
+    qenv = {"QEMU_LD_PREFIX": root}
+    qenv.update({f"QEMU_SET_ENV": ",".join(f"{k}={v}" for k, v in env.items())} if env else {})
+    prog = argv[0]
+    host_prog = root + prog if prog.startswith("/") else prog
+    return run(["qemu-aarch64-static", "-L", root] + sum([["-E", f"{k}={v}"] for k, v in env.items()], []) +
+               [host_prog] + argv[1:], timeout=120)
+
+
+UNDEF = re.compile(r"^undefined symbol: ([^\t,]+)(?:, version (\S+))?\t\((.*)\)$")
+VERSION = re.compile(r"^(.*): (.*): version `([^']+)' not found \(required by (.*)\)$")
+NOTFOUND = re.compile(r"^\t(\S+) => not found$")
+
+
+def loader_trace(case, root, member, preload, env):
+    e = dict(env)
+    e.update({"LD_TRACE_LOADED_OBJECTS": "1", "LD_WARN": "yes", "LD_BIND_NOW": "yes"})
+    if preload:
+        e["LD_PRELOAD"] = ":".join(preload)
+    p = in_root(root, case.arch, [INTERP[case.arch], member], e)
+    missing, undefined, versions = set(), set(), set()
+    for line in p.stdout.splitlines():
+        m = NOTFOUND.match(line)
+        if m:
+            missing.add(m.group(1))
+    for line in p.stderr.splitlines():
+        m = UNDEF.match(line)
+        if m:
+            undefined.add((m.group(3), m.group(1), m.group(2) or ""))
+            continue
+        m = VERSION.match(line)
+        if m:
+            versions.add((m.group(4), m.group(3)))
+    return missing, undefined, versions, p
+
+
+def run_probe(case, root, members, preload, env, exes):
+    results = {}
+    libs = [m for m in members if m not in exes]
+    if libs:
+        if case.python:
+            argv = ["/usr/bin/python3.11", "-S", "/probe.py"]
+        else:
+            argv = ["/probe"]
+        for p in preload:
+            argv += ["--preload", p]
+        argv += ["--"] + libs
+        p = in_root(root, case.arch, argv, env)
+        for line in p.stdout.splitlines():
+            parts = line.split("\t")
+            if len(parts) >= 2:
+                results[parts[0]] = (parts[1] == "ok", parts[2] if len(parts) > 2 else "")
+        for m in libs:
+            if m not in results:
+                raise HarnessError(f"the probe said nothing of {m}: rc {p.returncode}, {p.stderr.strip()[:500]}")
+    for m in members:
+        if m in exes:
+            e = dict(env)
+            e["LD_BIND_NOW"] = "1"
+            # Run by its interpreter: $ORIGIN of a program comes from /proc/self/exe, which a chroot
+            # without /proc lacks; given on ld.so's command line, its path is known.
+            p = in_root(root, case.arch, [INTERP[case.arch], m], e)
+            results[m] = (p.returncode == 0 and p.stdout.startswith("ok"), p.stderr.strip())
+    return results
+
+
+def wheelcheck_json(wc, whl, root, env, cache):
+    cmd = [wc, whl, "--image", root, "--json", "-q", "--cache-dir", cache]
+    for k, v in env.items():
+        cmd += ["--image-env", f"{k}={v}"]
+    p = run(cmd)
+    if p.returncode not in (0, 1, 3, 4):
+        raise HarnessError(f"wheelcheck exited {p.returncode}: {p.stderr.strip()[:2000]}")
+    return json.loads(p.stdout)
+
+
+def compare(case, report, installed, probe, traces, site):
+    """Member by member: the loader's answers against wheelcheck's. Returns the disagreements."""
+    out = []
+    wc_members = {m["path"]: m for m in report["members"]}
+    arc_of = {dest: arc for dest, arc in installed.items()}
+    for dest, arc in sorted(installed.items()):
+        if dest not in probe:
+            continue
+        loads, err = probe[dest]
+        wm = wc_members.get(arc)
+        if wm is None:
+            # A library another member needs is judged inside that member's load; an extension module or
+            # an executable must be a member of its own.
+            if ".cpython-" in arc or ".data/scripts/" in arc:
+                out.append(f"{arc}: the loader {'loads' if loads else 'refuses'} it; wheelcheck did not check it")
+            continue
+        missing, undefined, versions, _ = traces[dest]
+        # The trace does not print every missing library (an object marked DF_1_NODEFLIB gets no "not
+        # found" line); dlopen's own error names the first.
+        m = re.match(r"(?:.*: error while loading shared libraries: )?([^ :]+): cannot open shared object file", err)
+        if not loads and m:
+            missing = missing | {m.group(1)}
+        wc_missing = set(wm["missing_libraries"])
+        wc_unres = {(u["object"], u["symbol"], u["version"]) for u in wm["unresolved"]}
+        wc_versions = {v.split(" of ")[0] for v in wm["missing_versions"]}
+        ld_unres = {(arc_of[p], s, v) for (p, s, v) in undefined if p in arc_of}
+        ld_versions = {v for (req, v) in versions if req in arc_of}
+        if wm["loads"] != loads:
+            out.append(f"{arc}: loads? loader {loads} ({err}); wheelcheck {wm['loads']}")
+        if wc_missing != missing:
+            out.append(f"{arc}: missing libraries: loader {sorted(missing)}; wheelcheck {sorted(wc_missing)}")
+        if wc_versions != ld_versions:
+            out.append(f"{arc}: missing versions: loader {sorted(ld_versions)}; wheelcheck {sorted(wc_versions)}")
+        if missing:
+            # With a library missing the loader fakes its map and relocates nothing, so it lists no
+            # symbols; only wheelcheck's own bookkeeping of them is left, and it is not compared.
+            pass
+        elif wc_unres != ld_unres:
+            out.append(f"{arc}: unresolved symbols: loader {sorted(ld_unres)}; wheelcheck {sorted(wc_unres)}")
+    return out
+
+
+def run_case(args, case, work):
+    t0 = time.time()
+    cdir = os.path.join(work, f"case-{case.number:04d}")
+    shutil.rmtree(cdir, ignore_errors=True)
+    bdir = os.path.join(cdir, "build")
+    os.makedirs(bdir)
+    built = compile_case(case, bdir)
+    base = make_base(work, case.arch, "interp-lib64" if case.layout == "interp-lib64" else "debian", case.python)
+    root = os.path.join(cdir, "root")
+    must(["cp", "-a", "--reflink=auto", base, root])
+    if case.layout == "nocache":
+        pass
+    if not case.python:
+        shutil.copy2(os.path.join(work, f"probe-{case.arch}"), os.path.join(root, "probe"))
+    site = PY_SITE if case.python else STUB_SITE
+    lay_out(case, built, root, site)
+    whl = write_wheel(case, built, os.path.join(cdir, f"{case.wheel}-1.0-cp311-cp311-linux_{case.arch}.whl"), site)
+    report = wheelcheck_json(args.wheelcheck, whl, root, case.env, os.path.join(work, "cache"))
+    notes = " ".join(report.get("notes", []))
+    if f"installed into {site}" not in notes:
+        raise HarnessError(f"wheelcheck installs elsewhere than {site}: {notes}")
+    installed = install_wheel(case, built, root, site)
+    preload = []
+    if case.requires:
+        for d in case.dists:
+            for lib in case.libs:
+                if lib.place and lib.place.startswith(f"dist:{d.name}/"):
+                    preload.append(site + "/" + lib.place[5:])
+        preload.sort(key=lambda p: 0 if "tcore" in p else 1)  # dependencies first, as torch's __init__ does
+    exes = {d for d, a in installed.items() if ".data/scripts/" in a}
+    members = sorted(installed)
+    probe = run_probe(case, root, members, preload, case.env, exes)
+    traces = {}
+    # The trace makes the member the main program: what every process has loaded before an import (libc;
+    # for a Python root, libpython standing in for the interpreter's exports and its libm) is preloaded.
+    libdir = f"/usr/lib/{TRIPLE[case.arch]}"
+    trace_pre = [f"{libdir}/libc.so.6"] + list(preload)
+    if case.python:
+        trace_pre += [f"{libdir}/libpython3.11.so.1.0", f"{libdir}/libm.so.6"]
+    for m in members:
+        traces[m] = loader_trace(case, root, m, trace_pre if m not in exes else [], case.env)
+    dis = compare(case, report, installed, probe, traces, site)
+    if not args.keep and not dis:
+        shutil.rmtree(cdir, ignore_errors=True)
+    return dis, time.time() - t0, report
+
+
+def check_chroot(work):
+    try:
+        p = run(["chroot", "/", "true"])
+        return p.returncode == 0
+    except OSError:
+        return False
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--wheelcheck", required=True)
+    ap.add_argument("--cases", type=int, default=520)
+    ap.add_argument("--seed", type=int, default=None)
+    ap.add_argument("--case", type=int, action="append", help="replay only this case number (repeatable)")
+    ap.add_argument("--arch", default="x86_64", choices=["x86_64", "aarch64"])
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--work", help="work folder (default: a temporary one, removed unless --keep)")
+    ap.add_argument("--keep", action="store_true", help="keep every case's root and wheel")
+    args = ap.parse_args()
+    seed = args.seed if args.seed is not None else int(os.environ.get("WHEELCHECK_LOADER_SEED", "20261130"))
+    in_ci = os.environ.get("CI") == "true"
+    if args.arch == "x86_64":
+        if os.geteuid() != 0 or not check_chroot(None):
+            msg = "the loader harness needs root for chroot into its roots"
+            if in_ci:
+                print(f"FAIL: {msg} (CI=true: a refused chroot is a failure)")
+                return 1
+            print(f"SKIP: {msg}")
+            return 77
+    else:
+        if shutil.which("qemu-aarch64-static") is None or shutil.which("aarch64-linux-gnu-gcc") is None:
+            msg = "qemu-aarch64-static or aarch64-linux-gnu-gcc is missing (scripts/install-deps.sh installs them)"
+            if in_ci:
+                print(f"FAIL: {msg}")
+                return 1
+            print(f"SKIP: {msg}")
+            return 77
+    work = args.work or tempfile.mkdtemp(prefix="wheelcheck-loader-")
+    os.makedirs(work, exist_ok=True)
+    numbers = args.case or list(range(args.cases))
+    print(f"loader harness: seed {seed}, {len(numbers)} cases, {args.arch}, {args.jobs} jobs, work {work}")
+    print(f"  replay one: {sys.argv[0]} --wheelcheck {args.wheelcheck} --seed {seed} --arch {args.arch} --case N")
+    sys.stdout.flush()
+    t0 = time.time()
+    # The probe and the bases first, once (the workers share them).
+    build_probe(work, args.arch)
+    for layout in ("debian", "interp-lib64"):
+        for py in ((False, True) if args.arch == "x86_64" else (False,)):
+            make_base(work, args.arch, layout, py)
+    failures, errors, done = 0, 0, 0
+    by_template = {}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        futs = {}
+        for n in numbers:
+            case = gen.generate(seed, n, args.arch)
+            futs[pool.submit(run_case, args, case, work)] = case
+        for fut in concurrent.futures.as_completed(futs):
+            case = futs[fut]
+            done += 1
+            by_template[case.template] = by_template.get(case.template, 0) + 1
+            try:
+                dis, secs, _ = fut.result()
+            except Exception as e:  # a harness failure is a failure too, never a pass
+                errors += 1
+                print(f"ERROR case {case.number} ({case.template}: {case.desc}): {e}")
+                continue
+            if dis:
+                failures += 1
+                print(f"DISAGREE case {case.number} ({case.template}: {case.desc}), layout {case.layout}:")
+                for d in dis:
+                    print("    " + d)
+            if done % 100 == 0:
+                print(f"  {done}/{len(numbers)} cases, {time.time() - t0:.0f} s")
+                sys.stdout.flush()
+    if not args.keep and not args.work and failures == 0 and errors == 0:
+        shutil.rmtree(work, ignore_errors=True)
+    print("templates: " + ", ".join(f"{k} {v}" for k, v in sorted(by_template.items())))
+    passed = len(numbers) - failures - errors
+    print(f"loader harness ({args.arch}): {len(numbers)} cases in {time.time() - t0:.0f} s, "
+          f"{failures} disagreements, {errors} harness errors")
+    print(f"{passed} passed, {failures + errors} failed")
+    return 0 if failures == 0 and errors == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
