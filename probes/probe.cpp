@@ -352,6 +352,16 @@ ProbeResult probe_root(const ProbeOptions& opt) {
   for (const auto& d : conf.dirs) add_unique(folders, d);
   for (const auto& e : cache.entries) add_unique(folders, dir_name(e.path));
   for (const auto& d : im.loader.default_dirs) add_unique(folders, d);
+  // Folders a wheel's absolute search paths name (a check of a root on the fly): the loader looks there.
+  for (std::string d : opt.extra_dirs) {
+    if (d.find("$ORIGIN") != std::string::npos || d.find("${ORIGIN}") != std::string::npos) continue;
+    std::string lib = im.loader.default_dirs.empty() ? "lib" : im.loader.default_dirs.front().substr(1);
+    for (const auto& [token, value] : {std::pair<std::string, std::string>{"${LIB}", lib}, {"$LIB", lib},
+                                       {"${PLATFORM}", arch}, {"$PLATFORM", arch}}) {
+      for (auto p = d.find(token); p != std::string::npos; p = d.find(token)) d.replace(p, token.size(), value);
+    }
+    add_unique(folders, d);
+  }
 
   std::map<std::string, std::size_t> job_of;  // canonical image path -> job
   std::vector<Job> jobs;

@@ -44,6 +44,9 @@ struct Symbol {
   std::string version_file;     // for an undefined versioned symbol: the library it is required from
   std::uint64_t value = 0;
   std::uint64_t size = 0;
+  // A program's data symbol under an R_*_COPY relocation: defined in the program's .dynsym, yet the
+  // loader looks it up in the libraries (it fails to start when none defines it).
+  bool copy_relocated = false;
 
   bool weak() const { return binding == Binding::Weak; }
   bool exported() const {
@@ -104,6 +107,8 @@ struct Binary {
 std::string machine_name(std::uint16_t e_machine, Class cls, Endian endian, std::uint32_t e_flags);
 std::string machine_description(std::uint16_t e_machine);  // readelf's long "Machine:" text
 std::string type_name(std::uint16_t e_type);
+// R_<arch>_COPY for an e_machine (R_X86_64_COPY is 5), 0 when not known.
+std::uint32_t copy_relocation_type(std::uint16_t e_machine);
 std::string os_abi_name(std::uint8_t os_abi);
 std::string binding_name(Binding b);
 std::string symbol_type_name(SymbolType t);

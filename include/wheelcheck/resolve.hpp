@@ -90,6 +90,9 @@ struct Need {
                                    // "default path", "already loaded", "declared", "path"
   std::string where;               // the path or the rule's detail
   std::vector<std::string> tried;  // every place looked at, in order, with why it did not do
+  // Found through a $PLATFORM folder under only these of the values $PLATFORM may take (it depends on
+  // the CPU: "haswell" or "x86_64" on x86-64); empty when the answer does not depend on it.
+  std::vector<std::string> platforms;
 };
 
 // The load of one wheel member: every object in its load order (breadth first, as the loader maps

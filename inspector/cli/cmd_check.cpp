@@ -1,5 +1,6 @@
 // `wheelcheck WHEEL... --image NAME...` (also `wheelcheck check ...`): the verdict, a wheel x image matrix
 // when there are several of either.
+#include <algorithm>
 #include <fmt/format.h>
 #include <sys/stat.h>
 
@@ -53,7 +54,26 @@ struct Target {
   std::shared_ptr<std::map<std::string, exports::Table>> tables;
 };
 
-std::vector<Target> targets(const CheckArgs& a, const image::Db& db) {
+// The absolute DT_RPATH/DT_RUNPATH folders of the wheels' members ("/opt/tok/$LIB"): a root probed
+// on the fly reads the libraries there too, since the loader will look there.
+std::vector<std::string> search_dirs(const std::vector<WheelProfile>& a, const std::vector<WheelProfile>& b) {
+  std::vector<std::string> dirs;
+  for (const auto* list : {&a, &b}) {
+    for (const auto& w : *list) {
+      for (const auto& m : w.members) {
+        if (!m.elf) continue;
+        for (const auto* paths : {&m.elf->rpath, &m.elf->runpath}) {
+          for (const auto& d : *paths) {
+            if (!d.empty() && d[0] == '/' && std::find(dirs.begin(), dirs.end(), d) == dirs.end()) dirs.push_back(d);
+          }
+        }
+      }
+    }
+  }
+  return dirs;
+}
+
+std::vector<Target> targets(const CheckArgs& a, const image::Db& db, const std::vector<std::string>& search_dirs) {
   std::vector<Target> out;
   for (const auto& name : a.images) {
     if (name == "all") {
@@ -63,6 +83,7 @@ std::vector<Target> targets(const CheckArgs& a, const image::Db& db) {
     if (is_dir(name)) {
       probe::ProbeOptions o;
       o.root = name;
+      o.extra_dirs = search_dirs;
       for (const auto& kv : a.image_env) {
         const auto eq = kv.find('=');
         if (eq == std::string::npos || eq == 0) throw usage_error("--image-env " + kv + ": expected NAME=VALUE");
@@ -181,12 +202,13 @@ int run_check(const CheckArgs& a) {
   if (a.images.empty())
     throw usage_error("no image given: --image NAME (`wheelcheck images` lists them), a file, a root folder, or all");
   image::Db db(image::Db::locate(a.db));
-  const auto images = targets(a, db);
   InspectOptions io;
   std::optional<ProfileCache> cache;
   if (!a.no_cache) cache.emplace(a.cache_dir.empty() ? ProfileCache::default_dir() : a.cache_dir);
-  std::vector<WheelProfile> with;
+  std::vector<WheelProfile> profiles, with;
+  for (const auto& w : a.wheels) profiles.push_back(inspect_cached(w, io, cache ? &*cache : nullptr).profile);
   for (const auto& w : a.with) with.push_back(inspect_cached(w, io, cache ? &*cache : nullptr).profile);
+  const auto images = targets(a, db, search_dirs(profiles, with));
   std::vector<const WheelProfile*> with_ptrs;
   for (const auto& w : with) with_ptrs.push_back(&w);
   // Rule sets: --rules, else the one db/rules says applies to each wheel.
@@ -214,8 +236,7 @@ int run_check(const CheckArgs& a) {
   std::vector<verdict::Report> reports;
   std::vector<std::string> names;
   verdict::Verdict overall = verdict::Verdict::Compatible;
-  for (const auto& path : a.wheels) {
-    const auto profile = inspect_cached(path, io, cache ? &*cache : nullptr).profile;
+  for (const auto& profile : profiles) {
     names.push_back(profile.filename.filename);
     for (const auto& t : images) {
       verdict::CheckOptions co;

@@ -405,6 +405,22 @@ void read_symbols(const L::Binary& lief, const std::vector<const L::DynamicEntry
   }
 }
 
+// A program's R_*_COPY relocations mark the symbols the loader copies from a library (as the scanner).
+void mark_copy_relocations(const L::Binary& lief, Binary& bin) {
+  const bool program = bin.type == 2 || (bin.flags_1 & 0x08000000) != 0;  // ET_EXEC, DF_1_PIE
+  const std::uint32_t copy = copy_relocation_type(bin.machine);
+  if (!program || copy == 0) return;
+  std::map<const L::Symbol*, std::size_t> index;
+  std::size_t i = 0;
+  for (const L::Symbol& s : lief.dynamic_symbols()) index[&s] = i++;
+  for (const L::Relocation& r : lief.dynamic_relocations()) {
+    if (r.type() != copy || !r.has_symbol()) continue;
+    auto it = index.find(&r.symbol());
+    if (it != index.end() && it->second >= 1 && it->second <= bin.symbols.size())
+      bin.symbols[it->second - 1].copy_relocated = true;
+  }
+}
+
 Binary translate(const L::Binary& lief, const std::vector<std::uint8_t>& bytes) {
   const L::Header& h = lief.header();
   Binary bin;
@@ -430,6 +446,7 @@ Binary translate(const L::Binary& lief, const std::vector<std::uint8_t>& bytes) 
   read_dynamic(entries, bin);
   read_versions(lief, entries, bin);
   read_symbols(lief, entries, sections, bin);
+  mark_copy_relocations(lief, bin);
   // Without DT_STRTAB, LIEF reads names from the .dynstr section or from offset 0 of the file; the scanner
   // has no string table to read them from.
   const bool has_strings = !bin.needed.empty() || bin.soname || !bin.rpath.empty() || !bin.runpath.empty() ||

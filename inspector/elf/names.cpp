@@ -178,4 +178,19 @@ std::vector<std::string> dt_flags_1_names(std::uint64_t f) {
                   {0x8000000, "PIE"}});
 }
 
+std::uint32_t copy_relocation_type(std::uint16_t e_machine) {
+  switch (e_machine) {
+    case 62: return 5;      // R_X86_64_COPY
+    case 3: return 5;       // R_386_COPY
+    case 183: return 1024;  // R_AARCH64_COPY
+    case 21: return 19;     // R_PPC64_COPY
+    case 20: return 19;     // R_PPC_COPY
+    case 22: return 9;      // R_390_COPY
+    case 40: return 20;     // R_ARM_COPY
+    case 243: return 4;     // R_RISCV_COPY
+    case 258: return 4;     // R_LARCH_COPY
+    default: return 0;
+  }
+}
+
 }  // namespace wheelcheck::elf

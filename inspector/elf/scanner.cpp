@@ -484,6 +484,10 @@ struct ElfScanner::Impl {
   // section headers when present (exact sizes), and otherwise the distance to the next known table.
   struct Layout {
     std::optional<Range> strtab, symtab, versym, verneed, verdef, gnu_hash, sysv_hash;
+    // A program's dynamic relocations (DT_RELA/DT_REL), read only for their copy relocations: an
+    // executable's data symbol the loader copies from a library is "defined" in its .dynsym, but the
+    // loader must still find it in a library. Libraries are never read for these (the hot path).
+    std::optional<Range> rela, rel;
     std::uint64_t verneednum = 0, verdefnum = 0;
     std::optional<std::uint64_t> symcount;  // when known exactly without a hash table
   };
@@ -574,6 +578,17 @@ struct ElfScanner::Impl {
       else
         L.verdef = bounded(*off);
     }
+    const bool program = header().type == 2 || (tag.count(DT_FLAGS_1) && (tag[DT_FLAGS_1] & 0x08000000) != 0);
+    if (program) {
+      for (const auto& [addr, size, out] : {std::tuple{std::int64_t{7}, std::int64_t{8}, &L.rela},
+                                            std::tuple{std::int64_t{17}, std::int64_t{18}, &L.rel}}) {
+        if (!tag.count(size) || tag[size] == 0) continue;
+        if (auto off = table(addr)) {
+          if (tag[size] > limits.max_table_bytes) throw bad_input("ELF: dynamic relocations exceed the reader's limit");
+          *out = Range{*off, std::min(file_size, checked_add(*off, tag[size], "DT_RELASZ"))};
+        }
+      }
+    }
     if (!L.symcount) {
       if (auto off = table(DT_GNU_HASH))
         L.gnu_hash = bounded(*off);
@@ -619,6 +634,25 @@ struct ElfScanner::Impl {
     want_range(L.verdef);
     want_range(L.gnu_hash);
     want_range(L.sysv_hash);
+    want_range(L.rela);
+    want_range(L.rel);
+  }
+
+  void mark_copy_relocations(const Layout& L, std::uint16_t machine, Binary& bin) {
+    const std::uint32_t copy = elf::copy_relocation_type(machine);
+    if (copy == 0) return;
+    const std::uint64_t word = cls == Class::Elf64 ? 8 : 4;
+    for (const auto& [range, entry] : {std::pair{L.rela, 3 * word}, std::pair{L.rel, 2 * word}}) {
+      if (!range) continue;
+      const std::uint64_t n = (range->end - range->begin) / entry;
+      FieldReader r(view(range->begin, n * entry), endian, cls, "dynamic relocations");
+      for (std::uint64_t i = 0; i < n; ++i) {
+        const std::uint64_t info = cls == Class::Elf64 ? r.u64(i * entry + word) : r.u32(i * entry + word);
+        const std::uint64_t type = cls == Class::Elf64 ? (info & 0xffffffffU) : (info & 0xffU);
+        const std::uint64_t sym = cls == Class::Elf64 ? (info >> 32) : (info >> 8);
+        if (type == copy && sym >= 1 && sym <= bin.symbols.size()) bin.symbols[sym - 1].copy_relocated = true;
+      }
+    }
   }
 
   // --- the full parse over captured ranges -------------------------------------------------------
@@ -825,6 +859,7 @@ struct ElfScanner::Impl {
         }
         bin.symbols.push_back(std::move(s));
       }
+      mark_copy_relocations(L, h.machine, bin);
     }
     return bin;
   }

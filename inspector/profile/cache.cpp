@@ -23,7 +23,7 @@ namespace wheelcheck {
 
 namespace {
 
-constexpr char k_magic[8] = {'W', 'C', 'P', 'R', 'O', 'F', '\0', '\1'};
+constexpr char k_magic[8] = {'W', 'C', 'P', 'R', 'O', 'F', '\0', '\2'};  // 2: copy relocations
 
 class Out {
  public:
@@ -139,7 +139,7 @@ void put_elf(Out& o, const elf::Binary& b) {
     o.u8(static_cast<std::uint8_t>(s.binding));
     o.u8(static_cast<std::uint8_t>(s.type));
     o.u8(static_cast<std::uint8_t>(static_cast<unsigned>(s.visibility) | (s.defined ? 4U : 0U) |
-                                   (s.version_hidden ? 8U : 0U)));
+                                   (s.version_hidden ? 8U : 0U) | (s.copy_relocated ? 16U : 0U)));
     o.str(s.version);
     o.str(s.version_file);
     o.u64(s.value);
@@ -192,6 +192,7 @@ elf::Binary get_elf(In& in) {
     s.visibility = static_cast<elf::Visibility>(bits & 3);
     s.defined = (bits & 4) != 0;
     s.version_hidden = (bits & 8) != 0;
+    s.copy_relocated = (bits & 16) != 0;
     s.version = in.str();
     s.version_file = in.str();
     s.value = in.u64();

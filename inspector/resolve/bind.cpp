@@ -136,12 +136,15 @@ BindResult bind(const Space& space, const Load& load) {
   for (const Object* o : load.order) {
     if (o->binary == nullptr) continue;  // the image's own libraries are the image's business
     for (const auto& s : o->binary->symbols) {
-      if (s.defined || s.weak() || s.name.empty()) continue;
+      // A copy-relocated symbol of a program is looked up like an undefined one, outside the program.
+      const bool copy = s.defined && s.copy_relocated;
+      if ((s.defined && !copy) || s.weak() || s.name.empty()) continue;
       if (s.type == elf::SymbolType::Section || s.type == elf::SymbolType::File) continue;
       const bool python_api = s.name.rfind("Py", 0) == 0 || s.name.rfind("_Py", 0) == 0;
       bool found = false;
       std::vector<const Object*> unknown;
       for (const Object* candidate : scope) {
+        if (copy && candidate == o) continue;
         const int d = binder.defines(*candidate, s);
         if (d == 1) {
           found = true;

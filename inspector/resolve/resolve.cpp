@@ -295,7 +295,8 @@ namespace {
 struct Loading {
   const Space& space;
   std::string lib_token;  // what $LIB expands to for this image
-  std::string platform;
+  std::string platform;                 // the architecture
+  std::vector<std::string> platforms;   // what $PLATFORM may expand to: it depends on the CPU
   std::vector<const Object*> order;
   std::map<const Object*, const Object*> loader_of;  // who loaded it (for the RPATH chain)
   std::multimap<std::string, const Object*> loaded_as;
@@ -306,10 +307,35 @@ struct Loading {
   }
 
   std::string expand(const std::string& entry, const Object& owner) const {
-    std::string e = expand_tokens(entry, dir_of(owner.path), lib_token);
-    const auto p = e.find("$PLATFORM");
-    if (p != std::string::npos) e.replace(p, 9, platform);
-    return e;
+    return expand_tokens(entry, dir_of(owner.path), lib_token);
+  }
+
+  // One search path entry: its folder, or with $PLATFORM each folder it may name; found under only
+  // some of those values, the need says which (the runner's CPU decides).
+  const Object* try_entry(const std::string& entry, const Object& owner, const std::string& name,
+                          const Object& requester, const std::string& rule, Need& need) const {
+    const std::string dir = expand(entry, owner);
+    const auto p = dir.find("$PLATFORM");
+    if (p == std::string::npos) return try_dir(dir, name, requester, rule, need);
+    const Object* first = nullptr;
+    std::string where;
+    std::vector<std::string> under;
+    for (const auto& value : platforms) {
+      std::string d = dir;
+      d.replace(p, 9, value);
+      if (const Object* o = try_dir(d, name, requester, rule + " ($PLATFORM " + value + ")", need)) {
+        if (first == nullptr) {
+          first = o;
+          where = need.where;
+        }
+        under.push_back(value);
+      }
+    }
+    if (first != nullptr) {
+      need.where = where;
+      if (under.size() != platforms.size()) need.platforms = under;
+    }
+    return first;
   }
 
   // One folder: the file `name` in it, if the model has it and it fits the requester.
@@ -359,10 +385,9 @@ struct Loading {
     if (requester.runpath.empty()) {
       for (const Object* o = &requester; o != nullptr;) {
         for (const auto& entry : o->rpath) {
-          const std::string dir = expand(entry, *o);
           const std::string rule =
               o == &requester ? "DT_RPATH " + entry : "DT_RPATH " + entry + " of " + base_of(o->path);
-          if ((need.found = try_dir(dir, name, requester, rule, need)) != nullptr) {
+          if ((need.found = try_entry(entry, *o, name, requester, rule, need)) != nullptr) {
             need.rule = "rpath";
             return need;
           }
@@ -382,7 +407,7 @@ struct Loading {
     }
     // 4. RUNPATH of the requester only.
     for (const auto& entry : requester.runpath) {
-      if ((need.found = try_dir(expand(entry, requester), name, requester, "DT_RUNPATH " + entry, need)) != nullptr) {
+      if ((need.found = try_entry(entry, requester, name, requester, "DT_RUNPATH " + entry, need)) != nullptr) {
         need.rule = "runpath";
         return need;
       }
@@ -452,6 +477,14 @@ std::string program_interpreter(const std::string& arch) {
   return it == paths.end() ? "" : it->second;
 }
 
+// The values glibc's $PLATFORM takes on an architecture. On x86-64 glibc replaces the kernel's
+// AT_PLATFORM ("x86_64") by "haswell" on CPUs with AVX2, BMI1/2, LZCNT, MOVBE and POPCNT, and by
+// "xeon_phi" on AVX-512ER ones (sysdeps/x86/cpu-features.c), so the folder depends on the runner.
+std::vector<std::string> platform_values(const std::string& arch) {
+  if (arch == "x86_64") return {"haswell", "xeon_phi", "x86_64"};
+  return {arch};
+}
+
 std::string lib_token_of(const image::Image& im) {
   if (!im.loader.default_dirs.empty()) {
     std::string d = im.loader.default_dirs.front();
@@ -464,7 +497,8 @@ std::string lib_token_of(const image::Image& im) {
 }  // namespace
 
 Load load(const Space& space, const Object& root) {
-  Loading st{space, lib_token_of(space.image()), space.image().arch.value.value_or(root.machine), {}, {}, {}};
+  Loading st{space, lib_token_of(space.image()), space.image().arch.value.value_or(root.machine), {}, {}, {}, {}};
+  st.platforms = platform_values(st.platform);
   Load result;
   result.root = &root;
   const auto& pre = space.preloaded();

@@ -392,6 +392,7 @@ class Checker {
       } else if (need.rule == "declared") {
         note_declared(need);
       }
+      if (need.found != nullptr && !need.platforms.empty()) platform_condition(need);
     }
     const resolve::BindResult b = resolve::bind(m_space, load);
     mr.symbols_bound = b.bound;
@@ -505,6 +506,26 @@ class Checker {
             fmt::format("{} needs the CUDA {} runtime ({}), and the image has none.", who, *major, need.name);
       }
     }
+    add(std::move(f));
+  }
+
+  // A library found through a $PLATFORM folder under only some of its values: the runner's CPU decides.
+  void platform_condition(const resolve::Need& need) {
+    const std::string member = object_name(*need.requester);
+    if (already("cpu-platform", member, need.name, "")) return;
+    Finding f;
+    f.kind = "cpu-platform";
+    f.severity = Severity::Condition;
+    f.member = need.requester->binary != nullptr ? member : "";
+    if (need.requester->binary == nullptr) f.object = member;
+    f.library = need.name;
+    f.candidates = need.platforms;
+    f.explanation = fmt::format(
+        "{} is found at {} only where glibc's $PLATFORM is {}: it depends on the runner's CPU (on x86-64 glibc "
+        "says haswell for CPUs with AVX2, BMI2, LZCNT and MOVBE, xeon_phi for AVX-512ER ones, else x86_64).",
+        need.name, need.where, fmt::join(need.platforms, " or "));
+    f.fix = "put the library in a folder without $PLATFORM, or in one folder per value glibc may use";
+    f.evidence = need.tried;
     add(std::move(f));
   }
 

@@ -349,9 +349,35 @@ def wheelcheck_json(wc, whl, root, env, cache):
     return json.loads(p.stdout)
 
 
-def compare(case, report, installed, probe, traces, site):
+def glibc_platform(work, arch):
+    """What this machine's glibc expands $PLATFORM to (it depends on the CPU), from LD_DEBUG's search path."""
+    if arch != "x86_64":
+        return arch
+    src = os.path.join(work, "platform.c")
+    with open(src, "w") as f:
+        f.write("int missing(void);\nint main(void) { return missing(); }\n")
+    lib = os.path.join(work, "libmissing.so")
+    must(["gcc", "-shared", "-fPIC", "-o", lib, "-x", "c", "-", "-Wl,-soname,libmissing.so"], input="int missing(void){return 0;}\n")
+    exe = os.path.join(work, "platform")
+    must(["gcc", "-o", exe, src, lib, "-Wl,--disable-new-dtags", "-Wl,-rpath,/nonexistent/$PLATFORM"])
+    os.unlink(lib)
+    p = run([exe], env={"LD_DEBUG": "libs"})
+    m = re.search(r"/nonexistent/([^/:\s]+)", p.stderr)
+    if not m:
+        raise HarnessError("cannot tell glibc's $PLATFORM: " + p.stderr[:500])
+    return m.group(1)
+
+
+def compare(case, report, installed, probe, traces, site, platform):
     """Member by member: the loader's answers against wheelcheck's. Returns the disagreements."""
     out = []
+    # Needs found only under some $PLATFORM values: where this CPU's value is not among them, wheelcheck
+    # answers for another CPU; the loader must then fail to find the library, and nothing else is compared.
+    other_cpu = {}
+    for f in report["findings"]:
+        if f["kind"] == "cpu-platform" and platform not in f["candidates"]:
+            for m in f["loaded_by"] + [f["member"]]:
+                other_cpu[m] = f["library"]
     wc_members = {m["path"]: m for m in report["members"]}
     arc_of = {dest: arc for dest, arc in installed.items()}
     for dest, arc in sorted(installed.items()):
@@ -366,6 +392,11 @@ def compare(case, report, installed, probe, traces, site):
                 out.append(f"{arc}: the loader {'loads' if loads else 'refuses'} it; wheelcheck did not check it")
             continue
         missing, undefined, versions, _ = traces[dest]
+        if arc in other_cpu:
+            if loads or other_cpu[arc] not in missing | {err.split(":")[0]}:
+                out.append(f"{arc}: wheelcheck finds {other_cpu[arc]} only on another CPU's $PLATFORM than "
+                           f"{platform}, yet the loader here {'loads it' if loads else 'fails otherwise: ' + err}")
+            continue
         # The trace does not print every missing library (an object marked DF_1_NODEFLIB gets no "not
         # found" line); dlopen's own error names the first.
         m = re.match(r"(?:.*: error while loading shared libraries: )?([^ :]+): cannot open shared object file", err)
@@ -432,7 +463,7 @@ def run_case(args, case, work):
         trace_pre += [f"{libdir}/libpython3.11.so.1.0", f"{libdir}/libm.so.6"]
     for m in members:
         traces[m] = loader_trace(case, root, m, trace_pre if m not in exes else [], case.env)
-    dis = compare(case, report, installed, probe, traces, site)
+    dis = compare(case, report, installed, probe, traces, site, args.platform)
     if not args.keep and not dis:
         shutil.rmtree(cdir, ignore_errors=True)
     return dis, time.time() - t0, report
@@ -484,6 +515,8 @@ def main():
     t0 = time.time()
     # The probe and the bases first, once (the workers share them).
     build_probe(work, args.arch)
+    args.platform = glibc_platform(work, args.arch)
+    print(f"  glibc's $PLATFORM here: {args.platform}")
     for layout in ("debian", "interp-lib64"):
         for py in ((False, True) if args.arch == "x86_64" else (False,)):
             make_base(work, args.arch, layout, py)
