@@ -12,9 +12,11 @@ build=(cmake g++ pkg-config make
 # python3 to write hostile zips byte by byte, zip for ordinary ones; libsnappy1v5 is the very library
 # auditwheel resolved for python_snappy in ../shared/fixtures (its version needs count in auditwheel's answer);
 # python3-jsonschema checks the db and the JSON output against docs/image.schema.json; libtree is the
-# peer the resolver is compared with; time (GNU time) measures a command's own peak memory.
+# peer the resolver is compared with; time (GNU time) measures a command's own peak memory. The loader
+# harness (tests/loader) lays out roots from python3.11 and libpython3.11 (the trace's stand-in for the
+# interpreter's exports) and runs aarch64 roots under qemu-user-static.
 test=(binutils python3 python3-jsonschema zip libtree time libsnappy1v5 gcc-i686-linux-gnu g++-i686-linux-gnu gcc-powerpc64-linux-gnu g++-powerpc64-linux-gnu
-      gcc-aarch64-linux-gnu g++-aarch64-linux-gnu)
+      gcc-aarch64-linux-gnu g++-aarch64-linux-gnu python3.11 libpython3.11 qemu-user-static)
 extra=()
 [[ ${1:-} == --bench ]] && extra=(hyperfine)
 wanted=("${build[@]}" "${test[@]}" "${extra[@]}")

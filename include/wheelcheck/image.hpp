@@ -70,6 +70,10 @@ struct Python {
   // libpython), which every extension module it imports binds against first; "" when unknown.
   std::string exports;       // export table reference, as for libraries
   std::string exports_file;  // resolved (not serialized)
+  // Without `exports`: a table of the stable ABI symbols this version surely exports (a subset: a symbol
+  // it lacks may still be exported); "" when none applies.
+  std::string stable_abi;
+  std::string stable_abi_file;      // resolved (not serialized)
   std::vector<std::string> needed;  // the executable's DT_NEEDED: loaded into every process it runs
   Origin origin = Origin::Declared;
   std::string layer;

@@ -37,7 +37,8 @@ struct Object {
   const elf::Binary* binary = nullptr;  // wheel members: every symbol is known
   std::string exports_file;             // image and distribution libraries with a table
   std::string exports_upto;
-  std::string exports_unknown;  // why no table (declared libraries)
+  std::string exports_unknown;   // why no table (declared libraries), or why the table is partial
+  bool exports_partial = false;  // the table lists some exports only: a symbol it lacks is unknown
   bool python_extension = false;
 };
 

@@ -199,6 +199,7 @@ ojson to_json(const Image& im, bool provenance) {
       if (!p.executable.empty()) pj["executable"] = p.executable;
       pj["site_packages"] = strings(p.site_packages);
       if (!p.exports.empty()) pj["exports"] = p.exports;
+      if (!p.stable_abi.empty()) pj["stable_abi"] = p.stable_abi;
       if (!p.needed.empty()) pj["needed"] = strings(p.needed);
       if (provenance || p.origin != o) pj["origin"] = origin_name(p.origin);
       if (provenance && !p.layer.empty()) pj["layer"] = p.layer;
@@ -437,7 +438,7 @@ Image from_json(const json& j, std::string_view what) {
     for (std::size_t i = 0; i < it->size(); ++i) {
       const std::string f = "pythons[" + std::to_string(i) + "]";
       const json& e = r.object((*it)[i], f);
-      r.only(e, {"version", "abi_tags", "executable", "site_packages", "exports", "needed", "origin"}, f);
+      r.only(e, {"version", "abi_tags", "executable", "site_packages", "exports", "stable_abi", "needed", "origin"}, f);
       Python p;
       p.version = r.opt_str(e, "version", f);
       if (p.version.empty()) r.fail(f + ".version", "missing");
@@ -445,6 +446,7 @@ Image from_json(const json& j, std::string_view what) {
       p.executable = r.opt_str(e, "executable", f);
       p.site_packages = r.str_list(e, "site_packages", f);
       p.exports = r.opt_str(e, "exports", f);
+      p.stable_abi = r.opt_str(e, "stable_abi", f);
       p.needed = r.str_list(e, "needed", f);
       p.origin = r.origin(e, o, f);
       im.pythons.push_back(std::move(p));
@@ -540,6 +542,7 @@ void resolve_exports(Image& im) {
   for (auto& p : im.pythons) {
     p.layer = im.name;
     if (!p.exports.empty()) p.exports_file = base + "/" + p.exports;
+    if (!p.stable_abi.empty()) p.stable_abi_file = base + "/" + p.stable_abi;
   }
   for (Fact* f : {&im.arch, &im.python, &im.libc_kind, &im.libc_version, &im.glibcxx, &im.cxxabi, &im.driver,
                   &im.gpu_archs, &im.loader.default_dirs_note}) {

@@ -87,7 +87,7 @@ class Binder {
     if (t == nullptr) return -1;
     const exports::Export* e = t->bind(s.name, s.version);
     if (e == nullptr && !s.version.empty() && t->version_definitions.size() <= 1) e = t->bind(s.name, "");
-    if (e == nullptr) return 0;
+    if (e == nullptr) return o.exports_partial ? -1 : 0;
     if (!o.exports_upto.empty() && !e->version.empty() && version_newer(e->version, o.exports_upto)) return 0;
     return 1;
   }

@@ -188,6 +188,11 @@ Space::Space(const image::Image& image, const WheelProfile& wheel, const std::ve
       o->exports_file = p.exports_file;
       o->exports_unknown =
           p.exports_file.empty() ? "the exports of the image's Python " + p.version + " are not described" : "";
+      if (p.exports_file.empty() && !p.stable_abi_file.empty()) {
+        o->exports_file = p.stable_abi_file;
+        o->exports_partial = true;
+        o->exports_unknown = "of the image's Python " + p.version + " only the stable ABI is known";
+      }
       break;
     }
     m_interpreter = o.get();
@@ -294,9 +299,9 @@ namespace {
 
 struct Loading {
   const Space& space;
-  std::string lib_token;  // what $LIB expands to for this image
-  std::string platform;                 // the architecture
-  std::vector<std::string> platforms;   // what $PLATFORM may expand to: it depends on the CPU
+  std::string lib_token;               // what $LIB expands to for this image
+  std::string platform;                // the architecture
+  std::vector<std::string> platforms;  // what $PLATFORM may expand to: it depends on the CPU
   std::vector<const Object*> order;
   std::map<const Object*, const Object*> loader_of;  // who loaded it (for the RPATH chain)
   std::multimap<std::string, const Object*> loaded_as;
@@ -455,10 +460,13 @@ struct Loading {
   }
 
   // What later DT_NEEDED names match (_dl_name_match_p): the soname, and the name it was loaded as;
-  // an object without a soname also by its file name.
+  // an object without a soname also by its file name. A Python distribution's library is matched by its
+  // file name too: pip's torch names each file by its soname (torch/lib/libc10.so), and the db's
+  // stand-in layers put other builds' files (Debian's libc10.so.2.14) at pip's paths.
   void mark_loaded(const Object* o, const std::string& as) {
     if (!o->soname.empty()) loaded_as.emplace(o->soname, o);
-    if (o->soname.empty() && !o->path.empty()) loaded_as.emplace(base_of(o->path), o);
+    if ((o->soname.empty() || o->source == Object::Source::Distribution) && !o->path.empty())
+      loaded_as.emplace(base_of(o->path), o);
     if (!as.empty()) loaded_as.emplace(as, o);
   }
 };

@@ -94,6 +94,8 @@ def make_base(work, arch, layout, python):
     if arch == "x86_64" and layout != "interp-lib64":
         os.symlink("usr/lib64", os.path.join(tmp, "lib64"))
         os.symlink(f"../lib/{trip}/{interp}", os.path.join(tmp, "usr/lib64", interp))
+    if arch == "aarch64":  # PT_INTERP /lib/ld-linux-aarch64.so.1, a link into the multiarch folder
+        os.symlink(f"{trip}/{interp}", os.path.join(tmp, "usr/lib", interp))
     with open(os.path.join(tmp, "etc/ld.so.conf"), "w") as f:
         f.write("include /etc/ld.so.conf.d/*.conf\n")
     with open(os.path.join(tmp, f"etc/ld.so.conf.d/{trip}.conf"), "w") as f:
@@ -368,7 +370,7 @@ def glibc_platform(work, arch):
     return m.group(1)
 
 
-def compare(case, report, installed, probe, traces, site, platform):
+def compare(case, report, installed, probe, traces, platform):
     """Member by member: the loader's answers against wheelcheck's. Returns the disagreements."""
     out = []
     # Needs found only under some $PLATFORM values: where this CPU's value is not among them, wheelcheck
@@ -451,6 +453,14 @@ def run_case(args, case, work):
                 if lib.place and lib.place.startswith(f"dist:{d.name}/"):
                     preload.append(site + "/" + lib.place[5:])
         preload.sort(key=lambda p: 0 if "tcore" in p else 1)  # dependencies first, as torch's __init__ does
+    dis = judge(args, case, report, root, installed, preload)
+    if not args.keep and not dis:
+        shutil.rmtree(cdir, ignore_errors=True)
+    return dis, time.time() - t0, report
+
+
+def judge(args, case, report, root, installed, preload):
+    """The loader's two passes over every installed ELF member, compared with wheelcheck's report."""
     exes = {d for d, a in installed.items() if ".data/scripts/" in a}
     members = sorted(installed)
     probe = run_probe(case, root, members, preload, case.env, exes)
@@ -463,10 +473,115 @@ def run_case(args, case, work):
         trace_pre += [f"{libdir}/libpython3.11.so.1.0", f"{libdir}/libm.so.6"]
     for m in members:
         traces[m] = loader_trace(case, root, m, trace_pre if m not in exes else [], case.env)
-    dis = compare(case, report, installed, probe, traces, site, args.platform)
+    return compare(case, report, installed, probe, traces, args.platform)
+
+
+# --- given wheels: the sample incident wheels, the corpus ------------------------------------------------
+
+def wheel_arch(whl):
+    return "aarch64" if whl.endswith("_aarch64.whl") else "x86_64"
+
+
+def requires_dist(whl):
+    with zipfile.ZipFile(whl) as z:
+        meta = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
+        names = []
+        for line in z.read(meta).decode("utf-8", "replace").splitlines():
+            if line.startswith("Requires-Dist:") and "extra ==" not in line:
+                names.append(re.split(r"[ <>=!~;\[(]", line.split(":", 1)[1].strip())[0].lower().replace("_", "-"))
+        return names
+
+
+def install_zip(whl, root, site):
+    """pip's layout of every file of the wheel; returns {installed path: member} for the ELF ones."""
+    installed = {}
+    with zipfile.ZipFile(whl) as z:
+        for n in z.namelist():
+            if n.endswith("/"):
+                continue
+            dest = install_path(site, n)
+            os.makedirs(os.path.dirname(root + dest), exist_ok=True)
+            data = z.read(n)
+            with open(root + dest, "wb") as f:
+                f.write(data)
+            if data[:4] == b"\x7fELF":
+                os.chmod(root + dest, 0o755)
+                installed[dest] = n
+    return installed
+
+
+def sample_roots(work, arch):
+    """Roots for the FlagOS incident samples: the CUDA 13 / CUDA 12 images with a torch distribution, and
+    the Ascend (aarch64) one, from the samples' own stub sources compiled here."""
+    src = os.path.join(os.path.dirname(os.path.dirname(HERE)), "samples", "flagos", "stubs")
+    cc, cxx = CC[arch]["gcc"], CC[arch]["g++"]
+    roots = []
+    specs = ([("cuda13-torch", "13", ["-D_GLIBCXX_USE_CXX11_ABI=1"]), ("cuda12-torch-oldabi", "12", ["-D_GLIBCXX_USE_CXX11_ABI=0"])]
+             if arch == "x86_64" else [("ascend-torch", None, ["-D_GLIBCXX_USE_CXX11_ABI=1"])])
+    for name, cuda, abi in specs:
+        root = os.path.join(work, f"sample-root-{name}")
+        if os.path.isdir(root):
+            roots.append((name, root))
+            continue
+        # x86_64: with Debian's real python3.11, which imports the modules (their Py* symbols count).
+        must(["cp", "-a", make_base(work, arch, "debian", arch == "x86_64"), root])
+        vendor = "/usr/local/cuda/lib64" if cuda else "/usr/local/Ascend/lib64"
+        os.makedirs(root + vendor)
+        if cuda:
+            must([cc, "-shared", "-fPIC", "-o", f"{root}{vendor}/libcudart.so.{cuda}", f"-Wl,-soname,libcudart.so.{cuda}",
+                  os.path.join(src, "cudart.c")])
+        else:
+            for lib, c in (("libascendcl.so", "ascendcl.c"), ("libhccl.so", "hccl.c")):
+                must([cc, "-shared", "-fPIC", "-o", f"{root}{vendor}/{lib}", f"-Wl,-soname,{lib}", os.path.join(src, c)])
+        with open(root + "/etc/ld.so.conf.d/vendor.conf", "w") as f:
+            f.write(vendor + "\n")
+        site = root + (PY_SITE if arch == "x86_64" else STUB_SITE)
+        os.makedirs(site + "/torch/lib")
+        must([cxx, "-shared", "-fPIC", *abi, "-I", src, "-o", site + "/torch/lib/libc10.so", "-Wl,-soname,libc10.so",
+              os.path.join(src, "c10.cpp")])
+        os.makedirs(site + "/torch-2.10.0.dist-info")
+        with open(site + "/torch-2.10.0.dist-info/METADATA", "w") as f:
+            f.write("Metadata-Version: 2.1\nName: torch\nVersion: 2.10.0\n")
+        with open(site + "/torch-2.10.0.dist-info/RECORD", "w") as f:
+            f.write("torch/lib/libc10.so,,\ntorch-2.10.0.dist-info/METADATA,,\n")
+        must(["ldconfig", "-r", root])
+        roots.append((name, root))
+    return roots
+
+
+def run_given(args, whl, root_name, root, n, work):
+    """One given wheel in a copy of one root: wheelcheck first, then the loader."""
+    arch = wheel_arch(whl)
+    case = gen.Case(number=n, template=f"wheel {os.path.basename(whl)} in {root_name}", arch=arch,
+                    python=os.path.exists(os.path.join(root, "usr/bin/python3.11")))
+    cdir = os.path.join(work, f"given-{n:04d}")
+    shutil.rmtree(cdir, ignore_errors=True)
+    os.makedirs(cdir)
+    croot = os.path.join(cdir, "root")
+    must(["cp", "-a", root, croot])
+    shutil.copy2(os.path.join(work, f"probe-{arch}"), os.path.join(croot, "probe"))
+    report = wheelcheck_json(args.wheelcheck, whl, croot, {}, os.path.join(work, "cache"))
+    notes = " ".join(report.get("notes", []))
+    m = re.search(r"installed into (\S+)", notes)
+    if not m:
+        raise HarnessError(f"wheelcheck did not say where it installs: {notes}")
+    site = m.group(1)
+    installed = install_zip(whl, croot, site)
+    wanted = set(requires_dist(whl))
+    preload = []
+    for info in sorted(os.listdir(croot + site)):
+        if not info.endswith(".dist-info"):
+            continue
+        dist = info.split("-")[0].lower().replace("_", "-")
+        if dist in wanted and os.path.exists(f"{croot}{site}/{info}/RECORD"):
+            for line in open(f"{croot}{site}/{info}/RECORD"):
+                path = line.split(",")[0]
+                if re.search(r"\.so(\.|$)", path):
+                    preload.append(f"{site}/{path}")
+    dis = judge(args, case, report, croot, installed, preload)
     if not args.keep and not dis:
         shutil.rmtree(cdir, ignore_errors=True)
-    return dis, time.time() - t0, report
+    return dis, case, report
 
 
 def check_chroot(work):
@@ -487,6 +602,8 @@ def main():
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--work", help="work folder (default: a temporary one, removed unless --keep)")
     ap.add_argument("--keep", action="store_true", help="keep every case's root and wheel")
+    ap.add_argument("--samples", metavar="DIR", help="instead of generated cases: every *.whl of DIR (the FlagOS "
+                    "incident samples) against the sample roots of its architecture")
     args = ap.parse_args()
     seed = args.seed if args.seed is not None else int(os.environ.get("WHEELCHECK_LOADER_SEED", "20261130"))
     in_ci = os.environ.get("CI") == "true"
@@ -508,6 +625,8 @@ def main():
             return 77
     work = args.work or tempfile.mkdtemp(prefix="wheelcheck-loader-")
     os.makedirs(work, exist_ok=True)
+    if args.samples:
+        return run_samples(args, work)
     numbers = args.case or list(range(args.cases))
     print(f"loader harness: seed {seed}, {len(numbers)} cases, {args.arch}, {args.jobs} jobs, work {work}")
     print(f"  replay one: {sys.argv[0]} --wheelcheck {args.wheelcheck} --seed {seed} --arch {args.arch} --case N")
@@ -552,6 +671,41 @@ def main():
     print(f"loader harness ({args.arch}): {len(numbers)} cases in {time.time() - t0:.0f} s, "
           f"{failures} disagreements, {errors} harness errors")
     print(f"{passed} passed, {failures + errors} failed")
+    return 0 if failures == 0 and errors == 0 else 1
+
+
+def run_samples(args, work):
+    wheels = sorted(os.path.join(args.samples, f) for f in os.listdir(args.samples) if f.endswith(".whl"))
+    wheels = [w for w in wheels if wheel_arch(w) == args.arch]
+    if not wheels:
+        print(f"SKIP: no {args.arch} wheels in {args.samples}")
+        return 77
+    build_probe(work, args.arch)
+    args.platform = glibc_platform(work, args.arch)
+    roots = sample_roots(work, args.arch)
+    t0 = time.time()
+    failures = errors = n = 0
+    for whl in wheels:
+        for name, root in roots:
+            n += 1
+            try:
+                dis, case, report = run_given(args, whl, name, root, n, work)
+            except Exception as e:
+                errors += 1
+                print(f"ERROR {os.path.basename(whl)} in {name}: {e}")
+                continue
+            loads = ", ".join(f"{m['path']} {'loads' if m['loads'] else 'fails'}" for m in report["members"])
+            print(f"  {os.path.basename(whl)} in {name}: {report['verdict']} ({loads})")
+            if dis:
+                failures += 1
+                print(f"DISAGREE {case.template}:")
+                for d in dis:
+                    print("    " + d)
+    if not args.keep and not args.work and failures == 0 and errors == 0:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"loader harness, samples ({args.arch}): {n} wheel-root pairs in {time.time() - t0:.0f} s, "
+          f"{failures} disagreements, {errors} harness errors")
+    print(f"{n - failures - errors} passed, {failures + errors} failed")
     return 0 if failures == 0 and errors == 0 else 1
 
 

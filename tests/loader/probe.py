@@ -4,28 +4,16 @@
 
 Same protocol as probe.c: a child process per member; preloads loaded RTLD_LOCAL (as `import torch`
 leaves its libraries); an extension module is imported as Python imports it (sys.getdlopenflags():
-RTLD_NOW, RTLD_LOCAL), so symbols from the interpreter count; any other library is loaded with ctypes.
+RTLD_NOW, RTLD_LOCAL), so symbols from the interpreter count.
 """
-import ctypes, importlib.machinery, importlib.util, os, sys
+import ctypes, os, sys
 
 def load(path):
-    name = os.path.basename(path).split(".")[0]
-    if ".cpython-" in path or path.endswith(".abi3.so"):
-        loader = importlib.machinery.ExtensionFileLoader(name, path)
-        spec = importlib.util.spec_from_file_location(name, path, loader=loader)
-        try:
-            importlib.util.module_from_spec(spec)
-        except ImportError as e:
-            msg = str(e)
-            # dlopen succeeded; the module's init function is another matter.
-            if "does not define module export function" in msg:
-                return None
-            return msg
-        except Exception:
-            return None  # loaded; PyInit_ failed (the generated modules return NULL)
-        return None
+    """dlopen as the import system does (_imp.create_dynamic: dlopen(path, sys.getdlopenflags()), RTLD_NOW
+    and RTLD_LOCAL by default), without running the module's PyInit_ function: that is the module's own
+    code, built for some other CPython, not the loader's business."""
     try:
-        ctypes.CDLL(path, mode=os.RTLD_LOCAL)
+        ctypes.CDLL(path, mode=sys.getdlopenflags())
     except OSError as e:
         return str(e)
     return None
