@@ -549,6 +549,71 @@ def sample_roots(work, arch):
     return roots
 
 
+def corpus_dir():
+    return os.environ.get("WHEELCHECK_CORPUS", os.path.expanduser("~/.cache/wheelcheck-corpus"))
+
+
+def corpus_roots(work):
+    """Roots from the corpus's real binaries: Debian 12's glibc 2.36 (this machine's) or Debian 13's 2.41,
+    with PyTorch 1.13 / 2.6 / 2.14 installed as Debian installs it (usr/lib/<triple>, found through
+    ld.so.cache) or as pip installs torch (site-packages/torch/lib, a dist-info with RECORD), and the
+    CUDA 12.4 runtime."""
+    debs = os.path.join(corpus_dir(), "debs")
+    trip = "usr/lib/x86_64-linux-gnu"
+    roots = []
+    for glibc in ("2.36", "2.41"):
+        for torch in ("1.13", "2.6", "2.14"):
+            for layout in ("deb", "pip"):
+                name = f"glibc{glibc}-torch{torch}-{layout}"
+                root = os.path.join(work, "corpus-root-" + name)
+                src = os.path.join(debs, f"libtorch{torch}", trip)
+                if not os.path.isdir(src):
+                    continue
+                if not os.path.isdir(root):
+                    must(["cp", "-a", make_base(work, "x86_64", "debian", False), root])
+                    if glibc == "2.41":
+                        for d in ("libc6", "libstdc++6", "libgcc-s1"):
+                            must(["cp", "-a", *[os.path.join(debs, d, trip, f) for f in os.listdir(os.path.join(debs, d, trip))
+                                                if ".so" in f], os.path.join(root, trip)])
+                    for d in ("libnuma1", "libcpuinfo0", "libcudart12"):
+                        sd = os.path.join(debs, d, trip)
+                        if os.path.isdir(sd):
+                            must(["cp", "-a", *[os.path.join(sd, f) for f in os.listdir(sd)], os.path.join(root, trip)])
+                    if layout == "deb":
+                        must(["cp", "-a", *[os.path.join(src, f) for f in os.listdir(src)], os.path.join(root, trip)])
+                    else:
+                        site = root + STUB_SITE
+                        os.makedirs(site + "/torch/lib")
+                        os.makedirs(f"{site}/torch-{torch}.0.dist-info")
+                        record = []
+                        for f in sorted(os.listdir(src)):
+                            full = os.path.join(src, f)
+                            if os.path.islink(full):
+                                continue  # the real files, named as the torch wheel names them
+                            rel = "torch/lib/" + f.split(".so.")[0] + ".so"
+                            shutil.copy2(full, os.path.join(site, rel))
+                            record.append(f"{rel},,")
+                        with open(f"{site}/torch-{torch}.0.dist-info/METADATA", "w") as fh:
+                            fh.write(f"Metadata-Version: 2.1\nName: torch\nVersion: {torch}.0\n")
+                        with open(f"{site}/torch-{torch}.0.dist-info/RECORD", "w") as fh:
+                            fh.write("\n".join(record) + "\n")
+                    must(["ldconfig", "-r", root])
+                roots.append((name, root))
+    return roots
+
+
+def run_corpus(args, work):
+    wheels_dir = os.path.join(corpus_dir(), "wheels")
+    wheels = sorted(os.path.join(wheels_dir, f) for f in os.listdir(wheels_dir) if f.endswith(".whl")) \
+        if os.path.isdir(wheels_dir) else []
+    wheels = [w for w in wheels if wheel_arch(w) == "x86_64" and os.path.getsize(w) < (300 << 20)]
+    if not wheels or not os.path.isdir(os.path.join(corpus_dir(), "debs", "libtorch2.6")):
+        print(f"SKIP: the corpus is absent ({corpus_dir()}): run ../shared/corpus/fetch-real-binaries.sh and "
+              "make-real-wheels.sh")
+        return 77
+    return run_pairs(args, work, wheels, corpus_roots(work), "corpus")
+
+
 def run_given(args, whl, root_name, root, n, work):
     """One given wheel in a copy of one root: wheelcheck first, then the loader."""
     arch = wheel_arch(whl)
@@ -602,6 +667,8 @@ def main():
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--work", help="work folder (default: a temporary one, removed unless --keep)")
     ap.add_argument("--keep", action="store_true", help="keep every case's root and wheel")
+    ap.add_argument("--corpus", action="store_true", help="instead of generated cases: every corpus wheel against "
+                    "every corpus root (skips, exit 77, when ../shared/corpus has not been fetched)")
     ap.add_argument("--samples", metavar="DIR", help="instead of generated cases: every *.whl of DIR (the FlagOS "
                     "incident samples) against the sample roots of its architecture")
     args = ap.parse_args()
@@ -627,6 +694,8 @@ def main():
     os.makedirs(work, exist_ok=True)
     if args.samples:
         return run_samples(args, work)
+    if args.corpus:
+        return run_corpus(args, work)
     numbers = args.case or list(range(args.cases))
     print(f"loader harness: seed {seed}, {len(numbers)} cases, {args.arch}, {args.jobs} jobs, work {work}")
     print(f"  replay one: {sys.argv[0]} --wheelcheck {args.wheelcheck} --seed {seed} --arch {args.arch} --case N")
@@ -682,7 +751,12 @@ def run_samples(args, work):
         return 77
     build_probe(work, args.arch)
     args.platform = glibc_platform(work, args.arch)
-    roots = sample_roots(work, args.arch)
+    return run_pairs(args, work, wheels, sample_roots(work, args.arch), "samples")
+
+
+def run_pairs(args, work, wheels, roots, what):
+    build_probe(work, args.arch)
+    args.platform = glibc_platform(work, args.arch)
     t0 = time.time()
     failures = errors = n = 0
     for whl in wheels:
@@ -703,7 +777,7 @@ def run_samples(args, work):
                     print("    " + d)
     if not args.keep and not args.work and failures == 0 and errors == 0:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"loader harness, samples ({args.arch}): {n} wheel-root pairs in {time.time() - t0:.0f} s, "
+    print(f"loader harness, {what} ({args.arch}): {n} wheel-root pairs in {time.time() - t0:.0f} s, "
           f"{failures} disagreements, {errors} harness errors")
     print(f"{n - failures - errors} passed, {failures + errors} failed")
     return 0 if failures == 0 and errors == 0 else 1
