@@ -1,8 +1,8 @@
 // `wheelcheck WHEEL... --image NAME...` (also `wheelcheck check ...`): the verdict, a wheel x image matrix
 // when there are several of either.
-#include <algorithm>
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <algorithm>
 
 #include <cstdio>
 #include <memory>

@@ -36,11 +36,11 @@ struct CheckArgs {
   bool no_cache = false;
   std::string cache_dir;
   bool quiet = false;
-  std::string format = "text";  // text, json, sh, github (gates: sh by default)
-  std::string rules;            // a rule set name, a file, or "none"; default: the one for the wheel
-  std::string summary;          // github: the Markdown table is appended here
-  std::string env_file;         // github: VAR=value lines go here (default $GITHUB_ENV)
-  bool gates = false;           // the gates command
+  std::string format = "text";         // text, json, sh, github (gates: sh by default)
+  std::string rules;                   // a rule set name, a file, or "none"; default: the one for the wheel
+  std::string summary;                 // github: the Markdown table is appended here
+  std::string env_file;                // github: VAR=value lines go here (default $GITHUB_ENV)
+  bool gates = false;                  // the gates command
   std::vector<std::string> image_env;  // NAME=VALUE: the environment of a root folder probed on the fly
 };
 extern const char* const k_check_help;

@@ -3,19 +3,22 @@
 //   1. Wheel-level: tags, Requires-Python, each member's machine (tags.cpp); RECORD and archive problems.
 //   2. Every ELF member is a root the process may load (Python imports an extension module, a loader
 //      dlopens a library): resolve its tree (resolve.cpp) and bind its wheel objects (bind.cpp).
-//   3. Each failure becomes a finding on the object whose entry it is, once, whatever root reached it:
-//      a missing library, a version the provider does not define, a symbol nobody defines (classified
-//      by classify.cpp, unless the library that should define it is itself missing).
-//   4. CUDA: the runtime major each member needs against the image's toolkit, and the driver that
-//      runtime needs against the image's driver (a condition when the driver is unknown).
+//   3. Each failure becomes a finding on the object whose entry it is, once, with every root that reaches
+//      it (loaded_by: a broken shared dependency fails each member that loads it); an image library's
+//      own failure is the image's (object), never a member of the wheel. Kinds: a missing library, a
+//      version the provider does not define, a symbol nobody defines (classified by classify.cpp, unless
+//      the library that should define it is itself missing), a library found only under some $PLATFORM.
+//      Each member's report also lists what fails in its own load (missing_libraries, unresolved, ...).
+//   4. CUDA (cuda.cpp): the runtime major each member needs against the image's toolkit, and the driver
+//      that runtime needs against the image's driver (a condition when the driver is unknown).
 //   5. The verdict: any error -> incompatible; else any condition -> unknown; else compatible.
 #include <algorithm>
 #include <map>
-#include <regex>
 #include <set>
 
 #include <fmt/format.h>
 
+#include "inspector/verdict/cuda.hpp"
 #include "wheelcheck/demangle.hpp"
 #include "wheelcheck/resolve.hpp"
 #include "wheelcheck/verdict.hpp"
@@ -66,18 +69,6 @@ Verdict worst(Verdict a, Verdict b) {
   return rank(a) >= rank(b) ? a : b;
 }
 
-// NVIDIA's CUDA Toolkit release notes, "CUDA Toolkit and Minimum Required Driver Version for CUDA Minor
-// Version Compatibility" (Table 2 of the CUDA 12 and 13 notes): a CUDA X.y runtime runs on any driver at
-// or above the floor of its major.
-std::string minimum_driver(int cuda_major) {
-  switch (cuda_major) {
-    case 11: return "450.80.02";
-    case 12: return "525.60.13";
-    case 13: return "580.65.06";
-    default: return "";
-  }
-}
-
 namespace {
 
 using resolve::Object;
@@ -87,51 +78,10 @@ constexpr std::size_t k_library_missing_listed = 50;
 // How many unresolved symbols a member's report lists (symbols.unbound counts them all).
 constexpr std::size_t k_unresolved_listed = 1000;
 
-bool driver_older(const std::string& have, const std::string& need) {
-  std::vector<long> a, b;
-  for (const auto* s : {&have, &need}) {
-    auto& out = s == &have ? a : b;
-    std::size_t i = 0;
-    while (i < s->size()) {
-      long v = 0;
-      while (i < s->size() && std::isdigit(static_cast<unsigned char>((*s)[i]))) v = v * 10 + ((*s)[i++] - '0');
-      out.push_back(v);
-      ++i;
-    }
-  }
-  return a < b;
-}
-
 std::string object_name(const Object& o) {
   if (!o.member.empty()) return o.member;
   if (!o.path.empty()) return o.path;
   return o.soname;
-}
-
-// The CUDA runtime major a soname names (libcudart.so.12 -> 12).
-std::optional<int> cudart_major(const std::string& soname) {
-  static const std::regex re(R"(libcudart\.so\.([0-9]+))");
-  std::smatch m;
-  if (!std::regex_match(soname, m, re)) return std::nullopt;
-  return std::stoi(m[1]);
-}
-
-std::optional<int> major_of(const image::Fact& f) {
-  if (!f.known()) return std::nullopt;
-  try {
-    return std::stoi(*f.value);
-  } catch (...) {
-    return std::nullopt;
-  }
-}
-
-// " (libcudart.so.13)": the runtime sonames of a toolkit, without the driver's and the libraries'.
-std::string cudart_list(const std::vector<std::string>& sonames) {
-  std::vector<std::string> rt;
-  for (const auto& s : sonames) {
-    if (s.rfind("libcudart.so", 0) == 0) rt.push_back(s);
-  }
-  return rt.empty() ? "" : " (" + fmt::format("{}", fmt::join(rt, ", ")) + ")";
 }
 
 bool reaches(const Finding& f, const std::string& member) {
@@ -202,7 +152,7 @@ class Checker {
     }
     for (const Object* root : roots) r.members.push_back(check_root(*root));
     flush_unknown();
-    cuda_findings();
+    for (auto& f : cuda_findings(m_space, m_image, m_findings)) add(std::move(f));
     // Members with an error cannot load.
     for (auto& m : r.members) {
       for (const auto& f : m_findings) {
@@ -753,66 +703,6 @@ class Checker {
       add(std::move(f));
     }
     m_unknown.clear();
-  }
-
-  void cuda_findings() {
-    std::map<int, std::string> majors;  // CUDA major -> the member that needs it
-    for (const Object* o : m_space.wheel_members()) {
-      if (o->binary == nullptr) continue;
-      for (const auto& n : o->needed) {
-        if (auto m = cudart_major(n)) majors.emplace(*m, o->member);
-        if (n == "libcuda.so.1" && m_image.toolkit && m_image.toolkit->kind == "cuda") {
-          if (auto tk = major_of(m_image.toolkit->version)) majors.emplace(*tk, o->member);
-        }
-      }
-    }
-    if (majors.empty()) return;
-    const bool nvidia = !m_image.toolkit || m_image.toolkit->kind == "cuda";
-    if (!nvidia) return;  // a vendor's CUDA-compatible runtime has its own driver
-    for (const auto& [major, member] : majors) {
-      // A runtime that does not resolve is already an error; its driver is beside the point.
-      const std::string soname = fmt::format("libcudart.so.{}", major);
-      if (std::any_of(m_findings.begin(), m_findings.end(),
-                      [&](const Finding& f) { return f.kind == "missing-library" && f.library == soname; })) {
-        continue;
-      }
-      const std::string need = minimum_driver(major);
-      if (need.empty()) continue;
-      if (m_image.driver.known()) {
-        if (driver_older(*m_image.driver.value, need)) {
-          add([&] {
-            Finding f;
-            f.kind = "driver-too-old";
-            f.severity = Severity::Error;
-            f.member = member;
-            f.library = fmt::format("libcudart.so.{}", major);
-            f.required_version = need;
-            f.explanation = fmt::format("the CUDA {} runtime needs an NVIDIA driver >= {}; the image's driver is {}.",
-                                        major, need, *m_image.driver.value);
-            f.fix = fmt::format("a driver >= {} on the host, or a build for an older CUDA", need);
-            f.evidence = std::vector<std::string>{
-                "CUDA minor version compatibility floors (NVIDIA's CUDA Toolkit release notes)"};
-            return f;
-          }());
-        }
-      } else {
-        const std::string why = m_image.driver.note.empty() ? "not described" : m_image.driver.note;
-        add([&] {
-          Finding f;
-          f.kind = "driver";
-          f.severity = Severity::Condition;
-          f.member = member;
-          f.library = fmt::format("libcudart.so.{}", major);
-          f.required_version = need;
-          f.explanation = fmt::format(
-              "needs an NVIDIA driver >= {} (CUDA {}); the image's driver version is unknown ({}).", need, major, why);
-          f.fix = "check `nvidia-smi` on the runner, or describe the driver in the image";
-          f.evidence =
-              std::vector<std::string>{"CUDA minor version compatibility floors (NVIDIA's CUDA Toolkit release notes)"};
-          return f;
-        }());
-      }
-    }
   }
 
   const WheelProfile& m_wheel;

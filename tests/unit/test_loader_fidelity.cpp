@@ -195,8 +195,7 @@ TEST(LoaderFidelity, InterpreterSymbolsAreBound) {
                                 "extern int PyFPE_jbuf[];\nvoid* PyModule_Create2(void*, int);\n"
                                 "void* PyInit__m(void) { return PyFPE_jbuf[0] ? PyModule_Create2(0, 1013) : 0; }\n",
                                 "");
-  const std::string whl =
-      make_wheel(dir, "pym-1.0-cp311-abi3-linux_x86_64.whl", {{"pym/_m.abi3.so", ext}});
+  const std::string whl = make_wheel(dir, "pym-1.0-cp311-abi3-linux_x86_64.whl", {{"pym/_m.abi3.so", ext}});
 
   const auto r311 = check(whl, db_image(dir, R"("debian12", "python3.11-debian")"));
   EXPECT_EQ(r311.verdict, verdict::Verdict::Incompatible) << verdict::render_text(r311, false);

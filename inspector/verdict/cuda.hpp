@@ -1,0 +1,23 @@
+// Internal to the verdict: the CUDA checks (inspector/verdict/cuda.cpp).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "wheelcheck/image.hpp"
+#include "wheelcheck/resolve.hpp"
+#include "wheelcheck/verdict.hpp"
+
+namespace wheelcheck::verdict {
+
+// The CUDA runtime major a soname names (libcudart.so.12 -> 12).
+std::optional<int> cudart_major(const std::string& soname);
+// " (libcudart.so.13)": the runtime sonames of a toolkit, without the driver's and the libraries'.
+std::string cudart_list(const std::vector<std::string>& sonames);
+// The driver each CUDA runtime the wheel's members need asks for, against the image's driver: an error
+// when it is older, a condition when it is unknown. A runtime already missing (in `findings`) is skipped.
+std::vector<Finding> cuda_findings(const resolve::Space& space, const image::Image& image,
+                                   const std::vector<Finding>& findings);
+
+}  // namespace wheelcheck::verdict
