@@ -135,8 +135,8 @@ def t_rpath_runpath(c, r):
         m.rpath = dirs
     else:
         m.runpath = dirs
-    if r.random() < 0.3:  # both set on the extension: RUNPATH wins and RPATH is ignored
-        m.rpath, m.runpath = ["$ORIGIN/deep"], ["$ORIGIN/mid"]
+    if r.random() < 0.3:  # the middle library's own folder is not searched for its needs under RUNPATH
+        m.rpath, m.runpath = ([], ["$ORIGIN/mid", "$ORIGIN/deep"]) if top == "runpath" else (["$ORIGIN/mid"], [])
     c.libs = [bottom, mid_lib, m]
     c.desc = f"extension {top}, middle {mid}"
     return c

@@ -172,10 +172,7 @@ def compile_case(case, bdir):
             cmd += ["-Wl,--enable-new-dtags", "-Wl,-rpath," + ":".join(lib.runpath)]
         cmd += lib.ldflags
         if lib.rpath and lib.runpath:
-            # both: link with RPATH, then add RUNPATH by a second link is not possible with ld; use patchelf-free
-            # trick: -rpath gives DT_RUNPATH under new dtags, and --disable-new-dtags gives DT_RPATH. ld emits
-            # only one, so the case keeps RUNPATH (the one that wins) and records RPATH as ignored.
-            cmd = [c for c in cmd if c != "-Wl,--disable-new-dtags" and c != "-Wl,-rpath," + ":".join(lib.rpath)]
+            raise HarnessError(f"{lib.key}: GNU ld writes DT_RPATH or DT_RUNPATH, not both")
         if lib.kind == "exe" and lib.cc == "gcc":
             cmd += ["-Wl,--allow-shlib-undefined"]
         must(cmd, cwd=bdir)
@@ -275,9 +272,8 @@ def in_root(root, arch, argv, env):
             os.chroot(root)
             os.chdir("/")
         return run(argv, env=env, preexec_fn=enter, timeout=60)
-    # qemu-user: -L makes the root the prefix for the interpreter and every absolute path the loader opens.
-    qenv = {"QEMU_LD_PREFIX": root}
-    qenv.update({f"QEMU_SET_ENV": ",".join(f"{k}={v}" for k, v in env.items())} if env else {})
+    # qemu-user: -L makes the root the prefix for the interpreter and every absolute path the loader opens;
+    # -E sets the guest's environment (the host's stays qemu's own).
     prog = argv[0]
     host_prog = root + prog if prog.startswith("/") else prog
     return run(["qemu-aarch64-static", "-L", root] + sum([["-E", f"{k}={v}"] for k, v in env.items()], []) +
@@ -553,6 +549,67 @@ def corpus_dir():
     return os.environ.get("WHEELCHECK_CORPUS", os.path.expanduser("~/.cache/wheelcheck-corpus"))
 
 
+def corpus_roots_aarch64(work):
+    """aarch64: Debian's arm64 glibc 2.36 (libc6-arm64-cross) with PyTorch 2.6 for arm64, as Debian and as
+    pip lay it out."""
+    src = os.path.join(corpus_dir(), "debs", "libtorch2.6-arm64", "usr/lib/aarch64-linux-gnu")
+    roots = []
+    for layout in ("deb", "pip"):
+        name = f"glibc2.36-aarch64-torch2.6-{layout}"
+        root = os.path.join(work, "corpus-root-" + name)
+        if not os.path.isdir(root):
+            must(["cp", "-a", make_base(work, "aarch64", "debian", False), root])
+            if layout == "deb":
+                must(["cp", "-a", *[os.path.join(src, f) for f in os.listdir(src)], os.path.join(root, "usr/lib/aarch64-linux-gnu")])
+            else:
+                lay_pip_torch(root + STUB_SITE, src, "2.6")
+            must(["ldconfig", "-r", root])
+        roots.append((name, root))
+    return roots
+
+
+def lay_pip_torch(site, src, version):
+    """torch's libraries as pip installs them: site-packages/torch/lib, named as the wheel names them, and
+    a dist-info whose RECORD lists them."""
+    os.makedirs(site + "/torch/lib")
+    os.makedirs(f"{site}/torch-{version}.0.dist-info")
+    record = []
+    for f in sorted(os.listdir(src)):
+        full = os.path.join(src, f)
+        if os.path.islink(full):
+            continue
+        rel = "torch/lib/" + f.split(".so.")[0] + ".so"
+        shutil.copy2(full, os.path.join(site, rel))
+        record.append(f"{rel},,")
+    with open(f"{site}/torch-{version}.0.dist-info/METADATA", "w") as fh:
+        fh.write(f"Metadata-Version: 2.1\nName: torch\nVersion: {version}.0\n")
+    with open(f"{site}/torch-{version}.0.dist-info/RECORD", "w") as fh:
+        fh.write("\n".join(record) + "\n")
+
+
+def corpus_wheel_aarch64(work):
+    """The corpus has no aarch64 wheel: Debian's arm64 libtorch_python and libshm, packed here."""
+    src = os.path.join(corpus_dir(), "debs", "libtorch2.6-arm64", "usr/lib/aarch64-linux-gnu")
+    whl = os.path.join(work, "torch_python_ext-2.6.0-cp313-cp313-linux_aarch64.whl")
+    if os.path.exists(whl):
+        return whl
+    info = "torch_python_ext-2.6.0.dist-info"
+    records = []
+    with zipfile.ZipFile(whl, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as z:
+        for f in ("libtorch_python.so.2.6", "libshm.so.2.6"):
+            data = open(os.path.realpath(os.path.join(src, f)), "rb").read()
+            z.writestr(f"torch_python_ext/{f}", data)
+            records.append((f"torch_python_ext/{f}", data))
+        for arc, text in ((f"{info}/METADATA", "Metadata-Version: 2.1\nName: torch_python_ext\nVersion: 2.6.0\n"),
+                          (f"{info}/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: cp313-cp313-linux_aarch64\n")):
+            z.writestr(arc, text)
+            records.append((arc, text.encode()))
+        lines = [f"{a},sha256={base64.urlsafe_b64encode(hashlib.sha256(d).digest()).rstrip(b'=').decode()},{len(d)}"
+                 for a, d in records]
+        z.writestr(f"{info}/RECORD", "\n".join(lines + [f"{info}/RECORD,,"]) + "\n")
+    return whl
+
+
 def corpus_roots(work):
     """Roots from the corpus's real binaries: Debian 12's glibc 2.36 (this machine's) or Debian 13's 2.41,
     with PyTorch 1.13 / 2.6 / 2.14 installed as Debian installs it (usr/lib/<triple>, found through
@@ -582,21 +639,7 @@ def corpus_roots(work):
                     if layout == "deb":
                         must(["cp", "-a", *[os.path.join(src, f) for f in os.listdir(src)], os.path.join(root, trip)])
                     else:
-                        site = root + STUB_SITE
-                        os.makedirs(site + "/torch/lib")
-                        os.makedirs(f"{site}/torch-{torch}.0.dist-info")
-                        record = []
-                        for f in sorted(os.listdir(src)):
-                            full = os.path.join(src, f)
-                            if os.path.islink(full):
-                                continue  # the real files, named as the torch wheel names them
-                            rel = "torch/lib/" + f.split(".so.")[0] + ".so"
-                            shutil.copy2(full, os.path.join(site, rel))
-                            record.append(f"{rel},,")
-                        with open(f"{site}/torch-{torch}.0.dist-info/METADATA", "w") as fh:
-                            fh.write(f"Metadata-Version: 2.1\nName: torch\nVersion: {torch}.0\n")
-                        with open(f"{site}/torch-{torch}.0.dist-info/RECORD", "w") as fh:
-                            fh.write("\n".join(record) + "\n")
+                        lay_pip_torch(root + STUB_SITE, src, torch)
                     must(["ldconfig", "-r", root])
                 roots.append((name, root))
     return roots
@@ -604,12 +647,18 @@ def corpus_roots(work):
 
 def run_corpus(args, work):
     wheels_dir = os.path.join(corpus_dir(), "wheels")
+    absent = f"SKIP: the corpus is absent ({corpus_dir()}): run ../shared/corpus/fetch-real-binaries.sh and make-real-wheels.sh"
+    if args.arch == "aarch64":
+        if not os.path.isdir(os.path.join(corpus_dir(), "debs", "libtorch2.6-arm64")):
+            print(absent)
+            return 77
+        return run_pairs(args, work, [corpus_wheel_aarch64(work)], corpus_roots_aarch64(work), "corpus")
     wheels = sorted(os.path.join(wheels_dir, f) for f in os.listdir(wheels_dir) if f.endswith(".whl")) \
         if os.path.isdir(wheels_dir) else []
+    # The --large wheels (423 MB, 870 MB) are benchmark inputs: unpacking them into 12 roots is not a test.
     wheels = [w for w in wheels if wheel_arch(w) == "x86_64" and os.path.getsize(w) < (300 << 20)]
     if not wheels or not os.path.isdir(os.path.join(corpus_dir(), "debs", "libtorch2.6")):
-        print(f"SKIP: the corpus is absent ({corpus_dir()}): run ../shared/corpus/fetch-real-binaries.sh and "
-              "make-real-wheels.sh")
+        print(absent)
         return 77
     return run_pairs(args, work, wheels, corpus_roots(work), "corpus")
 
@@ -649,7 +698,7 @@ def run_given(args, whl, root_name, root, n, work):
     return dis, case, report
 
 
-def check_chroot(work):
+def check_chroot():
     try:
         p = run(["chroot", "/", "true"])
         return p.returncode == 0
@@ -675,7 +724,7 @@ def main():
     seed = args.seed if args.seed is not None else int(os.environ.get("WHEELCHECK_LOADER_SEED", "20261130"))
     in_ci = os.environ.get("CI") == "true"
     if args.arch == "x86_64":
-        if os.geteuid() != 0 or not check_chroot(None):
+        if os.geteuid() != 0 or not check_chroot():
             msg = "the loader harness needs root for chroot into its roots"
             if in_ci:
                 print(f"FAIL: {msg} (CI=true: a refused chroot is a failure)")
