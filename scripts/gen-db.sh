@@ -15,6 +15,7 @@
 #   python3.11-debian   Debian 12's CPython 3.11 interpreter and its exports (layer), and the stable ABI
 #                       table (limited API at 3.10, from Debian's python3.11-dev headers) that the
 #                       declared python3.10/python3.12 layers use where their exports are unknown
+#   python3.13-debian   Debian 13's CPython 3.13 and its exports (layer; scripts/fetch-cpython.sh fetches it)
 #   targets             manylinux2014, manylinux_2_28/_2_34/_2_39, musllinux_1_2 (policy data)
 #
 # --check  generate into a scratch copy and compare with db/: exit 1 and show the difference if any.
@@ -31,13 +32,13 @@ while (($#)); do
   case $1 in
     --check) check=1 ;;
     --build) build=$2; shift ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     -*) echo "gen-db.sh: unknown option $1" >&2; exit 2 ;;
     *) names+=("$1") ;;
   esac
   shift
 done
-all=(debian12 debian13 cuda13.0-runtime cuda12.4-runtime torch1.13-debian torch2.6-debian torch2.14-debian torch2.6-debian-aarch64 python3.11-debian targets)
+all=(debian12 debian13 cuda13.0-runtime cuda12.4-runtime torch1.13-debian torch2.6-debian torch2.14-debian torch2.6-debian-aarch64 python3.11-debian python3.13-debian targets)
 ((${#names[@]})) || names=("${all[@]}")
 
 wheelcheck=$build/wheelcheck
@@ -181,40 +182,63 @@ gen_torch() {  # gen_torch NAME DEB TRIPLE
     --relocatable-site
 }
 
-gen_python() {
-  local exe=/usr/bin/python3.11 headers=/usr/include/python3.11 dir=$out/exports/python needed version
-  [[ -x $exe && -f $headers/Python.h ]] && dpkg-query -W python3.11-minimal >/dev/null 2>&1 ||
-    { skip python3.11-debian "Debian's python3.11 and python3.11-dev absent"; return; }
-  mkdir -p "$dir"
-  "$wheelcheck" exports "$exe" -o "$dir/cpython-3.11-debian.exports.gz" >/dev/null
-  python3 "$here/db/tools/stable_abi.py" --headers "$headers" --limited 0x030A0000 --name stable-abi-3.10 \
-    --table "$dir/cpython-3.11-debian.exports.gz" --out "$dir/stable-abi-3.10.exports.gz" >/dev/null
+# A layer with one Debian CPython and its export table: python_layer NAME VERSION EXE PACKAGE-TEXT SITES...
+python_layer() {
+  local name=$1 version=$2 exe=$3 package=$4 needed digits sites
+  shift 4
+  digits=${version/./}
+  sites=$(printf '"%s", ' "$@"); sites=${sites%, }
+  mkdir -p "$out/exports/python"
+  # Read from a root-like folder, so the table names its image path (/usr/bin/pythonX.Y), not this machine's.
+  mkdir -p "$scratch/$name/usr/bin"
+  link_file "$exe" "$scratch/$name/usr/bin/python$version"
+  (cd "$scratch/$name" && "$wheelcheck" exports "usr/bin/python$version" \
+    -o "$out/exports/python/cpython-$version-debian.exports.gz" >/dev/null 2>&1)
   needed=$(readelf -d "$exe" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/"\1"/p' | paste -sd, | sed 's/,/, /g')
-  version=$(dpkg-query -W -f='${Version}' python3.11-minimal)
-  cat >"$out/layers/python3.11-debian.json" <<EOF
+  cat >"$out/layers/$name.json" <<EOF
 {
   "schema": "wheelcheck-image/1",
-  "name": "python3.11-debian",
-  "summary": "Debian 12's CPython 3.11 (/usr/bin/python3.11) with its exports: what extension modules bind against",
+  "name": "$name",
+  "summary": "Debian's CPython $version (/usr/bin/python$version) with its exports: what extension modules bind against",
   "kind": "layer",
   "origin": "probed",
   "group": "generated",
-  "sources": ["Debian 12 package python3.11-minimal $version"],
-  "generated_by": "scripts/gen-db.sh python3.11-debian",
+  "sources": ["$package"],
+  "generated_by": "scripts/gen-db.sh $name",
   "exports_dir": "../exports",
   "pythons": [
     {
-      "version": "3.11",
-      "abi_tags": ["cp311", "abi3"],
-      "executable": "/usr/bin/python3.11",
-      "site_packages": ["/usr/local/lib/python3.11/dist-packages", "/usr/lib/python3/dist-packages"],
-      "exports": "python/cpython-3.11-debian.exports.gz",
+      "version": "$version",
+      "abi_tags": ["cp$digits", "abi3"],
+      "executable": "/usr/bin/python$version",
+      "site_packages": [$sites],
+      "exports": "python/cpython-$version-debian.exports.gz",
       "needed": [$needed]
     }
   ]
 }
 EOF
-  echo "gen-db: layers/python3.11-debian.json, exports/python/"
+  echo "gen-db: layers/$name.json, exports/python/cpython-$version-debian.exports.gz"
+}
+
+gen_python311() {
+  local exe=/usr/bin/python3.11 headers=/usr/include/python3.11
+  [[ -x $exe && -f $headers/Python.h ]] && dpkg-query -W python3.11-minimal >/dev/null 2>&1 ||
+    { skip python3.11-debian "Debian's python3.11 and python3.11-dev absent"; return; }
+  python_layer python3.11-debian 3.11 "$exe" \
+    "Debian 12 package python3.11-minimal $(dpkg-query -W -f='${Version}' python3.11-minimal)" \
+    /usr/local/lib/python3.11/dist-packages /usr/lib/python3/dist-packages
+  python3 "$here/db/tools/stable_abi.py" --headers "$headers" --limited 0x030A0000 --name stable-abi-3.10 \
+    --table "$out/exports/python/cpython-3.11-debian.exports.gz" \
+    --out "$out/exports/python/stable-abi-3.10.exports.gz" >/dev/null
+}
+
+gen_python313() {
+  local deb=$corpus/debs/python3.13-minimal
+  [[ -x $deb/usr/bin/python3.13 ]] || { skip python3.13-debian "absent ($deb): run scripts/fetch-cpython.sh"; return; }
+  python_layer python3.13-debian 3.13 "$deb/usr/bin/python3.13" \
+    "Debian 13 package python3.13-minimal $(zcat "$deb"/usr/share/doc/python3.13-minimal/changelog.Debian.gz | sed -n '1s/^[^ ]* (\([^)]*\)).*/\1/p')" \
+    /usr/local/lib/python3.13/dist-packages /usr/lib/python3/dist-packages
 }
 
 gen_targets() {
@@ -233,7 +257,8 @@ for n in "${names[@]}"; do
     torch2.6-debian) gen_torch torch2.6-debian libtorch2.6 x86_64-linux-gnu ;;
     torch2.14-debian) gen_torch torch2.14-debian libtorch2.14 x86_64-linux-gnu ;;
     torch2.6-debian-aarch64) gen_torch torch2.6-debian-aarch64 libtorch2.6-arm64 aarch64-linux-gnu ;;
-    python3.11-debian) gen_python ;;
+    python3.11-debian) gen_python311 ;;
+    python3.13-debian) gen_python313 ;;
     targets) gen_targets ;;
     *) echo "gen-db.sh: unknown name $n (known: ${all[*]})" >&2; exit 2 ;;
   esac

@@ -186,8 +186,8 @@ TEST(LoaderFidelity, BrokenSharedDependencyFailsEveryMember) {
   EXPECT_EQ(missing, 1U) << verdict::render_text(r, false);
 }
 
-// Symbols an extension expects from the interpreter: bound against Debian's CPython 3.11 exports (the
-// long-removed PyFPE_jbuf is an error), and against 3.12's stable ABI where its exports are unknown
+// Symbols an extension expects from the interpreter: bound against Debian's CPython 3.11 and 3.13 exports
+// (the long-removed PyFPE_jbuf is an error), and against 3.12's stable ABI where its exports are unknown
 // (PyModule_Create2 binds; PyFPE_jbuf becomes a condition that names it, never silence).
 TEST(LoaderFidelity, InterpreterSymbolsAreBound) {
   TempDir dir;
@@ -205,6 +205,14 @@ TEST(LoaderFidelity, InterpreterSymbolsAreBound) {
   EXPECT_TRUE(fpe) << verdict::render_text(r311, false);
   ASSERT_EQ(r311.members.size(), 1U);
   EXPECT_EQ(r311.members[0].symbols_interpreter, 1U) << "PyModule_Create2 binds to the interpreter";
+
+  TempDir dir13;
+  const auto r313 = check(whl, db_image(dir13, R"("debian13", "python3.13-debian")"));
+  bool fpe13 = false;
+  for (const auto& f : r313.findings) {
+    fpe13 |= f.kind == "missing-symbol" && f.symbol == "PyFPE_jbuf" && f.severity == verdict::Severity::Error;
+  }
+  EXPECT_TRUE(fpe13) << "Debian 13's CPython 3.13 exports no PyFPE_jbuf either\n" << verdict::render_text(r313, false);
 
   TempDir dir2;
   const auto r312 = check(whl, db_image(dir2, R"("debian12", "python3.12")"));
