@@ -23,6 +23,7 @@ failure) or by qemu-aarch64-static -L ROOT (aarch64; no chroot needed).
 import argparse, base64, concurrent.futures, hashlib, json, os, re, shutil, subprocess, sys, tempfile, time
 import zipfile
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cases as gen  # noqa: E402
 
