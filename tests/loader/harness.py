@@ -20,12 +20,14 @@ and the set of unresolved (object, symbol, version). Every disagreement prints b
 Inside a root the loader runs by chroot (x86_64; root is required, and in CI a refused chroot is a
 failure) or by qemu-aarch64-static -L ROOT (aarch64; no chroot needed).
 """
-import argparse, base64, concurrent.futures, hashlib, json, os, re, shutil, subprocess, sys, tempfile, time
+import argparse, concurrent.futures, json, os, re, shutil, subprocess, sys, tempfile, time
 import zipfile
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
 import cases as gen  # noqa: E402
+from make_wheel import write_wheel as pack_wheel  # noqa: E402  (the tests' one wheel writer)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TRIPLE = gen.TRIPLE
@@ -181,34 +183,10 @@ def compile_case(case, bdir):
     return built
 
 
-def write_wheel(case, built, path, site_rel_scripts):
-    name, version = case.wheel, "1.0"
-    info = f"{name}-{version}.dist-info"
-    tag = f"cp311-cp311-linux_{case.arch}"
-    records = []
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
-        for lib in case.libs:
-            if lib.place and lib.place.startswith("wheel:"):
-                arc = lib.place[len("wheel:"):]
-                data = open(built[lib.key], "rb").read()
-                zi = zipfile.ZipInfo(arc)
-                zi.external_attr = 0o755 << 16
-                z.writestr(zi, data, zipfile.ZIP_DEFLATED)
-                records.append((arc, data))
-        meta = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
-        for req in case.requires:
-            meta += f"Requires-Dist: {req}\n"
-        wheel_txt = f"Wheel-Version: 1.0\nGenerator: wheelcheck-loader-harness\nRoot-Is-Purelib: false\nTag: {tag}\n"
-        for arc, text in ((f"{info}/METADATA", meta), (f"{info}/WHEEL", wheel_txt)):
-            z.writestr(arc, text)
-            records.append((arc, text.encode()))
-        lines = []
-        for arc, data in records:
-            h = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-            lines.append(f"{arc},sha256={h},{len(data)}")
-        lines.append(f"{info}/RECORD,,")
-        z.writestr(f"{info}/RECORD", "\n".join(lines) + "\n")
-    return path
+def write_wheel(case, built, path):
+    files = [(lib.place[len("wheel:"):], built[lib.key]) for lib in case.libs
+             if lib.place and lib.place.startswith("wheel:")]
+    return pack_wheel(path, files, requires_dist=case.requires)
 
 
 def install_path(site, arc):
@@ -437,7 +415,7 @@ def run_case(args, case, work):
         shutil.copy2(os.path.join(work, f"probe-{case.arch}"), os.path.join(root, "probe"))
     site = PY_SITE if case.python else STUB_SITE
     lay_out(case, built, root, site)
-    whl = write_wheel(case, built, os.path.join(cdir, f"{case.wheel}-1.0-cp311-cp311-linux_{case.arch}.whl"), site)
+    whl = write_wheel(case, built, os.path.join(cdir, f"{case.wheel}-1.0-cp311-cp311-linux_{case.arch}.whl"))
     report = wheelcheck_json(args.wheelcheck, whl, root, case.env, os.path.join(work, "cache"))
     notes = " ".join(report.get("notes", []))
     if f"installed into {site}" not in notes:
@@ -594,21 +572,8 @@ def corpus_wheel_aarch64(work):
     whl = os.path.join(work, "torch_python_ext-2.6.0-cp313-cp313-linux_aarch64.whl")
     if os.path.exists(whl):
         return whl
-    info = "torch_python_ext-2.6.0.dist-info"
-    records = []
-    with zipfile.ZipFile(whl, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as z:
-        for f in ("libtorch_python.so.2.6", "libshm.so.2.6"):
-            data = open(os.path.realpath(os.path.join(src, f)), "rb").read()
-            z.writestr(f"torch_python_ext/{f}", data)
-            records.append((f"torch_python_ext/{f}", data))
-        for arc, text in ((f"{info}/METADATA", "Metadata-Version: 2.1\nName: torch_python_ext\nVersion: 2.6.0\n"),
-                          (f"{info}/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: cp313-cp313-linux_aarch64\n")):
-            z.writestr(arc, text)
-            records.append((arc, text.encode()))
-        lines = [f"{a},sha256={base64.urlsafe_b64encode(hashlib.sha256(d).digest()).rstrip(b'=').decode()},{len(d)}"
-                 for a, d in records]
-        z.writestr(f"{info}/RECORD", "\n".join(lines + [f"{info}/RECORD,,"]) + "\n")
-    return whl
+    return pack_wheel(whl, [(f"torch_python_ext/{f}", os.path.realpath(os.path.join(src, f)))
+                            for f in ("libtorch_python.so.2.6", "libshm.so.2.6")])
 
 
 def corpus_roots(work):

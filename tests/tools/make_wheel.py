@@ -16,6 +16,47 @@ VERSION and the tag taken from OUT's file name. Options bend the result for test
 """
 import argparse, base64, hashlib, os, sys, zipfile
 
+def write_wheel(out, files, requires_dist=(), requires_python=None, no_record=False, tamper=(), wrong_size=(),
+                unlisted=(), phantom=(), stored=False):
+    """Writes the wheel OUT (named like a wheel) from files, a list of (archive name, source path)."""
+    base = os.path.basename(out)[:-4]
+    parts = base.split("-")
+    name, version, tag = parts[0], parts[1], "-".join(parts[-3:])
+    info = f"{name}-{version}.dist-info"
+    method = zipfile.ZIP_STORED if stored else zipfile.ZIP_DEFLATED
+    records = []
+    def digest(data):
+        return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    tmp = out + ".part"
+    with zipfile.ZipFile(tmp, "w", method) as z:
+        def add(arc, data):
+            zi = zipfile.ZipInfo(arc, (2024, 1, 1, 0, 0, 0))
+            zi.external_attr = 0o755 << 16
+            z.writestr(zi, data, method)
+            if arc in unlisted:
+                return
+            h = digest(data + b"tampered" if arc in tamper else data)
+            size = len(data) + 1 if arc in wrong_size else len(data)
+            records.append(f"{arc},{h},{size}")
+        for arc, src in files:
+            with open(src, "rb") as f:
+                add(arc, f.read())
+        meta = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+        for r in requires_dist:
+            meta += f"Requires-Dist: {r}\n"
+        if requires_python:
+            meta += f"Requires-Python: {requires_python}\n"
+        add(f"{info}/METADATA", meta.encode())
+        purelib = "true" if tag.endswith("-any") else "false"
+        add(f"{info}/WHEEL", f"Wheel-Version: 1.0\nGenerator: wheelcheck-tests\nRoot-Is-Purelib: {purelib}\nTag: {tag}\n".encode())
+        for p in phantom:
+            records.append(f"{p},sha256=AAAA,4")
+        if not no_record:
+            records.append(f"{info}/RECORD,,")
+            z.writestr(zipfile.ZipInfo(f"{info}/RECORD", (2024, 1, 1, 0, 0, 0)), "\n".join(records) + "\n", method)
+    os.replace(tmp, out)
+    return out
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
@@ -29,43 +70,8 @@ def main():
     ap.add_argument("--phantom", action="append", default=[])
     ap.add_argument("--stored", action="store_true")
     a = ap.parse_intermixed_args()
-    base = os.path.basename(a.out)[:-4]
-    parts = base.split("-")
-    name, version, tag = parts[0], parts[1], "-".join(parts[-3:])
-    info = f"{name}-{version}.dist-info"
-    method = zipfile.ZIP_STORED if a.stored else zipfile.ZIP_DEFLATED
-    records = []
-    def digest(data):
-        return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-    tmp = a.out + ".part"
-    with zipfile.ZipFile(tmp, "w", method) as z:
-        def add(arc, data):
-            zi = zipfile.ZipInfo(arc, (2024, 1, 1, 0, 0, 0))
-            zi.external_attr = 0o755 << 16
-            z.writestr(zi, data, method)
-            if arc in a.unlisted:
-                return
-            h = digest(data + b"tampered" if arc in a.tamper else data)
-            size = len(data) + 1 if arc in a.wrong_size else len(data)
-            records.append(f"{arc},{h},{size}")
-        for pair in a.files:
-            arc, src = pair.split("=", 1)
-            with open(src, "rb") as f:
-                add(arc, f.read())
-        meta = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
-        for r in a.requires_dist:
-            meta += f"Requires-Dist: {r}\n"
-        if a.requires_python:
-            meta += f"Requires-Python: {a.requires_python}\n"
-        add(f"{info}/METADATA", meta.encode())
-        purelib = "true" if tag.endswith("-any") else "false"
-        add(f"{info}/WHEEL", f"Wheel-Version: 1.0\nGenerator: wheelcheck-tests\nRoot-Is-Purelib: {purelib}\nTag: {tag}\n".encode())
-        for p in a.phantom:
-            records.append(f"{p},sha256=AAAA,4")
-        if not a.no_record:
-            records.append(f"{info}/RECORD,,")
-            z.writestr(zipfile.ZipInfo(f"{info}/RECORD", (2024, 1, 1, 0, 0, 0)), "\n".join(records) + "\n", method)
-    os.replace(tmp, a.out)
+    write_wheel(a.out, [tuple(pair.split("=", 1)) for pair in a.files], a.requires_dist, a.requires_python,
+                a.no_record, a.tamper, a.wrong_size, a.unlisted, a.phantom, a.stored)
 
 if __name__ == "__main__":
     sys.exit(main())
