@@ -1,10 +1,11 @@
-"""The loader harness's probe where the root has a real CPython: that Python imports each member.
+"""The loader harness's probe where the root has a real CPython: that Python loads each member.
 
   python3.X probe.py [--preload PATH]... [--] MEMBER...
 
 Same protocol as probe.c: a child process per member; preloads loaded RTLD_LOCAL (as `import torch`
-leaves its libraries); an extension module is imported as Python imports it (sys.getdlopenflags():
-RTLD_NOW, RTLD_LOCAL), so symbols from the interpreter count.
+leaves its libraries); each member is dlopened by the interpreter exactly as its import system does
+(sys.getdlopenflags(): RTLD_NOW, RTLD_LOCAL), so symbols from the interpreter count. The module's
+PyInit_ function is not run: it is the module's own code (built for some CPython), not the loader's.
 """
 import ctypes, os, sys
 
