@@ -92,40 +92,27 @@ std::vector<Finding> cuda_findings(const resolve::Space& space, const image::Ima
     }
     const std::string need = minimum_driver(major);
     if (need.empty()) continue;
+    if (image.driver.known() && !driver_older(*image.driver.value, need)) continue;
+    // The one driver finding: an error against a known, older driver; a condition when it is unknown.
+    Finding f;
+    f.member = member;
+    f.library = soname;
+    f.required_version = need;
+    f.evidence = {"CUDA minor version compatibility floors (NVIDIA's CUDA Toolkit release notes)"};
     if (image.driver.known()) {
-      if (driver_older(*image.driver.value, need)) {
-        out.push_back([&] {
-          Finding f;
-          f.kind = "driver-too-old";
-          f.severity = Severity::Error;
-          f.member = member;
-          f.library = fmt::format("libcudart.so.{}", major);
-          f.required_version = need;
-          f.explanation = fmt::format("the CUDA {} runtime needs an NVIDIA driver >= {}; the image's driver is {}.",
-                                      major, need, *image.driver.value);
-          f.fix = fmt::format("a driver >= {} on the host, or a build for an older CUDA", need);
-          f.evidence =
-              std::vector<std::string>{"CUDA minor version compatibility floors (NVIDIA's CUDA Toolkit release notes)"};
-          return f;
-        }());
-      }
+      f.kind = "driver-too-old";
+      f.severity = Severity::Error;
+      f.explanation = fmt::format("the CUDA {} runtime needs an NVIDIA driver >= {}; the image's driver is {}.", major,
+                                  need, *image.driver.value);
+      f.fix = fmt::format("a driver >= {} on the host, or a build for an older CUDA", need);
     } else {
-      const std::string why = image.driver.note.empty() ? "not described" : image.driver.note;
-      out.push_back([&] {
-        Finding f;
-        f.kind = "driver";
-        f.severity = Severity::Condition;
-        f.member = member;
-        f.library = fmt::format("libcudart.so.{}", major);
-        f.required_version = need;
-        f.explanation = fmt::format(
-            "needs an NVIDIA driver >= {} (CUDA {}); the image's driver version is unknown ({}).", need, major, why);
-        f.fix = "check `nvidia-smi` on the runner, or describe the driver in the image";
-        f.evidence =
-            std::vector<std::string>{"CUDA minor version compatibility floors (NVIDIA's CUDA Toolkit release notes)"};
-        return f;
-      }());
+      f.kind = "driver";
+      f.severity = Severity::Condition;
+      f.explanation = fmt::format("needs an NVIDIA driver >= {} (CUDA {}); the image's driver version is unknown ({}).",
+                                  need, major, image.driver.note.empty() ? "not described" : image.driver.note);
+      f.fix = "check `nvidia-smi` on the runner, or describe the driver in the image";
     }
+    out.push_back(std::move(f));
   }
   return out;
 }
