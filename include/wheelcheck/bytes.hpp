@@ -55,4 +55,31 @@ class FileSource final : public ByteSource {
 
 std::vector<std::byte> read_file_bytes(const std::string& path);
 
+// Random access to a file's bytes: a file on disk (pread), or a remote one read in byte ranges. What
+// libzip reads a wheel through when the wheel is not a local path. Implementations are thread safe.
+class RandomAccess {
+ public:
+  virtual ~RandomAccess() = default;
+  virtual std::uint64_t size() const = 0;
+  virtual std::string name() const = 0;
+  // Fills `out` with the bytes at [offset, offset + out.size()); throws Error when it cannot.
+  virtual void read_at(std::uint64_t offset, std::span<std::byte> out) const = 0;
+};
+
+class FileRandomAccess final : public RandomAccess {
+ public:
+  explicit FileRandomAccess(std::string path);  // throws Error(Io) if it cannot be opened
+  ~FileRandomAccess() override;
+  FileRandomAccess(const FileRandomAccess&) = delete;
+  FileRandomAccess& operator=(const FileRandomAccess&) = delete;
+  std::uint64_t size() const override { return m_size; }
+  std::string name() const override { return m_path; }
+  void read_at(std::uint64_t offset, std::span<std::byte> out) const override;
+
+ private:
+  std::string m_path;
+  int m_fd = -1;
+  std::uint64_t m_size = 0;
+};
+
 }  // namespace wheelcheck

@@ -4,8 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -161,6 +163,11 @@ std::string reader_name(ReaderKind kind);
 Binary read_elf(const ByteSource& source, ReaderKind kind = ReaderKind::Fast, ReaderLimits limits = {});
 // A file on disk, read with pread: only the header, tables and dynamic section, never the code.
 Binary read_elf_file(const std::string& path, ReaderLimits limits = {});
+// The same over any random access to `size` bytes (a zip member read headers-only): `read_at` fills the
+// span with the bytes at the offset; it is asked only for what the scanner wants, in increasing order
+// within a pass.
+Binary read_elf_random(std::uint64_t size, const std::function<void(std::uint64_t, std::span<std::byte>)>& read_at,
+                       ReaderLimits limits = {});
 // LIEF on bytes in memory (only the LIEF path ever holds a whole member).
 Binary read_elf_lief(const std::vector<std::uint8_t>& bytes, const std::string& name);
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -36,6 +37,8 @@ struct WheelProfile {
   std::vector<MemberProfile> members;           // the ELF members, in archive order
   std::uint64_t member_count = 0;               // all members, ELF or not
   std::string reader;                           // "fast" or "lief"
+  std::string integrity = "full";               // "full", or "headers-only" (k_integrity_headers)
+  std::string source;                           // the URL a remote wheel was read from; "" for a file
   bool has_problems() const;
 };
 
@@ -45,8 +48,16 @@ struct Progress {
   std::string current;
 };
 
+// How much of a wheel is read. Full: every byte of every member (RECORD verified, CRC-32s checked,
+// the whole-file sha256). Headers: only what the ELF reader needs from each member (its start and, for
+// a large deflate member, its end decoded on its own), plus WHEEL and METADATA; nothing is verified.
+enum class Verify { Full, Headers };
+inline constexpr const char* k_integrity_full = "full";
+inline constexpr const char* k_integrity_headers = "headers-only";
+
 struct InspectOptions {
   elf::ReaderKind reader = elf::ReaderKind::Fast;
+  Verify verify = Verify::Full;
   bool verify_record = true;
   unsigned threads = 0;  // 0: one per core
   wheel::ArchiveLimits limits;
@@ -56,6 +67,11 @@ struct InspectOptions {
 
 // Reads a wheel (never from the cache). Throws Error(BadInput) when the file is not a readable zip.
 WheelProfile inspect_wheel(const std::string& path, const InspectOptions& options = {});
+// The same through a RandomAccess (a remote wheel); `filename` is the wheel's file name, `sha256` what
+// the index says it is (kept as the profile's, unverified, in headers mode; "" when unknown). Full mode
+// through a RandomAccess reads every byte and computes the sha256 itself.
+WheelProfile inspect_wheel(std::shared_ptr<const RandomAccess> file, const std::string& filename,
+                           const std::string& sha256, const InspectOptions& options = {});
 
 // The profile cache: $WHEELCHECK_CACHE_DIR, else $XDG_CACHE_HOME/wheelcheck, else ~/.cache/wheelcheck.
 class ProfileCache {
@@ -77,6 +93,10 @@ class ProfileCache {
  private:
   std::string m_dir;
 };
+
+// The cache's key for a profile and for what options would produce ("fast", "fast-headers", "lief").
+std::string cache_key(const WheelProfile& profile);
+std::string cache_key(const InspectOptions& options);
 
 // inspect with the cache in front: a hit reads no member data.
 struct CachedInspect {

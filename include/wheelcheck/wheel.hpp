@@ -32,6 +32,8 @@ struct Filename {
 };
 Filename parse_filename(std::string_view filename);         // throws Error(BadInput)
 std::string normalize_project_name(std::string_view name);  // PEP 503
+// PEP 440 order of two versions: <0, 0, >0; nullopt when either is not a valid version.
+std::optional<int> compare_versions(std::string_view a, std::string_view b);
 
 // RFC 822 style header block: "Key: value" lines, continuation lines, then an optional body.
 using HeaderFields = std::multimap<std::string, std::string>;
@@ -91,10 +93,29 @@ struct MemberInfo {
   bool directory = false;
 };
 
+// Random access to one member's uncompressed bytes, for a headers-only read that must not inflate a
+// whole 1 GB member to learn what its first and last few MB say. Deflate members are served from a
+// forward inflate of their start (kept in memory up to a limit) or from their end decoded on its own
+// (inspector/wheel/deflate_tail.cpp); stored members are read where they lie. Nothing here checks the
+// CRC-32 (the whole member is never read): callers say so (integrity "headers-only").
+class MemberReader {
+ public:
+  virtual ~MemberReader() = default;
+  // Fills `out` with the member's bytes at [offset, offset + out.size()). Throws Error(BadInput) for
+  // corrupt data or a range outside the member.
+  virtual void read(std::uint64_t offset, std::span<std::byte> out) = 0;
+  // Uncompressed bytes inflated so far from the member's start, and the compressed bytes of its end
+  // that were decoded on their own (for benchmarks and tests).
+  virtual std::uint64_t inflated_from_start() const = 0;
+  virtual std::uint64_t tail_bytes() const = 0;
+};
+
 // A read-only wheel. Not thread safe: each thread opens its own (cheap: the central directory only).
 class ZipArchive {
  public:
   static std::unique_ptr<ZipArchive> open(const std::string& path, const ArchiveLimits& limits = {});
+  // The same through a RandomAccess (a remote wheel read in byte ranges); `name` is for messages.
+  static std::unique_ptr<ZipArchive> open(std::shared_ptr<const RandomAccess> file, const ArchiveLimits& limits = {});
   ~ZipArchive();
   ZipArchive(const ZipArchive&) = delete;
   ZipArchive& operator=(const ZipArchive&) = delete;
@@ -112,11 +133,15 @@ class ZipArchive {
   std::string read_small(std::uint64_t index) const;
   // A ByteSource view of one member, for readers that take a source.
   std::unique_ptr<ByteSource> member_source(std::uint64_t index) const;
+  // Random access to one member (see MemberReader). The archive must outlive the reader.
+  std::unique_ptr<MemberReader> random_member(std::uint64_t index) const;
 
  private:
   ZipArchive() = default;
   struct Handle;
+  static std::unique_ptr<ZipArchive> open_handle(std::unique_ptr<ZipArchive> a, int code);
   std::unique_ptr<Handle> m_handle;
+  std::shared_ptr<const RandomAccess> m_file;  // set when opened through a RandomAccess
   std::string m_path;
   ArchiveLimits m_limits;
   std::vector<MemberInfo> m_members;

@@ -966,14 +966,8 @@ Binary read_elf_fast(const ByteSource& source, const ReaderLimits& limits) {
 
 }  // namespace
 
-Binary read_elf_file(const std::string& path, ReaderLimits limits) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw io_error("cannot open " + path);
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  const auto size = FileSource(path).size();
+Binary read_elf_random(std::uint64_t size, const std::function<void(std::uint64_t, std::span<std::byte>)>& read_at,
+                       ReaderLimits limits) {
   limits.speculative_prefix = std::min<std::uint64_t>(limits.speculative_prefix, 64 << 10);
   ElfScanner scanner(size, limits);
   std::vector<std::byte> buf;
@@ -981,19 +975,18 @@ Binary read_elf_file(const std::string& path, ReaderLimits limits) {
     while (auto range = scanner.next_wanted()) {
       scanner.skip_to(range->first);
       buf.resize(static_cast<std::size_t>(range->second - range->first));
-      std::size_t done = 0;
-      while (done < buf.size()) {
-        const auto n = ::pread(fd, buf.data() + done, buf.size() - done, static_cast<off_t>(range->first + done));
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) throw io_error("cannot read " + path);
-        if (n == 0) throw bad_input(path + ": file shrank while reading");
-        done += static_cast<std::size_t>(n);
-      }
+      read_at(range->first, buf);
       scanner.feed(buf.data(), buf.size());
     }
     scanner.skip_to(size);
     if (auto b = scanner.finish_pass()) return std::move(*b);
   }
+}
+
+Binary read_elf_file(const std::string& path, ReaderLimits limits) {
+  const FileRandomAccess file(path);
+  return read_elf_random(
+      file.size(), [&](std::uint64_t offset, std::span<std::byte> out) { file.read_at(offset, out); }, limits);
 }
 
 Binary read_elf(const ByteSource& source, ReaderKind kind, ReaderLimits limits) {

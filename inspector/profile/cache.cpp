@@ -23,7 +23,7 @@ namespace wheelcheck {
 
 namespace {
 
-constexpr char k_magic[8] = {'W', 'C', 'P', 'R', 'O', 'F', '\0', '\2'};  // 2: copy relocations
+constexpr char k_magic[8] = {'W', 'C', 'P', 'R', 'O', 'F', '\0', '\3'};  // 3: integrity, source
 
 class Out {
  public:
@@ -273,6 +273,8 @@ std::string serialize_profile(const WheelProfile& p) {
   put_problems(o, p.problems);
   o.u64(p.member_count);
   o.str(p.reader);
+  o.str(p.integrity);
+  o.str(p.source);
   o.u64(p.members.size());
   for (const auto& m : p.members) {
     o.str(m.path);
@@ -319,6 +321,8 @@ WheelProfile deserialize_profile(std::string_view bytes) {
   p.problems = get_problems(in);
   p.member_count = in.u64();
   p.reader = in.str();
+  p.integrity = in.str();
+  p.source = in.str();
   p.members.resize(in.count());
   for (auto& m : p.members) {
     m.path = in.str();
@@ -373,7 +377,7 @@ std::optional<WheelProfile> ProfileCache::load(const std::string& sha256, const 
   try {
     const auto bytes = read_text_file(entry_base(m_dir, sha256, reader) + ".bin", std::uint64_t{4} << 30);
     auto p = deserialize_profile(bytes);
-    if (p.sha256 != sha256 || p.reader != reader) return std::nullopt;
+    if (p.sha256 != sha256 || cache_key(p) != reader) return std::nullopt;
     return p;
   } catch (const Error&) {
     return std::nullopt;
@@ -404,7 +408,7 @@ std::optional<bool> ProfileCache::load_clean_flag(const std::string& sha256, con
 
 void ProfileCache::store(const WheelProfile& profile) const {
   if (!valid_sha(profile.sha256)) return;
-  const std::string base = entry_base(m_dir, profile.sha256, profile.reader);
+  const std::string base = entry_base(m_dir, profile.sha256, cache_key(profile));
   make_dirs(base.substr(0, base.rfind('/')));
   {
     const std::string tmp = base + ".json.tmp." + std::to_string(::getpid());
@@ -426,14 +430,29 @@ void ProfileCache::store(const WheelProfile& profile) const {
   write_file_atomic(base + ".bin", serialize_profile(profile));  // last: its presence marks the entry whole
 }
 
-CachedInspect inspect_cached(const std::string& path, const InspectOptions& options, const ProfileCache* cache) {
+std::string cache_key(const WheelProfile& profile) {
+  return profile.integrity == k_integrity_headers ? profile.reader + "-headers" : profile.reader;
+}
+
+std::string cache_key(const InspectOptions& options) {
   const std::string reader = elf::reader_name(options.reader);
+  return options.verify == Verify::Headers ? reader + "-headers" : reader;
+}
+
+CachedInspect inspect_cached(const std::string& path, const InspectOptions& options, const ProfileCache* cache) {
+  const std::string reader = cache_key(options);
   if (cache != nullptr) {
     if (auto sha = cache->known_sha256(path)) {
       if (auto p = cache->load(*sha, reader)) return {std::move(*p), true};
+      // A full profile answers a headers-only question too (it read more, and verified it).
+      if (options.verify == Verify::Headers) {
+        if (auto p = cache->load(*sha, elf::reader_name(options.reader))) return {std::move(*p), true};
+      }
     }
   }
   CachedInspect r{inspect_wheel(path, options), false};
+  // A local headers-only profile has no sha256 (the file was not hashed): nothing to key it by.
+  if (options.verify == Verify::Headers) return r;
   if (cache != nullptr) {
     // A cache that cannot be written (read-only home, full disk) costs speed, never the answer.
     try {

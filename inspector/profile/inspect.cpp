@@ -7,6 +7,7 @@
 // one more job in the same queue. A member whose ELF tables lie beyond what the first pass kept is read
 // again, without hashing, only as far as the scanner still needs (see inspector/elf/scanner.cpp).
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <map>
@@ -193,6 +194,7 @@ MemberResult process_member(const wheel::ZipArchive& archive, const wheel::Membe
     r.digest.algorithm = algorithm;
     if (hasher) r.digest.digest = base64url_nopad(hasher->finish());
   } catch (const Error& e) {
+    if (e.kind() == ErrorKind::Io) throw;  // the disk or the network failed, not the wheel
     r.problem = wheel::Problem{"corrupt-member", info.name, e.what()};
     return r;
   }
@@ -206,6 +208,40 @@ MemberResult process_member(const wheel::ZipArchive& archive, const wheel::Membe
     else
       m.elf = elf::read_elf_lief(whole, info.name);
   } catch (const Error& e) {
+    m.error = e.what();
+    r.problem = wheel::Problem{"malformed-elf", info.name, e.what()};
+  }
+  r.member = std::move(m);
+  return r;
+}
+
+// Headers-only: the ELF reader asks the member for the ranges it wants (MemberReader serves them from
+// the member's start or its separately decoded end); a member that is not ELF costs its first 4 bytes.
+MemberResult process_member_headers(const wheel::ZipArchive& archive, const wheel::MemberInfo& info,
+                                    const InspectOptions& options, ProgressReporter& progress) {
+  MemberResult r;
+  progress.add(info.size, info.name);
+  if (info.size < 4) return r;
+  std::unique_ptr<wheel::MemberReader> reader;
+  try {
+    reader = archive.random_member(info.index);
+    std::array<std::byte, 4> magic{};
+    reader->read(0, magic);
+    if (!elf::has_elf_magic(magic.data(), magic.size())) return r;
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::Io) throw;
+    r.problem = wheel::Problem{"corrupt-member", info.name, e.what()};
+    return r;
+  }
+  MemberProfile m;
+  m.path = info.name;
+  m.size = info.size;
+  try {
+    m.elf = elf::read_elf_random(
+        info.size, [&](std::uint64_t offset, std::span<std::byte> out) { reader->read(offset, out); },
+        options.elf_limits);
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::Io) throw;
     m.error = e.what();
     r.problem = wheel::Problem{"malformed-elf", info.name, e.what()};
   }
@@ -239,12 +275,40 @@ bool WheelProfile::has_problems() const {
   return !problems.empty() || !record_problems.empty();
 }
 
-WheelProfile inspect_wheel(const std::string& path, const InspectOptions& options) {
+namespace {
+
+// Where a wheel's bytes come from: a path (libzip's own file source) or a RandomAccess.
+struct WheelInput {
+  std::string path;
+  std::shared_ptr<const RandomAccess> file;
+  std::unique_ptr<wheel::ZipArchive> open(const wheel::ArchiveLimits& limits) const {
+    return file ? wheel::ZipArchive::open(file, limits) : wheel::ZipArchive::open(path, limits);
+  }
+  std::string sha256_hex() const {
+    if (!file) return sha256_file_hex(path);
+    Hasher h("sha256");
+    std::vector<std::byte> buf(k_chunk);
+    for (std::uint64_t off = 0; off < file->size(); off += buf.size()) {
+      const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), file->size() - off));
+      file->read_at(off, std::span(buf).first(n));
+      h.update(buf.data(), n);
+    }
+    return to_hex(h.finish());
+  }
+};
+
+WheelProfile inspect_input(const WheelInput& input, const std::string& filename, const std::string& known_sha256,
+                           const InspectOptions& options) {
+  const bool headers = options.verify == Verify::Headers;
+  if (headers && options.reader != elf::ReaderKind::Fast) {
+    throw usage_error("--verify headers works with the fast ELF reader only (LIEF reads whole files)");
+  }
   WheelProfile p;
-  p.filename = wheel::parse_filename(path);
+  p.filename = wheel::parse_filename(filename);
   p.reader = elf::reader_name(options.reader);
-  p.size = FileSource(path).size();
-  auto archive = wheel::ZipArchive::open(path, options.limits);
+  p.integrity = headers ? k_integrity_headers : k_integrity_full;
+  p.size = input.file ? input.file->size() : FileSource(input.path).size();
+  auto archive = input.open(options.limits);
   const auto& members = archive->members();
   p.member_count = members.size();
   p.problems = archive->problems();
@@ -276,7 +340,7 @@ WheelProfile inspect_wheel(const std::string& path, const InspectOptions& option
     };
     if (auto text = read_meta("WHEEL")) p.wheel_file = wheel::parse_wheel_file(*text);
     if (auto text = read_meta("METADATA")) p.metadata = wheel::parse_metadata(*text);
-    if (auto text = read_meta("RECORD")) {
+    if (auto text = headers ? std::nullopt : read_meta("RECORD")) {
       try {
         record = wheel::parse_record(*text);
         record_ok = true;
@@ -292,7 +356,7 @@ WheelProfile inspect_wheel(const std::string& path, const InspectOptions& option
 
   // The jobs: every readable member, largest first; job -1 hashes the wheel file itself.
   std::vector<std::int64_t> jobs;
-  std::uint64_t total_bytes = p.size;
+  std::uint64_t total_bytes = headers ? 0 : p.size;
   for (const auto& m : members) {
     if (m.directory || m.encrypted || m.size > options.limits.max_member_size) continue;
     jobs.push_back(static_cast<std::int64_t>(m.index));
@@ -302,7 +366,7 @@ WheelProfile inspect_wheel(const std::string& path, const InspectOptions& option
                    [&](std::int64_t a, std::int64_t b) { return members[a].size > members[b].size; });
   const auto wheel_pos = std::lower_bound(jobs.begin(), jobs.end(), p.size,
                                           [&](std::int64_t j, std::uint64_t size) { return members[j].size > size; });
-  jobs.insert(wheel_pos, -1);
+  if (!headers) jobs.insert(wheel_pos, -1);
 
   std::vector<MemberResult> results(members.size());
   std::string wheel_sha;
@@ -317,13 +381,13 @@ WheelProfile inspect_wheel(const std::string& path, const InspectOptions& option
       std::unique_ptr<wheel::ZipArchive> own;
       const wheel::ZipArchive* za = archive.get();
       if (t != 0) {
-        own = wheel::ZipArchive::open(path, options.limits);
+        own = input.open(options.limits);
         za = own.get();
       }
       for (std::size_t j; (j = next.fetch_add(1)) < jobs.size();) {
         if (jobs[j] < 0) {
           try {
-            wheel_sha = sha256_file_hex(path);
+            wheel_sha = input.sha256_hex();
           } catch (const Error& e) {
             wheel_sha_error = e;
           }
@@ -331,6 +395,10 @@ WheelProfile inspect_wheel(const std::string& path, const InspectOptions& option
           continue;
         }
         const auto& info = members[jobs[j]];
+        if (headers) {
+          results[info.index] = process_member_headers(*za, info, options, progress);
+          continue;
+        }
         auto it = algorithm_of.find(info.name);
         results[info.index] = process_member(*za, info, it != algorithm_of.end() ? it->second : "sha256", options,
                                              progress, threads > 1 && info.size >= k_pipeline_threshold);
@@ -347,7 +415,10 @@ WheelProfile inspect_wheel(const std::string& path, const InspectOptions& option
     if (e) throw *e;
   }
   if (wheel_sha_error) throw *wheel_sha_error;
-  p.sha256 = wheel_sha;
+  p.sha256 = headers ? known_sha256 : wheel_sha;
+  if (!headers && !known_sha256.empty() && known_sha256 != wheel_sha) {
+    throw bad_input(filename + ": sha256 " + wheel_sha + " differs from the index's " + known_sha256);
+  }
 
   std::map<std::string, wheel::MemberDigest> digests;
   for (const auto& m : members) {
@@ -356,7 +427,7 @@ WheelProfile inspect_wheel(const std::string& path, const InspectOptions& option
     if (r.member) p.members.push_back(std::move(*r.member));
     if (r.digest.read) digests[m.name] = r.digest;
   }
-  if (record_ok && options.verify_record) {
+  if (record_ok && options.verify_record && !headers) {
     auto record_problems = wheel::verify_record(record, members, digests, record_path);
     // Verified means every file was checked: a member that could not be read (corrupt, encrypted,
     // over the limits) leaves RECORD unverified even when nothing listed mismatched.
@@ -367,6 +438,20 @@ WheelProfile inspect_wheel(const std::string& path, const InspectOptions& option
     p.record_verified = record_problems.empty() && unread == 0;
     p.record_problems.insert(p.record_problems.end(), record_problems.begin(), record_problems.end());
   }
+  return p;
+}
+
+}  // namespace
+
+WheelProfile inspect_wheel(const std::string& path, const InspectOptions& options) {
+  return inspect_input(WheelInput{path, nullptr}, path, "", options);
+}
+
+WheelProfile inspect_wheel(std::shared_ptr<const RandomAccess> file, const std::string& filename,
+                           const std::string& sha256, const InspectOptions& options) {
+  WheelInput input{file->name(), std::move(file)};
+  auto p = inspect_input(input, filename, sha256, options);
+  p.source = input.path;
   return p;
 }
 

@@ -128,6 +128,12 @@ void write_json(JsonWriter& w, const WheelProfile& p) {
   w.field("schema_version", p.schema_version);
   w.key("tool").begin_object().field("name", "wheelcheck").field("version", WHEELCHECK_VERSION).end_object();
   w.field("reader", p.reader);
+  w.field("integrity", p.integrity);
+  w.key("source");
+  if (p.source.empty())
+    w.null();
+  else
+    w.value(p.source);
   w.key("wheel").begin_object();
   w.field("filename", p.filename.filename);
   w.field("name", p.metadata.name.empty() ? p.filename.name : p.metadata.name);
@@ -206,11 +212,18 @@ std::string profile_to_text(const WheelProfile& p, bool color) {
   for (const auto& t : p.filename.tags) tags += (tags.empty() ? "" : " ") + t.python + "-" + t.abi + "-" + t.platform;
   out += fmt::format("  {} {}   tags {}\n", p.metadata.name.empty() ? p.filename.name : p.metadata.name,
                      p.metadata.version.empty() ? p.filename.version : p.metadata.version, tags);
-  out += fmt::format("  sha256 {}   {}   {} members, {} ELF\n", p.sha256, format_size(p.size), p.member_count,
-                     p.members.size());
+  const bool headers = p.integrity == k_integrity_headers;
+  out += fmt::format("  sha256 {}{}   {}   {} members, {} ELF\n", p.sha256.empty() ? "unknown" : p.sha256,
+                     headers && !p.sha256.empty() ? " (from the index, not verified)" : "", format_size(p.size),
+                     p.member_count, p.members.size());
+  if (!p.source.empty()) out += "  from " + p.source + "\n";
   if (p.metadata.requires_python) out += "  Requires-Python: " + *p.metadata.requires_python + "\n";
   for (const auto& r : p.metadata.requires_dist) out += "  Requires-Dist: " + r + "\n";
-  if (p.record_verified) {
+  if (headers) {
+    out += "  integrity " + paint("33", "headers-only") +
+           ": only the ELF headers and tables were read; RECORD, CRC-32s and the sha256 are not verified "
+           "(--verify full reads every byte)\n";
+  } else if (p.record_verified) {
     out += "  RECORD " + paint("32", "verified") + ": every file listed, sizes and hashes match\n";
   } else {
     out += "  RECORD " + paint("31", "not verified") + fmt::format(": {} problem(s)\n", p.record_problems.size());

@@ -75,6 +75,30 @@ std::unique_ptr<ByteStream> FileSource::open() const {
   return std::make_unique<FdStream>(m_path);
 }
 
+FileRandomAccess::FileRandomAccess(std::string path) : m_path(std::move(path)) {
+  m_size = FileSource(m_path).size();
+  m_fd = ::open(m_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (m_fd < 0) throw io_error("cannot open " + m_path);
+}
+
+FileRandomAccess::~FileRandomAccess() {
+  if (m_fd >= 0) ::close(m_fd);
+}
+
+void FileRandomAccess::read_at(std::uint64_t offset, std::span<std::byte> out) const {
+  if (offset > m_size || out.size() > m_size - offset) {
+    throw bad_input(m_path + ": read at " + std::to_string(offset) + " runs past the end of the file");
+  }
+  std::size_t done = 0;
+  while (done < out.size()) {
+    const auto n = ::pread(m_fd, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw io_error("cannot read " + m_path);
+    if (n == 0) throw bad_input(m_path + ": file shrank while reading");
+    done += static_cast<std::size_t>(n);
+  }
+}
+
 std::vector<std::byte> read_file_bytes(const std::string& path) {
   FileSource source(path);
   std::vector<std::byte> out(source.size());

@@ -1173,3 +1173,14 @@ std::vector<Finding> check_wheel_tags(const WheelProfile& wheel, const image::Im
 }
 
 }  // namespace wheelcheck::verdict
+
+namespace wheelcheck::wheel {
+
+std::optional<int> compare_versions(std::string_view a, std::string_view b) {
+  const auto va = verdict::parse_version(a);
+  const auto vb = verdict::parse_version(b);
+  if (!va || !vb) return std::nullopt;
+  return verdict::compare(*va, *vb);
+}
+
+}  // namespace wheelcheck::wheel

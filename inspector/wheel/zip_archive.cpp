@@ -15,8 +15,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
 #include <set>
+#include <utility>
 
+#include "inspector/wheel/deflate_tail.hpp"
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/util.hpp"
 #include "wheelcheck/wheel.hpp"
@@ -40,6 +43,14 @@ std::string zip_error_text(int code) {
   return text;
 }
 
+// A RandomAccess source's failure (an HTTP error, a short read), kept for the libzip call that saw it
+// fail: libzip only knows "read error", the person needs the reason. Sources run on the calling thread.
+thread_local std::exception_ptr t_source_error;
+
+void rethrow_source_error() {
+  if (auto e = std::exchange(t_source_error, nullptr)) std::rethrow_exception(e);
+}
+
 struct FileCloser {
   void operator()(zip_file_t* f) const {
     if (f != nullptr) zip_fclose(f);
@@ -49,12 +60,14 @@ using ZipFile = std::unique_ptr<zip_file_t, FileCloser>;
 
 ZipFile open_index(zip_t* zip, std::uint64_t index, zip_flags_t flags, const std::string& name) {
   ZipFile f(zip_fopen_index(zip, index, flags));
+  if (!f) rethrow_source_error();
   if (!f) throw bad_input("cannot read member " + name + ": " + zip_strerror(zip));
   return f;
 }
 
 std::size_t read_some(zip_file_t* f, std::byte* out, std::size_t size, const std::string& name) {
   const auto n = zip_fread(f, out, size);
+  if (n < 0) rethrow_source_error();
   if (n < 0) throw bad_input("cannot read member " + name + ": " + zip_file_strerror(f));
   return static_cast<std::size_t>(n);
 }
@@ -164,6 +177,182 @@ class MemberSource final : public ByteSource {
   MemberInfo m_info;
 };
 
+// libzip's view of a RandomAccess: a seekable, read-only source (zip_source_function).
+struct RandomAccessSource {
+  std::shared_ptr<const RandomAccess> file;
+  std::uint64_t pos = 0;
+  zip_error_t error{};
+};
+
+zip_int64_t random_access_callback(void* userdata, void* data, zip_uint64_t len, zip_source_cmd_t cmd) {
+  auto* src = static_cast<RandomAccessSource*>(userdata);
+  switch (cmd) {
+    case ZIP_SOURCE_OPEN: src->pos = 0; return 0;
+    case ZIP_SOURCE_READ: {
+      const std::uint64_t n = std::min<std::uint64_t>(len, src->file->size() - std::min(src->pos, src->file->size()));
+      try {
+        src->file->read_at(src->pos, std::span(static_cast<std::byte*>(data), static_cast<std::size_t>(n)));
+      } catch (...) {
+        t_source_error = std::current_exception();
+        zip_error_set(&src->error, ZIP_ER_READ, 0);
+        return -1;
+      }
+      src->pos += n;
+      return static_cast<zip_int64_t>(n);
+    }
+    case ZIP_SOURCE_CLOSE: return 0;
+    case ZIP_SOURCE_STAT: {
+      auto* st = static_cast<zip_stat_t*>(data);
+      zip_stat_init(st);
+      st->size = src->file->size();
+      st->valid |= ZIP_STAT_SIZE;
+      return sizeof(zip_stat_t);
+    }
+    case ZIP_SOURCE_ERROR: return zip_error_to_data(&src->error, data, len);
+    case ZIP_SOURCE_FREE:
+      zip_error_fini(&src->error);
+      delete src;  // NOLINT: libzip owns the source's lifetime
+      return 0;
+    case ZIP_SOURCE_SEEK: {
+      const auto off = zip_source_seek_compute_offset(src->pos, src->file->size(), data, len, &src->error);
+      if (off < 0) return -1;
+      src->pos = static_cast<std::uint64_t>(off);
+      return 0;
+    }
+    case ZIP_SOURCE_TELL: return static_cast<zip_int64_t>(src->pos);
+    case ZIP_SOURCE_SUPPORTS:
+      return zip_source_make_command_bitmap(ZIP_SOURCE_OPEN, ZIP_SOURCE_READ, ZIP_SOURCE_CLOSE, ZIP_SOURCE_STAT,
+                                            ZIP_SOURCE_ERROR, ZIP_SOURCE_FREE, ZIP_SOURCE_SEEK, ZIP_SOURCE_TELL,
+                                            ZIP_SOURCE_SUPPORTS, -1);
+    default: zip_error_set(&src->error, ZIP_ER_OPNOTSUPP, 0); return -1;
+  }
+}
+
+// The compressed bytes [offset, offset + out.size()) of a member, through libzip.
+void read_compressed(zip_t* zip, const MemberInfo& m, std::uint64_t offset, std::span<std::byte> out) {
+  auto f = open_index(zip, m.index, ZIP_FL_COMPRESSED, m.name);
+  if (zip_fseek(f.get(), static_cast<zip_int64_t>(offset), SEEK_SET) != 0) {
+    rethrow_source_error();
+    throw bad_input("cannot seek in member " + m.name + ": " + zip_file_strerror(f.get()));
+  }
+  std::size_t done = 0;
+  while (done < out.size()) {
+    const auto n = read_some(f.get(), out.data() + done, out.size() - done, m.name);
+    if (n == 0) throw bad_input("member " + m.name + " ends before its declared compressed size");
+    done += n;
+  }
+}
+
+void check_range(const MemberInfo& m, std::uint64_t offset, std::size_t length) {
+  if (offset > m.size || length > m.size - offset) {
+    throw bad_input("member " + m.name + ": read at " + std::to_string(offset) + " runs past its end (" +
+                    std::to_string(m.size) + " bytes)");
+  }
+}
+
+// A stored member: its bytes lie in the archive as they are.
+class StoredMemberReader final : public MemberReader {
+ public:
+  StoredMemberReader(zip_t* zip, MemberInfo info) : m_zip(zip), m_info(std::move(info)) {}
+  void read(std::uint64_t offset, std::span<std::byte> out) override {
+    check_range(m_info, offset, out.size());
+    read_compressed(m_zip, m_info, offset, out);
+  }
+  std::uint64_t inflated_from_start() const override { return 0; }
+  std::uint64_t tail_bytes() const override { return 0; }
+
+ private:
+  zip_t* m_zip;
+  MemberInfo m_info;
+};
+
+// A compressed member: a forward stream from its start (its first bytes kept), and for deflate, its
+// end decoded on its own when a read lies far beyond where the stream has got to.
+class StreamMemberReader final : public MemberReader {
+ public:
+  StreamMemberReader(const ZipArchive& archive, zip_t* zip, MemberInfo info)
+      : m_archive(archive), m_zip(zip), m_info(std::move(info)) {}
+
+  void read(std::uint64_t offset, std::span<std::byte> out) override {
+    check_range(m_info, offset, out.size());
+    if (offset + out.size() <= m_kept.size()) return copy(m_kept, 0, offset, out);
+    if (m_tail && m_tail->covers(offset, out.size())) return copy(m_tail->bytes, m_tail->first, offset, out);
+    const bool far = offset > m_pos + k_forward_gap;
+    if (far && m_info.method == ZIP_CM_DEFLATE && m_info.compressed_size > k_tail_min &&
+        decode_tail(offset, out.size()))
+      return copy(m_tail->bytes, m_tail->first, offset, out);
+    forward(offset, out);
+  }
+  std::uint64_t inflated_from_start() const override { return m_inflated; }
+  std::uint64_t tail_bytes() const override { return m_tail_len; }
+
+ private:
+  // Reads within the first k_keep bytes are served from memory once inflated; further than
+  // k_forward_gap past the stream, the tail is tried first; the tail may be at most k_tail_max.
+  static constexpr std::uint64_t k_keep = std::uint64_t{32} << 20;
+  static constexpr std::uint64_t k_forward_gap = std::uint64_t{4} << 20;
+  static constexpr std::uint64_t k_tail_min = std::uint64_t{4} << 20;
+  static constexpr std::uint64_t k_tail_max = std::uint64_t{64} << 20;
+
+  static void copy(const std::vector<std::byte>& from, std::uint64_t first, std::uint64_t offset,
+                   std::span<std::byte> out) {
+    std::memcpy(out.data(), from.data() + (offset - first), out.size());
+  }
+
+  bool decode_tail(std::uint64_t offset, std::size_t length) {
+    const std::uint64_t need = m_info.size - offset;
+    // The compressed share of what is needed, twice over, and half a MB for the block to start in.
+    std::uint64_t len =
+        need / std::max<std::uint64_t>(1, m_info.size / std::max<std::uint64_t>(1, m_info.compressed_size));
+    len = std::max<std::uint64_t>(len * 2 + (512 << 10), m_tail_len * 2);
+    for (;; len *= 2) {
+      len = std::min({len, m_info.compressed_size, k_tail_max});
+      std::vector<std::byte> tail(static_cast<std::size_t>(len));
+      read_compressed(m_zip, m_info, m_info.compressed_size - len, tail);
+      m_tail_len = len;
+      m_tail = inflate_tail(tail, m_info.size, k_tail_max * 8);
+      if (m_tail && m_tail->covers(offset, length)) return true;
+      if (len >= std::min(m_info.compressed_size, k_tail_max)) return false;
+    }
+  }
+
+  void forward(std::uint64_t offset, std::span<std::byte> out) {
+    if (offset < m_pos || !m_stream) {
+      m_stream = m_archive.open_member(m_info.index);
+      m_pos = 0;
+    }
+    std::vector<std::byte> buf(std::size_t{1} << 20);
+    std::size_t filled = 0;
+    while (filled < out.size()) {
+      const std::uint64_t want_end = offset + out.size();
+      const auto n = m_stream->read(
+          std::span(buf).first(static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), want_end - m_pos))));
+      if (n == 0) throw bad_input("member " + m_info.name + " ends before its declared size");
+      if (m_pos == m_kept.size() && m_kept.size() < k_keep) {
+        m_kept.insert(m_kept.end(), buf.begin(),
+                      buf.begin() + static_cast<std::ptrdiff_t>(std::min<std::uint64_t>(n, k_keep - m_kept.size())));
+      }
+      const std::uint64_t chunk_begin = m_pos;
+      m_pos += n;
+      m_inflated = std::max(m_inflated, m_pos);
+      if (m_pos <= offset) continue;
+      const std::uint64_t from = std::max(offset, chunk_begin);
+      std::memcpy(out.data() + (from - offset), buf.data() + (from - chunk_begin), m_pos - from);
+      filled = static_cast<std::size_t>(m_pos - offset);
+    }
+  }
+
+  const ZipArchive& m_archive;
+  zip_t* m_zip;
+  MemberInfo m_info;
+  std::unique_ptr<ByteStream> m_stream;
+  std::uint64_t m_pos = 0;
+  std::uint64_t m_inflated = 0;
+  std::vector<std::byte> m_kept;
+  std::optional<InflatedTail> m_tail;
+  std::uint64_t m_tail_len = 0;
+};
+
 }  // namespace
 
 std::optional<std::string> unsafe_member_name(std::string_view name) {
@@ -189,6 +378,39 @@ std::unique_ptr<ZipArchive> ZipArchive::open(const std::string& path, const Arch
   a->m_handle = std::make_unique<Handle>();
   int code = 0;
   a->m_handle->zip = zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code);
+  return open_handle(std::move(a), code);
+}
+
+std::unique_ptr<ZipArchive> ZipArchive::open(std::shared_ptr<const RandomAccess> file, const ArchiveLimits& limits) {
+  std::unique_ptr<ZipArchive> a(new ZipArchive());
+  a->m_path = file->name();
+  a->m_limits = limits;
+  a->m_handle = std::make_unique<Handle>();
+  a->m_file = file;
+  zip_error_t error;
+  zip_error_init(&error);
+  auto* state = new RandomAccessSource{std::move(file), 0, {}};  // NOLINT: freed by ZIP_SOURCE_FREE
+  zip_error_init(&state->error);
+  zip_source_t* src = zip_source_function_create(random_access_callback, state, &error);
+  if (src == nullptr) {
+    zip_error_fini(&state->error);
+    delete state;  // NOLINT
+    zip_error_fini(&error);
+    throw std::bad_alloc();
+  }
+  a->m_handle->zip = zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS, &error);
+  const int code = zip_error_code_zip(&error);
+  zip_error_fini(&error);
+  if (a->m_handle->zip == nullptr) {
+    zip_source_free(src);
+    rethrow_source_error();
+  }
+  return open_handle(std::move(a), code);
+}
+
+std::unique_ptr<ZipArchive> ZipArchive::open_handle(std::unique_ptr<ZipArchive> a, int code) {
+  const std::string& path = a->m_path;
+  const ArchiveLimits& limits = a->m_limits;
   if (a->m_handle->zip == nullptr) {
     if (code == ZIP_ER_NOENT || code == ZIP_ER_OPEN || code == ZIP_ER_READ) {
       errno = 0;
@@ -286,6 +508,20 @@ std::string ZipArchive::read_small(std::uint64_t index) const {
 
 std::unique_ptr<ByteSource> ZipArchive::member_source(std::uint64_t index) const {
   return std::make_unique<MemberSource>(*this, m_members.at(index));
+}
+
+std::unique_ptr<MemberReader> ZipArchive::random_member(std::uint64_t index) const {
+  const auto& m = m_members.at(index);
+  if (m.encrypted) throw bad_input("member " + m.name + " is encrypted");
+  if (m.size > m_limits.max_member_size) {
+    throw bad_input("member " + m.name + " declares " + format_size(m.size) + ", over the limit of " +
+                    format_size(m_limits.max_member_size));
+  }
+  if (m.method == ZIP_CM_STORE) {
+    if (m.compressed_size != m.size) throw bad_input("stored member " + m.name + " has two different sizes");
+    return std::make_unique<StoredMemberReader>(m_handle->zip, m);
+  }
+  return std::make_unique<StreamMemberReader>(*this, m_handle->zip, m);
 }
 
 }  // namespace wheelcheck::wheel

@@ -1,0 +1,177 @@
+// Reading the end of a deflate stream without inflating all of it.
+//
+// A shared library's dynamic section sits in its writable segment, after the code and the read-only
+// data: in libtorch_cuda.so (1.18 GB) it is 325 KB from the end. Inflating a 784 MB compressed member
+// to reach it would defeat a headers-only check, so we decode the stream's *end* on its own:
+//
+// 1. Find a block boundary. Deflate data is a chain of blocks, each starting with 3 header bits, at any
+//    bit position. Starting at the first byte of the compressed tail we try every bit position in turn:
+//    a cheap filter keeps only what can begin a dynamic-Huffman block (a complete code-length code, as
+//    zlib requires) or a stored block (LEN == ~NLEN); zlib then parses the candidate's block header and
+//    first codes (a window-less probe: a back-reference before the start is fine, any other error
+//    rejects it). Fixed-Huffman blocks are never taken as a start: their 3 bits match a quarter of all
+//    positions.
+// 2. Decode from the candidate to the end, twice, with two different fake windows (all 0x00, all 0xFF)
+//    given as the preset dictionary. A byte that comes from a literal is the same in both; a byte that
+//    copies (directly or through other copies) the unknown 32 KB before the start differs, so comparing
+//    the two outputs marks exactly which bytes are known.
+// 3. Accept the candidate only if it ends exactly at the end of the compressed data with the final
+//    block: a false start almost never decodes that far without an error, and never lines up with the
+//    real end by chance. The stream's total size is known (the zip entry's), so the output is placed by
+//    counting back from the end.
+// The ELF reader above checks everything it reads (offsets against the file, tables against each
+// other), and the tests compare a headers-only profile with a full one on real wheels.
+
+#include "inspector/wheel/deflate_tail.hpp"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+
+namespace wheelcheck::wheel {
+
+namespace {
+
+constexpr std::size_t k_window = 32768;
+constexpr std::size_t k_probe_input = 4096;
+
+struct Inflater {
+  z_stream z{};
+  bool ok = false;
+  Inflater() { ok = inflateInit2(&z, -15) == Z_OK; }
+  ~Inflater() {
+    if (ok) inflateEnd(&z);
+  }
+  Inflater(const Inflater&) = delete;
+  Inflater& operator=(const Inflater&) = delete;
+};
+
+// Bits [bit, bit + 32) of the tail, least significant first (deflate's bit order).
+std::uint64_t bits_at(std::span<const std::byte> tail, std::uint64_t bit) {
+  std::uint64_t v = 0;
+  const std::size_t first = static_cast<std::size_t>(bit / 8);
+  for (std::size_t i = 0; i < 6 && first + i < tail.size(); ++i) {
+    v |= static_cast<std::uint64_t>(tail[first + i]) << (8 * i);
+  }
+  return v >> (bit % 8);
+}
+
+// The cheap filter of step 1.
+bool plausible_start(std::span<const std::byte> tail, std::uint64_t bit) {
+  const std::uint64_t h = bits_at(tail, bit);
+  const unsigned type = static_cast<unsigned>((h >> 1) & 3);
+  if (type == 0) {
+    const std::uint64_t aligned = (bit + 3 + 7) / 8;
+    if (aligned + 4 > tail.size()) return false;
+    const auto b = [&](std::uint64_t i) { return static_cast<unsigned>(tail[static_cast<std::size_t>(i)]); };
+    const unsigned len = b(aligned) | (b(aligned + 1) << 8);
+    const unsigned nlen = b(aligned + 2) | (b(aligned + 3) << 8);
+    return len == (~nlen & 0xFFFFU) && len != 0;
+  }
+  if (type != 2) return false;
+  const unsigned hlit = static_cast<unsigned>((h >> 3) & 31);
+  const unsigned hdist = static_cast<unsigned>((h >> 8) & 31);
+  const unsigned hclen = static_cast<unsigned>((h >> 13) & 15) + 4;
+  if (hlit > 29 || hdist > 29) return false;
+  // The code-length code: HCLEN 3-bit lengths; zlib accepts only a complete code (Kraft sum exactly 1).
+  const std::uint64_t lengths = bits_at(tail, bit + 17) | (bits_at(tail, bit + 17 + 40) << 40);
+  unsigned kraft = 0;
+  for (unsigned i = 0; i < hclen; ++i) {
+    const unsigned len = static_cast<unsigned>((lengths >> (3 * i)) & 7);
+    if (len != 0) kraft += 128U >> len;
+  }
+  return kraft == 128;
+}
+
+// Step 1's zlib probe: no window, a little input; only "distance too far back" is allowed as an error.
+bool probe(Inflater& inf, std::span<const std::byte> tail, std::uint64_t bit) {
+  inflateReset(&inf.z);
+  const std::size_t byte = static_cast<std::size_t>(bit / 8);
+  const int shift = static_cast<int>(bit % 8);
+  inflatePrime(&inf.z, 8 - shift, static_cast<int>(static_cast<unsigned>(tail[byte]) >> shift));
+  std::array<Bytef, 16384> out;
+  inf.z.next_in = const_cast<Bytef*>(reinterpret_cast<const Bytef*>(tail.data() + byte + 1));
+  const std::size_t avail = std::min(k_probe_input, tail.size() - byte - 1);
+  inf.z.avail_in = static_cast<uInt>(avail);
+  for (;;) {
+    inf.z.next_out = out.data();
+    inf.z.avail_out = static_cast<uInt>(out.size());
+    const int rc = inflate(&inf.z, Z_NO_FLUSH);
+    if (rc == Z_STREAM_END) return inf.z.avail_in == 0 && avail == tail.size() - byte - 1;
+    if (rc == Z_BUF_ERROR || (rc == Z_OK && inf.z.avail_in == 0)) return true;
+    if (rc == Z_DATA_ERROR) return inf.z.msg != nullptr && std::strcmp(inf.z.msg, "invalid distance too far back") == 0;
+    if (rc != Z_OK) return false;
+  }
+}
+
+// Step 2: the whole decode from `bit` with a window of `fill` bytes.
+std::optional<std::vector<std::byte>> decode(Inflater& inf, std::span<const std::byte> tail, std::uint64_t bit,
+                                             unsigned char fill, std::uint64_t max_output) {
+  inflateReset(&inf.z);
+  std::vector<Bytef> window(k_window, fill);
+  if (inflateSetDictionary(&inf.z, window.data(), static_cast<uInt>(window.size())) != Z_OK) return std::nullopt;
+  const std::size_t byte = static_cast<std::size_t>(bit / 8);
+  const int shift = static_cast<int>(bit % 8);
+  inflatePrime(&inf.z, 8 - shift, static_cast<int>(static_cast<unsigned>(tail[byte]) >> shift));
+  std::vector<std::byte> out;
+  std::size_t in_pos = byte + 1;
+  inf.z.avail_in = 0;
+  std::array<std::byte, 1 << 16> chunk;
+  for (;;) {
+    if (inf.z.avail_in == 0 && in_pos < tail.size()) {
+      const std::size_t n = std::min<std::size_t>(tail.size() - in_pos, 1U << 30);
+      inf.z.next_in = const_cast<Bytef*>(reinterpret_cast<const Bytef*>(tail.data() + in_pos));
+      inf.z.avail_in = static_cast<uInt>(n);
+      in_pos += n;
+    }
+    inf.z.next_out = reinterpret_cast<Bytef*>(chunk.data());
+    inf.z.avail_out = static_cast<uInt>(chunk.size());
+    const int rc = inflate(&inf.z, Z_NO_FLUSH);
+    const std::size_t produced = chunk.size() - inf.z.avail_out;
+    if (out.size() + produced > max_output) return std::nullopt;
+    out.insert(out.end(), chunk.begin(), chunk.begin() + static_cast<std::ptrdiff_t>(produced));
+    if (rc == Z_STREAM_END) {
+      if (inf.z.avail_in != 0 || in_pos != tail.size()) return std::nullopt;  // ended before the real end
+      return out;
+    }
+    if (rc == Z_BUF_ERROR && inf.z.avail_in == 0 && in_pos == tail.size()) return std::nullopt;  // no final block
+    if (rc != Z_OK && rc != Z_BUF_ERROR) return std::nullopt;
+  }
+}
+
+}  // namespace
+
+bool InflatedTail::covers(std::uint64_t offset, std::uint64_t length) const {
+  if (offset < first || length > bytes.size() || offset - first > bytes.size() - length) return false;
+  const auto begin = known.begin() + static_cast<std::ptrdiff_t>(offset - first);
+  return std::find(begin, begin + static_cast<std::ptrdiff_t>(length), std::uint8_t{0}) ==
+         begin + static_cast<std::ptrdiff_t>(length);
+}
+
+std::optional<InflatedTail> inflate_tail(std::span<const std::byte> tail, std::uint64_t uncompressed_size,
+                                         std::uint64_t max_output) {
+  if (tail.size() < 8) return std::nullopt;
+  Inflater inf;
+  if (!inf.ok) return std::nullopt;
+  max_output = std::min(max_output, uncompressed_size);
+  const std::uint64_t last_bit = (tail.size() - 6) * 8;
+  for (std::uint64_t bit = 0; bit < last_bit; ++bit) {
+    if (!plausible_start(tail, bit) || !probe(inf, tail, bit)) continue;
+    auto zeros = decode(inf, tail, bit, 0x00, max_output);
+    if (!zeros) continue;
+    auto ones = decode(inf, tail, bit, 0xFF, max_output);
+    if (!ones || ones->size() != zeros->size()) continue;
+    InflatedTail t;
+    t.first = uncompressed_size - zeros->size();
+    t.block_bit = bit;
+    t.known.resize(zeros->size());
+    for (std::size_t i = 0; i < zeros->size(); ++i) t.known[i] = (*zeros)[i] == (*ones)[i] ? 1 : 0;
+    t.bytes = std::move(*zeros);
+    return t;
+  }
+  return std::nullopt;
+}
+
+}  // namespace wheelcheck::wheel
