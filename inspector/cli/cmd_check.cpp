@@ -177,7 +177,8 @@ void add_check_options(CLI::App& c, CheckArgs& a, bool image_required) {
                              "fly), or all (repeatable: a matrix)");
   if (image_required) image->required();
   c.add_option("--with", a.with, "Another wheel installed beside it in site-packages (repeatable)")
-      ->check(CLI::ExistingFile);
+      ->check(wheel_file_or_url());
+  c.add_option("--verify", a.verify, k_verify_help)->check(CLI::IsMember({"auto", "full", "headers"}));
   c.add_option("--image-env", a.image_env,
                "For an --image that is a root folder: its environment, NAME=VALUE (repeatable; "
                "LD_LIBRARY_PATH counts for the loader)");
@@ -206,8 +207,12 @@ int run_check(const CheckArgs& a) {
   std::optional<ProfileCache> cache;
   if (!a.no_cache) cache.emplace(a.cache_dir.empty() ? ProfileCache::default_dir() : a.cache_dir);
   std::vector<WheelProfile> profiles, with;
-  for (const auto& w : a.wheels) profiles.push_back(inspect_cached(w, io, cache ? &*cache : nullptr).profile);
-  for (const auto& w : a.with) with.push_back(inspect_cached(w, io, cache ? &*cache : nullptr).profile);
+  std::unique_ptr<net::Client> client;
+  const bool progress = show_progress(a.quiet);
+  for (const auto& w : a.wheels)
+    profiles.push_back(inspect_any(w, io, a.verify, cache ? &*cache : nullptr, client, progress).profile);
+  for (const auto& w : a.with)
+    with.push_back(inspect_any(w, io, a.verify, cache ? &*cache : nullptr, client, progress).profile);
   const auto images = targets(a, db, search_dirs(profiles, with));
   std::vector<const WheelProfile*> with_ptrs;
   for (const auto& w : with) with_ptrs.push_back(&w);
@@ -269,9 +274,9 @@ Command add_gates(CLI::App& app) {
   a->gates = true;
   a->format = "sh";
   auto* c = app.add_subcommand("gates", "The variables a setup script sets to turn off what cannot work in the image");
-  c->add_option("wheels", a->wheels, "Wheel files (.whl): their gates are merged")
+  c->add_option("wheels", a->wheels, "Wheel files (.whl) or URLs: their gates are merged")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(wheel_file_or_url());
   add_check_options(*c, *a, true);
   c->footer(R"G(Examples:
   eval "$(wheelcheck gates flagtree.whl flag_gems_cpp.whl --with flagcx.whl --image cuda13.0)"
@@ -293,7 +298,7 @@ Command add_check(CLI::App& app) {
   auto a = std::make_shared<CheckArgs>();
   auto* c =
       app.add_subcommand("check", "Will this wheel's native code load and work in that image? (the default command)");
-  c->add_option("wheels", a->wheels, "Wheel files (.whl)")->required()->check(CLI::ExistingFile);
+  c->add_option("wheels", a->wheels, "Wheel files (.whl) or http(s) URLs")->required()->check(wheel_file_or_url());
   add_check_options(*c, *a, true);
   c->footer(std::string(k_check_help) + "\n" + k_exit_codes);
   return {c, [a] { return run_check(*a); }};

@@ -25,6 +25,7 @@ struct InspectArgs {
   std::string max_member_size = "8G";
   std::string max_total_size = "32G";
   bool quiet = false;
+  std::string verify = "auto";
 };
 
 void print_progress(const Progress& p) {
@@ -74,10 +75,13 @@ int run_inspect(const InspectArgs& a) {
   const bool many = a.wheels.size() > 1;
   if (a.json && many) std::fputs("[", stdout);
   bool first = true;
+  std::unique_ptr<net::Client> client;
   for (const auto& path : a.wheels) {
-    const std::string reader = elf::reader_name(options.reader);
+    InspectOptions local = options;
+    if (a.verify == "headers") local.verify = Verify::Headers;
+    const std::string reader = cache_key(local);
     // Warm path for JSON: stream the cached rendering without decoding the profile at all.
-    if (a.json && cache) {
+    if (a.json && cache && !net::is_url(path)) {
       if (auto sha = cache->known_sha256(path)) {
         auto json_file = cache->json_path(*sha, reader);
         auto clean = json_file ? cache->load_clean_flag(*sha, reader) : std::nullopt;
@@ -90,7 +94,7 @@ int run_inspect(const InspectArgs& a) {
         }
       }
     }
-    auto result = inspect_cached(path, options, cache ? &*cache : nullptr);
+    auto result = inspect_any(path, options, a.verify, cache ? &*cache : nullptr, client, progress);
     if (progress) std::fputs("\r\x1b[K", stderr);
     if (result.profile.has_problems()) {
       rc = k_exit_bad_input;
@@ -116,7 +120,9 @@ Command add_inspect(CLI::App& app) {
   auto a = std::make_shared<InspectArgs>();
   auto* inspect =
       app.add_subcommand("inspect", "Print a wheel's native profile: what each ELF member needs and provides");
-  inspect->add_option("wheels", a->wheels, "Wheel files (.whl)")->required()->check(CLI::ExistingFile);
+  inspect->add_option("wheels", a->wheels, "Wheel files (.whl) or http(s) URLs (#sha256= honoured)")
+      ->required()
+      ->check(wheel_file_or_url());
   inspect->add_flag("--json", a->json, "JSON for machines (schema: docs/inspect.schema.json)");
   inspect->add_option("--elf-reader", a->reader, "ELF reader: fast (streaming, default) or lief (the reference)")
       ->check(CLI::IsMember({"fast", "lief"}));
@@ -128,6 +134,7 @@ Command add_inspect(CLI::App& app) {
   inspect->add_option("--max-member-size", a->max_member_size, "Largest uncompressed member read (default 8G)");
   inspect->add_option("--max-total-size", a->max_total_size, "Largest uncompressed total (default 32G)");
   inspect->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
+  inspect->add_option("--verify", a->verify, k_verify_help)->check(CLI::IsMember({"auto", "full", "headers"}));
   inspect->footer(
       "Example:\n  wheelcheck inspect flag_gems-5.4.0-cp312-cp312-linux_x86_64.whl\n"
       "  wheelcheck inspect --json torch-2.10.0-cp312-cp312-manylinux_2_28_x86_64.whl | jq "

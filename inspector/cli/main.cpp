@@ -47,14 +47,15 @@ int main(int argc, char** argv) {
   app.require_subcommand(0, 1);
   // `wheelcheck WHEEL --image NAME`: the check is the default command.
   auto top = std::make_shared<cli::CheckArgs>();
-  app.add_option("wheels", top->wheels, "Wheel files to check (the default command; same as `wheelcheck check`)")
-      ->check(CLI::ExistingFile);
+  app.add_option("wheels", top->wheels,
+                 "Wheel files or URLs to check (the default command; same as `wheelcheck check`)")
+      ->check(cli::wheel_file_or_url());
   cli::add_check_options(app, *top, false);
   app.footer(std::string(cli::k_check_help) + "\n\n" + cli::k_exit_codes);
 
-  const cli::Command commands[] = {cli::add_check(app),  cli::add_gates(app),  cli::add_inspect(app),
-                                   cli::add_probe(app),  cli::add_images(app), cli::add_image(app),
-                                   cli::add_exports(app)};
+  const cli::Command commands[] = {cli::add_check(app),   cli::add_gates(app),  cli::add_inspect(app),
+                                   cli::add_probe(app),   cli::add_images(app), cli::add_image(app),
+                                   cli::add_exports(app), cli::add_scan(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

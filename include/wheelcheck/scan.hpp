@@ -1,0 +1,49 @@
+// The nightly scan: new wheels of some projects on package indexes, each checked against images, a
+// report (JSON, Markdown, HTML), and pin advice per image and project. docs/scan.schema.json is the
+// report's format; inspector/scan/scan.cpp explains the algorithm.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "wheelcheck/image.hpp"
+#include "wheelcheck/net.hpp"
+#include "wheelcheck/profile.hpp"
+#include "wheelcheck/remote.hpp"
+
+namespace wheelcheck::scan {
+
+struct Options {
+  std::vector<std::string> indexes;   // simple API URLs (PEP 503/691)
+  std::vector<std::string> projects;  // as written; normalized for URLs
+  std::vector<std::string> images;    // db names or files; empty: every db image the wheel's tags target
+  std::string state_dir;              // what was seen, and index pages for conditional requests
+  int shard_index = 1;                // 1-based
+  int shard_count = 1;
+  std::optional<std::string> since;  // YYYY-MM-DD: only files uploaded on or after it are new
+  remote::Mode mode = remote::Mode::Auto;
+  std::string rules;  // as `check --rules`: "" (the rule set for the wheel), a name, a file, none
+  std::function<void(const std::string&)> progress;  // one line at a time, for a terminal
+};
+
+// Parses "i/N" (1 <= i <= N). Throws Error(Usage).
+std::pair<int, int> parse_shard(const std::string& text);
+// Whether a wheel's file name falls in shard i of N (stable across runs and machines).
+bool in_shard(const std::string& filename, int index, int count);
+
+// Runs a scan. The report's exit_code: 0 nothing new is incompatible, 1 a new wheel is incompatible with
+// an image its tags target, 2 an index unreadable after the retries or a wheel that could not be read
+// (the report is still complete for the rest).
+nlohmann::ordered_json run(const Options& options, const image::Db& db, net::Client& client, const ProfileCache* cache);
+
+// Joins the reports of the shards of one scan (`scan --merge`).
+nlohmann::ordered_json merge(const std::vector<nlohmann::ordered_json>& shards);
+
+// The pins as shell assignments a setup script sources (the shape of FlagOS's version-pins.env).
+std::string pins_env(const nlohmann::ordered_json& report);
+
+}  // namespace wheelcheck::scan

@@ -1,0 +1,191 @@
+// `wheelcheck scan`: the nightly scan of package indexes (inspector/scan/scan.cpp), its report files,
+// pins, and `--merge` of a sharded scan's reports.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <memory>
+#include <optional>
+
+#include "commands.hpp"
+#include "wheelcheck/error.hpp"
+#include "wheelcheck/report.hpp"
+#include "wheelcheck/scan.hpp"
+#include "wheelcheck/util.hpp"
+
+namespace wheelcheck::cli {
+
+namespace {
+
+struct ScanArgs {
+  std::vector<std::string> indexes;
+  std::vector<std::string> extra_indexes;
+  std::vector<std::string> projects;
+  std::vector<std::string> images;
+  std::string state;
+  std::string report;
+  std::string shard = "1/1";
+  std::string since;
+  std::string pins;
+  std::string verify = "auto";
+  std::string rules;
+  std::string db;
+  std::string cache_dir;
+  bool no_cache = false;
+  std::vector<std::string> merge;
+  bool json = false;
+  bool quiet = false;
+};
+
+const char* const k_scan_help = R"(Examples:
+  wheelcheck scan --index https://resource.flagos.net/repository/flagos-pypi-hosted/simple \
+      --project flagtree --project flag-gems --image cuda13.0 --report out/ --pins version-pins.env
+  wheelcheck scan --index URL --project flagcx --shard 2/4 --report shard-2/    # one job of a CI matrix
+  wheelcheck scan --merge shard-1 shard-2 shard-3 shard-4 --report out/          # the merge step
+
+What it does: reads each project's page on each index (PEP 691 JSON, else PEP 503 HTML; conditional
+requests against the pages kept in --state), finds the wheels not seen before (by file name and sha256),
+checks each against the images (--image, else every db image its tags target) reading only the bytes the
+check needs where the server answers ranges, and writes the report: report.json (docs/scan.schema.json),
+report.md (for $GITHUB_STEP_SUMMARY) and report.html (a wheels x images matrix, no JavaScript). A wheel
+seen before is never fetched again. Pins: for each image and project, the newest usable version, and why
+each newer one was passed over; --pins writes them as shell assignments a setup script sources.
+
+Exit codes: 0 nothing new is incompatible; 1 a new wheel is incompatible with an image its tags target;
+2 bad input, or an index or wheel unreadable after the retries (the report still lists the rest).
+
+Environment: PIP_INDEX_URL / PIP_EXTRA_INDEX_URL when no --index is given; credentials from the URL or
+~/.netrc ($NETRC), never sent to another host; proxies from http_proxy/https_proxy/no_proxy.)";
+
+void write_reports(const nlohmann::ordered_json& report, const std::string& dir) {
+  make_dirs(dir);
+  write_file_atomic(dir + "/report.json", report.dump(2) + "\n");
+  write_file_atomic(dir + "/report.md", scan::report_markdown(report));
+  write_file_atomic(dir + "/report.html", scan::report_html(report));
+}
+
+std::string summary_text(const nlohmann::ordered_json& r) {
+  const auto& s = r["summary"];
+  std::string out =
+      fmt::format("scan: {} wheels listed, {} new, {} checked, {} errors\n", s["wheels_seen"].get<std::uint64_t>(),
+                  s["new"].get<std::uint64_t>(), s["checked"].get<std::uint64_t>(), s["errors"].get<int>());
+  for (const auto& w : r["wheels"]) {
+    out += "  " + w["filename"].get<std::string>() + "\n";
+    if (!w["error"].is_null()) out += "    error: " + w["error"].get<std::string>() + "\n";
+    for (const auto& c : w["results"]) {
+      out += fmt::format("    {:<16} {:<13}{}{}\n", c["image"].get<std::string>(),
+                         c["targeted"].get<bool>() ? c["verdict"].get<std::string>() : "not targeted",
+                         c["headline"].get<std::string>().empty() ? "" : "  ", c["headline"].get<std::string>());
+    }
+  }
+  for (const auto& p : r["pins"]) {
+    out += fmt::format("pin {} on {}: {}\n", p["project"].get<std::string>(), p["image"].get<std::string>(),
+                       p["pick"].is_null() ? "nothing usable"
+                                           : p["pick"]["version"].get<std::string>() + " (" +
+                                                 p["pick"]["verdict"].get<std::string>() + ")");
+  }
+  for (const auto& w : r["warnings"]) out += "warning: " + w.get<std::string>() + "\n";
+  return out;
+}
+
+int run_scan(const ScanArgs& a) {
+  nlohmann::ordered_json report;
+  if (!a.merge.empty()) {
+    std::vector<nlohmann::ordered_json> shards;
+    for (const auto& dir : a.merge) {
+      const std::string file =
+          dir.size() > 5 && dir.compare(dir.size() - 5, 5, ".json") == 0 ? dir : dir + "/report.json";
+      try {
+        shards.push_back(nlohmann::ordered_json::parse(read_text_file(file)));
+      } catch (const nlohmann::json::exception& e) {
+        throw bad_input(file + ": not JSON (" + e.what() + ")");
+      }
+    }
+    report = scan::merge(shards);
+  } else {
+    scan::Options o;
+    o.indexes = a.indexes;
+    o.indexes.insert(o.indexes.end(), a.extra_indexes.begin(), a.extra_indexes.end());
+    if (a.indexes.empty()) {
+      if (auto env = getenv_or("PIP_INDEX_URL", ""); !env.empty()) o.indexes.insert(o.indexes.begin(), env);
+      if (auto extra = getenv_or("PIP_EXTRA_INDEX_URL", ""); !extra.empty()) {
+        std::size_t start = 0;
+        while (start < extra.size()) {
+          auto end = extra.find_first_of(" \t\n", start);
+          if (end == std::string::npos) end = extra.size();
+          if (end > start) o.indexes.push_back(extra.substr(start, end - start));
+          start = end + 1;
+        }
+      }
+    }
+    for (const auto& i : o.indexes) {
+      if (!net::is_url(i)) throw usage_error("--index " + net::redact_url(i) + ": not an http(s) URL");
+    }
+    o.projects = a.projects;
+    o.images = a.images;
+    std::optional<ProfileCache> cache;
+    const std::string cache_dir = a.cache_dir.empty() ? ProfileCache::default_dir() : a.cache_dir;
+    if (!a.no_cache) cache.emplace(cache_dir);
+    o.state_dir = a.state.empty() ? cache_dir + "/scan-state" : a.state;
+    std::tie(o.shard_index, o.shard_count) = scan::parse_shard(a.shard);
+    if (!a.since.empty()) o.since = a.since;
+    o.mode = a.verify == "full"      ? remote::Mode::Full
+             : a.verify == "headers" ? remote::Mode::Headers
+                                     : remote::Mode::Auto;
+    o.rules = a.rules;
+    const bool progress = show_progress(a.quiet);
+    if (progress) {
+      o.progress = [](const std::string& line) {
+        std::fprintf(stderr, "\r\x1b[K%s", line.c_str());
+        std::fflush(stderr);
+      };
+    }
+    image::Db db(image::Db::locate(a.db));
+    net::Client client(client_options(a.quiet));
+    report = scan::run(o, db, client, cache ? &*cache : nullptr);
+    if (progress) {
+      const auto& st = client.stats();
+      std::fprintf(stderr, "\r\x1b[Kscan: %llu requests, %s received, %llu retries\n",
+                   static_cast<unsigned long long>(st.requests), format_size(st.bytes_received).c_str(),
+                   static_cast<unsigned long long>(st.retries));
+    }
+  }
+  if (!a.report.empty()) write_reports(report, a.report);
+  if (!a.pins.empty()) write_file_atomic(a.pins, scan::pins_env(report));
+  if (a.json)
+    std::fputs((report.dump(2) + "\n").c_str(), stdout);
+  else
+    std::fputs(summary_text(report).c_str(), stdout);
+  return report["exit_code"].get<int>();
+}
+
+}  // namespace
+
+Command add_scan(CLI::App& app) {
+  auto a = std::make_shared<ScanArgs>();
+  auto* c = app.add_subcommand("scan", "Check the new wheels of projects on package indexes; report and pin advice");
+  c->add_option("--index,--index-url", a->indexes, "A simple index URL (PEP 503/691; repeatable; else $PIP_INDEX_URL)");
+  c->add_option("--extra-index-url", a->extra_indexes, "Another index, read after --index (repeatable)");
+  c->add_option("--project", a->projects, "A project name (repeatable)");
+  c->add_option("--image,-i", a->images,
+                "An image to check against (repeatable; default: those each wheel's tags target)");
+  c->add_option("--state", a->state, "Scan state folder (default: <cache>/scan-state)");
+  c->add_option("--report", a->report, "Write report.json, report.md and report.html here");
+  c->add_option("--shard", a->shard, "i/N: check only the new wheels of shard i of N (a CI matrix)");
+  c->add_option("--since", a->since, "YYYY-MM-DD: only files uploaded on or after this date are new");
+  c->add_option("--pins", a->pins, "Write the pins as shell assignments to this file");
+  c->add_option("--verify", a->verify, k_verify_help)->check(CLI::IsMember({"auto", "full", "headers"}));
+  c->add_option("--rules", a->rules, "Routes and gates (as `check --rules`)");
+  c->add_option("--db", a->db, "The db folder");
+  c->add_option("--cache-dir", a->cache_dir, "Profile cache folder");
+  c->add_flag("--no-cache", a->no_cache, "Neither read nor write the profile cache");
+  c->add_option("--merge", a->merge,
+                "Join the reports of these shard folders (or report.json files) instead of scanning")
+      ->excludes("--project");
+  c->add_flag("--json", a->json, "Print the report JSON on stdout");
+  c->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
+  c->footer(k_scan_help);
+  return {c, [a] { return run_scan(*a); }};
+}
+
+}  // namespace wheelcheck::cli

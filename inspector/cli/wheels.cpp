@@ -1,0 +1,56 @@
+// Wheels named on the command line: a file, or an http(s) URL read through the index client.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "commands.hpp"
+#include "wheelcheck/error.hpp"
+#include "wheelcheck/remote.hpp"
+#include "wheelcheck/util.hpp"
+
+namespace wheelcheck::cli {
+
+CLI::Validator wheel_file_or_url() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        if (net::is_url(s)) return "";
+        struct stat st {};
+        if (::stat(s.c_str(), &st) != 0) return "no such file: " + s + " (a wheel file or an http(s) URL)";
+        if (S_ISDIR(st.st_mode)) return s + " is a folder, not a wheel";
+        return "";
+      },
+      "FILE|URL");
+}
+
+net::ClientOptions client_options(bool quiet) {
+  net::ClientOptions o;
+  if (!quiet) {
+    o.log = [](const std::string& line) { std::fprintf(stderr, "wheelcheck: %s\n", line.c_str()); };
+  }
+  return o;
+}
+
+void print_download(const net::DownloadProgress& p) {
+  std::fprintf(stderr, "\r\x1b[Kdownload: %s / %s  %s/s  %s", format_size(p.done).c_str(),
+               p.total != 0 ? format_size(p.total).c_str() : "?",
+               format_size(static_cast<std::uint64_t>(p.bytes_per_second)).c_str(), p.what.c_str());
+  std::fflush(stderr);
+}
+
+CachedInspect inspect_any(const std::string& where, InspectOptions options, const std::string& verify,
+                          const ProfileCache* cache, std::unique_ptr<net::Client>& client, bool progress) {
+  if (!net::is_url(where)) {
+    if (verify == "headers") options.verify = Verify::Headers;
+    return inspect_cached(where, options, cache);
+  }
+  if (!client) client = std::make_unique<net::Client>(client_options(!progress));
+  remote::Fetch fetch;
+  fetch.mode = verify == "full" ? remote::Mode::Full : verify == "headers" ? remote::Mode::Headers : remote::Mode::Auto;
+  if (progress) fetch.progress = print_download;
+  auto fetched = remote::inspect_url(where, fetch, options, cache, *client);
+  if (progress) std::fputs("\r\x1b[K", stderr);
+  return {std::move(fetched.profile), fetched.from_cache};
+}
+
+}  // namespace wheelcheck::cli

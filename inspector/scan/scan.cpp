@@ -1,0 +1,620 @@
+// The nightly scan (`wheelcheck scan`).
+//
+// 1. Pages. Each project's page is fetched from each index with the PEP 691 Accept header and, when the
+//    state holds an earlier answer, its ETag / Last-Modified: a 304 reuses the stored body. An index
+//    that stays unreadable after the client's retries makes the scan's exit code 2 (the rest still runs).
+// 2. New wheels. A wheel is known by its file name and sha256; the state remembers every one seen, with
+//    its verdicts. A wheel not in the state is new (with --since, only if uploaded on or after the date);
+//    --shard i/N keeps the new wheels whose file-name hash falls in shard i, so a CI matrix splits the
+//    work deterministically. Yanked status is read from the page on every run, never from the state.
+// 3. Checks. Each new wheel's profile comes from the profile cache, else from the index (headers-only in
+//    byte ranges where the server allows, else a whole download verified against its sha256), and is
+//    checked against the images: those given, else every db image its tags target. Exit 1 when a new
+//    wheel is incompatible with an image its tags target.
+// 4. Pins. For each image and project, versions newest first: the first wheel that is not yanked, whose
+//    tags and Requires-Python fit the image, whose toolkit variant (+cu130, +cann9, ...) matches the
+//    image's toolkit, and whose verdict there is compatible, degraded (with its gates) or unknown (with
+//    its conditions); every newer one is listed with why it was passed over.
+// 5. The state is written atomically; the caller writes the report (JSON, Markdown, HTML).
+#include "wheelcheck/scan.hpp"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <map>
+#include <set>
+
+#include "wheelcheck/error.hpp"
+#include "wheelcheck/gates.hpp"
+#include "wheelcheck/index.hpp"
+#include "wheelcheck/rules.hpp"
+#include "wheelcheck/util.hpp"
+#include "wheelcheck/verdict.hpp"
+
+namespace wheelcheck::scan {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+constexpr const char* k_state_schema = "wheelcheck-scan-state/1";
+
+std::string now_iso() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::uint64_t fnv1a(std::string_view s) {
+  std::uint64_t h = 1469598103934665603ULL;
+  for (const char c : s) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+std::string wheel_key(const std::string& filename, const std::string& sha256) {
+  return filename + "#" + sha256;
+}
+
+// --- the state -----------------------------------------------------------------------------------------
+
+class State {
+ public:
+  explicit State(std::string dir) : m_dir(std::move(dir)) {
+    if (m_dir.empty()) return;
+    const std::string file = m_dir + "/state.json";
+    struct stat st {};
+    if (::stat(file.c_str(), &st) != 0) return;
+    try {
+      m_json = Json::parse(read_text_file(file));
+    } catch (const std::exception& e) {
+      throw bad_input("the scan state " + file + " is damaged (" + e.what() + "); remove it to start afresh");
+    }
+    if (!m_json.is_object() || m_json.value("schema", "") != k_state_schema) {
+      throw bad_input(file + " is not a wheelcheck scan state (" + k_state_schema + ")");
+    }
+  }
+
+  Json& pages() { return slot("pages"); }
+  Json& wheels() { return slot("wheels"); }
+
+  std::optional<std::string> page_body(const std::string& url) {
+    const auto it = pages().find(url);
+    if (it == pages().end() || m_dir.empty()) return std::nullopt;
+    try {
+      return read_text_file(m_dir + "/pages/" + it->value("body", ""));
+    } catch (const Error&) {
+      return std::nullopt;
+    }
+  }
+
+  void remember_page(const std::string& url, const net::Response& r) {
+    if (m_dir.empty()) return;
+    const std::string body = fmt::format("{:016x}.body", fnv1a(url));
+    make_dirs(m_dir + "/pages");
+    write_file_atomic(m_dir + "/pages/" + body, r.body);
+    pages()[url] = Json{{"etag", r.validators.etag},
+                        {"last_modified", r.validators.last_modified},
+                        {"content_type", r.content_type},
+                        {"final_url", r.url},
+                        {"body", body}};
+  }
+
+  void save() {
+    if (m_dir.empty()) return;
+    make_dirs(m_dir);
+    m_json["schema"] = k_state_schema;
+    write_file_atomic(m_dir + "/state.json", m_json.dump(1) + "\n");
+  }
+
+ private:
+  Json& slot(const char* name) {
+    if (!m_json.contains(name) || !m_json[name].is_object()) m_json[name] = Json::object();
+    return m_json[name];
+  }
+  std::string m_dir;
+  Json m_json = Json::object();
+};
+
+// --- pages -----------------------------------------------------------------------------------------------
+
+struct Listing {
+  std::string project;  // as asked
+  std::string index;
+  index::File file;
+};
+
+index::ProjectPage fetch_page(const std::string& index_url, const std::string& project, State& state,
+                              net::Client& client) {
+  const std::string url = index::project_url(index_url, project);
+  net::Validators validators;
+  const auto cached_body = state.page_body(url);
+  if (cached_body) {
+    const auto& entry = state.pages()[url];
+    validators.etag = entry.value("etag", "");
+    validators.last_modified = entry.value("last_modified", "");
+  }
+  auto r = client.get(url, index::k_accept, validators);
+  if (r.not_modified() && cached_body) {
+    const auto& entry = state.pages()[url];
+    return index::parse_project_page(*cached_body, entry.value("content_type", ""), entry.value("final_url", url),
+                                     project);
+  }
+  auto page = index::parse_project_page(r.body, r.content_type, r.url, project);
+  state.remember_page(url, r);
+  return page;
+}
+
+// --- images, tags and variants ---------------------------------------------------------------------------
+
+struct Target {
+  std::string name;
+  image::Image image;
+};
+
+// A profile made of what the index says (file name, Requires-Python): enough for the tag checks.
+WheelProfile listing_profile(const index::File& f) {
+  WheelProfile p;
+  p.filename = wheel::parse_filename(f.filename);
+  if (f.requires_python) p.metadata.requires_python = *f.requires_python;
+  return p;
+}
+
+// Why the wheel's tags do not target the image ("" when they do): its Python, ABI, platform tags and
+// Requires-Python against the image, as pip would judge them.
+std::string not_targeted_reason(const WheelProfile& p, const image::Image& im) {
+  for (const auto& f : verdict::check_wheel_tags(p, im)) {
+    if (f.severity != verdict::Severity::Error) continue;
+    if (f.kind == "tag-python" || f.kind == "tag-abi" || f.kind == "tag-platform" || f.kind == "requires-python" ||
+        f.kind == "wrong-arch") {
+      return f.explanation.empty() ? f.kind : f.explanation;
+    }
+  }
+  return "";
+}
+
+// The toolkit a local version label names: +cu130 -> cuda 13.0, +cann9 -> cann, +metax3.6 -> maca, ...
+struct Variant {
+  std::string kind;
+  std::string version;  // "13.0" for +cu130; "" when the label does not say
+};
+
+std::optional<Variant> variant_of(const std::string& version) {
+  const auto plus = version.find('+');
+  if (plus == std::string::npos) return std::nullopt;
+  std::string label = version.substr(plus + 1);
+  std::transform(label.begin(), label.end(), label.begin(),
+                 [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); });
+  static const std::pair<const char*, const char*> k_prefixes[] = {
+      {"cu", "cuda"},       {"cann", "cann"}, {"ascend", "cann"}, {"metax", "maca"},   {"maca", "maca"},
+      {"hcu", "dtk"},       {"das", "dtk"},   {"dtk", "dtk"},     {"enflame", "tops"}, {"tops", "tops"},
+      {"mthreads", "musa"}, {"musa", "musa"}, {"ppu", "ppu"},     {"cpu", "cpu"}};
+  for (const auto& [prefix, kind] : k_prefixes) {
+    const std::string_view p(prefix);
+    if (label.compare(0, p.size(), p) != 0) continue;
+    Variant v{kind, ""};
+    const std::string rest = label.substr(p.size());
+    if (v.kind == "cuda" && rest.size() >= 2 && std::all_of(rest.begin(), rest.end(), ::isdigit)) {
+      v.version = rest.substr(0, rest.size() - 1) + "." + rest.substr(rest.size() - 1);  // cu130 -> 13.0
+    }
+    return v;
+  }
+  return std::nullopt;
+}
+
+// Why a variant cannot suit the image ("" when it can, or when either side does not say).
+std::string variant_mismatch(const std::string& version, const image::Image& im) {
+  const auto v = variant_of(version);
+  if (!v || v->kind == "cpu") return "";
+  const std::string have = im.toolkit ? im.toolkit->kind : "";
+  if (have.empty()) return "a " + v->kind + " build; the image has no accelerator toolkit";
+  if (have != v->kind) return "a " + v->kind + " build; the image has " + have;
+  if (v->kind == "cuda" && !v->version.empty() && im.toolkit->version.known()) {
+    const std::string& image_version = *im.toolkit->version.value;
+    const auto major = [](const std::string& s) { return s.substr(0, s.find('.')); };
+    if (major(v->version) != major(image_version)) {
+      return "built for CUDA " + v->version + "; the image has CUDA " + image_version;
+    }
+  }
+  return "";
+}
+
+// --- one check, as the report shows it -------------------------------------------------------------------
+
+// The one line a matrix cell shows: what makes the verdict what it is.
+std::string headline(const verdict::Report& r) {
+  using verdict::Severity;
+  using verdict::Verdict;
+  if (r.verdict == Verdict::Compatible) return "";
+  if (r.verdict == Verdict::Degraded || r.verdict == Verdict::Incompatible) {
+    for (const auto& route : r.routes) {
+      if (route.available || route.reasons.empty()) continue;
+      return fmt::format("route {} ({}) is off: {}", route.name, route.optional ? "optional" : "core",
+                         route.reasons.front());
+    }
+  }
+  const Severity wanted = r.verdict == Verdict::Unknown ? Severity::Condition : Severity::Error;
+  for (const auto& f : r.findings) {
+    if (f.severity != wanted) continue;
+    std::string what = f.explanation.empty() ? f.kind : f.explanation;
+    return f.member.empty() ? what : f.member + ": " + what;
+  }
+  return r.conditions.empty() ? "" : r.conditions.front();
+}
+
+Json result_json(const verdict::Report& r, bool targeted) {
+  Json gates = Json::object();
+  for (const auto& g : gates::merge({r}).gates) gates[g.variable] = g.value;
+  Json findings = Json::array();
+  for (const auto& f : r.findings) {
+    if (f.severity == verdict::Severity::Info) continue;
+    findings.push_back(Json{{"kind", f.kind},
+                            {"severity", verdict::severity_name(f.severity)},
+                            {"member", f.member},
+                            {"library", f.library},
+                            {"symbol", f.symbol},
+                            {"demangled", f.demangled},
+                            {"explanation", f.explanation},
+                            {"fix", f.fix}});
+  }
+  return Json{{"image", r.image},          {"targeted", targeted}, {"verdict", verdict::verdict_name(r.verdict)},
+              {"headline", headline(r)},   {"gates", gates},       {"findings", findings},
+              {"conditions", r.conditions}};
+}
+
+// --- the run ---------------------------------------------------------------------------------------------
+
+class Scan {
+ public:
+  Scan(const Options& o, const image::Db& db, net::Client& client, const ProfileCache* cache)
+      : m_o(o), m_db(db), m_client(client), m_cache(cache), m_state(o.state_dir) {
+    m_rule_sets = rules::load_all(db.dir() + "/rules");
+    if (!o.rules.empty() && o.rules != "none") {
+      if (o.rules.find('/') != std::string::npos) {
+        m_chosen = rules::load(o.rules);
+      } else {
+        for (const auto& rs : m_rule_sets) {
+          if (rs.name == o.rules) m_chosen = rs;
+        }
+        if (!m_chosen) throw usage_error("--rules " + o.rules + ": no such rule set");
+      }
+    }
+    for (const auto& name : o.images) m_targets.push_back({name, db.resolve(name)});
+    // By default every image of the db except the packaging targets (manylinux/musllinux policies are
+    // what `inspect` measures a wheel against, not places it runs).
+    if (o.images.empty()) {
+      for (const auto& name : db.image_names()) {
+        auto im = db.get(name);
+        if (im.group != "target") m_targets.push_back({name, std::move(im)});
+      }
+    }
+  }
+
+  Json run() {
+    read_pages();
+    check_new_wheels();
+    Json report = Json::object();
+    report["schema"] = "wheelcheck-scan/1";
+    report["generated_at"] = now_iso();
+    report["wheelcheck_version"] = WHEELCHECK_VERSION;
+    Json indexes = Json::array();
+    for (const auto& i : m_o.indexes) indexes.push_back(net::redact_url(i));
+    report["indexes"] = indexes;
+    report["projects"] = m_o.projects;
+    report["images"] = report_images();
+    report["shard"] = Json{{"index", m_o.shard_index}, {"count", m_o.shard_count}};
+    report["since"] = m_o.since ? Json(*m_o.since) : Json(nullptr);
+    report["exit_code"] = exit_code();
+    report["summary"] = summary();
+    report["wheels"] = m_wheels;
+    report["pins"] = pins();
+    report["warnings"] = m_warnings;
+    m_state.save();
+    return report;
+  }
+
+ private:
+  void say(const std::string& line) const {
+    if (m_o.progress) m_o.progress(line);
+  }
+
+  void read_pages() {
+    std::size_t n = 0;
+    const std::size_t total = m_o.indexes.size() * m_o.projects.size();
+    for (const auto& project : m_o.projects) {
+      std::set<std::string> seen_urls;
+      std::size_t found_on = 0;
+      bool failed = false;
+      for (const auto& idx : m_o.indexes) {
+        say(fmt::format("page {}/{}: {} on {}", ++n, total, project, net::redact_url(idx)));
+        try {
+          auto page = fetch_page(idx, project, m_state, m_client);
+          ++found_on;
+          for (const auto& w : page.warnings) m_warnings.push_back(net::redact_url(page.url) + ": " + w);
+          for (auto& f : page.files) {
+            if (f.filename.size() < 4 || f.filename.compare(f.filename.size() - 4, 4, ".whl") != 0) continue;
+            if (!seen_urls.insert(f.url).second) continue;  // an index that lists a file twice
+            m_listings.push_back({project, idx, std::move(f)});
+          }
+        } catch (const net::NotFound&) {
+          // Not on this index: normal when each vendor has its own index (pip reads a 404 the same way).
+        } catch (const Error& e) {
+          m_index_failed = failed = true;
+          m_warnings.push_back(fmt::format("{}: {} unreadable: {}", net::redact_url(idx), project, e.what()));
+        }
+      }
+      if (found_on == 0 && !failed) {
+        m_index_failed = true;
+        m_warnings.push_back(fmt::format("project {} is on none of the indexes (a misspelt name?)", project));
+      }
+    }
+    std::stable_sort(m_listings.begin(), m_listings.end(), [](const Listing& a, const Listing& b) {
+      return std::tie(a.project, a.file.filename) < std::tie(b.project, b.file.filename);
+    });
+  }
+
+  bool is_new(const Listing& l) const {
+    if (m_o.since && l.file.upload_time && l.file.upload_time->substr(0, 10) < *m_o.since) return false;
+    return true;
+  }
+
+  const rules::RuleSet* rules_for(const WheelProfile& w) const {
+    if (m_o.rules == "none") return nullptr;
+    if (m_chosen) return &*m_chosen;
+    return rules::default_for(m_rule_sets, w.filename.name);
+  }
+
+  void check_new_wheels() {
+    std::vector<const Listing*> todo;
+    for (const auto& l : m_listings) {
+      const std::string key = wheel_key(l.file.filename, l.file.sha256());
+      if (m_state.wheels().contains(key) || !is_new(l)) continue;
+      if (!in_shard(l.file.filename, m_o.shard_index, m_o.shard_count)) continue;
+      todo.push_back(&l);
+    }
+    std::size_t n = 0;
+    for (const auto* l : todo) {
+      ++n;
+      Json w = Json::object();
+      w["filename"] = l->file.filename;
+      w["project"] = l->project;
+      std::string version;
+      try {
+        version = wheel::parse_filename(l->file.filename).version;
+      } catch (const Error&) {
+      }
+      w["version"] = version;
+      w["url"] = net::redact_url(l->file.url);
+      w["sha256"] = l->file.sha256();
+      w["size"] = l->file.size ? Json(*l->file.size) : Json(nullptr);
+      w["upload_time"] = l->file.upload_time ? Json(*l->file.upload_time) : Json(nullptr);
+      w["yanked"] = l->file.yanked;
+      w["yanked_reason"] = l->file.yanked_reason;
+      w["new"] = true;
+      w["integrity"] = "headers-only";
+      w["error"] = nullptr;
+      w["results"] = Json::array();
+      say(fmt::format("wheel {}/{}: {}", n, todo.size(), l->file.filename));
+      try {
+        remote::Fetch fetch;
+        fetch.mode = m_o.mode;
+        fetch.sha256 = l->file.sha256();
+        const auto fetched = remote::inspect_url(l->file.url, fetch, InspectOptions{}, m_cache, m_client);
+        w["integrity"] = fetched.profile.integrity;
+        if (fetched.profile.has_problems()) {
+          const auto& pr = !fetched.profile.problems.empty() ? fetched.profile.problems.front()
+                                                             : fetched.profile.record_problems.front();
+          w["error"] = fmt::format("{}: {} {}", pr.kind, pr.path, pr.detail);
+          m_wheel_failed = true;
+        }
+        w["results"] = check(fetched.profile);
+      } catch (const Error& e) {
+        w["error"] = e.what();
+        m_wheel_failed = true;
+      }
+      // Remembered once read (even with an error: a broken wheel is reported once, not every night).
+      Json remembered{{"filename", l->file.filename}, {"project", l->project},   {"version", version},
+                      {"sha256", l->file.sha256()},   {"first_seen", now_iso()}, {"error", w["error"]},
+                      {"results", Json::object()}};
+      for (const auto& r : w["results"]) {
+        remembered["results"][r["image"].get<std::string>()] = Json{{"verdict", r["verdict"]},
+                                                                    {"targeted", r["targeted"]},
+                                                                    {"headline", r["headline"]},
+                                                                    {"gates", r["gates"]},
+                                                                    {"conditions", r["conditions"]}};
+      }
+      m_state.wheels()[wheel_key(l->file.filename, l->file.sha256())] = remembered;
+      m_wheels.push_back(std::move(w));
+    }
+  }
+
+  Json check(const WheelProfile& profile) {
+    Json results = Json::array();
+    for (const auto& t : m_targets) {
+      const std::string why_not = not_targeted_reason(profile, t.image);
+      const bool targeted = why_not.empty();
+      if (m_o.images.empty() && !targeted) continue;  // by default, only the images its tags target
+      verdict::CheckOptions co;
+      co.rules = rules_for(profile);
+      const auto report = verdict::check(profile, t.image, co);
+      auto r = result_json(report, targeted);
+      r["image"] = t.name;
+      if (!targeted) r["headline"] = "not targeted: " + why_not;
+      results.push_back(std::move(r));
+      m_used_images.insert(t.name);
+    }
+    return results;
+  }
+
+  Json report_images() const {
+    Json out = Json::array();
+    for (const auto& t : m_targets) {
+      if (!m_o.images.empty() || m_used_images.count(t.name) != 0) out.push_back(t.name);
+    }
+    return out;
+  }
+
+  int exit_code() const {
+    if (m_index_failed || m_wheel_failed) return 2;
+    for (const auto& w : m_wheels) {
+      for (const auto& r : w["results"]) {
+        if (r["targeted"].get<bool>() && r["verdict"] == "incompatible") return 1;
+      }
+    }
+    return 0;
+  }
+
+  Json summary() const {
+    Json verdicts{{"compatible", 0}, {"degraded", 0}, {"incompatible", 0}, {"unknown", 0}, {"not-targeted", 0}};
+    int errors = 0;
+    for (const auto& w : m_wheels) {
+      if (!w["error"].is_null()) ++errors;
+      for (const auto& r : w["results"]) {
+        const std::string key = r["targeted"].get<bool>() ? r["verdict"].get<std::string>() : "not-targeted";
+        verdicts[key] = verdicts[key].get<int>() + 1;
+      }
+    }
+    return Json{{"wheels_seen", m_listings.size()},
+                {"new", m_wheels.size()},
+                {"checked", m_wheels.size() - static_cast<std::size_t>(errors)},
+                {"errors", errors},
+                {"verdicts", verdicts}};
+  }
+
+  // Step 4: pin advice from the state (every wheel checked by this or an earlier run).
+  Json pins() {
+    Json out = Json::array();
+    for (const auto& project : m_o.projects) {
+      std::vector<const Listing*> files;
+      for (const auto& l : m_listings) {
+        if (l.project == project) files.push_back(&l);
+      }
+      std::stable_sort(files.begin(), files.end(), [](const Listing* a, const Listing* b) {
+        std::string va, vb;
+        try {
+          va = wheel::parse_filename(a->file.filename).version;
+          vb = wheel::parse_filename(b->file.filename).version;
+        } catch (const Error&) {
+        }
+        const auto c = wheel::compare_versions(va, vb);
+        return c ? *c > 0 : va > vb;
+      });
+      for (const auto& t : m_targets) {
+        if (!files.empty() && (!m_o.images.empty() || targets_any(files, t.image)))
+          out.push_back(pin(project, files, t));
+      }
+    }
+    return out;
+  }
+
+  // Whether the project publishes anything for the image (by default, pins only where it does).
+  static bool targets_any(const std::vector<const Listing*>& files, const image::Image& im) {
+    for (const auto* l : files) {
+      try {
+        if (not_targeted_reason(listing_profile(l->file), im).empty()) return true;
+      } catch (const Error&) {
+      }
+    }
+    return false;
+  }
+
+  Json pin(const std::string& project, const std::vector<const Listing*>& files, const Target& t) {
+    Json passed = Json::array();
+    Json pick = nullptr;
+    for (const auto* l : files) {
+      std::string version, reason;
+      try {
+        const auto p = listing_profile(l->file);
+        version = p.filename.version;
+        if (l->file.yanked) {
+          reason = "yanked" + (l->file.yanked_reason.empty() ? "" : ": " + l->file.yanked_reason);
+        } else if (auto why = not_targeted_reason(p, t.image); !why.empty()) {
+          reason = "wrong Python or platform tag: " + why;
+        } else if (auto variant = variant_mismatch(version, t.image); !variant.empty()) {
+          reason = "wrong toolkit variant: " + variant;
+        }
+      } catch (const Error& e) {
+        reason = std::string("unreadable file name: ") + e.what();
+      }
+      if (reason.empty()) {
+        const auto it = m_state.wheels().find(wheel_key(l->file.filename, l->file.sha256()));
+        if (it == m_state.wheels().end()) {
+          reason = is_new(*l) ? "not checked yet (another shard checks it)" : "not checked (older than --since)";
+        } else if (!(*it)["error"].is_null()) {
+          reason = "could not be read: " + (*it)["error"].get<std::string>();
+        } else if (!(*it)["results"].contains(t.name)) {
+          reason = "not checked against " + t.name;
+        } else {
+          const auto& r = (*it)["results"][t.name];
+          const std::string v = r["verdict"].get<std::string>();
+          if (v == "incompatible") {
+            reason = "incompatible: " + r["headline"].get<std::string>();
+          } else {
+            pick = Json{{"filename", l->file.filename}, {"version", version}, {"verdict", v}, {"gates", r["gates"]}};
+            break;
+          }
+        }
+      }
+      passed.push_back(Json{{"filename", l->file.filename}, {"version", version}, {"reason", reason}});
+    }
+    return Json{{"image", t.name}, {"project", project}, {"pick", pick}, {"passed_over", passed}};
+  }
+
+  const Options& m_o;
+  const image::Db& m_db;
+  net::Client& m_client;
+  const ProfileCache* m_cache;
+  State m_state;
+  std::vector<rules::RuleSet> m_rule_sets;
+  std::optional<rules::RuleSet> m_chosen;
+  std::vector<Target> m_targets;
+  std::vector<Listing> m_listings;
+  std::set<std::string> m_used_images;
+  Json m_wheels = Json::array();
+  Json m_warnings = Json::array();
+  bool m_index_failed = false;
+  bool m_wheel_failed = false;
+};
+
+}  // namespace
+
+std::pair<int, int> parse_shard(const std::string& text) {
+  const auto slash = text.find('/');
+  try {
+    if (slash == std::string::npos) throw std::invalid_argument("no slash");
+    std::size_t used = 0;
+    const int i = std::stoi(text.substr(0, slash), &used);
+    if (used != slash) throw std::invalid_argument("i");
+    const std::string rest = text.substr(slash + 1);
+    const int n = std::stoi(rest, &used);
+    if (used != rest.size() || i < 1 || n < 1 || i > n || n > 10000) throw std::invalid_argument("range");
+    return {i, n};
+  } catch (const std::exception&) {
+    throw usage_error("--shard " + text + ": expected i/N with 1 <= i <= N (e.g. 2/4)");
+  }
+}
+
+bool in_shard(const std::string& filename, int index, int count) {
+  return count <= 1 || fnv1a(filename) % static_cast<std::uint64_t>(count) == static_cast<std::uint64_t>(index - 1);
+}
+
+Json run(const Options& options, const image::Db& db, net::Client& client, const ProfileCache* cache) {
+  if (options.indexes.empty()) throw usage_error("scan: no --index given");
+  if (options.projects.empty()) throw usage_error("scan: no --project given");
+  if (options.since) {
+    const auto& s = *options.since;
+    const bool ok = s.size() == 10 && s[4] == '-' && s[7] == '-' &&
+                    std::all_of(s.begin(), s.end(), [](char c) { return c == '-' || (c >= '0' && c <= '9'); });
+    if (!ok) throw usage_error("--since " + s + ": expected a date, YYYY-MM-DD");
+  }
+  return Scan(options, db, client, cache).run();
+}
+
+}  // namespace wheelcheck::scan
