@@ -14,10 +14,11 @@
 namespace wheelcheck::cli {
 
 const char* const k_exit_codes = R"(Exit codes:
-  0  done (inspect, probe, images); compatible (verdict commands)
-  1  incompatible (verdict commands)
+  0  done (inspect, probe, images); compatible (verdict commands); nothing new incompatible (scan)
+  1  incompatible (verdict commands); a new wheel incompatible with an image its tags target (scan)
   2  bad input or usage: a wheel that is not a readable zip, a malformed member, RECORD problems
-     (the report still lists them), a malformed description, an unknown image, or a wrong option
+     (the report still lists them), a malformed description, an unknown image, a wrong option, a
+     URL or index unreadable after the retries, a download that does not match its sha256
   3  degraded (verdict commands)
   4  unknown (verdict commands)
   70 internal error (a bug in wheelcheck: please report it)
@@ -25,7 +26,10 @@ const char* const k_exit_codes = R"(Exit codes:
 Environment:
   WHEELCHECK_DB         the image database folder (else installed beside the binary)
   WHEELCHECK_CACHE_DIR  profile cache folder (else $XDG_CACHE_HOME/wheelcheck, else ~/.cache/wheelcheck)
-  NO_COLOR              no colour in text output, even on a terminal)";
+  NO_COLOR              no colour in text output, even on a terminal
+  PIP_INDEX_URL         scan: the index when no --index is given (PIP_EXTRA_INDEX_URL: more)
+  NETRC                 credentials for indexes (else ~/.netrc); never sent to another host
+  http_proxy, https_proxy, no_proxy   proxies for URLs (libcurl's own rules))";
 
 bool use_color(std::FILE* f) {
   return ::isatty(::fileno(f)) != 0 && getenv_or("NO_COLOR", "").empty() && getenv_or("TERM", "") != "dumb";

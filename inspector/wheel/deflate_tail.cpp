@@ -15,6 +15,7 @@
 //    given as the preset dictionary. A byte that comes from a literal is the same in both; a byte that
 //    copies (directly or through other copies) the unknown 32 KB before the start differs, so comparing
 //    the two outputs marks exactly which bytes are known.
+//    The search covers the tail's first MB and at most 16 whole decodes: a damaged end fails fast.
 // 3. Accept the candidate only if it ends exactly at the end of the compressed data with the final
 //    block: a false start almost never decodes that far without an error, and never lines up with the
 //    real end by chance. The stream's total size is known (the zip entry's), so the output is placed by
@@ -36,6 +37,11 @@ namespace {
 
 constexpr std::size_t k_window = 32768;
 constexpr std::size_t k_probe_input = 4096;
+// Bounds on the search, so a damaged or hostile tail costs little: deflate encoders end a block every
+// few ten thousand symbols (zlib: 16K; ISA-L and others similar), so a boundary lies within the first
+// hundred KB or so of any tail; and a candidate that passes the probe but fails later costs a decode.
+constexpr std::size_t k_search_bytes = std::size_t{1} << 20;
+constexpr int k_max_decodes = 16;
 
 struct Inflater {
   z_stream z{};
@@ -156,9 +162,11 @@ std::optional<InflatedTail> inflate_tail(std::span<const std::byte> tail, std::u
   Inflater inf;
   if (!inf.ok) return std::nullopt;
   max_output = std::min(max_output, uncompressed_size);
-  const std::uint64_t last_bit = (tail.size() - 6) * 8;
-  for (std::uint64_t bit = 0; bit < last_bit; ++bit) {
+  const std::uint64_t last_bit = std::min(tail.size() - 6, k_search_bytes) * 8;
+  int decodes = 0;
+  for (std::uint64_t bit = 0; bit < last_bit && decodes < k_max_decodes; ++bit) {
     if (!plausible_start(tail, bit) || !probe(inf, tail, bit)) continue;
+    ++decodes;
     auto zeros = decode(inf, tail, bit, 0x00, max_output);
     if (!zeros) continue;
     auto ones = decode(inf, tail, bit, 0xFF, max_output);
