@@ -406,6 +406,13 @@ class Scan {
         remote::Fetch fetch;
         fetch.mode = m_o.mode;
         fetch.sha256 = l->file.sha256();
+        if (m_o.progress) {
+          fetch.progress = [this, &l](const net::DownloadProgress& p) {
+            say(fmt::format("download {}: {} / {} at {}/s", l->file.filename, format_size(p.done),
+                            p.total != 0 ? format_size(p.total) : std::string("?"),
+                            format_size(static_cast<std::uint64_t>(p.bytes_per_second))));
+          };
+        }
         const auto fetched = remote::inspect_url(l->file.url, fetch, InspectOptions{}, m_cache, m_client);
         w["integrity"] = fetched.profile.integrity;
         if (fetched.profile.has_problems()) {

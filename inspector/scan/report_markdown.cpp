@@ -1,0 +1,218 @@
+/*
+ * Renderings of a `wheelcheck scan` report (docs/scan.schema.json, "wheelcheck-scan/1").
+ *
+ * report_markdown: GitHub-flavoured Markdown for $GITHUB_STEP_SUMMARY. report_html: one static page,
+ * inline CSS only and no JavaScript; each matrix cell is a <details> that opens its findings.
+ *
+ * The report is read as untrusted input. Every access goes through the small readers below, which
+ * turn a missing or mistyped field into "absent" instead of throwing; strings from the report are
+ * escaped for the output (HTML entities, Markdown punctuation and table pipes, newlines folded to
+ * spaces) and only http(s) URLs become links. Nothing here reads the clock or the environment, so a
+ * report renders to the same bytes every time.
+ */
+
+#include "wheelcheck/report.hpp"
+
+#include "inspector/scan/report_model.hpp"
+
+namespace wheelcheck::scan {
+
+namespace {
+
+using namespace detail;  // NOLINT: the shared model
+
+// ---- Markdown -----------------------------------------------------------------------------------
+
+// Text: backslash before the punctuation Markdown or GFM could read as markup (so `<script>` shows
+// as text, `|` cannot end a table cell, `*`/`_` emphasise nothing, `&amp;` shows as written).
+std::string md_text(std::string_view s) {
+  std::string out;
+  for (char ch : one_line(s)) {
+    if (std::string_view("\\`*_[]<>|~&#!").find(ch) != std::string_view::npos) out += '\\';
+    out += ch;
+  }
+  return out;
+}
+
+// A code span fenced by one more backtick than the longest run inside. In a table cell `|` still
+// needs its backslash (GFM splits cells before it reads code spans, and drops the backslash).
+std::string md_code(std::string_view s, bool in_table) {
+  std::string body = one_line(s);
+  if (body.empty()) return "\"\"";
+  std::size_t longest = 0, run = 0;
+  for (char ch : body) {
+    run = ch == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+  }
+  if (in_table) {
+    std::string escaped;
+    for (char ch : body) {
+      if (ch == '|') escaped += '\\';
+      escaped += ch;
+    }
+    body = std::move(escaped);
+  }
+  const std::string fence(longest + 1, '`');
+  const bool pad = body.front() == '`' || body.back() == '`' || body.front() == ' ';
+  return pad ? fence + " " + body + " " + fence : fence + body + fence;
+}
+
+std::string md_gates(const Json& gates, bool in_table) {
+  std::string out;
+  for (const auto& line : gate_lines(gates, false)) {
+    if (!out.empty()) out += ' ';
+    out += md_code(line, in_table);
+  }
+  return out;
+}
+
+std::string md_cell(const Cell& c) {
+  return std::string(style(c.kind).emoji) + " " + md_text(c.word);
+}
+
+}  // namespace
+
+std::string report_markdown(const nlohmann::ordered_json& report) {
+  std::string out;
+  const char* symbol = "";
+  const std::string outcome = outcome_words(report, &symbol);
+  out += fmt::format("## {} wheelcheck scan: {}\n\n", symbol, md_text(outcome));
+
+  const Json& summary = field(report, "summary");
+  {
+    std::vector<std::string> parts;
+    for (const auto& k : k_count_keys) parts.push_back("**" + md_text(count_text(summary, k[0])) + "** " + k[1]);
+    std::string verdicts;
+    const Json& v = field(summary, "verdicts");
+    const CellKind kinds[] = {CellKind::Compatible, CellKind::Degraded, CellKind::Incompatible, CellKind::Unknown,
+                              CellKind::NotTargeted};
+    for (std::size_t i = 0; i < std::size(kinds); ++i) {
+      if (!verdicts.empty()) verdicts += ", ";
+      verdicts += fmt::format("{} {} {}", style(kinds[i]).emoji, md_text(count_text(v, k_verdict_keys[i][0])),
+                              k_verdict_keys[i][1]);
+    }
+    out += fmt::format("{} · verdicts: {}\n\n", fmt::join(parts, " · "), verdicts);
+  }
+
+  const std::vector<std::string> images = image_columns(report);
+  {
+    std::vector<std::string> meta;
+    auto code_list = [](const std::vector<std::string>& v) {
+      std::vector<std::string> c;
+      for (const auto& s : v) c.push_back(md_code(s, false));
+      return fmt::format("{}", fmt::join(c, ", "));
+    };
+    if (!images.empty()) meta.push_back("Images: " + code_list(images));
+    if (auto p = strings(report, "projects"); !p.empty()) meta.push_back("Projects: " + code_list(p));
+    if (auto i = strings(report, "indexes"); !i.empty()) meta.push_back("Indexes: " + code_list(i));
+    if (auto s = shard_text(report); !s.empty()) meta.push_back(md_text(s));
+    if (auto s = str(report, "since"); !s.empty()) meta.push_back("Since " + md_text(s));
+    if (!meta.empty()) out += fmt::format("{}\n\n", fmt::join(meta, " · "));
+  }
+
+  // The matrix.
+  const std::vector<const Json*> wheels = ordered_wheels(report);
+  if (wheels.empty()) {
+    out += "_No wheels in this report._\n\n";
+  } else {
+    out += "| Wheel |";
+    for (const auto& img : images) out += " " + md_code(img, true) + " |";
+    out += "\n|---|";
+    for (std::size_t i = 0; i < images.size(); ++i) out += "---|";
+    out += "\n";
+    for (const Json* w : wheels) {
+      out += "| " + md_code(wheel_name(*w), true);
+      if (!is_true(*w, "new")) out += " _(seen before)_";
+      if (is_true(*w, "yanked")) out += " _(yanked)_";
+      out += " |";
+      for (const auto& img : images) out += " " + md_cell(cell_for(*w, img)) + " |";
+      out += "\n";
+    }
+    out += "\n";
+
+    // A bullet for every targeted cell that is not compatible, and for every wheel that failed.
+    std::string details;
+    for (const Json* w : wheels) {
+      if (has_error(*w)) {
+        details += fmt::format("- {} **error** · {}: {}\n", style(CellKind::Error).emoji,
+                               md_code(wheel_name(*w), false), md_text(str(*w, "error")));
+        continue;
+      }
+      for (const auto& img : images) {
+        const Cell c = cell_for(*w, img);
+        if (!needs_detail(c.kind)) continue;
+        details += fmt::format("- {} **{}** · {} on {}", style(c.kind).emoji, md_text(c.word),
+                               md_code(wheel_name(*w), false), md_code(img, false));
+        if (auto h = str(*c.result, "headline"); !h.empty()) details += ": " + md_text(h);
+        if (auto g = md_gates(field(*c.result, "gates"), false); !g.empty()) details += " — gates: " + g;
+        details += "\n";
+        for (const auto& cond : strings(*c.result, "conditions")) details += "  - condition: " + md_text(cond) + "\n";
+      }
+    }
+    if (!details.empty()) out += "### Not compatible\n\n" + details + "\n";
+  }
+
+  // Pins.
+  if (field(report, "pins").is_array()) {
+    out += "### Pins\n\n";
+    const PinGrid g = pin_grid(report);
+    if (g.images.empty()) {
+      out += "_No pins._\n\n";
+    } else {
+      out += "| Image |";
+      for (const auto& p : g.projects) out += " " + md_code(p, true) + " |";
+      out += "\n|---|";
+      for (std::size_t i = 0; i < g.projects.size(); ++i) out += "---|";
+      out += "\n";
+      for (const auto& img : g.images) {
+        out += "| " + md_code(img, true) + " |";
+        for (const auto& proj : g.projects) {
+          const Json* pin = find_pin(report, img, proj);
+          const Json& pick = pin != nullptr ? field(*pin, "pick") : null_json();
+          if (pin == nullptr) {
+            out += " — |";
+          } else if (!pick.is_object()) {
+            out += " ⛔ nothing usable |";
+          } else {
+            const std::string v = str(pick, "verdict");
+            std::string inner = std::string(style(verdict_kind(v)).emoji) + " " + md_text(v.empty() ? "unknown" : v);
+            if (auto gl = md_gates(field(pick, "gates"), true); !gl.empty()) inner += "; " + gl;
+            out += " **" + md_text(str(pick, "version")) + "** (" + inner + ") |";
+          }
+        }
+        out += "\n";
+      }
+      out += "\n";
+      std::string passed;
+      for (const auto& img : g.images) {
+        for (const auto& proj : g.projects) {
+          const Json* pin = find_pin(report, img, proj);
+          if (pin == nullptr || list(*pin, "passed_over").empty()) continue;
+          const Json& pick = field(*pin, "pick");
+          passed += fmt::format("- {} · {}: {}\n", md_code(img, false), md_code(proj, false),
+                                pick.is_object() ? "picked " + md_text(str(pick, "version")) : "nothing usable");
+          for (const auto& p : list(*pin, "passed_over"))
+            passed += fmt::format("  - passed over {} ({}): {}\n", md_text(str(p, "version")),
+                                  md_code(str(p, "filename"), false), md_text(str(p, "reason")));
+        }
+      }
+      if (!passed.empty()) out += passed + "\n";
+    }
+  }
+
+  if (auto warnings = strings(report, "warnings"); !warnings.empty()) {
+    out += "### Warnings\n\n";
+    for (const auto& w : warnings) out += "- ⚠️ " + md_text(w) + "\n";
+    out += "\n";
+  }
+
+  std::string version = str(report, "wheelcheck_version");
+  out += fmt::format("_Generated {} by wheelcheck {}; report format {}._\n",
+                     md_text(str(report, "generated_at").empty() ? "(no date)" : str(report, "generated_at")),
+                     md_text(version.empty() ? "?" : version), md_code(str(report, "schema"), false));
+  return out;
+}
+
+// ---- HTML ---------------------------------------------------------------------------------------
+
+}  // namespace wheelcheck::scan
