@@ -443,11 +443,9 @@ CachedInspect inspect_cached(const std::string& path, const InspectOptions& opti
   const std::string reader = cache_key(options);
   if (cache != nullptr) {
     if (auto sha = cache->known_sha256(path)) {
-      if (auto p = cache->load(*sha, reader)) return {std::move(*p), true};
-      // A full profile answers a headers-only question too (it read more, and verified it).
-      if (options.verify == Verify::Headers) {
-        if (auto p = cache->load(*sha, elf::reader_name(options.reader))) return {std::move(*p), true};
-      }
+      // A full profile answers a headers-only question too (it read more, and verified it). A cached
+      // headers-only profile is never used for a file: it is keyed by what an index claimed.
+      if (auto p = cache->load(*sha, elf::reader_name(options.reader))) return {std::move(*p), true};
     }
   }
   CachedInspect r{inspect_wheel(path, options), false};

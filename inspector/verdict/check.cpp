@@ -121,6 +121,11 @@ class Checker {
     r.notes.push_back("installed into " + m_space.site() +
                       (m_image.pythons.empty() ? " (the image describes no Python: a stand-in folder)" : ""));
     for (const auto& n : m_space.preloaded_notes()) r.notes.push_back(n);
+    if (m_wheel.integrity == k_integrity_headers) {
+      r.notes.push_back("read headers-only" + (m_wheel.source.empty() ? std::string() : " from " + m_wheel.source) +
+                        ": the ELF headers and tables of each member; RECORD, CRC-32s and the wheel's sha256 were "
+                        "not verified (--verify full reads every byte)");
+    }
     // Roots: what Python imports (extension modules), executables, and libraries no other member
     // needs (a loader may dlopen them: FlagTree's libflagcx.so). A library another member needs is
     // checked as that member loads it, with that member's RPATH and scope.

@@ -66,6 +66,9 @@ std::string render_text(const Report& r, bool color) {
   std::string out;
   out += fmt::format("{} on {}: {}\n", p.bold(r.wheel), p.bold(r.image), verdict_word(r.verdict, p));
   if (!r.image_summary.empty()) out += p.dim("  " + r.image_summary) + "\n";
+  for (const auto& n : r.notes) {
+    if (n.rfind("read headers-only", 0) == 0) out += p.dim("  " + n) + "\n";
+  }
   // Findings grouped by member, members in order of their worst finding.
   std::vector<std::string> order;
   std::map<std::string, std::vector<const Finding*>> by_member;
