@@ -94,9 +94,10 @@ class ProfileCache {
   std::string m_dir;
 };
 
-// The cache's key for a profile and for what options would produce ("fast", "fast-headers", "lief").
+// The cache's key of a profile: its reader ("fast", "lief"), or for a headers-only profile of a URL
+// (never hashed: its sha256 is the index's claim) "fast-headers-<digest of the URL>" (headers_key).
 std::string cache_key(const WheelProfile& profile);
-std::string cache_key(const InspectOptions& options);
+std::string headers_key(const std::string& reader, const std::string& source);
 
 // inspect with the cache in front: a hit reads no member data.
 struct CachedInspect {

@@ -3,6 +3,7 @@
 // report's format; inspector/scan/scan.cpp explains the algorithm.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -39,6 +40,9 @@ bool in_shard(const std::string& filename, int index, int count);
 // an image its tags target, 2 an index unreadable after the retries or a wheel that could not be read
 // (the report is still complete for the rest).
 nlohmann::ordered_json run(const Options& options, const image::Db& db, net::Client& client, const ProfileCache* cache);
+
+// The report's "summary" for a list of checked wheels (counts by verdict; not-targeted cells apart).
+nlohmann::ordered_json summary_of(const nlohmann::ordered_json& wheels, std::uint64_t wheels_seen);
 
 // Joins the reports of the shards of one scan (`scan --merge`).
 nlohmann::ordered_json merge(const std::vector<nlohmann::ordered_json>& shards);

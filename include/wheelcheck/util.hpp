@@ -30,6 +30,9 @@ class Hasher {
 };
 
 std::string to_hex(std::span<const std::uint8_t> bytes);
+// URL percent escapes decoded ("2.10.0%2Bcu130" -> "2.10.0+cu130"); a '%' not followed by two hex
+// digits stays as it is.
+std::string percent_decode(std::string_view s);
 std::string base64url_nopad(std::span<const std::uint8_t> bytes);
 std::string sha256_file_hex(const std::string& path);
 

@@ -77,10 +77,8 @@ int run_inspect(const InspectArgs& a) {
   bool first = true;
   std::unique_ptr<net::Client> client;
   for (const auto& path : a.wheels) {
-    InspectOptions local = options;
-    if (a.verify == "headers") local.verify = Verify::Headers;
-    const std::string reader = cache_key(local);
-    // Warm path for JSON: stream the cached rendering without decoding the profile at all.
+    const std::string reader = elf::reader_name(options.reader);
+    // Warm path for JSON: stream the cached (full) rendering without decoding the profile at all.
     if (a.json && cache && !net::is_url(path)) {
       if (auto sha = cache->known_sha256(path)) {
         auto json_file = cache->json_path(*sha, reader);

@@ -57,9 +57,14 @@ Exit codes: 0 nothing new is incompatible; 1 a new wheel is incompatible with an
 Environment: PIP_INDEX_URL / PIP_EXTRA_INDEX_URL when no --index is given; credentials from the URL or
 ~/.netrc ($NETRC), never sent to another host; proxies from http_proxy/https_proxy/no_proxy.)";
 
+// Text from the network may hold invalid UTF-8 (an index that answers garbage): replaced, never fatal.
+std::string dump(const nlohmann::ordered_json& j) {
+  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+}
+
 void write_reports(const nlohmann::ordered_json& report, const std::string& dir) {
   make_dirs(dir);
-  write_file_atomic(dir + "/report.json", report.dump(2) + "\n");
+  write_file_atomic(dir + "/report.json", dump(report));
   write_file_atomic(dir + "/report.md", scan::report_markdown(report));
   write_file_atomic(dir + "/report.html", scan::report_html(report));
 }
@@ -153,7 +158,7 @@ int run_scan(const ScanArgs& a) {
   if (!a.report.empty()) write_reports(report, a.report);
   if (!a.pins.empty()) write_file_atomic(a.pins, scan::pins_env(report));
   if (a.json)
-    std::fputs((report.dump(2) + "\n").c_str(), stdout);
+    std::fputs(dump(report).c_str(), stdout);
   else
     std::fputs(summary_text(report).c_str(), stdout);
   return report["exit_code"].get<int>();

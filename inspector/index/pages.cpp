@@ -30,6 +30,7 @@
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/index.hpp"
 #include "wheelcheck/net.hpp"
+#include "wheelcheck/util.hpp"
 #include "wheelcheck/wheel.hpp"
 
 namespace wheelcheck::index {
@@ -62,31 +63,6 @@ std::string_view trim(std::string_view s) {
   if (first == std::string_view::npos) return {};
   const auto last = s.find_last_not_of(k_space);
   return s.substr(first, last - first + 1);
-}
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-std::string percent_decode(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size()) {
-      const int hi = hex_value(s[i + 1]);
-      const int lo = hex_value(s[i + 2]);
-      if (hi >= 0 && lo >= 0) {
-        out.push_back(static_cast<char>(hi * 16 + lo));
-        i += 2;
-        continue;
-      }
-    }
-    out.push_back(s[i]);
-  }
-  return out;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -729,8 +705,27 @@ std::optional<File> read_link(const GumboElement& link, const std::string& base,
   return file;
 }
 
+// PEP 503 pages are UTF-8 text. Binary bytes (a NUL, or bytes that are not UTF-8) mean the server
+// answered something else: an error page from a proxy, a truncated or garbled body. gumbo would read
+// such bytes as a page with no links, hiding a broken index; refuse it instead.
+void check_text(std::string_view body, const std::string& page) {
+  std::size_t i = 0;
+  while (i < body.size()) {
+    const auto c = static_cast<unsigned char>(body[i]);
+    std::size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    bool ok = len != 0 && c != 0 && i + len <= body.size();
+    for (std::size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(body[i + k]) & 0xC0) == 0x80;
+    if (!ok) {
+      throw bad_input(page + ": the page is not UTF-8 text (binary bytes at offset " + std::to_string(i) +
+                      "): not an index page");
+    }
+    i += len;
+  }
+}
+
 void parse_html_page(std::string_view body, const std::string& final_url, const std::string& page, ProjectPage& out,
                      Warnings& warnings) {
+  check_text(body, page);
   check_html_depth(body, page);
   const auto tree = parse_html(body);
   const auto parts = walk(tree->document, page);

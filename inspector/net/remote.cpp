@@ -28,26 +28,6 @@ constexpr std::uint64_t k_block = std::uint64_t{256} << 10;
 constexpr std::uint64_t k_max_readahead = std::uint64_t{8} << 20;
 constexpr std::uint64_t k_max_cached = std::uint64_t{128} << 20;
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-std::string percent_decode(std::string_view s) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() && hex_value(s[i + 1]) >= 0 && hex_value(s[i + 2]) >= 0) {
-      out += static_cast<char>(hex_value(s[i + 1]) * 16 + hex_value(s[i + 2]));
-      i += 2;
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 struct HttpFile::Impl {
@@ -173,18 +153,18 @@ bool valid_sha(const std::string& s) {
   return s.size() == 64 && s.find_first_not_of("0123456789abcdef") == std::string::npos;
 }
 
-Fetched from_cache(const std::string& sha, const InspectOptions& options, const ProfileCache* cache, bool headers_ok) {
+// A full profile of the claimed sha256 (it was verified when stored), else a headers-only one made
+// earlier from this very URL with this claim.
+Fetched from_cache(const std::string& sha, const std::string& url, const InspectOptions& options,
+                   const ProfileCache* cache, bool headers_ok) {
   Fetched f;
   if (cache == nullptr || !valid_sha(sha)) return f;
-  InspectOptions full = options;
-  full.verify = Verify::Full;
-  if (auto p = cache->load(sha, cache_key(full))) {
+  const std::string reader = elf::reader_name(options.reader);
+  if (auto p = cache->load(sha, reader)) {
     f.profile = std::move(*p);
     f.from_cache = true;
   } else if (headers_ok) {
-    InspectOptions headers = options;
-    headers.verify = Verify::Headers;
-    if (auto q = cache->load(sha, cache_key(headers))) {
+    if (auto q = cache->load(sha, headers_key(reader, net::redact_url(url)))) {
       f.profile = std::move(*q);
       f.from_cache = true;
     }
@@ -198,7 +178,7 @@ Fetched inspect_url(const std::string& url, const Fetch& fetch, InspectOptions o
                     net::Client& client) {
   const auto w = parse_wheel_url(url);
   const std::string sha = !fetch.sha256.empty() ? fetch.sha256 : w.sha256;
-  if (auto hit = from_cache(sha, options, cache, fetch.mode != Mode::Full); hit.from_cache) return hit;
+  if (auto hit = from_cache(sha, w.url, options, cache, fetch.mode != Mode::Full); hit.from_cache) return hit;
 
   const auto before = client.stats().bytes_received;
   const auto file = client.stat(w.url);

@@ -430,17 +430,19 @@ void ProfileCache::store(const WheelProfile& profile) const {
   write_file_atomic(base + ".bin", serialize_profile(profile));  // last: its presence marks the entry whole
 }
 
-std::string cache_key(const WheelProfile& profile) {
-  return profile.integrity == k_integrity_headers ? profile.reader + "-headers" : profile.reader;
+// A headers-only profile was never hashed: its sha256 is what an index claimed for one URL. So its key
+// also names that URL (a digest of it): a claim made for one URL cannot answer for another.
+std::string headers_key(const std::string& reader, const std::string& source) {
+  Hasher h("sha256");
+  h.update(source.data(), source.size());
+  return reader + "-headers-" + to_hex(h.finish()).substr(0, 16);
 }
 
-std::string cache_key(const InspectOptions& options) {
-  const std::string reader = elf::reader_name(options.reader);
-  return options.verify == Verify::Headers ? reader + "-headers" : reader;
+std::string cache_key(const WheelProfile& profile) {
+  return profile.integrity == k_integrity_headers ? headers_key(profile.reader, profile.source) : profile.reader;
 }
 
 CachedInspect inspect_cached(const std::string& path, const InspectOptions& options, const ProfileCache* cache) {
-  const std::string reader = cache_key(options);
   if (cache != nullptr) {
     if (auto sha = cache->known_sha256(path)) {
       // A full profile answers a headers-only question too (it read more, and verified it). A cached

@@ -30,7 +30,9 @@ bool newer(const std::string& a, const std::string& b) {
   return c ? *c > 0 : a > b;
 }
 
-Json recount(const Json& wheels, std::uint64_t seen) {
+}  // namespace
+
+Json summary_of(const Json& wheels, std::uint64_t seen) {
   Json verdicts{{"compatible", 0}, {"degraded", 0}, {"incompatible", 0}, {"unknown", 0}, {"not-targeted", 0}};
   int errors = 0;
   for (const auto& w : wheels) {
@@ -46,6 +48,8 @@ Json recount(const Json& wheels, std::uint64_t seen) {
               {"errors", errors},
               {"verdicts", verdicts}};
 }
+
+namespace {
 
 Json merge_pin(const Json& a, const Json& b) {
   Json out = a;
@@ -110,7 +114,7 @@ Json merge(const std::vector<Json>& shards) {
   }
   out["shard"] = Json{{"index", 0}, {"count", shards.size()}, {"merged", true}};
   out["exit_code"] = exit_code;
-  out["summary"] = recount(wheels, seen);
+  out["summary"] = summary_of(wheels, seen);
   out["wheels"] = wheels;
   out["pins"] = pins;
   return out;

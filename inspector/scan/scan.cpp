@@ -111,7 +111,7 @@ class State {
     if (m_dir.empty()) return;
     make_dirs(m_dir);
     m_json["schema"] = k_state_schema;
-    write_file_atomic(m_dir + "/state.json", m_json.dump(1) + "\n");
+    write_file_atomic(m_dir + "/state.json", m_json.dump(1, ' ', false, Json::error_handler_t::replace) + "\n");
   }
 
  private:
@@ -398,10 +398,11 @@ class Scan {
       w["yanked"] = l->file.yanked;
       w["yanked_reason"] = l->file.yanked_reason;
       w["new"] = true;
-      w["integrity"] = "headers-only";
+      w["integrity"] = m_o.mode == remote::Mode::Full ? k_integrity_full : k_integrity_headers;
       w["error"] = nullptr;
       w["results"] = Json::array();
       say(fmt::format("wheel {}/{}: {}", n, todo.size(), l->file.filename));
+      bool read = false;
       try {
         remote::Fetch fetch;
         fetch.mode = m_o.mode;
@@ -421,12 +422,19 @@ class Scan {
           w["error"] = fmt::format("{}: {} {}", pr.kind, pr.path, pr.detail);
           m_wheel_failed = true;
         }
+        read = true;
         w["results"] = check(fetched.profile);
       } catch (const Error& e) {
         w["error"] = e.what();
         m_wheel_failed = true;
       }
-      // Remembered once read (even with an error: a broken wheel is reported once, not every night).
+      // A wheel that could not be fetched (the network, a hash mismatch, a server that stopped answering)
+      // is not remembered: the next scan tries it again. One that was read is remembered, problems and
+      // all: a broken wheel is reported once, not every night.
+      if (!read) {
+        m_wheels.push_back(std::move(w));
+        continue;
+      }
       Json remembered{{"filename", l->file.filename}, {"project", l->project},   {"version", version},
                       {"sha256", l->file.sha256()},   {"first_seen", now_iso()}, {"error", w["error"]},
                       {"results", Json::object()}};
@@ -478,22 +486,7 @@ class Scan {
     return 0;
   }
 
-  Json summary() const {
-    Json verdicts{{"compatible", 0}, {"degraded", 0}, {"incompatible", 0}, {"unknown", 0}, {"not-targeted", 0}};
-    int errors = 0;
-    for (const auto& w : m_wheels) {
-      if (!w["error"].is_null()) ++errors;
-      for (const auto& r : w["results"]) {
-        const std::string key = r["targeted"].get<bool>() ? r["verdict"].get<std::string>() : "not-targeted";
-        verdicts[key] = verdicts[key].get<int>() + 1;
-      }
-    }
-    return Json{{"wheels_seen", m_listings.size()},
-                {"new", m_wheels.size()},
-                {"checked", m_wheels.size() - static_cast<std::size_t>(errors)},
-                {"errors", errors},
-                {"verdicts", verdicts}};
-  }
+  Json summary() const { return summary_of(m_wheels, m_listings.size()); }
 
   // Step 4: pin advice from the state (every wheel checked by this or an earlier run).
   Json pins() {

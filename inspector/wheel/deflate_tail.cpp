@@ -112,37 +112,54 @@ bool probe(Inflater& inf, std::span<const std::byte> tail, std::uint64_t bit) {
   }
 }
 
-// Step 2: the whole decode from `bit` with a window of `fill` bytes.
-std::optional<std::vector<std::byte>> decode(Inflater& inf, std::span<const std::byte> tail, std::uint64_t bit,
-                                             unsigned char fill, std::uint64_t max_output) {
+// Step 2: the whole decode from `bit`, twice in lockstep (the two decodes consume the same input and
+// produce the same number of bytes per call: only the window's contents differ), so that only one copy
+// of the output and its known-map are ever held.
+bool start_at(Inflater& inf, std::span<const std::byte> tail, std::uint64_t bit, unsigned char fill) {
   inflateReset(&inf.z);
+  inf.z.avail_in = 0;
   std::vector<Bytef> window(k_window, fill);
-  if (inflateSetDictionary(&inf.z, window.data(), static_cast<uInt>(window.size())) != Z_OK) return std::nullopt;
+  if (inflateSetDictionary(&inf.z, window.data(), static_cast<uInt>(window.size())) != Z_OK) return false;
   const std::size_t byte = static_cast<std::size_t>(bit / 8);
   const int shift = static_cast<int>(bit % 8);
   inflatePrime(&inf.z, 8 - shift, static_cast<int>(static_cast<unsigned>(tail[byte]) >> shift));
-  std::vector<std::byte> out;
-  std::size_t in_pos = byte + 1;
-  inf.z.avail_in = 0;
-  std::array<std::byte, 1 << 16> chunk;
+  return true;
+}
+
+std::optional<InflatedTail> decode(Inflater& zeros, Inflater& ones, std::span<const std::byte> tail, std::uint64_t bit,
+                                   std::uint64_t max_output) {
+  if (!start_at(zeros, tail, bit, 0x00) || !start_at(ones, tail, bit, 0xFF)) return std::nullopt;
+  InflatedTail t;
+  t.block_bit = bit;
+  std::size_t in_pos = static_cast<std::size_t>(bit / 8) + 1;
+  std::array<std::byte, 1 << 16> a, b;
   for (;;) {
-    if (inf.z.avail_in == 0 && in_pos < tail.size()) {
+    if (zeros.z.avail_in == 0 && in_pos < tail.size()) {
       const std::size_t n = std::min<std::size_t>(tail.size() - in_pos, 1U << 30);
-      inf.z.next_in = const_cast<Bytef*>(reinterpret_cast<const Bytef*>(tail.data() + in_pos));
-      inf.z.avail_in = static_cast<uInt>(n);
+      for (auto* inf : {&zeros, &ones}) {
+        inf->z.next_in = const_cast<Bytef*>(reinterpret_cast<const Bytef*>(tail.data() + in_pos));
+        inf->z.avail_in = static_cast<uInt>(n);
+      }
       in_pos += n;
     }
-    inf.z.next_out = reinterpret_cast<Bytef*>(chunk.data());
-    inf.z.avail_out = static_cast<uInt>(chunk.size());
-    const int rc = inflate(&inf.z, Z_NO_FLUSH);
-    const std::size_t produced = chunk.size() - inf.z.avail_out;
-    if (out.size() + produced > max_output) return std::nullopt;
-    out.insert(out.end(), chunk.begin(), chunk.begin() + static_cast<std::ptrdiff_t>(produced));
-    if (rc == Z_STREAM_END) {
-      if (inf.z.avail_in != 0 || in_pos != tail.size()) return std::nullopt;  // ended before the real end
-      return out;
+    zeros.z.next_out = reinterpret_cast<Bytef*>(a.data());
+    zeros.z.avail_out = static_cast<uInt>(a.size());
+    ones.z.next_out = reinterpret_cast<Bytef*>(b.data());
+    ones.z.avail_out = static_cast<uInt>(b.size());
+    const int rc = inflate(&zeros.z, Z_NO_FLUSH);
+    const int rc_ones = inflate(&ones.z, Z_NO_FLUSH);
+    const std::size_t produced = a.size() - zeros.z.avail_out;
+    if (rc != rc_ones || produced != b.size() - ones.z.avail_out || zeros.z.avail_in != ones.z.avail_in) {
+      return std::nullopt;  // cannot happen for a real stream; refuse rather than guess
     }
-    if (rc == Z_BUF_ERROR && inf.z.avail_in == 0 && in_pos == tail.size()) return std::nullopt;  // no final block
+    if (t.bytes.size() + produced > max_output) return std::nullopt;
+    t.bytes.insert(t.bytes.end(), a.begin(), a.begin() + static_cast<std::ptrdiff_t>(produced));
+    for (std::size_t i = 0; i < produced; ++i) t.known.push_back(a[i] == b[i] ? 1 : 0);
+    if (rc == Z_STREAM_END) {
+      if (zeros.z.avail_in != 0 || in_pos != tail.size()) return std::nullopt;  // ended before the real end
+      return t;
+    }
+    if (rc == Z_BUF_ERROR && zeros.z.avail_in == 0 && in_pos == tail.size()) return std::nullopt;  // no final block
     if (rc != Z_OK && rc != Z_BUF_ERROR) return std::nullopt;
   }
 }
@@ -159,24 +176,17 @@ bool InflatedTail::covers(std::uint64_t offset, std::uint64_t length) const {
 std::optional<InflatedTail> inflate_tail(std::span<const std::byte> tail, std::uint64_t uncompressed_size,
                                          std::uint64_t max_output) {
   if (tail.size() < 8) return std::nullopt;
-  Inflater inf;
-  if (!inf.ok) return std::nullopt;
+  Inflater inf, zeros, ones;
+  if (!inf.ok || !zeros.ok || !ones.ok) return std::nullopt;
   max_output = std::min(max_output, uncompressed_size);
   const std::uint64_t last_bit = std::min(tail.size() - 6, k_search_bytes) * 8;
   int decodes = 0;
   for (std::uint64_t bit = 0; bit < last_bit && decodes < k_max_decodes; ++bit) {
     if (!plausible_start(tail, bit) || !probe(inf, tail, bit)) continue;
     ++decodes;
-    auto zeros = decode(inf, tail, bit, 0x00, max_output);
-    if (!zeros) continue;
-    auto ones = decode(inf, tail, bit, 0xFF, max_output);
-    if (!ones || ones->size() != zeros->size()) continue;
-    InflatedTail t;
-    t.first = uncompressed_size - zeros->size();
-    t.block_bit = bit;
-    t.known.resize(zeros->size());
-    for (std::size_t i = 0; i < zeros->size(); ++i) t.known[i] = (*zeros)[i] == (*ones)[i] ? 1 : 0;
-    t.bytes = std::move(*zeros);
+    auto t = decode(zeros, ones, tail, bit, max_output);
+    if (!t || t->bytes.size() > uncompressed_size) continue;
+    t->first = uncompressed_size - t->bytes.size();
     return t;
   }
   return std::nullopt;

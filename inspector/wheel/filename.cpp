@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "wheelcheck/error.hpp"
+#include "wheelcheck/util.hpp"
 #include "wheelcheck/wheel.hpp"
 
 namespace wheelcheck::wheel {
@@ -19,30 +20,6 @@ std::vector<std::string> split(std::string_view s, char sep) {
     if (i == std::string_view::npos) return out;
     start = i + 1;
   }
-}
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// A file name saved from a URL keeps its percent escapes ("2.10.0%2Bcu130"): decode them.
-std::string percent_decode(std::string_view s) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size()) {
-      const int hi = hex_value(s[i + 1]), lo = hex_value(s[i + 2]);
-      if (hi >= 0 && lo >= 0) {
-        out.push_back(static_cast<char>(hi * 16 + lo));
-        i += 2;
-        continue;
-      }
-    }
-    out.push_back(s[i]);
-  }
-  return out;
 }
 
 bool valid_component(std::string_view s) {

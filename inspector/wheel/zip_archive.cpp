@@ -288,31 +288,35 @@ class StreamMemberReader final : public MemberReader {
 
  private:
   // Reads within the first k_keep bytes are served from memory once inflated; further than
-  // k_forward_gap past the stream, the tail is tried first; the tail may be at most k_tail_max.
+  // k_forward_gap past the stream, the tail is tried first (see decode_tail for its size).
   static constexpr std::uint64_t k_keep = std::uint64_t{32} << 20;
   static constexpr std::uint64_t k_forward_gap = std::uint64_t{4} << 20;
   static constexpr std::uint64_t k_tail_min = std::uint64_t{4} << 20;
-  static constexpr std::uint64_t k_tail_max = std::uint64_t{64} << 20;
+  static constexpr std::uint64_t k_tail_max = std::uint64_t{256} << 20;         // compressed
+  static constexpr std::uint64_t k_max_tail_output = std::uint64_t{512} << 20;  // uncompressed
 
   static void copy(const std::vector<std::byte>& from, std::uint64_t first, std::uint64_t offset,
                    std::span<std::byte> out) {
     std::memcpy(out.data(), from.data() + (offset - first), out.size());
   }
 
+  // The compressed share of what is needed (the member's average ratio, a quarter more, and half a MB
+  // for a block to start in), doubled while the decoded end does not reach `offset`. Not tried at all
+  // when that share is over k_tail_max or over half the member: inflating from the start costs as much.
   bool decode_tail(std::uint64_t offset, std::size_t length) {
     const std::uint64_t need = m_info.size - offset;
-    // The compressed share of what is needed, twice over, and half a MB for the block to start in.
-    std::uint64_t len =
-        need / std::max<std::uint64_t>(1, m_info.size / std::max<std::uint64_t>(1, m_info.compressed_size));
-    len = std::max<std::uint64_t>(len * 2 + (512 << 10), m_tail_len * 2);
-    for (;; len *= 2) {
-      len = std::min({len, m_info.compressed_size, k_tail_max});
+    const double ratio = static_cast<double>(m_info.compressed_size) / static_cast<double>(m_info.size);
+    const auto estimate = static_cast<std::uint64_t>(static_cast<double>(need) * ratio * 1.25) + (512 << 10);
+    const std::uint64_t cap = std::min(k_tail_max, m_info.compressed_size / 2);
+    if (estimate > cap) return false;
+    for (std::uint64_t len = std::max(estimate, m_tail_len * 2);; len *= 2) {
+      len = std::min(len, cap);
       std::vector<std::byte> tail(static_cast<std::size_t>(len));
       read_compressed(m_zip, m_info, m_info.compressed_size - len, tail);
       m_tail_len = len;
-      m_tail = inflate_tail(tail, m_info.size, k_tail_max * 8);
+      m_tail = inflate_tail(tail, m_info.size, k_max_tail_output);
       if (m_tail && m_tail->covers(offset, length)) return true;
-      if (len >= std::min(m_info.compressed_size, k_tail_max)) return false;
+      if (len >= cap) return false;
     }
   }
 
