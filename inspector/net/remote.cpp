@@ -43,18 +43,23 @@ struct HttpFile::Impl {
   mutable std::uint64_t fetched = 0;
   mutable std::uint64_t requests = 0;
 
-  void fetch(std::uint64_t first_block, std::uint64_t last_block) const {
-    const std::uint64_t begin = first_block * k_block;
-    const std::uint64_t end = std::min(file.size, (last_block + 1) * k_block);
+  std::string get(std::uint64_t begin, std::uint64_t length) const {
     std::string bytes;
     try {
-      bytes = client.get_range(file, begin, end - begin);
+      bytes = client.get_range(file, begin, length);
     } catch (const Error& e) {
       throw Error(ErrorKind::Io, e.what());  // the network, not the wheel: never a member problem
     }
-    if (bytes.size() != end - begin) throw Error(ErrorKind::Io, "short range answer from " + net::redact_url(file.url));
+    if (bytes.size() != length) throw Error(ErrorKind::Io, "short range answer from " + net::redact_url(file.url));
     fetched += bytes.size();
     ++requests;
+    return bytes;
+  }
+
+  void fetch(std::uint64_t first_block, std::uint64_t last_block) const {
+    const std::uint64_t begin = first_block * k_block;
+    const std::uint64_t end = std::min(file.size, (last_block + 1) * k_block);
+    const std::string bytes = get(begin, end - begin);
     for (std::uint64_t b = first_block; b <= last_block; ++b) {
       const std::uint64_t off = (b - first_block) * k_block;
       const std::uint64_t len = std::min(k_block, end - b * k_block);
@@ -62,9 +67,17 @@ struct HttpFile::Impl {
       blocks[b] = {bytes.substr(static_cast<std::size_t>(off), static_cast<std::size_t>(len)), ++clock};
       cached += len;
     }
-    while (cached > k_max_cached && blocks.size() > 1) {
-      auto oldest = std::min_element(blocks.begin(), blocks.end(),
-                                     [](const auto& a, const auto& b) { return a.second.second < b.second.second; });
+  }
+
+  // Least recently used blocks out, never those of the read in hand.
+  void evict(std::uint64_t keep_first, std::uint64_t keep_last) const {
+    while (cached > k_max_cached) {
+      auto oldest = blocks.end();
+      for (auto it = blocks.begin(); it != blocks.end(); ++it) {
+        if (it->first >= keep_first && it->first <= keep_last) continue;
+        if (oldest == blocks.end() || it->second.second < oldest->second.second) oldest = it;
+      }
+      if (oldest == blocks.end()) return;
       cached -= oldest->second.first.size();
       blocks.erase(oldest);
     }
@@ -76,6 +89,12 @@ struct HttpFile::Impl {
       throw bad_input(net::redact_url(file.url) + ": read at " + std::to_string(offset) + " runs past its end");
     }
     std::lock_guard lock(mutex);
+    if (out.size() > k_max_readahead) {  // a large read (a member's end): straight through, not cached
+      const auto bytes = get(offset, out.size());
+      std::memcpy(out.data(), bytes.data(), out.size());
+      last_end = ~std::uint64_t{0};
+      return;
+    }
     const std::uint64_t first = offset / k_block;
     const std::uint64_t last = (offset + out.size() - 1) / k_block;
     const std::uint64_t last_file_block = (file.size - 1) / k_block;
@@ -98,6 +117,7 @@ struct HttpFile::Impl {
       std::memcpy(out.data() + done, entry.first.data() + (from - block_begin), to - from);
       done += static_cast<std::size_t>(to - from);
     }
+    evict(first, last);
   }
 };
 

@@ -10,6 +10,7 @@
 #include <array>
 #include <atomic>
 #include <condition_variable>
+#include <exception>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -375,7 +376,7 @@ WheelProfile inspect_input(const WheelInput& input, const std::string& filename,
   std::atomic<std::size_t> next{0};
   unsigned threads = options.threads != 0 ? options.threads : std::max(1U, std::thread::hardware_concurrency());
   threads = static_cast<unsigned>(std::min<std::size_t>(threads, jobs.size()));
-  std::vector<std::optional<Error>> thread_errors(threads);
+  std::vector<std::exception_ptr> thread_errors(threads);
   auto worker = [&](unsigned t) {
     try {
       std::unique_ptr<wheel::ZipArchive> own;
@@ -403,8 +404,8 @@ WheelProfile inspect_input(const WheelInput& input, const std::string& filename,
         results[info.index] = process_member(*za, info, it != algorithm_of.end() ? it->second : "sha256", options,
                                              progress, threads > 1 && info.size >= k_pipeline_threshold);
       }
-    } catch (const Error& e) {
-      thread_errors[t] = e;
+    } catch (...) {  // any exception, so that no thread is left joinable behind it
+      thread_errors[t] = std::current_exception();
     }
   };
   std::vector<std::thread> pool;
@@ -412,7 +413,7 @@ WheelProfile inspect_input(const WheelInput& input, const std::string& filename,
   if (threads > 0) worker(0);
   for (auto& th : pool) th.join();
   for (auto& e : thread_errors) {
-    if (e) throw *e;
+    if (e) std::rethrow_exception(e);
   }
   if (wheel_sha_error) throw *wheel_sha_error;
   p.sha256 = headers ? known_sha256 : wheel_sha;

@@ -14,7 +14,7 @@
 // 2. Decode from the candidate to the end, twice, with two different fake windows (all 0x00, all 0xFF)
 //    given as the preset dictionary. A byte that comes from a literal is the same in both; a byte that
 //    copies (directly or through other copies) the unknown 32 KB before the start differs, so comparing
-//    the two outputs marks exactly which bytes are known.
+//    the two outputs marks exactly which bytes are known (kept as the few ranges that are not).
 //    The search covers the tail's first MB and at most 16 whole decodes: a damaged end fails fast.
 // 3. Accept the candidate only if it ends exactly at the end of the compressed data with the final
 //    block: a false start almost never decodes that far without an error, and never lines up with the
@@ -154,7 +154,15 @@ std::optional<InflatedTail> decode(Inflater& zeros, Inflater& ones, std::span<co
     }
     if (t.bytes.size() + produced > max_output) return std::nullopt;
     t.bytes.insert(t.bytes.end(), a.begin(), a.begin() + static_cast<std::ptrdiff_t>(produced));
-    for (std::size_t i = 0; i < produced; ++i) t.known.push_back(a[i] == b[i] ? 1 : 0);
+    const std::uint64_t base = t.bytes.size() - produced;
+    for (std::size_t i = 0; i < produced; ++i) {
+      if (a[i] == b[i]) continue;
+      const std::uint64_t at = base + i;
+      if (!t.unknown.empty() && t.unknown.back().second == at)
+        ++t.unknown.back().second;
+      else
+        t.unknown.emplace_back(at, at + 1);
+    }
     if (rc == Z_STREAM_END) {
       if (zeros.z.avail_in != 0 || in_pos != tail.size()) return std::nullopt;  // ended before the real end
       return t;
@@ -166,11 +174,18 @@ std::optional<InflatedTail> decode(Inflater& zeros, Inflater& ones, std::span<co
 
 }  // namespace
 
+bool InflatedTail::known(std::uint64_t index) const {
+  auto it = std::upper_bound(unknown.begin(), unknown.end(), std::make_pair(index, ~std::uint64_t{0}));
+  return index < bytes.size() && (it == unknown.begin() || std::prev(it)->second <= index);
+}
+
 bool InflatedTail::covers(std::uint64_t offset, std::uint64_t length) const {
   if (offset < first || length > bytes.size() || offset - first > bytes.size() - length) return false;
-  const auto begin = known.begin() + static_cast<std::ptrdiff_t>(offset - first);
-  return std::find(begin, begin + static_cast<std::ptrdiff_t>(length), std::uint8_t{0}) ==
-         begin + static_cast<std::ptrdiff_t>(length);
+  const std::uint64_t from = offset - first, to = from + length;
+  for (const auto& [b, e] : unknown) {
+    if (b < to && from < e) return false;
+  }
+  return true;
 }
 
 std::optional<InflatedTail> inflate_tail(std::span<const std::byte> tail, std::uint64_t uncompressed_size,

@@ -5,15 +5,19 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace wheelcheck::wheel {
 
 struct InflatedTail {
-  std::uint64_t first = 0;          // the uncompressed offset of bytes[0]
-  std::vector<std::byte> bytes;     // the stream's last bytes.size() uncompressed bytes
-  std::vector<std::uint8_t> known;  // 1 where the byte is known; 0 where it copies the unknown window
-  std::uint64_t block_bit = 0;      // the bit offset in the tail where decoding started
+  std::uint64_t first = 0;       // the uncompressed offset of bytes[0]
+  std::vector<std::byte> bytes;  // the stream's last bytes.size() uncompressed bytes
+  // Where bytes copy the unknown window: [begin, end) indexes into `bytes`, sorted, disjoint (they are
+  // few: mostly at the start, where back-references still reach before it).
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> unknown;
+  std::uint64_t block_bit = 0;            // the bit offset in the tail where decoding started
+  bool known(std::uint64_t index) const;  // bytes[index] is known
   // Whether every byte of [offset, offset + length) is decoded and known.
   bool covers(std::uint64_t offset, std::uint64_t length) const;
 };

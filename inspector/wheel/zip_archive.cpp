@@ -300,24 +300,34 @@ class StreamMemberReader final : public MemberReader {
     std::memcpy(out.data(), from.data() + (offset - first), out.size());
   }
 
-  // The compressed share of what is needed (the member's average ratio, a quarter more, and half a MB
-  // for a block to start in), doubled while the decoded end does not reach `offset`. Not tried at all
-  // when that share is over k_tail_max or over half the member: inflating from the start costs as much.
+  // How much of the member's end to decode: the compressed share of what is needed at the member's
+  // average ratio, half as much again, and half a MB for a block to start in. When that falls short,
+  // the next try is sized from the ratio the decoded end actually had, and only the bytes before the
+  // previous tail are fetched. Not tried at all when the share is over k_tail_max or half the member:
+  // inflating from the start costs as much.
   bool decode_tail(std::uint64_t offset, std::size_t length) {
     const std::uint64_t need = m_info.size - offset;
-    const double ratio = static_cast<double>(m_info.compressed_size) / static_cast<double>(m_info.size);
-    const auto estimate = static_cast<std::uint64_t>(static_cast<double>(need) * ratio * 1.25) + (512 << 10);
     const std::uint64_t cap = std::min(k_tail_max, m_info.compressed_size / 2);
-    if (estimate > cap) return false;
-    for (std::uint64_t len = std::max(estimate, m_tail_len * 2);; len *= 2) {
-      len = std::min(len, cap);
-      std::vector<std::byte> tail(static_cast<std::size_t>(len));
-      read_compressed(m_zip, m_info, m_info.compressed_size - len, tail);
+    double ratio = static_cast<double>(m_info.compressed_size) / static_cast<double>(m_info.size);
+    std::vector<std::byte> tail;
+    for (int attempt = 0; attempt < 4; ++attempt) {
+      const auto want = static_cast<std::uint64_t>(static_cast<double>(need) * ratio * 1.5) + (512 << 10);
+      const std::uint64_t len = std::min(std::max<std::uint64_t>(want, tail.size() * 2), cap);
+      if (len <= tail.size() || (attempt == 0 && want > cap)) return false;
+      std::vector<std::byte> grown(static_cast<std::size_t>(len));
+      read_compressed(m_zip, m_info, m_info.compressed_size - len,
+                      std::span(grown).first(static_cast<std::size_t>(len - tail.size())));
+      std::copy(tail.begin(), tail.end(), grown.begin() + static_cast<std::ptrdiff_t>(len - tail.size()));
+      tail = std::move(grown);
       m_tail_len = len;
+      m_tail.reset();
       m_tail = inflate_tail(tail, m_info.size, k_max_tail_output);
       if (m_tail && m_tail->covers(offset, length)) return true;
-      if (len >= cap) return false;
+      if (m_tail && !m_tail->bytes.empty()) {
+        ratio = static_cast<double>(len) / static_cast<double>(m_tail->bytes.size());
+      }
     }
+    return false;
   }
 
   void forward(std::uint64_t offset, std::span<std::byte> out) {

@@ -63,10 +63,10 @@ TEST(DeflateTail, KnownBytesAreExactlyTheStreamsEnd) {
     ASSERT_EQ(t->first + t->bytes.size(), data.size());
     std::size_t known = 0;
     for (std::size_t i = 0; i < t->bytes.size(); ++i) {
-      if (!t->known[i]) continue;
+      if (!t->known(i)) continue;
       ++known;
-      ASSERT_EQ(t->bytes[i], data[t->first + i]) << "level " << level << ": a byte marked known is wrong at "
-                                                 << t->first + i;
+      ASSERT_EQ(t->bytes[i], data[t->first + i])
+          << "level " << level << ": a byte marked known is wrong at " << t->first + i;
     }
     // Most of the decoded end is known, and the very last 64 KB entirely.
     EXPECT_GT(known, t->bytes.size() / 2) << "level " << level;
@@ -97,14 +97,16 @@ std::optional<std::string> build_big_library(const TempDir& dir) {
   std::mt19937 rng(5);
   for (auto& c : blob) c = static_cast<char>(rng() & 0xFF);
   test::write_binary(dir.file("blob.bin"), std::string(blob.begin(), blob.end()));
-  const std::string source = "#include <stdio.h>\n"
-                             "__asm__(\".section .rodata\\n.globl big_blob\\nbig_blob:\\n.incbin \\\"" +
-                             dir.file("blob.bin") +
-                             "\\\"\\n.previous\\n\");\n"
-                             "extern const char big_blob[];\n"
-                             "int big_first(void) { return big_blob[0] + puts(\"x\"); }\n";
+  const std::string source =
+      "#include <stdio.h>\n"
+      "__asm__(\".section .rodata\\n.globl big_blob\\nbig_blob:\\n.incbin \\\"" +
+      dir.file("blob.bin") +
+      "\\\"\\n.previous\\n\");\n"
+      "extern const char big_blob[];\n"
+      "int big_first(void) { return big_blob[0] + puts(\"x\"); }\n";
   std::string error;
-  auto lib = test::build_shared(dir, "libbig.so", "big.c", source, "-Wl,-soname,libbig.so.1 -Wl,--no-as-needed -lm", "gcc", &error);
+  auto lib = test::build_shared(dir, "libbig.so", "big.c", source, "-Wl,-soname,libbig.so.1 -Wl,--no-as-needed -lm",
+                                "gcc", &error);
   if (!lib) ADD_FAILURE() << error;
   return lib;
 }
@@ -120,9 +122,8 @@ TEST(HeadersOnly, LargeMemberIsReadFromItsStartAndItsEnd) {
   const auto& info = archive->members()[*index];
   ASSERT_GT(info.compressed_size, std::uint64_t{8} << 20) << "the blob should not compress";
   auto reader = archive->random_member(*index);
-  const auto headers = elf::read_elf_random(info.size, [&](std::uint64_t off, std::span<std::byte> out) {
-    reader->read(off, out);
-  });
+  const auto headers =
+      elf::read_elf_random(info.size, [&](std::uint64_t off, std::span<std::byte> out) { reader->read(off, out); });
   EXPECT_GT(reader->tail_bytes(), 0U) << "the dynamic section should come from the decoded end";
   EXPECT_LT(reader->inflated_from_start(), info.size / 4) << "the member was inflated nearly whole";
   const auto full = elf::read_elf_file(*lib);
@@ -138,7 +139,8 @@ TEST(HeadersOnly, ProfilesEqualFullOnesWithoutVerifying) {
   std::vector<std::string> wheels = {
       test::make_wheel(dir, "big-1.0-cp311-cp311-linux_x86_64.whl", {{"big/libbig.so", *lib}}),
       test::make_wheel(dir, "bigstored-1.0-cp311-cp311-linux_x86_64.whl", {{"big/libbig.so", *lib}}, {"--stored"})};
-  for (const auto& w : test::find_files(test::shared_dir() + "/fixtures/auditwheel-wheels", ".whl")) wheels.push_back(w);
+  for (const auto& w : test::find_files(test::shared_dir() + "/fixtures/auditwheel-wheels", ".whl"))
+    wheels.push_back(w);
   ASSERT_GT(wheels.size(), 4U) << "../shared/fixtures/auditwheel-wheels should hold auditwheel's test wheels";
   for (const auto& w : wheels) {
     SCOPED_TRACE(w);
@@ -159,7 +161,8 @@ TEST(HeadersOnly, ProfilesEqualFullOnesWithoutVerifying) {
       EXPECT_EQ(headers.members[i].elf, full.members[i].elf) << full.members[i].path;
     }
     // Through a RandomAccess (the remote path) the answer is the same.
-    const auto via = inspect_wheel(std::make_shared<FileRandomAccess>(w), w.substr(w.rfind('/') + 1), "", headers_options);
+    const auto via =
+        inspect_wheel(std::make_shared<FileRandomAccess>(w), w.substr(w.rfind('/') + 1), "", headers_options);
     ASSERT_EQ(via.members.size(), full.members.size());
     for (std::size_t i = 0; i < full.members.size(); ++i) EXPECT_EQ(via.members[i].elf, full.members[i].elf);
   }
