@@ -62,4 +62,12 @@ void write_binary(const std::string& path, const std::string& bytes);
 const std::string& python_with_jsonschema();
 CommandResult validate_json(const std::string& schema, const std::vector<std::string>& files);
 
+// In a test body: skip, saying why, where Python's jsonschema is absent.
+#define SKIP_WITHOUT_JSONSCHEMA()                                               \
+  do {                                                                          \
+    if (::wheelcheck::test::python_with_jsonschema().empty()) {                 \
+      GTEST_SKIP() << "python3-jsonschema absent: run scripts/install-deps.sh"; \
+    }                                                                           \
+  } while (false)
+
 }  // namespace wheelcheck::test

@@ -84,7 +84,8 @@ TEST(Corpus, WheelsMatchTheirLibrariesOnDisk) {
     headers.verify = Verify::Headers;
     const auto h = inspect_wheel(w, headers);
     ASSERT_EQ(h.members.size(), p.members.size());
-    for (std::size_t i = 0; i < p.members.size(); ++i) EXPECT_EQ(h.members[i].elf, p.members[i].elf) << p.members[i].path;
+    for (std::size_t i = 0; i < p.members.size(); ++i)
+      EXPECT_EQ(h.members[i].elf, p.members[i].elf) << p.members[i].path;
   }
 }
 

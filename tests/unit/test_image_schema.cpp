@@ -22,13 +22,6 @@ using json = nlohmann::json;
 
 namespace {
 
-#define SKIP_WITHOUT_JSONSCHEMA()                                               \
-  do {                                                                          \
-    if (python_with_jsonschema().empty()) {                                     \
-      GTEST_SKIP() << "python3-jsonschema absent: run scripts/install-deps.sh"; \
-    }                                                                           \
-  } while (false)
-
 std::string schema_path() {
   return source_dir() + "/docs/image.schema.json";
 }

@@ -22,13 +22,6 @@ using Json = nlohmann::ordered_json;
 
 namespace {
 
-#define SKIP_WITHOUT_JSONSCHEMA()                                               \
-  do {                                                                          \
-    if (python_with_jsonschema().empty()) {                                     \
-      GTEST_SKIP() << "python3-jsonschema absent: run scripts/install-deps.sh"; \
-    }                                                                           \
-  } while (false)
-
 const std::string k_sha = std::string(64, 'a');
 
 Json finding(const std::string& kind, const std::string& severity, const std::string& member,
