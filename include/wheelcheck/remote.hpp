@@ -17,7 +17,8 @@ namespace wheelcheck::remote {
 
 // A remote file read through byte ranges, with a block cache in front: reads that go forward grow the
 // read-ahead (256 KB doubling up to 8 MB), so a member streamed from its start costs a few requests.
-// Thread safe. A transfer that fails after the client's retries throws Error(Io).
+// Thread safe. A transfer that fails after the client's retries throws Error(Io). What it moved is
+// counted in the client's stats().
 class HttpFile final : public RandomAccess {
  public:
   HttpFile(net::Client& client, net::RemoteFile file);
@@ -25,8 +26,6 @@ class HttpFile final : public RandomAccess {
   std::uint64_t size() const override;
   std::string name() const override;  // the URL, credentials removed
   void read_at(std::uint64_t offset, std::span<std::byte> out) const override;
-  std::uint64_t bytes_fetched() const;  // body bytes received, all ranges
-  std::uint64_t requests() const;
 
  private:
   struct Impl;

@@ -33,6 +33,8 @@ std::string to_hex(std::span<const std::uint8_t> bytes);
 // URL percent escapes decoded ("2.10.0%2Bcu130" -> "2.10.0+cu130"); a '%' not followed by two hex
 // digits stays as it is.
 std::string percent_decode(std::string_view s);
+std::string ascii_lower(std::string_view s);  // A-Z -> a-z, nothing else (HTTP names, hex, tags)
+bool is_sha256_hex(std::string_view s);       // 64 lower-case hex digits
 std::string base64url_nopad(std::span<const std::uint8_t> bytes);
 std::string sha256_file_hex(const std::string& path);
 

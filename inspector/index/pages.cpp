@@ -49,14 +49,6 @@ constexpr int k_understood_minor = 1;
 // ---------------------------------------------------------------------------------------------------
 // Small text helpers.
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
-
 std::string_view trim(std::string_view s) {
   constexpr std::string_view k_space = " \t\r\n\f";
   const auto first = s.find_first_not_of(k_space);
@@ -93,7 +85,7 @@ class Warnings {
 enum class Format { Pep691Json, Pep503Html };
 
 Format format_of(std::string_view content_type, const std::string& page) {
-  const auto type = lower(trim(content_type.substr(0, content_type.find(';'))));
+  const auto type = ascii_lower(trim(content_type.substr(0, content_type.find(';'))));
   if (type == "application/vnd.pypi.simple.v1+json" || type == "application/vnd.pypi.simple.latest+json") {
     return Format::Pep691Json;
   }
@@ -143,8 +135,8 @@ std::size_t digest_hex_length(const std::string& algorithm) {
 // Adds algorithm -> lower-case hex to `hashes`, or warns when the value is not a digest.
 void add_hash(const std::string& algorithm, std::string_view value, std::map<std::string, std::string>& hashes,
               const std::string& where, Warnings& warnings) {
-  const auto alg = lower(trim(algorithm));
-  const auto hex = lower(trim(value));
+  const auto alg = ascii_lower(trim(algorithm));
+  const auto hex = ascii_lower(trim(value));
   const auto expected = digest_hex_length(alg);
   const bool all_hex = !hex.empty() && hex.find_first_not_of("0123456789abcdef") == std::string::npos;
   if (alg.empty() || !all_hex || (expected != 0 && hex.size() != expected)) {
@@ -542,7 +534,7 @@ std::size_t tag_end(std::string_view body, std::size_t i) {
 // Where "</name" starts (any case) at or after `from`; the body's size when nowhere.
 std::size_t find_end_tag(std::string_view body, const std::string& name, std::size_t from) {
   for (auto i = body.find("</", from); i != std::string_view::npos; i = body.find("</", i + 2)) {
-    if (lower(body.substr(i + 2, name.size())) == name) return i;
+    if (ascii_lower(body.substr(i + 2, name.size())) == name) return i;
   }
   return body.size();
 }
@@ -565,7 +557,7 @@ void check_html_depth(std::string_view body, const std::string& page) {
       ++i;
       continue;
     }
-    const auto name = lower(body.substr(name_start, name_end - name_start));
+    const auto name = ascii_lower(body.substr(name_start, name_end - name_start));
     i = tag_end(body, name_end);
     if (i == std::string_view::npos) return;
     ++i;
@@ -623,7 +615,7 @@ void visit_element(const GumboElement& element, HtmlParts& parts, const std::str
     if (parts.base_href == nullptr) parts.base_href = attribute(element, "href");
   } else if (element.tag == GUMBO_TAG_META && parts.api_version == nullptr) {
     const char* name = attribute(element, "name");
-    if (name != nullptr && lower(trim(name)) == "pypi:repository-version") {
+    if (name != nullptr && ascii_lower(trim(name)) == "pypi:repository-version") {
       parts.api_version = attribute(element, "content");
       if (parts.api_version == nullptr) parts.api_version = "";
     }
@@ -700,7 +692,8 @@ std::optional<File> read_link(const GumboElement& link, const std::string& base,
   if (metadata != nullptr) {
     file.core_metadata = true;
     const auto value = trim(metadata);
-    if (!value.empty() && lower(value) != "true") add_hash_pair(value, file.core_metadata_hashes, where, warnings);
+    if (!value.empty() && ascii_lower(value) != "true")
+      add_hash_pair(value, file.core_metadata_hashes, where, warnings);
   }
   return file;
 }

@@ -707,10 +707,11 @@ void Client::download(const std::string& url, const std::string& dest, const std
   part.sync();
   const std::string actual = part.finish_hex();
   part.close();
-  if (!expected_sha256.empty() && lower(expected_sha256) != actual) {
+  if (!expected_sha256.empty() && ascii_lower(expected_sha256) != actual) {
     remove_quietly(part_path);
     remove_quietly(state_path);
-    throw bad_input("sha256 mismatch for " + redacted + ": expected " + lower(expected_sha256) + ", got " + actual);
+    throw bad_input("sha256 mismatch for " + redacted + ": expected " + ascii_lower(expected_sha256) + ", got " +
+                    actual);
   }
   if (std::rename(part_path.c_str(), dest.c_str()) != 0) throw io_error("cannot rename " + part_path + " to " + dest);
   remove_quietly(state_path);

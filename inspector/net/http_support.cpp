@@ -10,11 +10,6 @@
 
 namespace wheelcheck::net::detail {
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
 std::string trim(const std::string& s) {
   const auto b = s.find_first_not_of(" \t\r\n");
   if (b == std::string::npos) return "";
@@ -78,7 +73,7 @@ int map_http_version(long v) {
 
 std::optional<ContentRange> parse_content_range(const std::string& value) {
   const auto v = trim(value);
-  if (lower(v.substr(0, 6)) != "bytes ") return std::nullopt;
+  if (ascii_lower(v.substr(0, 6)) != "bytes ") return std::nullopt;
   const auto rest = trim(v.substr(6));
   const auto slash = rest.find('/');
   if (slash == std::string::npos) return std::nullopt;
@@ -127,7 +122,7 @@ extern "C" std::size_t header_callback(char* data, std::size_t size, std::size_t
     if (line.rfind("HTTP/", 0) == 0) {
       t.response_headers.clear();  // a new answer (after a redirect or a 100 Continue)
     } else if (const auto colon = line.find(':'); colon != std::string::npos && colon > 0) {
-      t.response_headers[lower(trim(line.substr(0, colon)))] = trim(line.substr(colon + 1));
+      t.response_headers[ascii_lower(trim(line.substr(0, colon)))] = trim(line.substr(colon + 1));
     }
   } catch (...) {
     t.exception = std::current_exception();

@@ -40,8 +40,6 @@ struct HttpFile::Impl {
   mutable std::uint64_t cached = 0;
   mutable std::uint64_t last_end = ~std::uint64_t{0};
   mutable std::uint64_t readahead = 0;
-  mutable std::uint64_t fetched = 0;
-  mutable std::uint64_t requests = 0;
 
   std::string get(std::uint64_t begin, std::uint64_t length) const {
     std::string bytes;
@@ -51,8 +49,6 @@ struct HttpFile::Impl {
       throw Error(ErrorKind::Io, e.what());  // the network, not the wheel: never a member problem
     }
     if (bytes.size() != length) throw Error(ErrorKind::Io, "short range answer from " + net::redact_url(file.url));
-    fetched += bytes.size();
-    ++requests;
     return bytes;
   }
 
@@ -133,15 +129,6 @@ std::string HttpFile::name() const {
 void HttpFile::read_at(std::uint64_t offset, std::span<std::byte> out) const {
   m_impl->read_at(offset, out);
 }
-std::uint64_t HttpFile::bytes_fetched() const {
-  std::lock_guard lock(m_impl->mutex);
-  return m_impl->fetched;
-}
-std::uint64_t HttpFile::requests() const {
-  std::lock_guard lock(m_impl->mutex);
-  return m_impl->requests;
-}
-
 WheelUrl parse_wheel_url(const std::string& url) {
   if (!net::is_url(url)) throw bad_input("not an http(s) URL: " + net::redact_url(url));
   WheelUrl w;
@@ -150,10 +137,8 @@ WheelUrl parse_wheel_url(const std::string& url) {
   if (hash != std::string::npos) {
     const std::string fragment = url.substr(hash + 1);
     if (fragment.rfind("sha256=", 0) == 0) {
-      w.sha256 = fragment.substr(7);
-      std::transform(w.sha256.begin(), w.sha256.end(), w.sha256.begin(),
-                     [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); });
-      if (w.sha256.size() != 64 || w.sha256.find_first_not_of("0123456789abcdef") != std::string::npos) {
+      w.sha256 = ascii_lower(fragment.substr(7));
+      if (!is_sha256_hex(w.sha256)) {
         throw bad_input("the #sha256= fragment of " + net::redact_url(url) + " is not 64 hex digits");
       }
     }
@@ -169,16 +154,12 @@ WheelUrl parse_wheel_url(const std::string& url) {
 
 namespace {
 
-bool valid_sha(const std::string& s) {
-  return s.size() == 64 && s.find_first_not_of("0123456789abcdef") == std::string::npos;
-}
-
 // A full profile of the claimed sha256 (it was verified when stored), else a headers-only one made
 // earlier from this very URL with this claim.
 Fetched from_cache(const std::string& sha, const std::string& url, const InspectOptions& options,
                    const ProfileCache* cache, bool headers_ok) {
   Fetched f;
-  if (cache == nullptr || !valid_sha(sha)) return f;
+  if (cache == nullptr || !is_sha256_hex(sha)) return f;
   const std::string reader = elf::reader_name(options.reader);
   if (auto p = cache->load(sha, reader)) {
     f.profile = std::move(*p);
@@ -205,42 +186,33 @@ Fetched inspect_url(const std::string& url, const Fetch& fetch, InspectOptions o
   Fetched f;
   if (fetch.mode != Mode::Full && file.ranges) {
     options.verify = Verify::Headers;
-    auto http = std::make_shared<HttpFile>(client, file);
-    f.profile = inspect_wheel(http, w.filename, sha, options);
-    f.profile.source = net::redact_url(w.url);
-    f.bytes_fetched = client.stats().bytes_received - before;
-    if (cache != nullptr && valid_sha(sha)) {
-      try {
-        cache->store(f.profile);
-      } catch (const Error&) {
-      }
-    }
-    return f;
-  }
-  if (fetch.mode == Mode::Headers) {
+    f.profile = inspect_wheel(std::make_shared<HttpFile>(client, file), w.filename, sha, options);
+  } else if (fetch.mode == Mode::Headers) {
     throw bad_input(net::redact_url(w.url) +
                     ": the server does not answer byte ranges, so a headers-only read "
                     "is impossible (--verify full downloads the whole wheel)");
-  }
-  // The whole wheel: downloaded (verified against the index's sha256 before it lands), inspected in
-  // full, then removed: the profile is what is kept.
-  const std::string dir = !fetch.downloads_dir.empty() ? fetch.downloads_dir
-                          : cache != nullptr           ? cache->dir() + "/downloads"
-                                                       : ProfileCache::default_dir() + "/downloads";
-  make_dirs(dir);
-  const std::string dest = dir + "/" + w.filename;
-  client.download(w.url, dest, sha, fetch.progress);
-  options.verify = Verify::Full;
-  try {
-    f.profile = inspect_wheel(dest, options);
-  } catch (...) {
+  } else {
+    // The whole wheel: downloaded (verified against the index's sha256 before it lands), inspected in
+    // full, then removed: the profile is what is kept.
+    const std::string dir = !fetch.downloads_dir.empty() ? fetch.downloads_dir
+                            : cache != nullptr           ? cache->dir() + "/downloads"
+                                                         : ProfileCache::default_dir() + "/downloads";
+    make_dirs(dir);
+    const std::string dest = dir + "/" + w.filename;
+    client.download(w.url, dest, sha, fetch.progress);
+    options.verify = Verify::Full;
+    try {
+      f.profile = inspect_wheel(dest, options);
+    } catch (...) {
+      std::remove(dest.c_str());
+      throw;
+    }
     std::remove(dest.c_str());
-    throw;
+    f.whole = true;
   }
-  std::remove(dest.c_str());
   f.profile.source = net::redact_url(w.url);
-  f.whole = true;
   f.bytes_fetched = client.stats().bytes_received - before;
+  // A cache that cannot be written costs speed, never the answer (store skips a profile without a sha256).
   if (cache != nullptr) {
     try {
       cache->store(f.profile);

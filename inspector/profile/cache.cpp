@@ -236,10 +236,6 @@ std::string stat_line(const std::string& path) {
          std::to_string(st.st_mtim.tv_nsec) + " " + std::to_string(st.st_ino) + " " + std::to_string(st.st_dev);
 }
 
-bool valid_sha(const std::string& s) {
-  return s.size() == 64 && s.find_first_not_of("0123456789abcdef") == std::string::npos;
-}
-
 }  // namespace
 
 std::string serialize_profile(const WheelProfile& p) {
@@ -361,19 +357,19 @@ std::optional<std::string> ProfileCache::known_sha256(const std::string& path) c
   if (space == std::string::npos) return std::nullopt;
   std::string sha = text.substr(space + 1);
   while (!sha.empty() && sha.back() == '\n') sha.pop_back();
-  if (!valid_sha(sha) || text.substr(0, space) != stat_line(path)) return std::nullopt;
+  if (!is_sha256_hex(sha) || text.substr(0, space) != stat_line(path)) return std::nullopt;
   return sha;
 }
 
 void ProfileCache::remember_sha256(const std::string& path, const std::string& sha256) const {
   const std::string line = stat_line(path);
-  if (line.empty() || !valid_sha(sha256)) return;
+  if (line.empty() || !is_sha256_hex(sha256)) return;
   make_dirs(m_dir + "/index");
   write_file_atomic(m_dir + "/index/" + file_key(path), line + " " + sha256 + "\n");
 }
 
 std::optional<WheelProfile> ProfileCache::load(const std::string& sha256, const std::string& reader) const {
-  if (!valid_sha(sha256)) return std::nullopt;
+  if (!is_sha256_hex(sha256)) return std::nullopt;
   try {
     const auto bytes = read_text_file(entry_base(m_dir, sha256, reader) + ".bin", std::uint64_t{4} << 30);
     auto p = deserialize_profile(bytes);
@@ -385,7 +381,7 @@ std::optional<WheelProfile> ProfileCache::load(const std::string& sha256, const 
 }
 
 std::optional<std::string> ProfileCache::json_path(const std::string& sha256, const std::string& reader) const {
-  if (!valid_sha(sha256)) return std::nullopt;
+  if (!is_sha256_hex(sha256)) return std::nullopt;
   const std::string path = entry_base(m_dir, sha256, reader) + ".json";
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
@@ -393,7 +389,7 @@ std::optional<std::string> ProfileCache::json_path(const std::string& sha256, co
 }
 
 std::optional<bool> ProfileCache::load_clean_flag(const std::string& sha256, const std::string& reader) const {
-  if (!valid_sha(sha256)) return std::nullopt;
+  if (!is_sha256_hex(sha256)) return std::nullopt;
   const std::string base = entry_base(m_dir, sha256, reader);
   struct stat st {};
   if (::stat((base + ".bin").c_str(), &st) != 0) return std::nullopt;  // an entry is whole once .bin exists
@@ -407,7 +403,7 @@ std::optional<bool> ProfileCache::load_clean_flag(const std::string& sha256, con
 }
 
 void ProfileCache::store(const WheelProfile& profile) const {
-  if (!valid_sha(profile.sha256)) return;
+  if (!is_sha256_hex(profile.sha256)) return;
   const std::string base = entry_base(m_dir, profile.sha256, cache_key(profile));
   make_dirs(base.substr(0, base.rfind('/')));
   {

@@ -189,9 +189,7 @@ struct Variant {
 std::optional<Variant> variant_of(const std::string& version) {
   const auto plus = version.find('+');
   if (plus == std::string::npos) return std::nullopt;
-  std::string label = version.substr(plus + 1);
-  std::transform(label.begin(), label.end(), label.begin(),
-                 [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); });
+  const std::string label = ascii_lower(version.substr(plus + 1));
   static const std::pair<const char*, const char*> k_prefixes[] = {
       {"cu", "cuda"},       {"cann", "cann"}, {"ascend", "cann"}, {"metax", "maca"},   {"maca", "maca"},
       {"hcu", "dtk"},       {"das", "dtk"},   {"dtk", "dtk"},     {"enflame", "tops"}, {"tops", "tops"},
