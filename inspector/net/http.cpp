@@ -146,8 +146,10 @@ struct Client::Impl {
     }
     ~Lease() {
       std::lock_guard lock(m_impl.mutex);
-      if (m_impl.idle.size() < k_max_pool) m_impl.idle.push_back(std::move(m_easy));
+      if (!m_discard && m_impl.idle.size() < k_max_pool) m_impl.idle.push_back(std::move(m_easy));
     }
+    // Not back into the pool: its cached connections (an HTTP/2 one to a host now on HTTP/1.1) go with it.
+    void discard() { m_discard = true; }
     Lease(const Lease&) = delete;
     Lease& operator=(const Lease&) = delete;
     CURL* get() const { return m_easy.get(); }
@@ -155,6 +157,7 @@ struct Client::Impl {
    private:
     Impl& m_impl;
     Easy m_easy;
+    bool m_discard = false;
   };
 
   bool use_http1(const std::string& host) {
@@ -245,8 +248,13 @@ struct Client::Impl {
     if (t.exception) std::rethrow_exception(t.exception);
 
     // HTTP/2 trouble on this host: count it, and move the host to HTTP/1.1 when it adds up.
-    const bool h2_error = t.code == CURLE_HTTP2 || t.code == CURLE_HTTP2_STREAM ||
-                          (t.http_version == 2 && retryable_code(t.code) && t.code != CURLE_OPERATION_TIMEDOUT);
+    // A connection dropped before any answer tells no protocol (http_version 0): on https, where HTTP/2 was
+    // offered, it counts too (a server that sends GOAWAY and closes is seen that way, depending on timing).
+    const bool dropped =
+        retryable_code(t.code) && t.code != CURLE_OPERATION_TIMEDOUT && t.code != CURLE_COULDNT_CONNECT;
+    const bool h2_error =
+        t.code == CURLE_HTTP2 || t.code == CURLE_HTTP2_STREAM ||
+        (dropped && (t.http_version == 2 || (t.http_version == 0 && t.url.rfind("https://", 0) == 0)));
     if (h2_error && !http1 && !host.empty()) {
       bool fell_back = false;
       int failures = 0;
@@ -256,9 +264,11 @@ struct Client::Impl {
         if (failures >= options.http2_failures_before_http1 && http1_hosts.insert(host).second) {
           ++stats.http1_fallbacks;
           fell_back = true;
+          idle.clear();  // no pooled handle may reuse an HTTP/2 connection to the host
         }
       }
       if (fell_back) {
+        lease.discard();
         log("HTTP/2 failed " + std::to_string(failures) + " times on " + host + "; using HTTP/1.1 for it from now on");
       }
     }
