@@ -21,24 +21,9 @@ for w in "$corpus"/wheels/torch_cuda_debian-2.6.0-*.whl "$corpus"/wheels/nvidia_
   if [[ -f $w ]]; then wheels+=("$w"); else echo "remote.sh: skipping $w: absent (make it with ../shared/corpus/make-real-wheels.sh --large)" >&2; fi
 done
 if ((${#wheels[@]} == 0)); then echo "remote.sh: no corpus wheel under $corpus/wheels: nothing to measure" >&2; exit 0; fi
-out=bench/out; mkdir -p "$out"
-work=$(mktemp -d)
-server_pid=
-cleanup() {
-  if [[ -n $server_pid ]]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-# The binary under test: a private copy (retry once if a rebuild has it missing or half-written).
-mkdir -p "$work/bin" "$work/cache" "$work/tmp"
-for try in 1 2; do
-  if cp build/wheelcheck "$work/bin/wheelcheck" 2>/dev/null && "$work/bin/wheelcheck" --version >/dev/null 2>&1; then break; fi
-  ((try == 2)) && { echo "remote.sh: build/wheelcheck is missing or broken" >&2; exit 2; }
-  echo "remote.sh: build/wheelcheck unusable (being rebuilt?); retrying in 30 s" >&2; sleep 30
-done
-wc=$work/bin/wheelcheck
-export WHEELCHECK_DB=$PWD/db TMPDIR=$work/tmp   # the db beside the sources; downloads land in $work
+bench_name=remote.sh
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
 
 # The server root: <index>/<project>/<file>, hard links (a symbolic link where the file system refuses).
 for w in "${wheels[@]}"; do
@@ -46,12 +31,7 @@ for w in "${wheels[@]}"; do
   mkdir -p "$work/root/bench/$project"
   ln "$w" "$work/root/bench/$project/" 2>/dev/null || ln -s "$w" "$work/root/bench/$project/"
 done
-python3 tests/net/server.py --root "$work/root" >"$work/server.out" 2>"$work/server.err" &
-server_pid=$!
-for _ in $(seq 100); do grep -q '^PORT ' "$work/server.out" 2>/dev/null && break; sleep 0.1; done
-port=$(awk '/^PORT /{print $2}' "$work/server.out")
-[[ -n $port ]] || { echo "remote.sh: the server did not start: $(cat "$work/server.err")" >&2; exit 2; }
-base=http://127.0.0.1:$port
+start_server "$work/root"
 
 stats() {  # stats FILE_PATH OUT.json: the requests for that path since the last clear, then clear
   curl -sf "$base/_stats" | python3 -c '

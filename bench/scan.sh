@@ -16,23 +16,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 samples=(build/samples/flagos/*.whl build/samples/hello_native-1.0-cp311-cp311-linux_x86_64.whl)
 for s in "${samples[@]}"; do [[ -f $s ]] || { echo "scan.sh: $s absent: build the project first" >&2; exit 2; }; done
-out=bench/out; mkdir -p "$out"
-work=$(mktemp -d)
-server_pid=
-cleanup() {
-  if [[ -n $server_pid ]]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-mkdir -p "$work/bin" "$work/tmp"
-for try in 1 2; do
-  if cp build/wheelcheck "$work/bin/wheelcheck" 2>/dev/null && "$work/bin/wheelcheck" --version >/dev/null 2>&1; then break; fi
-  ((try == 2)) && { echo "scan.sh: build/wheelcheck is missing or broken" >&2; exit 2; }
-  echo "scan.sh: build/wheelcheck unusable (being rebuilt?); retrying in 30 s" >&2; sleep 30
-done
-wc=$work/bin/wheelcheck
-export WHEELCHECK_DB=$PWD/db TMPDIR=$work/tmp
+bench_name=scan.sh
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
 
 # The index: root/bench/proj-N/proj_N-1.J-<python>-<abi>-<platform>.whl, N = 0..9, J = 1..(N % 3 + 1).
 python3 - "$work/root/bench" "${samples[@]}" <<'PY'
@@ -51,12 +37,7 @@ for n in range(10):
 PY
 nwheels=$(find "$work/root/bench" -name '*.whl' | wc -l)
 
-python3 tests/net/server.py --root "$work/root" >"$work/server.out" 2>"$work/server.err" &
-server_pid=$!
-for _ in $(seq 100); do grep -q '^PORT ' "$work/server.out" 2>/dev/null && break; sleep 0.1; done
-port=$(awk '/^PORT /{print $2}' "$work/server.out")
-[[ -n $port ]] || { echo "scan.sh: the server did not start: $(cat "$work/server.err")" >&2; exit 2; }
-base=http://127.0.0.1:$port
+start_server "$work/root"
 
 stats() {  # stats OUT.json: the requests since the last clear, by kind and status; then clear
   curl -sf "$base/_stats" | python3 -c '

@@ -1,0 +1,33 @@
+# shellcheck shell=bash disable=SC2034
+# Shared by the network benchmarks (remote.sh, scan.sh); sourced, not run. Sets `work` (a temp folder
+# removed on exit), `wc` (a private copy of build/wheelcheck, so a rebuild during the run cannot mix
+# binaries), WHEELCHECK_DB and TMPDIR; start_server ROOT starts tests/net/server.py on ROOT and sets
+# `base` (http://127.0.0.1:PORT); the server is stopped on exit.
+bench_name=${bench_name:-bench}
+out=bench/out; mkdir -p "$out"
+work=$(mktemp -d)
+server_pid=
+cleanup() {
+  if [[ -n $server_pid ]]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+mkdir -p "$work/bin" "$work/cache" "$work/tmp"
+for try in 1 2; do
+  if cp build/wheelcheck "$work/bin/wheelcheck" 2>/dev/null && "$work/bin/wheelcheck" --version >/dev/null 2>&1; then break; fi
+  ((try == 2)) && { echo "$bench_name: build/wheelcheck is missing or broken" >&2; exit 2; }
+  echo "$bench_name: build/wheelcheck unusable (being rebuilt?); retrying in 30 s" >&2; sleep 30
+done
+wc=$work/bin/wheelcheck
+export WHEELCHECK_DB=$PWD/db TMPDIR=$work/tmp   # the db beside the sources; downloads land in $work
+
+start_server() {
+  python3 tests/net/server.py --root "$1" >"$work/server.out" 2>"$work/server.err" &
+  server_pid=$!
+  for _ in $(seq 100); do grep -q '^PORT ' "$work/server.out" 2>/dev/null && break; sleep 0.1; done
+  local port
+  port=$(awk '/^PORT /{print $2}' "$work/server.out")
+  [[ -n $port ]] || { echo "$bench_name: the server did not start: $(cat "$work/server.err")" >&2; exit 2; }
+  base=http://127.0.0.1:$port
+}
