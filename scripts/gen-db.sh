@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates the db/ descriptions and export tables that are made from real binaries, and the
-# packaging targets derived from auditwheel's policy files. Each generated file records the command
+# packaging policies (auditwheel's policy files, from which wheelcheck makes every packaging target). Each generated file records the command
 # that remakes it ("generated_by"); running it again on the same inputs changes nothing.
 #
 #   scripts/gen-db.sh [--check] [--build DIR] [NAME...]
@@ -16,7 +16,7 @@
 #                       table (limited API at 3.10, from Debian's python3.11-dev headers) that the
 #                       declared python3.10/python3.12 layers use where their exports are unknown
 #   python3.13-debian   Debian 13's CPython 3.13 and its exports (layer; scripts/fetch-cpython.sh fetches it)
-#   targets             manylinux2014, manylinux_2_28/_2_34/_2_39, musllinux_1_2 (policy data)
+#   targets             db/policies: auditwheel's manylinux, musllinux and android policy files and licence
 #
 # --check  generate into a scratch copy and compare with db/: exit 1 and show the difference if any.
 # The corpus comes from ../shared/corpus/fetch-real-binaries.sh ($WHEELCHECK_CORPUS, default
@@ -244,7 +244,13 @@ gen_python313() {
 gen_targets() {
   [[ -f $shared/reference/manylinux-policy.json ]] ||
     { skip targets "$shared/reference absent (../shared beside the repository, or \$WHEELCHECK_SHARED)"; return; }
-  python3 "$here/db/tools/derive_policy.py" --shared "$shared" --out "$out/images"
+  mkdir -p "$out/policies"
+  local f
+  for f in manylinux-policy.json musllinux-policy.json android-policy.json; do
+    cp "$shared/reference/$f" "$out/policies/$f"
+    echo "gen-db: policies/$f"
+  done
+  cp "$shared/fixtures/AUDITWHEEL-LICENSE" "$out/policies/AUDITWHEEL-LICENSE"
 }
 
 for n in "${names[@]}"; do

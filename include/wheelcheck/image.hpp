@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,6 +18,10 @@
 #include <nlohmann/json.hpp>
 
 #include "wheelcheck/rootfs.hpp"
+
+namespace wheelcheck::policy {
+class Policies;
+}
 
 namespace wheelcheck::image {
 
@@ -134,6 +139,7 @@ struct Image {
   std::string summary;
   std::string kind = "image";  // "image" or "layer"
   std::string group;           // "flagos", "generated", "target", "" for the user's own
+  std::string policy;          // a packaging target: the platform tag whose policy it is ("manylinux_2_17_x86_64")
   Origin origin = Origin::Declared;
   std::string generated_by;  // the committed command that regenerates this file
   std::vector<std::string> sources;
@@ -173,7 +179,10 @@ void save_file(const Image& image, const std::string& path);      // atomic
 // Applies `layer` (already composed) under `image`: what the image states wins.
 Image compose(const Image& base, const Image& top);
 
-// The database of descriptions: db/images/*.json (listed) and db/layers/*.json (building blocks).
+// The database of descriptions: db/images/*.json (listed), db/layers/*.json (building blocks), and the
+// packaging targets, one per policy and architecture of db/policies (auditwheel's data), named by their
+// platform tags ("manylinux_2_17_aarch64") and their aliases ("manylinux2014_aarch64"); a name without
+// an architecture ("manylinux2014", "manylinux_2_28", "musllinux_1_2") is the x86_64 one.
 class Db {
  public:
   // Finds db/: --db, $WHEELCHECK_DB, <exe>/../share/wheelcheck/db, <exe>/../db, the source tree's db/.
@@ -181,7 +190,8 @@ class Db {
   explicit Db(std::string dir);
   const std::string& dir() const { return m_dir; }
 
-  std::vector<std::string> image_names() const;  // sorted
+  std::vector<std::string> image_names() const;       // sorted: the files, then the packaging targets
+  std::vector<std::string> file_image_names() const;  // db/images only
   std::vector<std::string> layer_names() const;
   bool has(std::string_view name) const;
   // Loads and composes; throws Error(Usage) for an unknown name (with the close names), Error(BadInput)
@@ -191,12 +201,18 @@ class Db {
   Image resolve(const std::string& name_or_file) const;
   // The folder export references of `image` resolve against.
   std::string exports_dir_of(const Image& image) const;
+  // db/policies, loaded once; throws Error(BadInput) when it is absent or malformed.
+  const policy::Policies& policies() const;
+  // The packaging target a name stands for ("manylinux2014" -> "manylinux_2_17_x86_64"); "" when none.
+  std::string target_tag(std::string_view name) const;
 
  private:
+  const policy::Policies* policies_if_present() const;
   Image load_composed(std::string_view name, std::vector<std::string>& stack) const;
   Image compose_layers(Image image, std::vector<std::string>& stack) const;
   std::string path_of(std::string_view name) const;  // "" when absent
   std::string m_dir;
+  mutable std::shared_ptr<const policy::Policies> m_policies;
 };
 
 // Text for people: the description with where each fact came from.

@@ -18,6 +18,10 @@
 #include "wheelcheck/profile.hpp"
 #include "wheelcheck/rules.hpp"
 
+namespace wheelcheck::policy {
+class Policies;
+}
+
 namespace wheelcheck::verdict {
 
 inline constexpr std::string_view k_verdict_schema = "wheelcheck-verdict/1";
@@ -177,7 +181,11 @@ struct CheckOptions {
   std::vector<const WheelProfile*> with;                                 // wheels installed side by side (--with)
   const std::map<std::string, exports::Table>* memory_tables = nullptr;  // an image probed on the fly
   const rules::RuleSet* rules = nullptr;  // routes and gates (db/rules); none: every member is core
+  // The packaging policies (image::Db::policies()): a packaging target's check, and the tag-claim finding
+  // of every check. None: a packaging target cannot be judged (unknown) and tag claims are not checked.
+  const policy::Policies* policies = nullptr;
 };
+// An image with `policy` set (a packaging target) is judged as that policy does (policy_check.cpp).
 Report check(const WheelProfile& wheel, const image::Image& image, const CheckOptions& options = {});
 
 // The smallest NVIDIA driver each CUDA major's runtime needs (minor version compatibility), "" if none

@@ -10,6 +10,7 @@
 
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/image.hpp"
+#include "wheelcheck/policy.hpp"
 
 namespace wheelcheck::image {
 
@@ -133,8 +134,40 @@ std::string Db::locate(const std::string& explicit_dir) {
 
 Db::Db(std::string dir) : m_dir(std::filesystem::weakly_canonical(dir).string()) {}
 
-std::vector<std::string> Db::image_names() const {
+std::vector<std::string> Db::file_image_names() const {
   return json_names(m_dir + "/images");
+}
+
+std::vector<std::string> Db::image_names() const {
+  std::vector<std::string> out = file_image_names();
+  if (const auto* p = policies_if_present()) {
+    for (const auto& pol : p->all()) out.push_back(pol.tag());
+  }
+  return out;
+}
+
+const policy::Policies* Db::policies_if_present() const {
+  if (!m_policies) {
+    if (!is_dir(m_dir + "/policies")) return nullptr;
+    m_policies = policy::Policies::load(m_dir + "/policies");
+  }
+  return m_policies.get();
+}
+
+const policy::Policies& Db::policies() const {
+  const auto* p = policies_if_present();
+  if (p == nullptr)
+    throw bad_input(m_dir + "/policies: absent (the packaging policies; scripts/gen-db.sh targets writes them)");
+  return *p;
+}
+
+std::string Db::target_tag(std::string_view name) const {
+  if (name.empty() || !path_of(name).empty()) return {};
+  const auto* p = policies_if_present();
+  if (p == nullptr) return {};
+  if (const auto* pol = p->find(name)) return pol->tag();
+  if (const auto* pol = p->find(std::string(name) + "_x86_64")) return pol->tag();  // today's names: x86_64
+  return {};
 }
 std::vector<std::string> Db::layer_names() const {
   return json_names(m_dir + "/layers");
@@ -150,7 +183,7 @@ std::string Db::path_of(std::string_view name) const {
 }
 
 bool Db::has(std::string_view name) const {
-  return !path_of(name).empty();
+  return !path_of(name).empty() || !target_tag(name).empty();
 }
 
 Image Db::compose_layers(Image image, std::vector<std::string>& stack) const {
@@ -172,6 +205,9 @@ Image Db::load_composed(std::string_view name, std::vector<std::string>& stack) 
     throw bad_input("layer cycle: " + chain + std::string(name));
   }
   const std::string path = path_of(name);
+  if (path.empty() && stack.empty()) {
+    if (const std::string tag = target_tag(name); !tag.empty()) return policy::target_image(*policies().find(tag));
+  }
   if (path.empty()) {
     std::string hint;
     std::size_t best = SIZE_MAX;

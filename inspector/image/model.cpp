@@ -148,6 +148,7 @@ ojson to_json(const Image& im, bool provenance) {
   if (!im.summary.empty()) j["summary"] = im.summary;
   j["kind"] = im.kind;
   if (!im.group.empty()) j["group"] = im.group;
+  if (!im.policy.empty()) j["policy"] = im.policy;
   j["origin"] = origin_name(im.origin);
   if (!im.generated_by.empty()) j["generated_by"] = im.generated_by;
   if (!im.sources.empty()) j["sources"] = strings(im.sources);
@@ -351,9 +352,10 @@ Image from_json(const json& j, std::string_view what) {
   Reader r(what);
   Image im;
   r.object(j, "(document)");
-  r.only(j, {"schema",  "name",          "summary", "kind",   "group",     "origin",    "generated_by", "sources",
-             "layers",  "exports_dir",   "arch",    "python", "libc",      "libstdcxx", "loader",       "libraries",
-             "pythons", "distributions", "toolkit", "driver", "gpu_archs", "env",       "findings",     "$comment"},
+  r.only(j, {"schema",       "name",    "summary",   "kind",        "group",         "policy",  "origin",
+             "generated_by", "sources", "layers",    "exports_dir", "arch",          "python",  "libc",
+             "libstdcxx",    "loader",  "libraries", "pythons",     "distributions", "toolkit", "driver",
+             "gpu_archs",    "env",     "findings",  "$comment"},
          "");
   auto schema = j.find("schema");
   if (schema == j.end()) r.fail("schema", "missing (expected \"" + std::string(k_schema) + "\")");
@@ -367,6 +369,7 @@ Image from_json(const json& j, std::string_view what) {
   if (im.kind.empty()) im.kind = "image";
   if (im.kind != "image" && im.kind != "layer") r.fail("kind", "expected \"image\" or \"layer\"");
   im.group = r.opt_str(j, "group", "");
+  im.policy = r.opt_str(j, "policy", "");
   im.origin = r.origin(j, Origin::Declared, "");
   const Origin o = im.origin;
   im.generated_by = r.opt_str(j, "generated_by", "");
@@ -611,6 +614,7 @@ Image compose(const Image& base, const Image& top) {
   out.summary = top.summary;
   out.kind = top.kind;
   out.group = top.group;
+  out.policy = top.policy;
   out.origin = top.origin;
   out.generated_by = top.generated_by;
   out.file = top.file;

@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "inspector/verdict/cuda.hpp"
+#include "inspector/verdict/policy_check.hpp"
 #include "wheelcheck/demangle.hpp"
 #include "wheelcheck/resolve.hpp"
 #include "wheelcheck/verdict.hpp"
@@ -117,6 +118,7 @@ class Checker {
     r.image_summary = m_image.summary;
     for (auto& f : check_wheel_tags(m_wheel, m_image)) add(std::move(f));
     archive_findings();
+    claim_finding();
     isa_findings();
     r.notes.push_back("installed into " + m_space.site() +
                       (m_image.pythons.empty() ? " (the image describes no Python: a stand-in folder)" : ""));
@@ -266,40 +268,22 @@ class Checker {
   }
 
   void archive_findings() {
-    for (const auto& p : m_wheel.problems) {
-      add([&] {
-        Finding f;
-        f.kind = "archive";
-        f.severity = Severity::Error;
-        f.member = p.path;
-        f.explanation = "the wheel's archive: " + p.detail + " (" + p.kind + ")";
-        f.fix = "rebuild or re-download the wheel";
-        return f;
-      }());
+    for (auto& f : verdict::archive_findings(m_wheel)) add(std::move(f));
+  }
+
+  // A tag that claims more than the binaries deliver: an error where this image's C library is too old
+  // for what they need but new enough for what the tag claims (pip installs it, the loader refuses it).
+  void claim_finding() {
+    if (m_options.policies == nullptr) return;
+    const policy::Consistency c = policy::analyze(m_wheel, *m_options.policies);
+    const auto claim = policy::check_claim(m_wheel, c, *m_options.policies);
+    if (!claim) return;
+    bool decides = false;
+    const policy::Policy* real = m_options.policies->find(c.tag);
+    if (real != nullptr && m_image.libc_version.known() && real->libc == policy::Libc::Glibc) {
+      decides = policy::version_less(*m_image.libc_version.value, real->libc_version());
     }
-    for (const auto& p : m_wheel.record_problems) {
-      add([&] {
-        Finding f;
-        f.kind = "record";
-        f.severity = Severity::Warning;
-        f.member = p.path;
-        f.explanation =
-            "RECORD: " + p.detail + " (" + p.kind + "); pip installs it, but the wheel is not what its RECORD says";
-        return f;
-      }());
-    }
-    for (const auto& m : m_wheel.members) {
-      if (!m.elf) {
-        add([&] {
-          Finding f;
-          f.kind = "unreadable-member";
-          f.severity = Severity::Error;
-          f.member = m.path;
-          f.explanation = "this member could not be read as ELF: " + m.error;
-          return f;
-        }());
-      }
-    }
+    add(tag_claim_finding(*claim, decides));
   }
 
   // x86-64-v3 and v4 code needs a CPU the image cannot describe: a condition on the runner.
@@ -727,6 +711,7 @@ class Checker {
 }  // namespace
 
 Report check(const WheelProfile& wheel, const image::Image& image, const CheckOptions& options) {
+  if (!image.policy.empty()) return check_policy(wheel, image, options);
   return Checker(wheel, image, options).run();
 }
 

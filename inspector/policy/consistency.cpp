@@ -1,0 +1,492 @@
+// The platform tag a wheel is consistent with, computed as auditwheel computes it (its wheel_abi.py),
+// from the wheel's profile alone:
+//
+//   machine      the first ELF member's e_machine (a member for another machine is a reason of its own);
+//   libc         glibc, musl or Android: the members' NEEDED and PT_INTERP (libc.so.6, libc.musl-*, the
+//                Android linker), else the extension modules' suffixes (.cpython-312-x86_64-linux-musl.so),
+//                else the wheel's own platform tag, else glibc (said so);
+//   versions     every DT_VERNEED entry of every member, family by family (GLIBC, GLIBCXX, CXXABI, GCC,
+//                ZLIB, ...): a policy holds when each family it lists allows every version needed;
+//   libraries    each root (an extension module, or a library no other member needs) is loaded as glibc's
+//                loader would with only the wheel installed: a needed library found nowhere in the wheel
+//                and not on the policy's list is external;
+//   blacklist    a root that needs a listed library and leaves one of its listed symbols undefined;
+//   UCS2, PyFPE  a Python 2 extension using PyUnicodeUCS2_* symbols, or any extension using PyFPE_jbuf;
+//   ISA level    x86-64 code that needs x86-64-v2 or newer (GNU_PROPERTY_X86_ISA_1_NEEDED).
+//
+// Each rule's ceiling is the most compatible policy it allows; consistent_with is the least of them.
+// auditwheel additionally reads the versions of external libraries it finds on its own host; a
+// wheel-only analysis cannot, and does not need to (an external library already makes it linux_<arch>).
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "wheelcheck/policy.hpp"
+#include "wheelcheck/resolve.hpp"
+
+namespace wheelcheck::policy {
+
+std::string rule_name(Rule rule) {
+  switch (rule) {
+    case Rule::Machine: return "machine";
+    case Rule::Libc: return "libc";
+    case Rule::SymbolVersion: return "symbol-version";
+    case Rule::Library: return "library";
+    case Rule::Blacklist: return "blacklist";
+    case Rule::Ucs2: return "ucs2";
+    case Rule::PyFpe: return "pyfpe";
+    case Rule::IsaLevel: return "isa-level";
+  }
+  return "machine";
+}
+
+namespace {
+
+std::string basename_of(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+// The loader itself is never a dependency a policy judges (auditwheel leaves it out the same way).
+bool is_loader(const std::string& soname) {
+  return starts_with(soname, "ld-linux") || soname == "ld64.so.1" || soname == "ld64.so.2" ||
+         starts_with(soname, "ld-musl");
+}
+
+// The platform tag spelling of an ELF machine no policy knows: armel is armv5l.
+std::string linux_tag(const std::string& machine, const std::string& arch) {
+  if (!arch.empty()) return "linux_" + arch;
+  if (machine == "armel") return "linux_armv5l";
+  return "linux_" + machine;
+}
+
+// auditwheel's elf_is_python_extension: a defined function named after the file's module.
+int python_major(const MemberProfile& m) {
+  const std::string name = basename_of(m.path);
+  const std::string module = name.substr(0, name.find('.'));
+  for (const auto& s : m.elf->symbols) {
+    if (!s.defined || s.type != elf::SymbolType::Func) continue;
+    if (s.name == "PyInit_" + module) return 3;
+    if (s.name == "init" + module || s.name == "_cffi_pypyinit_" + module) return 2;
+  }
+  return 0;
+}
+
+struct LibcGuess {
+  Libc libc = Libc::Glibc;
+  std::string evidence;
+};
+
+LibcGuess detect_libc(const WheelProfile& wheel, const std::vector<const MemberProfile*>& elfs) {
+  bool bare_libc = false;  // NEEDED libc.so: musl's soname, and Android's
+  std::string bare_member;
+  for (const auto* m : elfs) {
+    const auto& e = *m->elf;
+    if (e.interpreter.find("ld-musl") != std::string::npos)
+      return {Libc::Musl, "the interpreter " + e.interpreter + " of " + m->path};
+    if (starts_with(e.interpreter, "/system/bin/linker"))
+      return {Libc::Android, "the interpreter " + e.interpreter + " of " + m->path};
+    for (const auto& n : e.needed) {
+      if (starts_with(n, "libc.musl-")) return {Libc::Musl, "NEEDED " + n + " of " + m->path};
+      if (n == "libc.so.6") return {Libc::Glibc, "NEEDED libc.so.6 of " + m->path};
+      if (n == "libc.so" && !bare_libc) {
+        bare_libc = true;
+        bare_member = m->path;
+      }
+    }
+    for (const auto& vn : e.version_needs) {
+      for (const auto& v : vn.versions) {
+        if (starts_with(v.name, "GLIBC_")) return {Libc::Glibc, v.name + " needed by " + m->path};
+      }
+    }
+  }
+  // CPython imports only modules with its own suffix: -linux-gnu, -linux-musl, -linux-android.
+  for (const auto* m : elfs) {
+    const std::string name = basename_of(m->path);
+    if (name.find("-linux-musl") != std::string::npos) return {Libc::Musl, "the extension suffix of " + m->path};
+    if (name.find("-linux-android") != std::string::npos) return {Libc::Android, "the extension suffix of " + m->path};
+    if (name.find("-linux-gnu") != std::string::npos) return {Libc::Glibc, "the extension suffix of " + m->path};
+  }
+  for (const auto& t : wheel.filename.tags) {
+    if (starts_with(t.platform, "android_")) return {Libc::Android, "the wheel's tag " + t.platform};
+  }
+  if (bare_libc) return {Libc::Musl, "NEEDED libc.so (musl's soname) of " + bare_member};
+  for (const auto& t : wheel.filename.tags) {
+    if (starts_with(t.platform, "musllinux_")) return {Libc::Musl, "the wheel's tag " + t.platform};
+    if (starts_with(t.platform, "manylinux")) return {Libc::Glibc, "the wheel's tag " + t.platform};
+  }
+  return {Libc::Glibc, "assumed: no member names its C library"};
+}
+
+// A family's versions: "GLIBC_2.29" -> ("GLIBC", "2.29"), as auditwheel splits them (at the first '_').
+std::pair<std::string, std::string> split_version(const std::string& v) {
+  const auto u = v.find('_');
+  if (u == std::string::npos) return {v, ""};
+  return {v.substr(0, u), v.substr(u + 1)};
+}
+
+class Analyzer {
+ public:
+  Analyzer(const WheelProfile& wheel, const Policies& policies) : m_wheel(wheel), m_policies(policies) {}
+
+  Consistency run() {
+    Consistency c;
+    for (const auto& m : m_wheel.members) {
+      if (m.elf) m_elfs.push_back(&m);
+    }
+    if (m_elfs.empty()) {
+      c.pure = m_wheel.members.empty();
+      if (!c.pure) {
+        c.constrained_by.push_back(
+            {Rule::Machine, "", "", "", {}, "", 0, "no ELF member could be read: its machine and needs are unknown"});
+      }
+      return c;
+    }
+    const auto guess = detect_libc(m_wheel, m_elfs);
+    c.libc = guess.libc;
+    c.libc_evidence = guess.evidence;
+    const auto& first = *m_elfs.front()->elf;
+    c.machine = elf::machine_name(first.machine, first.elf_class, first.endian, first.e_flags);
+    c.arch = policy_arch(c.machine);
+    m_list = m_policies.of(c.libc, c.arch);
+    m_linux = linux_tag(c.machine, c.arch);
+    newest_versions(c);
+    if (m_list.empty()) {
+      c.tag = m_linux;
+      c.constrained_by.push_back(
+          {Rule::Machine,
+           m_elfs.front()->path,
+           "",
+           "",
+           {},
+           m_linux,
+           0,
+           fmt::format("no {} policy covers {} ({})", tag_prefix(c.libc), c.machine,
+                       c.arch.empty() ? "an architecture auditwheel does not know" : "not in the policy data")});
+      return c;
+    }
+    machines(c);
+    musl_release(c);
+    versions(c);
+    roots();
+    libraries(c);
+    blacklist(c);
+    python_abi(c);
+    isa(c);
+    int overall = m_list.front()->priority;
+    for (int p : m_rule_priority) overall = std::min(overall, p);
+    c.priority = overall;
+    c.tag = m_linux;
+    for (const Policy* p : m_list) {
+      if (p->priority == overall) c.tag = p->tag();
+    }
+    std::stable_sort(c.constrained_by.begin(), c.constrained_by.end(),
+                     [](const Constraint& a, const Constraint& b) { return a.ceiling_priority < b.ceiling_priority; });
+    return c;
+  }
+
+ private:
+  std::string tag_of(int priority) const {
+    for (const Policy* p : m_list) {
+      if (p->priority == priority) return p->tag();
+    }
+    return m_linux;
+  }
+
+  // The most compatible policy for which `allows` holds; 0 (linux) when none does.
+  template <class F>
+  int ceiling(F allows) const {
+    for (const Policy* p : m_list) {
+      if (allows(*p)) return p->priority;
+    }
+    return 0;
+  }
+
+  void add(Consistency& c, Constraint k) {
+    k.ceiling = tag_of(k.ceiling_priority);
+    c.constrained_by.push_back(std::move(k));
+  }
+
+  void newest_versions(Consistency& c) const {
+    for (const auto* m : m_elfs) {
+      for (const auto& vn : m->elf->version_needs) {
+        if (is_loader(vn.file)) continue;
+        for (const auto& v : vn.versions) {
+          const auto [family, version] = split_version(v.name);
+          if (version.empty() || !(version[0] >= '0' && version[0] <= '9')) continue;
+          auto& cur = c.newest_versions[family];
+          if (cur.empty() || version_less(cur, version)) cur = version;
+        }
+      }
+    }
+  }
+
+  // musl has no symbol versions, so no binary says which musl release it needs. auditwheel judges against
+  // the musl of the machine it runs on; wheelcheck assumes the newest musllinux policy of the data.
+  void musl_release(Consistency& c) {
+    if (c.libc != Libc::Musl || m_list.size() < 2) return;
+    const Policy* newest = m_list.back();
+    m_rule_priority.push_back(newest->priority);
+    add(c, {Rule::Libc,
+            "",
+            "libc.so",
+            "",
+            {},
+            "",
+            newest->priority,
+            fmt::format("musl has no symbol versions, so the musl release a binary needs cannot be read from it: "
+                        "built against musl {} is assumed (auditwheel assumes the musl it runs on)",
+                        newest->libc_version())});
+  }
+
+  void machines(Consistency& c) {
+    for (const auto* m : m_elfs) {
+      const auto& e = *m->elf;
+      const std::string machine = elf::machine_name(e.machine, e.elf_class, e.endian, e.e_flags);
+      if (machine == c.machine) continue;
+      m_rule_priority.push_back(0);
+      add(c, {Rule::Machine,
+              m->path,
+              "",
+              "",
+              {},
+              "",
+              0,
+              fmt::format("{} is built for {}, the wheel's other members for {}", m->path, machine, c.machine)});
+      return;
+    }
+  }
+
+  // Symbol versions: auditwheel checks the families a policy lists; one it does not list is free.
+  void versions(Consistency& c) {
+    struct Need {
+      std::string member, file;
+    };
+    std::map<std::string, Need> needs;  // "GLIBC_2.29" -> where
+    for (const auto* m : m_elfs) {
+      for (const auto& vn : m->elf->version_needs) {
+        if (is_loader(vn.file)) continue;
+        for (const auto& v : vn.versions) needs.emplace(v.name, Need{m->path, vn.file});
+      }
+    }
+    auto allows = [](const Policy& p, const std::string& full) {
+      const auto [family, version] = split_version(full);
+      const auto it = p.symbol_versions.find(family);
+      return it == p.symbol_versions.end() || it->second.count(version) != 0;
+    };
+    m_rule_priority.push_back(ceiling([&](const Policy& p) {
+      return std::all_of(needs.begin(), needs.end(), [&](const auto& n) { return allows(p, n.first); });
+    }));
+    // One reason per library and family: the version with the lowest ceiling.
+    std::map<std::pair<std::string, std::string>, Constraint> worst;
+    for (const auto& [full, where] : needs) {
+      const int top = m_list.front()->priority;
+      const int ceil = ceiling([&](const Policy& p) { return allows(p, full); });
+      if (ceil >= top) continue;
+      const auto key = std::pair{where.file, split_version(full).first};
+      auto it = worst.find(key);
+      if (it != worst.end() && it->second.ceiling_priority <= ceil) continue;
+      Constraint k{Rule::SymbolVersion, where.member, where.file, full, {}, "", ceil, ""};
+      k.detail = ceil == 0
+                     ? fmt::format("{} of {} is in no {} policy for {}", full, where.file, tag_prefix(c.libc), c.arch)
+                     : fmt::format("{} of {} needs {}", full, where.file, tag_of(ceil));
+      worst[key] = std::move(k);
+    }
+    for (auto& [key, k] : worst) add(c, std::move(k));
+  }
+
+  // Roots as auditwheel takes them: extension modules, and libraries no other member needs.
+  void roots() {
+    std::set<std::string> needed;
+    for (const auto* m : m_elfs) needed.insert(m->elf->needed.begin(), m->elf->needed.end());
+    for (const auto* m : m_elfs) {
+      if (python_major(*m) != 0 || needed.count(basename_of(m->path)) == 0) m_roots.push_back(m);
+    }
+  }
+
+  void libraries(Consistency& c) {
+    image::Image bare;
+    bare.name = "the wheel alone";
+    bare.arch = image::Fact::known_as(c.machine, "the wheel's machine", image::Origin::Derived);
+    const resolve::Space space(bare, m_wheel, {});
+    std::map<std::string, std::string> external;  // soname -> the member whose need it is
+    std::map<std::string, std::vector<std::string>> tried;
+    for (const resolve::Object* o : space.wheel_members()) {
+      const bool root =
+          std::any_of(m_roots.begin(), m_roots.end(), [&](const MemberProfile* m) { return m->path == o->member; });
+      if (!root || o->binary == nullptr) continue;
+      const resolve::Load load = resolve::load(space, *o);
+      for (const auto& need : load.needs) {
+        if (need.found != nullptr || is_loader(need.name)) continue;
+        if (c.libc == Libc::Android && starts_with(need.name, "libpython")) continue;  // the app provides it
+        if (c.libc == Libc::Musl && starts_with(need.name, "libc.musl-")) continue;
+        external.emplace(need.name, need.requester->member);
+        if (!tried.count(need.name)) tried[need.name] = need.tried;
+      }
+    }
+    m_rule_priority.push_back(ceiling([&](const Policy& p) {
+      return std::all_of(external.begin(), external.end(), [&](const auto& e) { return p.whitelist.count(e.first); });
+    }));
+    for (const auto& [soname, member] : external) {
+      const int ceil = ceiling([&](const Policy& p) { return p.whitelist.count(soname) != 0; });
+      if (ceil >= m_list.front()->priority) continue;
+      Constraint k{Rule::Library, member, soname, "", {}, "", ceil, ""};
+      k.detail = ceil == 0 ? fmt::format(
+                                 "{} needs {}: not in the wheel, and no {} policy lets a wheel take it from "
+                                 "the system",
+                                 member, soname, tag_prefix(c.libc))
+                           : fmt::format("{} needs {}: not in the wheel, and only {} and later allow it", member,
+                                         soname, tag_of(ceil));
+      add(c, std::move(k));
+    }
+  }
+
+  void blacklist(Consistency& c) {
+    // library -> (member, symbols it leaves undefined that some policy lists)
+    std::map<std::string, std::pair<std::string, std::set<std::string>>> uses;
+    for (const auto* m : m_roots) {
+      std::set<std::string> undefined;
+      for (const auto& s : m->elf->symbols) {
+        if (!s.defined) undefined.insert(s.name);
+      }
+      for (const auto& lib : m->elf->needed) {
+        for (const Policy* p : m_list) {
+          const auto it = p->blacklist.find(lib);
+          if (it == p->blacklist.end()) continue;
+          for (const auto& sym : it->second) {
+            if (!undefined.count(sym)) continue;
+            auto& u = uses[lib];
+            if (u.first.empty()) u.first = m->path;
+            u.second.insert(sym);
+          }
+        }
+      }
+    }
+    auto hits = [&](const Policy& p, const std::string& lib, const std::set<std::string>& syms) {
+      const auto it = p.blacklist.find(lib);
+      if (it == p.blacklist.end()) return false;
+      return std::any_of(syms.begin(), syms.end(), [&](const std::string& s) { return it->second.count(s) != 0; });
+    };
+    m_rule_priority.push_back(ceiling([&](const Policy& p) {
+      return std::none_of(uses.begin(), uses.end(), [&](const auto& u) { return hits(p, u.first, u.second.second); });
+    }));
+    for (const auto& [lib, u] : uses) {
+      const int ceil = ceiling([&](const Policy& p) { return !hits(p, lib, u.second); });
+      if (ceil >= m_list.front()->priority) continue;
+      Constraint k{Rule::Blacklist, u.first, lib, "", {u.second.begin(), u.second.end()}, "", ceil, ""};
+      k.detail = fmt::format(
+          "{} uses {} of {}, internal symbols the policy forbids (another build of {} may lack "
+          "them)",
+          u.first, fmt::join(k.symbols, ", "), lib, lib);
+      add(c, std::move(k));
+    }
+  }
+
+  void python_abi(Consistency& c) {
+    for (const auto* m : m_elfs) {
+      const int major = python_major(*m);
+      if (major == 0) continue;
+      std::vector<std::string> ucs2, fpe;
+      for (const auto& s : m->elf->symbols) {
+        if (s.defined) continue;
+        if (major == 2 && starts_with(s.name, "PyUnicodeUCS2_")) ucs2.push_back(s.name);
+        if (s.name == "PyFPE_jbuf" || s.name == "PyFPE_dummy" || s.name == "PyFPE_counter") fpe.push_back(s.name);
+      }
+      if (!ucs2.empty()) {
+        m_rule_priority.push_back(0);
+        if (ucs2.size() > 3) ucs2.resize(3);
+        add(c, {Rule::Ucs2, m->path, "", "", ucs2, "", 0,
+                m->path + " is a Python 2 extension built for a narrow-Unicode (UCS2) interpreter, which no policy "
+                          "accepts"});
+      }
+      if (!fpe.empty()) {
+        m_rule_priority.push_back(0);
+        add(c, {Rule::PyFpe, m->path, "", "", fpe, "", 0,
+                m->path + " uses PyFPE_jbuf, which only interpreters built --with-fpectl export"});
+      }
+    }
+  }
+
+  void isa(Consistency& c) {
+    if (c.arch != "x86_64") return;
+    for (const auto* m : m_elfs) {
+      if (!m->elf->x86_isa_level || *m->elf->x86_isa_level < 2) continue;
+      m_rule_priority.push_back(0);
+      add(c, {Rule::IsaLevel,
+              m->path,
+              "",
+              fmt::format("x86-64-v{}", *m->elf->x86_isa_level),
+              {},
+              "",
+              0,
+              fmt::format("{} needs x86-64-v{} (GNU_PROPERTY_X86_ISA_1_NEEDED); the policies assume the baseline "
+                          "x86-64",
+                          m->path, *m->elf->x86_isa_level)});
+      return;
+    }
+  }
+
+  const WheelProfile& m_wheel;
+  const Policies& m_policies;
+  std::vector<const MemberProfile*> m_elfs, m_roots;
+  std::vector<const Policy*> m_list;
+  std::string m_linux;
+  std::vector<int> m_rule_priority;
+};
+
+}  // namespace
+
+Consistency analyze(const WheelProfile& wheel, const Policies& policies) {
+  return Analyzer(wheel, policies).run();
+}
+
+std::optional<Overclaim> check_claim(const WheelProfile& wheel, const Consistency& c, const Policies& policies) {
+  if (c.pure || c.tag.empty()) return std::nullopt;
+  const Policy* best = nullptr;  // the most compatible claim for this machine and C library
+  std::string other;             // a policy tag for another machine or C library
+  for (const auto& t : wheel.filename.tags) {
+    const Policy* p = policies.find(t.platform);
+    if (p == nullptr) continue;
+    if (p->libc != c.libc || p->arch != c.arch) {
+      if (other.empty()) other = t.platform;
+      continue;
+    }
+    if (best == nullptr || p->priority > best->priority) best = p;
+  }
+  Overclaim o;
+  o.consistent_with = c.tag;
+  if (best == nullptr) {
+    if (other.empty()) return std::nullopt;
+    o.tag = other;
+    o.detail = fmt::format("tagged {}, but its binaries are {} ({}) code: they are consistent with {}", other,
+                           c.machine, libc_name(c.libc), c.tag);
+    return o;
+  }
+  // What the binaries prove: the musl release is an assumption, not a reason to doubt a claim.
+  int proven = best->priority;
+  for (const auto& k : c.constrained_by) {
+    if (k.rule != Rule::Libc) proven = std::min(proven, k.ceiling_priority);
+  }
+  if (best->priority <= proven) return std::nullopt;
+  for (const auto& t : wheel.filename.tags) {
+    if (policies.find(t.platform) == best) {
+      o.tag = t.platform;
+      break;
+    }
+  }
+  std::vector<std::string> why;
+  for (const auto& k : c.constrained_by) {
+    if (k.ceiling_priority >= best->priority || k.rule == Rule::Libc) continue;
+    o.because.push_back(&k);
+    why.push_back(k.detail);
+  }
+  o.detail =
+      fmt::format("tagged {}, but its binaries are consistent only with {}: {}", o.tag, c.tag, fmt::join(why, "; "));
+  return o;
+}
+
+}  // namespace wheelcheck::policy

@@ -1,0 +1,315 @@
+// A check against a packaging target (manylinux_2_17_aarch64, musllinux_1_2_x86_64, ...): the wheel
+// judged as that policy judges it, as auditwheel would.
+//
+//   1. A wheel without native code is compatible with every target.
+//   2. Native code for another machine, or another C library: incompatible for that one reason (the
+//      libraries and symbols behind it are not the question, so no cascade of findings).
+//   3. Otherwise each reason consistent_with gives (policy::analyze) whose ceiling is below the target is
+//      an error: a symbol version the policy does not allow, a library outside its list (with what
+//      `auditwheel repair` would graft and what that changes), a blacklisted, UCS2 or PyFPE symbol, an
+//      x86-64 ISA level above the baseline. None: compatible.
+//   The loader's search is kept as evidence: each root's needs resolved against the policy's libraries.
+#include "inspector/verdict/policy_check.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "wheelcheck/resolve.hpp"
+
+namespace wheelcheck::verdict {
+
+std::vector<Finding> archive_findings(const WheelProfile& wheel) {
+  std::vector<Finding> out;
+  for (const auto& p : wheel.problems) {
+    Finding f;
+    f.kind = "archive";
+    f.severity = Severity::Error;
+    f.member = p.path;
+    f.explanation = "the wheel's archive: " + p.detail + " (" + p.kind + ")";
+    f.fix = "rebuild or re-download the wheel";
+    out.push_back(std::move(f));
+  }
+  for (const auto& p : wheel.record_problems) {
+    Finding f;
+    f.kind = "record";
+    f.severity = Severity::Warning;
+    f.member = p.path;
+    f.explanation =
+        "RECORD: " + p.detail + " (" + p.kind + "); pip installs it, but the wheel is not what its RECORD says";
+    out.push_back(std::move(f));
+  }
+  for (const auto& m : wheel.members) {
+    if (m.elf) continue;
+    Finding f;
+    f.kind = "unreadable-member";
+    f.severity = Severity::Error;
+    f.member = m.path;
+    f.explanation = "this member could not be read as ELF: " + m.error;
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+Finding tag_claim_finding(const policy::Overclaim& claim, bool decides) {
+  Finding f;
+  f.kind = "tag-claim";
+  f.severity = decides ? Severity::Error : Severity::Warning;
+  f.required_version = claim.consistent_with;
+  f.candidates = {claim.tag};
+  f.explanation = claim.detail + ".";
+  if (!decides) f.explanation += " It loads here, but pip installs it on systems where it cannot.";
+  f.fix = fmt::format(
+      "tag the wheel {} (`auditwheel show` agrees; `auditwheel repair` grafts what a policy lacks), or "
+      "rebuild it in the {} image its tag names",
+      claim.consistent_with, claim.tag);
+  for (const auto* k : claim.because) {
+    f.evidence.push_back(fmt::format("{} ({}): {}", k->ceiling, policy::rule_name(k->rule), k->detail));
+  }
+  return f;
+}
+
+namespace {
+
+using resolve::Object;
+
+// What `auditwheel repair` would do about the libraries outside the target's list, in words.
+std::string graft_fix(const std::string& library, const policy::Policy& target, const std::string& after) {
+  if (library.rfind("libpython", 0) == 0) {
+    return fmt::format(
+        "do not link extension modules against {} (the interpreter provides those symbols; build without "
+        "-lpython): auditwheel cannot graft an interpreter",
+        library);
+  }
+  return fmt::format(
+      "`auditwheel repair --plat {}` would graft it: copy {} (and what it needs outside the policy) into the wheel's "
+      "<package>.libs/ folder under a hashed name, point the member's RPATH there and retag the wheel. The wheel then "
+      "carries its own copy (it grows by the library's size and ignores the system's, and its licence travels with "
+      "it); with every such library grafted it would be consistent with {} (the grafted libraries' own symbol "
+      "versions permitting)",
+      target.tag(), library, after);
+}
+
+class PolicyChecker {
+ public:
+  PolicyChecker(const WheelProfile& wheel, const image::Image& target, const CheckOptions& options)
+      : m_wheel(wheel), m_target(target), m_options(options) {}
+
+  Report run() {
+    Report r;
+    r.wheel = m_wheel.filename.filename;
+    r.wheel_sha256 = m_wheel.sha256;
+    r.image = m_target.name;
+    r.image_summary = m_target.summary;
+    std::vector<Finding> findings = archive_findings(m_wheel);
+    const policy::Policy* target = m_options.policies != nullptr ? m_options.policies->find(m_target.policy) : nullptr;
+    if (target == nullptr) {
+      Finding f;
+      f.kind = "policy-unknown";
+      f.severity = Severity::Condition;
+      f.explanation = "the policy " + m_target.policy +
+                      " is not in the db's policy data, so the wheel cannot be "
+                      "judged against it";
+      f.fix = "use a db with db/policies (scripts/gen-db.sh targets), or `wheelcheck images` for the known targets";
+      findings.push_back(std::move(f));
+      return finish(std::move(r), std::move(findings));
+    }
+    const policy::Consistency c = policy::analyze(m_wheel, *m_options.policies);
+    if (c.pure) {
+      r.notes.push_back("no native code: every packaging policy accepts the wheel");
+      return finish(std::move(r), std::move(findings));
+    }
+    r.notes.push_back(
+        fmt::format("judged as the {} policy judges it (auditwheel's data); the wheel is consistent "
+                    "with {} ({}: {})",
+                    target->tag(), c.tag.empty() ? "nothing" : c.tag, policy::libc_name(c.libc), c.libc_evidence));
+    if (c.tag.empty()) return finish(std::move(r), std::move(findings));  // unreadable members said why
+    if (c.arch != target->arch) {
+      Finding f;
+      f.kind = "policy-machine";
+      f.severity = Severity::Error;
+      f.required_version = c.machine;
+      f.explanation = fmt::format("the wheel's native code is for {}; {} is the policy for {}.", c.machine,
+                                  target->tag(), target->arch);
+      f.fix = c.arch.empty() ? fmt::format("no {} policy covers {}: this wheel can only be tagged {}",
+                                           policy::tag_prefix(c.libc), c.machine, c.tag)
+                             : fmt::format(
+                                   "use the wheel built for {} (its tag ends in _{}), or judge this one "
+                                   "against a target for {}",
+                                   target->arch, policy::tag_arch(target->libc, target->arch), c.arch);
+      findings.push_back(std::move(f));
+      return finish(std::move(r), std::move(findings));
+    }
+    if (c.libc != target->libc) {
+      Finding f;
+      f.kind = "policy-libc";
+      f.severity = Severity::Error;
+      f.required_version = policy::libc_name(c.libc);
+      f.explanation = fmt::format("the wheel is built for {} ({}); {} is a {} policy.", policy::libc_name(c.libc),
+                                  c.libc_evidence, target->tag(), policy::libc_name(target->libc));
+      f.fix =
+          fmt::format("use the wheel built for {} ({} tags), or judge this one against a {} target",
+                      policy::libc_name(target->libc), policy::tag_prefix(target->libc), policy::tag_prefix(c.libc));
+      findings.push_back(std::move(f));
+      return finish(std::move(r), std::move(findings));
+    }
+    members(r);
+    // What grafting every library outside the list would leave: the other reasons' ceiling.
+    int after = target->priority;
+    for (const auto& k : c.constrained_by) {
+      if (k.rule != policy::Rule::Library) after = std::min(after, k.ceiling_priority);
+    }
+    std::string after_tag = "linux_" + c.arch;
+    for (const auto* p : m_options.policies->of(c.libc, c.arch)) {
+      if (p->priority == after) after_tag = p->tag();
+    }
+    for (const auto& k : c.constrained_by) {
+      if (k.ceiling_priority >= target->priority) continue;
+      findings.push_back(reason(k, *target, after_tag));
+    }
+    if (const auto claim = policy::check_claim(m_wheel, c, *m_options.policies)) {
+      findings.push_back(tag_claim_finding(*claim, target->priority > c.priority));
+    }
+    return finish(std::move(r), std::move(findings));
+  }
+
+ private:
+  Finding reason(const policy::Constraint& k, const policy::Policy& target, const std::string& after_tag) const {
+    Finding f;
+    f.kind = "policy-" + policy::rule_name(k.rule);
+    f.severity = Severity::Error;
+    f.member = k.member;
+    f.library = k.library;
+    f.required_version = k.version;
+    f.candidates = k.symbols;
+    f.evidence.push_back(fmt::format("this reason alone allows at most {}", k.ceiling));
+    switch (k.rule) {
+      case policy::Rule::SymbolVersion: {
+        const auto family = k.version.substr(0, k.version.find('_'));
+        const auto it = target.symbol_versions.find(family);
+        std::string newest;
+        if (it != target.symbol_versions.end()) {
+          for (const auto& v : it->second) {
+            if (newest.empty() || policy::version_less(newest, v)) newest = v;
+          }
+        }
+        f.explanation = fmt::format("needs {} of {}; {} allows {}_ versions up to {}.", k.version, k.library,
+                                    target.tag(), family, newest.empty() ? "none" : newest);
+        f.fix = k.ceiling_priority == 0
+                    ? fmt::format("{} is in no policy: rebuild without it", k.version)
+                    : fmt::format(
+                          "tag the wheel {} (what it is), or rebuild it in the {} image so it needs no newer "
+                          "version",
+                          k.ceiling, target.tag());
+        break;
+      }
+      case policy::Rule::Library:
+        f.explanation = fmt::format(
+            "needs {}, which is neither in the wheel nor on {}'s list of {} libraries a wheel may take from the "
+            "system.",
+            k.library, target.tag(), target.whitelist.size());
+        f.fix = graft_fix(k.library, target, after_tag);
+        for (const auto& n : m_needs) {
+          if (n.name == k.library && !n.found) f.evidence.insert(f.evidence.end(), n.tried.begin(), n.tried.end());
+        }
+        break;
+      case policy::Rule::Blacklist:
+        f.explanation = fmt::format(
+            "uses {} of {}: internal symbols {} forbids, because other builds of {} lack "
+            "them.",
+            fmt::join(k.symbols, ", "), k.library, target.tag(), k.library);
+        f.fix = fmt::format("rebuild without those symbols (use {}'s public API), or graft a private copy of {}",
+                            k.library, k.library);
+        break;
+      case policy::Rule::Ucs2:
+        f.explanation = k.detail + ".";
+        f.fix = "rebuild against a wide-Unicode (UCS4) Python 2, or drop Python 2";
+        break;
+      case policy::Rule::PyFpe:
+        f.explanation = k.detail + ".";
+        f.fix = "rebuild against an interpreter configured without --with-fpectl";
+        break;
+      case policy::Rule::IsaLevel:
+        f.explanation = k.detail + ".";
+        f.fix = "build for the baseline x86-64 (no -march=x86-64-v2 or newer), or tag the wheel linux_x86_64";
+        break;
+      case policy::Rule::Machine:
+        f.explanation = k.detail + ".";
+        f.fix = "build every member for the same machine";
+        break;
+      case policy::Rule::Libc:  // the musl release: an assumption, so a condition
+        f.severity = Severity::Condition;
+        f.explanation = fmt::format("holds only if the wheel was built against musl {} or older: {}.",
+                                    target.libc_version(), k.detail);
+        f.fix = fmt::format("if it was (Alpine 3.12 or older for musl 1.1), it is consistent with {}", target.tag());
+        break;
+    }
+    return f;
+  }
+
+  // The loader's search against the policy's libraries, kept as evidence: each root and its needs.
+  void members(Report& r) {
+    const resolve::Space space(m_target, m_wheel, {});
+    std::set<std::string> needed;
+    for (const Object* o : space.wheel_members()) {
+      if (o->binary != nullptr) needed.insert(o->needed.begin(), o->needed.end());
+    }
+    for (const Object* o : space.wheel_members()) {
+      if (o->binary == nullptr) continue;
+      const std::string base = o->member.substr(o->member.find_last_of('/') + 1);
+      if (!o->python_extension && o->binary->type != 2 && (needed.count(base) || needed.count(o->soname))) continue;
+      MemberReport mr;
+      mr.path = o->member;
+      mr.kind = o->python_extension ? "extension" : o->binary->type == 2 ? "executable" : "library";
+      for (const auto& need : resolve::load(space, *o).needs) {
+        NeedReport nr;
+        nr.requester = need.requester->member.empty() ? need.requester->path : need.requester->member;
+        nr.name = need.name;
+        nr.found = need.found != nullptr;
+        nr.rule = need.rule;
+        nr.where = need.where;
+        nr.tried = need.tried;
+        if (!nr.found) mr.missing_libraries.push_back(nr.name);
+        m_needs.push_back(nr);
+        mr.needs.push_back(std::move(nr));
+      }
+      r.members.push_back(std::move(mr));
+    }
+  }
+
+  Report finish(Report r, std::vector<Finding> findings) const {
+    for (auto& m : r.members) {
+      for (const auto& f : findings) {
+        if (f.severity == Severity::Error && (f.member == m.path || f.member.empty())) m.loads = false;
+      }
+    }
+    std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
+      return static_cast<int>(a.severity) > static_cast<int>(b.severity);
+    });
+    bool error = false, condition = false;
+    for (const auto& f : findings) {
+      error = error || f.severity == Severity::Error;
+      if (f.severity == Severity::Condition) {
+        condition = true;
+        r.conditions.push_back(f.explanation);
+      }
+    }
+    r.findings = std::move(findings);
+    r.verdict = error ? Verdict::Incompatible : condition ? Verdict::Unknown : Verdict::Compatible;
+    return r;
+  }
+
+  const WheelProfile& m_wheel;
+  const image::Image& m_target;
+  const CheckOptions& m_options;
+  std::vector<NeedReport> m_needs;
+};
+
+}  // namespace
+
+Report check_policy(const WheelProfile& wheel, const image::Image& target, const CheckOptions& options) {
+  return PolicyChecker(wheel, target, options).run();
+}
+
+}  // namespace wheelcheck::verdict
