@@ -203,11 +203,12 @@ class Db {
   std::string exports_dir_of(const Image& image) const;
   // db/policies, loaded once; throws Error(BadInput) when it is absent or malformed.
   const policy::Policies& policies() const;
+  // The same, or null for a db without db/policies (a user's own); throws when they are malformed.
+  const policy::Policies* policies_if_present() const;
   // The packaging target a name stands for ("manylinux2014" -> "manylinux_2_17_x86_64"); "" when none.
   std::string target_tag(std::string_view name) const;
 
  private:
-  const policy::Policies* policies_if_present() const;
   Image load_composed(std::string_view name, std::vector<std::string>& stack) const;
   Image compose_layers(Image image, std::vector<std::string>& stack) const;
   std::string path_of(std::string_view name) const;  // "" when absent

@@ -83,8 +83,8 @@ class Policies {
 image::Image target_image(const Policy& policy);
 
 // Why a wheel is not consistent with a more compatible tag: one rule, one library or symbol version.
-enum class Rule { Machine, Libc, SymbolVersion, Library, Blacklist, Ucs2, PyFpe, IsaLevel };
-std::string rule_name(Rule rule);  // "machine", "libc", "symbol-version", "library", "blacklist", ...
+enum class Rule { Machine, Libc, ApiLevel, SymbolVersion, Library, Blacklist, Ucs2, PyFpe, IsaLevel };
+std::string rule_name(Rule rule);  // "machine", "libc", "api-level", "symbol-version", "library", ...
 
 struct Constraint {
   Rule rule = Rule::SymbolVersion;

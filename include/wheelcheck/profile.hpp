@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "wheelcheck/elf.hpp"
@@ -89,6 +90,12 @@ class ProfileCache {
   // Whether the cached profile had no problems (what decides inspect's exit code), without loading it.
   std::optional<bool> load_clean_flag(const std::string& sha256, const std::string& reader) const;
   void store(const WheelProfile& profile) const;
+  // A small text derived from a cached profile and other data that `name` identifies (the policies'
+  // digest): read back without decoding the profile; nullopt when absent.
+  std::optional<std::string> load_derived(const std::string& sha256, const std::string& reader,
+                                          const std::string& name) const;
+  void store_derived(const std::string& sha256, const std::string& reader, const std::string& name,
+                     std::string_view text) const;
 
  private:
   std::string m_dir;
@@ -108,8 +115,9 @@ CachedInspect inspect_cached(const std::string& path, const InspectOptions& opti
 
 // Renderings: JSON for machines (schema in docs/inspect.schema.json), text for people.
 std::string profile_to_json(const WheelProfile& profile);
-// The same, streamed to a file in pieces of about 1 MB (a torch profile's JSON is tens of MB).
-void write_profile_json(const WheelProfile& profile, std::FILE* out);
+// The same, streamed to a file in pieces of about 1 MB (a torch profile's JSON is tens of MB). `head`, a
+// JSON object ({"consistent_with": ...}), puts its members first in the same document.
+void write_profile_json(const WheelProfile& profile, std::FILE* out, std::string_view head = {});
 std::string profile_to_text(const WheelProfile& profile, bool color);
 
 // The cache's own compact binary form (fast to load: a warm `inspect` must take milliseconds).

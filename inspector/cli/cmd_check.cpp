@@ -1,11 +1,14 @@
 // `wheelcheck WHEEL... --image NAME...` (also `wheelcheck check ...`): the verdict, a wheel x image matrix
 // when there are several of either.
-#include <fmt/format.h>
+#include <fnmatch.h>
 #include <sys/stat.h>
+
 #include <algorithm>
 
 #include <cstdio>
 #include <memory>
+
+#include <fmt/format.h>
 
 #include "commands.hpp"
 #include "wheelcheck/error.hpp"
@@ -76,8 +79,16 @@ std::vector<std::string> search_dirs(const std::vector<WheelProfile>& a, const s
 std::vector<Target> targets(const CheckArgs& a, const image::Db& db, const std::vector<std::string>& search_dirs) {
   std::vector<Target> out;
   for (const auto& name : a.images) {
-    if (name == "all") {
-      for (const auto& n : db.image_names()) out.push_back({db.get(n), nullptr});
+    if (name == "all") {  // the db's images; the packaging targets are named, or matched by a pattern
+      for (const auto& n : db.file_image_names()) out.push_back({db.get(n), nullptr});
+      continue;
+    }
+    if (name.find_first_of("*?[") != std::string::npos) {  // a pattern: 'manylinux_2_*_aarch64'
+      const std::size_t before = out.size();
+      for (const auto& n : db.image_names()) {
+        if (::fnmatch(name.c_str(), n.c_str(), 0) == 0) out.push_back({db.get(n), nullptr});
+      }
+      if (out.size() == before) throw usage_error("--image " + name + ": matches no image (`wheelcheck images`)");
       continue;
     }
     if (is_dir(name)) {
@@ -173,8 +184,9 @@ int print_gates(const CheckArgs& a, const std::vector<verdict::Report>& reports)
 
 void add_check_options(CLI::App& c, CheckArgs& a, bool image_required) {
   auto* image = c.add_option("--image,-i", a.images,
-                             "A db image name (`wheelcheck images`), a description file, a root folder (probed on the "
-                             "fly), or all (repeatable: a matrix)");
+                             "A db image name (`wheelcheck images`), a packaging target (manylinux_2_28_aarch64, "
+                             "manylinux2014), a pattern ('manylinux_2_*_aarch64'), a description file, a root folder "
+                             "(probed on the fly), or all: the db's images (repeatable: a matrix)");
   if (image_required) image->required();
   c.add_option("--with", a.with, "Another wheel installed beside it in site-packages (repeatable)")
       ->check(wheel_file_or_url());
@@ -248,6 +260,7 @@ int run_check(const CheckArgs& a) {
       co.with = with_ptrs;
       co.memory_tables = t.tables.get();
       co.rules = rules_for(profile);
+      co.policies = db.policies_if_present();
       reports.push_back(verdict::check(profile, t.image, co));
       overall = verdict::worst(overall, reports.back().verdict);
     }

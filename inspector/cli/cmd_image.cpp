@@ -10,6 +10,7 @@
 #include "commands.hpp"
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/image.hpp"
+#include "wheelcheck/policy.hpp"
 #include "wheelcheck/probe.hpp"
 
 extern char** environ;
@@ -126,6 +127,36 @@ std::string libc_of(const image::Image& im) {
   return (im.libc_kind.known() ? *im.libc_kind.value : std::string("libc")) + " " + im.libc_version.text();
 }
 
+// The packaging targets, one row per policy with the architectures it covers (127 targets in 22 rows).
+std::string targets_text(const image::Db& db, const std::string& title) {
+  const auto* policies = db.policies_if_present();
+  if (policies == nullptr) return {};
+  struct Row {
+    std::string policy, alias, libc;
+    std::vector<std::string> arches;
+  };
+  std::vector<Row> rows;
+  for (const auto& p : policies->all()) {
+    if (rows.empty() || rows.back().policy != p.name) {
+      const std::string libc = p.libc == policy::Libc::Android ? "API " + p.libc_version()
+                                                               : policy::libc_name(p.libc) + " " + p.libc_version();
+      rows.push_back({p.name, p.aliases.empty() ? "-" : fmt::format("{}", fmt::join(p.aliases, " ")), libc, {}});
+    }
+    rows.back().arches.push_back(policy::tag_arch(p.libc, p.arch));
+  }
+  std::string out = title + "\n";
+  out += fmt::format("  {:<16} {:<15} {:<12} {}\n", "POLICY", "ALIAS", "LIBC", "ARCHITECTURES");
+  for (const auto& r : rows) {
+    out += fmt::format("  {:<16} {:<15} {:<12} {}\n", r.policy, r.alias, r.libc, fmt::join(r.arches, " "));
+  }
+  out += fmt::format(
+      "  {} targets: POLICY_ARCH (manylinux_2_28_aarch64) or ALIAS_ARCH (manylinux2014_aarch64); without an\n"
+      "  architecture (manylinux2014, manylinux_2_28, musllinux_1_2) the x86_64 one. A check judges the wheel as\n"
+      "  the policy does (README: Packaging policies); `wheelcheck inspect` says which one it is consistent with.\n\n",
+      policies->all().size());
+  return out;
+}
+
 int run_images(const ImagesArgs& a) {
   image::Db db(image::Db::locate(a.db));
   struct Row {
@@ -143,6 +174,7 @@ int run_images(const ImagesArgs& a) {
         j["name"] = im.name;
         j["kind"] = im.kind;
         j["group"] = im.group;
+        if (!im.policy.empty()) j["policy"] = im.policy;
         j["summary"] = im.summary;
         j["arch"] = im.arch.known() ? nlohmann::ordered_json(*im.arch.value) : nlohmann::ordered_json("unknown");
         j["libc"] = libc_of(im);
@@ -162,10 +194,14 @@ int run_images(const ImagesArgs& a) {
   static const std::map<std::string, std::string> k_group_titles = {
       {"flagos", "FlagOS CI images (declared from the platform facts)"},
       {"generated", "Generated from real binaries"},
-      {"target", "Packaging targets (derived from the manylinux/musllinux policies)"},
+      {"target", "Packaging targets (auditwheel's manylinux, musllinux and android policies)"},
       {"", "Other images"}};
   std::string out;
   for (const char* group : {"flagos", "generated", "target", ""}) {
+    if (std::string(group) == "target") {
+      out += targets_text(db, bold(k_group_titles.at(group)));
+      continue;
+    }
     std::vector<const image::Image*> rows;
     for (const auto& im : images) {
       if (im.group == group || (std::string(group).empty() && !k_group_titles.count(im.group))) rows.push_back(&im);

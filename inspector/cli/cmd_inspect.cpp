@@ -8,6 +8,8 @@
 
 #include "commands.hpp"
 #include "wheelcheck/error.hpp"
+#include "wheelcheck/image.hpp"
+#include "wheelcheck/policy.hpp"
 #include "wheelcheck/profile.hpp"
 #include "wheelcheck/util.hpp"
 
@@ -26,7 +28,29 @@ struct InspectArgs {
   std::string max_total_size = "32G";
   bool quiet = false;
   std::string verify = "auto";
+  std::string db;
 };
+
+// The packaging policies of the db, when there is one (inspect works without).
+std::shared_ptr<const policy::Policies> find_policies(const std::string& db_dir) {
+  try {
+    image::Db db(image::Db::locate(db_dir));
+    if (const auto* p = db.policies_if_present()) return std::make_shared<policy::Policies>(*p);
+  } catch (const Error&) {
+    if (!db_dir.empty()) throw;
+  }
+  return nullptr;
+}
+
+// The consistency head of a profile's JSON: {"consistent_with": ..., "constrained_by": [...], ...}.
+std::string policy_head(const WheelProfile& p, const policy::Policies& policies) {
+  const auto c = policy::analyze(p, policies);
+  return policy::to_json(c, policy::check_claim(p, c, policies)).dump();
+}
+
+std::string head_name(const policy::Policies& policies) {
+  return "policy-" + policies.digest().substr(0, 16) + "-" + WHEELCHECK_VERSION + ".json";
+}
 
 void print_progress(const Progress& p) {
   const double pct =
@@ -37,14 +61,25 @@ void print_progress(const Progress& p) {
 }
 
 // Copies a cached JSON file to out (sendfile where the kernel allows, else in chunks); inside a JSON
-// array, without its final newline.
-void copy_file_to(const std::string& path, std::FILE* out, bool strip_newline) {
+// array, without its final newline. With a head, its members first: the file from after its '{'.
+void copy_file_to(const std::string& path, std::FILE* out, bool strip_newline, const std::string& head) {
   FileSource source(path);
   std::uint64_t left = source.size();
   if (strip_newline && left > 0) --left;  // the renderer always ends the document with one newline
+  off_t offset = 0;
+  if (head.size() > 2 && left > 0) {
+    std::fwrite(head.data(), 1, head.size() - 1, out);
+    std::fputc(',', out);
+    offset = 1;
+    --left;
+  }
   std::fflush(out);
   const int in = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (in < 0) throw io_error("cannot read " + path);
+  if (offset != 0 && ::lseek(in, offset, SEEK_SET) != offset) {
+    ::close(in);
+    throw io_error("cannot read " + path);
+  }
   while (left > 0) {
     const auto n =
         ::sendfile(::fileno(out), in, nullptr, static_cast<std::size_t>(std::min<std::uint64_t>(left, 1U << 30)));
@@ -71,6 +106,7 @@ int run_inspect(const InspectArgs& a) {
   if (progress) options.progress = print_progress;
   std::optional<ProfileCache> cache;
   if (!a.no_cache) cache.emplace(a.cache_dir.empty() ? ProfileCache::default_dir() : a.cache_dir);
+  const auto policies = find_policies(a.db);
   int rc = k_exit_ok;
   const bool many = a.wheels.size() > 1;
   if (a.json && many) std::fputs("[", stdout);
@@ -83,9 +119,22 @@ int run_inspect(const InspectArgs& a) {
       if (auto sha = cache->known_sha256(path)) {
         auto json_file = cache->json_path(*sha, reader);
         auto clean = json_file ? cache->load_clean_flag(*sha, reader) : std::nullopt;
-        if (clean) {
+        std::optional<std::string> head;
+        if (clean && policies) {
+          head = cache->load_derived(*sha, reader, head_name(*policies));
+          if (!head) {
+            if (auto p = cache->load(*sha, reader)) {
+              head = policy_head(*p, *policies);
+              try {
+                cache->store_derived(*sha, reader, head_name(*policies), *head);
+              } catch (const Error&) {
+              }
+            }
+          }
+        }
+        if (clean && (head || !policies)) {
           if (!first) std::fputs(",", stdout);
-          copy_file_to(*json_file, stdout, many);
+          copy_file_to(*json_file, stdout, many, head.value_or(""));
           first = false;
           if (!*clean) rc = k_exit_bad_input;
           continue;
@@ -99,12 +148,39 @@ int run_inspect(const InspectArgs& a) {
       std::fprintf(stderr, "wheelcheck: %s: %zu problem(s) found; the report lists them\n", path.c_str(),
                    result.profile.problems.size() + result.profile.record_problems.size());
     }
+    std::optional<policy::Consistency> consistency;
+    std::optional<policy::Overclaim> claim;
+    if (policies) {
+      consistency = policy::analyze(result.profile, *policies);
+      claim = policy::check_claim(result.profile, *consistency, *policies);
+    }
     if (a.json) {
       if (!first) std::fputs(",", stdout);
-      write_profile_json(result.profile, stdout);
+      const std::string head = consistency ? policy::to_json(*consistency, claim).dump() : std::string();
+      write_profile_json(result.profile, stdout, head);
+      if (cache && consistency && !head.empty()) {
+        try {
+          cache->store_derived(result.profile.sha256, cache_key(result.profile), head_name(*policies), head);
+        } catch (const Error&) {
+        }
+      }
     } else {
       if (!first) std::fputs("\n", stdout);
-      std::fputs(profile_to_text(result.profile, use_color(stdout)).c_str(), stdout);
+      const bool color = use_color(stdout);
+      std::string text = profile_to_text(result.profile, color);
+      if (consistency) {
+        // After the wheel's own lines (the first blank line ends them): what it is consistent with.
+        const auto gap = text.find("\n\n");
+        const std::string c = policy::render_text(*consistency, claim, color);
+        std::string indented;
+        for (std::size_t at = 0; at < c.size();) {
+          const auto nl = c.find('\n', at);
+          indented += "  " + c.substr(at, nl - at + 1);
+          at = nl == std::string::npos ? c.size() : nl + 1;
+        }
+        text.insert(gap == std::string::npos ? text.size() : gap + 1, indented);
+      }
+      std::fputs(text.c_str(), stdout);
     }
     first = false;
   }
@@ -133,6 +209,9 @@ Command add_inspect(CLI::App& app) {
   inspect->add_option("--max-total-size", a->max_total_size, "Largest uncompressed total (default 32G)");
   inspect->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
   inspect->add_option("--verify", a->verify, k_verify_help)->check(CLI::IsMember({"auto", "full", "headers"}));
+  inspect->add_option("--db", a->db,
+                      "The db whose packaging policies give consistent_with (default: $WHEELCHECK_DB, else the one "
+                      "installed with wheelcheck)");
   inspect->footer(
       "Example:\n  wheelcheck inspect flag_gems-5.4.0-cp312-cp312-linux_x86_64.whl\n"
       "  wheelcheck inspect --json torch-2.10.0-cp312-cp312-manylinux_2_28_x86_64.whl | jq "

@@ -30,6 +30,7 @@ std::string rule_name(Rule rule) {
   switch (rule) {
     case Rule::Machine: return "machine";
     case Rule::Libc: return "libc";
+    case Rule::ApiLevel: return "api-level";
     case Rule::SymbolVersion: return "symbol-version";
     case Rule::Library: return "library";
     case Rule::Blacklist: return "blacklist";
@@ -171,6 +172,7 @@ class Analyzer {
     }
     machines(c);
     musl_release(c);
+    api_level(c);
     versions(c);
     roots();
     libraries(c);
@@ -243,6 +245,27 @@ class Analyzer {
                         newest->libc_version())});
   }
 
+  // Android: the API level the wheel's tag names (auditwheel's answer too; the ELF notes are not read).
+  void api_level(Consistency& c) {
+    if (c.libc != Libc::Android) return;
+    for (const auto& t : m_wheel.filename.tags) {
+      const Policy* p = m_policies.find(t.platform);
+      if (p == nullptr || p->libc != Libc::Android || p->arch != c.arch) continue;
+      m_rule_priority.push_back(p->priority);
+      if (p->priority < m_list.front()->priority) {
+        add(c, {Rule::ApiLevel,
+                "",
+                "",
+                "",
+                {},
+                "",
+                p->priority,
+                fmt::format("the wheel's tag {} names Android API level {}", t.platform, p->libc_version())});
+      }
+      return;
+    }
+  }
+
   void machines(Consistency& c) {
     for (const auto* m : m_elfs) {
       const auto& e = *m->elf;
@@ -289,7 +312,10 @@ class Analyzer {
       if (ceil >= top) continue;
       const auto key = std::pair{where.file, split_version(full).first};
       auto it = worst.find(key);
-      if (it != worst.end() && it->second.ceiling_priority <= ceil) continue;
+      if (it != worst.end() && (it->second.ceiling_priority < ceil ||
+                                (it->second.ceiling_priority == ceil &&
+                                 !version_less(split_version(it->second.version).second, split_version(full).second))))
+        continue;
       Constraint k{Rule::SymbolVersion, where.member, where.file, full, {}, "", ceil, ""};
       k.detail = ceil == 0
                      ? fmt::format("{} of {} is in no {} policy for {}", full, where.file, tag_prefix(c.libc), c.arch)
@@ -478,14 +504,11 @@ std::optional<Overclaim> check_claim(const WheelProfile& wheel, const Consistenc
       break;
     }
   }
-  std::vector<std::string> why;
   for (const auto& k : c.constrained_by) {
     if (k.ceiling_priority >= best->priority || k.rule == Rule::Libc) continue;
     o.because.push_back(&k);
-    why.push_back(k.detail);
   }
-  o.detail =
-      fmt::format("tagged {}, but its binaries are consistent only with {}: {}", o.tag, c.tag, fmt::join(why, "; "));
+  o.detail = fmt::format("tagged {}, but its binaries are consistent only with {}", o.tag, c.tag);
   return o;
 }
 

@@ -30,10 +30,13 @@ nlohmann::ordered_json to_json(const Consistency& c, const std::optional<Overcla
   j["newest_versions"] = nlohmann::ordered_json::object();
   for (const auto& [family, v] : c.newest_versions) j["newest_versions"][family] = v;
   if (claim) {
+    nlohmann::ordered_json because = nlohmann::ordered_json::array();
+    for (const auto* k : claim->because) because.push_back(k->detail);
     j["tag_claim"] = {{"severity", "error"},
                       {"tag", claim->tag},
                       {"consistent_with", claim->consistent_with},
-                      {"detail", claim->detail}};
+                      {"detail", claim->detail},
+                      {"because", because}};
   } else {
     j["tag_claim"] = nullptr;
   }
@@ -56,7 +59,9 @@ std::string render_text(const Consistency& c, const std::optional<Overclaim>& cl
   for (const auto& k : c.constrained_by) {
     out += fmt::format("  limited to {} by {}: {}\n", k.ceiling, rule_name(k.rule), k.detail);
   }
-  if (claim) out += paint("31", "  error: ") + claim->detail + "\n";
+  if (claim) {
+    out += paint("31", "  error: ") + claim->detail + (claim->because.empty() ? "" : " (the reasons above)") + "\n";
+  }
   return out;
 }
 

@@ -426,6 +426,22 @@ void ProfileCache::store(const WheelProfile& profile) const {
   write_file_atomic(base + ".bin", serialize_profile(profile));  // last: its presence marks the entry whole
 }
 
+std::optional<std::string> ProfileCache::load_derived(const std::string& sha256, const std::string& reader,
+                                                      const std::string& name) const {
+  if (!is_sha256_hex(sha256)) return std::nullopt;
+  try {
+    return read_text_file(entry_base(m_dir, sha256, reader) + "." + name, std::uint64_t{16} << 20);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+void ProfileCache::store_derived(const std::string& sha256, const std::string& reader, const std::string& name,
+                                 std::string_view text) const {
+  if (!is_sha256_hex(sha256)) return;
+  write_file_atomic(entry_base(m_dir, sha256, reader) + "." + name, text);
+}
+
 // A headers-only profile was never hashed: its sha256 is what an index claimed for one URL. So its key
 // also names that URL (a digest of it): a claim made for one URL cannot answer for another.
 std::string headers_key(const std::string& reader, const std::string& source) {

@@ -191,9 +191,15 @@ std::string profile_to_json(const WheelProfile& p) {
   return out;
 }
 
-void write_profile_json(const WheelProfile& p, std::FILE* f) {
+void write_profile_json(const WheelProfile& p, std::FILE* f, std::string_view head) {
   std::string out;
-  auto sink = [f](std::string& chunk) {
+  // With a head ({"consistent_with": ...}), its members come first in the same object.
+  const std::size_t prefix = head.size() > 2 ? head.size() : 0;
+  if (prefix != 0) out.append(head.substr(0, head.size() - 1)).push_back(',');
+  bool first = true;
+  auto sink = [f, &first, prefix](std::string& chunk) {
+    if (first && prefix != 0 && chunk.size() > prefix && chunk[prefix] == '{') chunk.erase(prefix, 1);
+    first = false;
     if (std::fwrite(chunk.data(), 1, chunk.size(), f) != chunk.size()) throw io_error("cannot write JSON output");
   };
   JsonWriter w(out, sink);

@@ -456,6 +456,7 @@ class Scan {
       if (m_o.images.empty() && !targeted) continue;  // by default, only the images its tags target
       verdict::CheckOptions co;
       co.rules = rules_for(profile);
+      co.policies = m_db.policies_if_present();
       const auto report = verdict::check(profile, t.image, co);
       auto r = result_json(report, targeted);
       r["image"] = t.name;

@@ -57,8 +57,9 @@ Finding tag_claim_finding(const policy::Overclaim& claim, bool decides) {
   f.kind = "tag-claim";
   f.severity = decides ? Severity::Error : Severity::Warning;
   f.required_version = claim.consistent_with;
-  f.candidates = {claim.tag};
-  f.explanation = claim.detail + ".";
+  std::vector<std::string> why;
+  for (const auto* k : claim.because) why.push_back(k->detail);
+  f.explanation = claim.detail + (why.empty() ? "" : ": " + fmt::format("{}", fmt::join(why, "; "))) + ".";
   if (!decides) f.explanation += " It loads here, but pip installs it on systems where it cannot.";
   f.fix = fmt::format(
       "tag the wheel {} (`auditwheel show` agrees; `auditwheel repair` grafts what a policy lacks), or "
@@ -182,7 +183,7 @@ class PolicyChecker {
     f.member = k.member;
     f.library = k.library;
     f.required_version = k.version;
-    f.candidates = k.symbols;
+    if (!k.symbols.empty()) f.evidence.push_back(fmt::format("uses {}", fmt::join(k.symbols, ", ")));
     f.evidence.push_back(fmt::format("this reason alone allows at most {}", k.ceiling));
     switch (k.rule) {
       case policy::Rule::SymbolVersion: {
@@ -237,6 +238,10 @@ class PolicyChecker {
       case policy::Rule::Machine:
         f.explanation = k.detail + ".";
         f.fix = "build every member for the same machine";
+        break;
+      case policy::Rule::ApiLevel:
+        f.explanation = fmt::format("{}; {} is for API level {}.", k.detail, target.tag(), target.libc_version());
+        f.fix = fmt::format("judge it against {} or a newer API level", k.ceiling);
         break;
       case policy::Rule::Libc:  // the musl release: an assumption, so a condition
         f.severity = Severity::Condition;
