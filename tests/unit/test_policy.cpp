@@ -137,3 +137,244 @@ TEST(Policy, AuditwheelRefusedWheelsStillGetAnAnswer) {
   EXPECT_EQ(got["glibc/testsimple-0.0.1-cp313-cp313-linux_armv5l.whl"], "linux_armv5l");
   EXPECT_EQ(got["glibc/testsimple-0.0.1-cp313-cp313-linux_mips64.whl"], "linux_mips64el");
 }
+
+namespace {
+
+std::string build(const TempDir& dir, const std::string& name, const std::string& source,
+                  const std::string& flags = "") {
+  std::string err;
+  auto so = build_shared(dir, name, name + ".c", source, flags, "gcc", &err);
+  if (!so) ADD_FAILURE() << "building " << name << ": " << err;
+  return so.value_or("");
+}
+
+const policy::Constraint* find_rule(const policy::Consistency& c, policy::Rule rule) {
+  for (const auto& k : c.constrained_by) {
+    if (k.rule == rule) return &k;
+  }
+  return nullptr;
+}
+
+verdict::Report check_on(const WheelProfile& w, const std::string& target) {
+  verdict::CheckOptions o;
+  o.policies = &policies();
+  return verdict::check(w, db().get(target), o);
+}
+
+std::vector<std::string> kinds(const verdict::Report& r) {
+  std::vector<std::string> out;
+  for (const auto& f : r.findings) out.push_back(f.kind);
+  return out;
+}
+
+}  // namespace
+
+TEST(Policy, PurePythonWheelIsCompatibleWithEveryTarget) {
+  TempDir d;
+  const auto py = d.write("mod.py", "print('hi')\n");
+  std::vector<std::string> wheels = {make_wheel(d, "pure-1.0-py3-none-any.whl", {{"pure/mod.py", py}})};
+  const auto plumbum = shared_dir() + "/fixtures/auditwheel-wheels/plumbum-1.6.8-py2.py3-none-any.whl";
+  if (fs::exists(plumbum)) wheels.push_back(plumbum);
+  for (const auto& w : wheels) {
+    SCOPED_TRACE(w);
+    const auto profile = inspect_wheel(w);
+    const auto c = policy::analyze(profile, policies());
+    EXPECT_TRUE(c.pure);
+    EXPECT_EQ(policy::to_json(c, std::nullopt)["consistent_with"], nullptr);
+    std::size_t n = 0;
+    for (const auto& name : db().image_names()) {
+      const auto im = db().get(name);
+      if (im.policy.empty()) continue;
+      verdict::CheckOptions o;
+      o.policies = &policies();
+      const auto r = verdict::check(profile, im, o);
+      EXPECT_EQ(r.verdict, verdict::Verdict::Compatible) << name << "\n" << dump(r);
+      ++n;
+    }
+    EXPECT_EQ(n, policies().all().size());
+  }
+}
+
+// A symbol version sets the floor; the tag that claims less is an error on the targets it fails and in an
+// image too old for the real need, a warning where the wheel loads anyway.
+TEST(Policy, SymbolVersionsSetTheFloorAndATagClaimingMoreIsCalledOut) {
+  TempDir d;
+  // arc4random is GLIBC_2.36 (this machine's glibc): the oldest policy with it is manylinux_2_36.
+  const auto ext = build(d, "rnd.cpython-311-x86_64-linux-gnu",
+                         "#include <stdlib.h>\nunsigned f(void) { return arc4random(); }\n"
+                         "void* PyInit_rnd(void) { return 0; }\n");
+  const auto w = make_wheel(d, "rnd-1.0-cp311-cp311-manylinux_2_17_x86_64.whl", {{"rnd.cpython-311-x86_64-linux-gnu.so", ext}});
+  const auto p = inspect_wheel(w);
+  const auto c = policy::analyze(p, policies());
+  EXPECT_EQ(c.tag, "manylinux_2_36_x86_64") << dump(c);
+  EXPECT_EQ(c.newest_versions.at("GLIBC"), "2.36");
+  const auto* k = find_rule(c, policy::Rule::SymbolVersion);
+  ASSERT_NE(k, nullptr) << dump(c);
+  EXPECT_EQ(k->version, "GLIBC_2.36");
+  EXPECT_EQ(k->library, "libc.so.6");
+  const auto claim = policy::check_claim(p, c, policies());
+  ASSERT_TRUE(claim);
+  EXPECT_EQ(claim->tag, "manylinux_2_17_x86_64");
+  EXPECT_EQ(claim->consistent_with, "manylinux_2_36_x86_64");
+  // Targets: below the need, incompatible with the version named; at or above it, compatible.
+  const auto old = check_on(p, "manylinux_2_34");
+  EXPECT_EQ(old.verdict, verdict::Verdict::Incompatible);
+  bool version = false, tag = false;
+  for (const auto& f : old.findings) {
+    if (f.kind == "policy-symbol-version") version = f.required_version == "GLIBC_2.36";
+    if (f.kind == "tag-claim") tag = f.severity == verdict::Severity::Error;
+  }
+  EXPECT_TRUE(version && tag) << dump(old);
+  const auto fits = check_on(p, "manylinux_2_39_x86_64");
+  EXPECT_EQ(fits.verdict, verdict::Verdict::Compatible) << dump(fits);
+  ASSERT_EQ(kinds(fits), std::vector<std::string>{"tag-claim"}) << dump(fits);
+  EXPECT_EQ(fits.findings[0].severity, verdict::Severity::Warning);
+  // An image: debian12 has glibc 2.36, so the wheel loads: the claim is a warning there.
+  verdict::CheckOptions o;
+  o.policies = &policies();
+  const auto in_image = verdict::check(p, db().get("debian12"), o);
+  bool warned = false;
+  for (const auto& f : in_image.findings) {
+    if (f.kind == "tag-claim") warned = f.severity == verdict::Severity::Warning;
+  }
+  EXPECT_TRUE(warned) << dump(in_image);
+}
+
+// Libraries: one the loader finds in the wheel (RUNPATH $ORIGIN) is the wheel's; one it would not find
+// (no RUNPATH) is external, and the finding says what `auditwheel repair` would graft.
+TEST(Policy, ExternalLibrariesAreWhatTheLoaderCannotFindInTheWheel) {
+  TempDir d;
+  const auto lib = build(d, "libhelper.so.1", "int helper(void) { return 1; }\n", "-Wl,-soname,libhelper.so.1");
+  const std::string src = "int helper(void);\nint f(void) { return helper(); }\nvoid* PyInit_ext(void) { return 0; }\n";
+  const auto with_runpath = build(d, "ext.cpython-311-x86_64-linux-gnu",
+                                  src, "-L" + d.path() + " -l:libhelper.so.1 -Wl,-rpath,'$ORIGIN/lib' -Wl,--enable-new-dtags");
+  const auto inside = make_wheel(d, "good-1.0-cp311-cp311-linux_x86_64.whl",
+                                 {{"ext.cpython-311-x86_64-linux-gnu.so", with_runpath}, {"lib/libhelper.so.1", lib}});
+  const auto c1 = policy::analyze(inspect_wheel(inside), policies());
+  EXPECT_EQ(find_rule(c1, policy::Rule::Library), nullptr) << dump(c1);
+  EXPECT_EQ(c1.tag.rfind("manylinux_", 0), 0U) << dump(c1);
+
+  fs::create_directories(d.file("plain"));
+  const auto no_runpath = build(d, "plain/ext.cpython-311-x86_64-linux-gnu", src, "-L" + d.path() + " -l:libhelper.so.1");
+  const auto outside = make_wheel(d, "bad-1.0-cp311-cp311-linux_x86_64.whl",
+                                  {{"ext.cpython-311-x86_64-linux-gnu.so", no_runpath}, {"lib/libhelper.so.1", lib}});
+  const auto p2 = inspect_wheel(outside);
+  const auto c2 = policy::analyze(p2, policies());
+  EXPECT_EQ(c2.tag, "linux_x86_64") << dump(c2);
+  const auto* k = find_rule(c2, policy::Rule::Library);
+  ASSERT_NE(k, nullptr);
+  EXPECT_EQ(k->library, "libhelper.so.1");
+  const auto r = check_on(p2, "manylinux_2_28_x86_64");
+  EXPECT_EQ(r.verdict, verdict::Verdict::Incompatible);
+  ASSERT_EQ(kinds(r), std::vector<std::string>{"policy-library"}) << dump(r);
+  const auto& f = r.findings[0];
+  EXPECT_NE(f.fix.find("auditwheel repair --plat manylinux_2_28_x86_64"), std::string::npos) << f.fix;
+  EXPECT_NE(f.fix.find("would be consistent with manylinux_"), std::string::npos) << f.fix;
+  // The loader's search is the evidence: where it looked.
+  EXPECT_FALSE(f.evidence.size() < 2) << dump(r);
+}
+
+// The blacklist (libz's internal symbols), UCS2 and PyFPE: each makes the wheel linux_<arch>.
+TEST(Policy, BlacklistUcs2AndPyFpeSymbols) {
+  TempDir d;
+  const auto z = build(d, "zx.cpython-311-x86_64-linux-gnu",
+                       "void* zcalloc(void*, unsigned, unsigned);\nvoid* g(void) { return zcalloc(0, 1, 1); }\n"
+                       "void* PyInit_zx(void) { return 0; }\n",
+                       "-Wl,--no-as-needed -lz");
+  const auto u = build(d, "u", "int PyUnicodeUCS2_GetSize(void*);\nint g(void) { return PyUnicodeUCS2_GetSize(0); }\n"
+                               "void initu(void) {}\n");
+  const auto fpe = build(d, "fp.cpython-311-x86_64-linux-gnu",
+                         "extern char PyFPE_jbuf[];\nchar* g(void) { return PyFPE_jbuf; }\nvoid* PyInit_fp(void) { return 0; }\n");
+  struct Case {
+    std::string wheel, member, built;
+    policy::Rule rule;
+    std::string symbol;
+  } cases[] = {{"zx-1.0-cp311-cp311-linux_x86_64.whl", "zx.cpython-311-x86_64-linux-gnu.so", z, policy::Rule::Blacklist, "zcalloc"},
+               {"u-1.0-cp27-cp27m-linux_x86_64.whl", "u.so", u, policy::Rule::Ucs2, "PyUnicodeUCS2_GetSize"},
+               {"fp-1.0-cp311-cp311-linux_x86_64.whl", "fp.cpython-311-x86_64-linux-gnu.so", fpe, policy::Rule::PyFpe, "PyFPE_jbuf"}};
+  for (const auto& cs : cases) {
+    SCOPED_TRACE(cs.wheel);
+    const auto p = inspect_wheel(make_wheel(d, cs.wheel, {{cs.member, cs.built}}));
+    const auto c = policy::analyze(p, policies());
+    EXPECT_EQ(c.tag, "linux_x86_64") << dump(c);
+    const auto* k = find_rule(c, cs.rule);
+    ASSERT_NE(k, nullptr) << dump(c);
+    EXPECT_NE(std::find(k->symbols.begin(), k->symbols.end(), cs.symbol), k->symbols.end()) << dump(c);
+    const auto r = check_on(p, "manylinux_2_41_x86_64");
+    EXPECT_EQ(r.verdict, verdict::Verdict::Incompatible);
+    EXPECT_EQ(kinds(r), std::vector<std::string>{"policy-" + policy::rule_name(cs.rule)}) << dump(r);
+  }
+}
+
+// Another machine is one reason, not a cascade; another C library too. musl wheels are told by their
+// suffix when nothing else says it, and the musl release is a condition (no binary states it).
+TEST(Policy, MachineAndCLibraryMismatchesAreOneFindingEach) {
+  TempDir d;
+  const auto arm = shared_dir() + "/fixtures/auditwheel-wheels/glibc/testsimple-0.0.1-cp313-cp313-linux_aarch64.whl";
+  if (fs::exists(arm)) {
+    const auto r = check_on(inspect_wheel(arm), "manylinux2014");
+    EXPECT_EQ(kinds(r), std::vector<std::string>{"policy-machine"}) << dump(r);
+    EXPECT_EQ(r.verdict, verdict::Verdict::Incompatible);
+  }
+  const auto m = build(d, "m.cpython-312-x86_64-linux-musl", "void* PyInit_m(void) { return 0; }\n", "-nostdlib");
+  const auto p = inspect_wheel(make_wheel(d, "m-1.0-cp312-cp312-linux_x86_64.whl", {{"m.cpython-312-x86_64-linux-musl.so", m}}));
+  const auto c = policy::analyze(p, policies());
+  EXPECT_EQ(c.libc, policy::Libc::Musl) << dump(c);
+  EXPECT_EQ(c.tag, "musllinux_1_2_x86_64") << dump(c);
+  const auto glibc = check_on(p, "manylinux_2_17_x86_64");
+  EXPECT_EQ(kinds(glibc), std::vector<std::string>{"policy-libc"}) << dump(glibc);
+  EXPECT_EQ(check_on(p, "musllinux_1_2").verdict, verdict::Verdict::Compatible);
+  const auto older = check_on(p, "musllinux_1_1_x86_64");
+  EXPECT_EQ(older.verdict, verdict::Verdict::Unknown) << dump(older);
+}
+
+TEST(Policy, IsaLevelAboveTheBaselineIsLinuxOnly) {
+  TempDir d;
+  std::string err;
+  const auto v3 = build_shared(d, "v3.cpython-311-x86_64-linux-gnu", "v3.c", "void* PyInit_v3(void) { return 0; }\n",
+                               "-march=x86-64-v3 -Wl,-z,x86-64-v3", "gcc", &err);
+  if (!v3) GTEST_SKIP() << "this linker cannot mark x86-64-v3: " << err;
+  const auto p = inspect_wheel(make_wheel(d, "v3-1.0-cp311-cp311-linux_x86_64.whl", {{"v3.cpython-311-x86_64-linux-gnu.so", *v3}}));
+  const auto c = policy::analyze(p, policies());
+  EXPECT_EQ(c.tag, "linux_x86_64") << dump(c);
+  const auto* k = find_rule(c, policy::Rule::IsaLevel);
+  ASSERT_NE(k, nullptr);
+  EXPECT_EQ(k->version, "x86-64-v3");
+}
+
+TEST(InspectCli, StatesConsistentWithInTextAndJson) {
+  const auto w = shared_dir() + "/fixtures/auditwheel-wheels/python_mscl-67.0.1.0-cp313-cp313-manylinux2014_aarch64.whl";
+  if (!fs::exists(w)) GTEST_SKIP() << "../shared/fixtures/auditwheel-wheels is absent";
+  TempDir d;
+  const std::string cmd = shell_quote(binary_path()) + " inspect --cache-dir " + shell_quote(d.file("cache")) + " ";
+  const auto text = run(cmd + shell_quote(w));
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("consistent with: linux_aarch64"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("GLIBC_2.29 of libm.so.6 needs manylinux_2_31_aarch64"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("tagged manylinux2014_aarch64, but its binaries are consistent only with linux_aarch64"),
+            std::string::npos)
+      << text.out;
+  // Cold (computed) and warm (the cached rendering with the cached head) print the same document.
+  const auto cold = run(cmd + "--no-cache --json " + shell_quote(w));
+  const auto warm1 = run(cmd + "--json " + shell_quote(w));
+  const auto warm2 = run(cmd + "--json " + shell_quote(w));
+  ASSERT_EQ(cold.exit_code, 0) << cold.err;
+  EXPECT_EQ(cold.out, warm1.out);
+  EXPECT_EQ(cold.out, warm2.out);
+  const auto j = nlohmann::json::parse(cold.out);
+  EXPECT_EQ(j["consistent_with"], "linux_aarch64");
+  EXPECT_EQ(j["tag_claim"]["tag"], "manylinux2014_aarch64");
+  bool libm = false;
+  for (const auto& k : j["constrained_by"]) {
+    libm = libm || (k["library"] == "libm.so.6" && k["version"] == "GLIBC_2.29" && k["ceiling"] == "manylinux_2_31_aarch64");
+  }
+  EXPECT_TRUE(libm) << j["constrained_by"].dump(2);
+  EXPECT_EQ(j["schema_version"], 1);  // the profile follows in the same object
+  SKIP_WITHOUT_JSONSCHEMA();
+  const auto file = d.write("one.json", cold.out);
+  const auto many = run(cmd + "--json " + shell_quote(w) + " " + shell_quote(w));
+  const auto arr = nlohmann::json::parse(many.out);
+  ASSERT_EQ(arr.size(), 2U);
+  const auto v = validate_json(source_dir() + "/docs/inspect.schema.json", {file});
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+}

@@ -472,10 +472,16 @@ TEST(Verdict, JsonCarriesTheSchemaAndTheExitCodeMatches) {
       EXPECT_TRUE(f.contains(key)) << key;
     }
   }
-  // A matrix: every db image, one report each.
+  // A matrix: every db image (the packaging targets are named or matched), one report each.
   const auto all = run(shell_quote(binary_path()) + " " + shell_quote(sample) + " --image all --json");
   const auto arr = json::parse(all.out);
-  EXPECT_EQ(arr.size(), image::Db(source_dir() + "/db").image_names().size());
+  EXPECT_EQ(arr.size(), image::Db(source_dir() + "/db").file_image_names().size());
+  const auto pattern =
+      run(shell_quote(binary_path()) + " " + shell_quote(sample) + " --image 'manylinux_2_2?_aarch64' --json");
+  const auto targets = json::parse(pattern.out);
+  ASSERT_EQ(targets.size(), 4U) << pattern.out;  // manylinux_2_24, _2_26, _2_27, _2_28
+  for (const auto& t : targets) EXPECT_EQ(t["findings"][0]["kind"], "policy-machine") << t.dump(2);
+  EXPECT_EQ(run(shell_quote(binary_path()) + " " + shell_quote(sample) + " --image 'nothing_*'").exit_code, 2);
   const auto text = run(shell_quote(binary_path()) + " check " + shell_quote(sample) + " --image all");
   EXPECT_NE(text.out.find("cuda13.0"), std::string::npos) << text.out;
   // Usage errors are exit 2.
@@ -488,13 +494,15 @@ TEST(VerdictSchema, EveryOutputValidates) {
   if (python_with_jsonschema().empty()) GTEST_SKIP() << "python3-jsonschema absent: run scripts/install-deps.sh";
   const std::string sample =
       fs::path(binary_path()).parent_path().string() + "/samples/hello_native-1.0-cp311-cp311-linux_x86_64.whl";
-  const auto all = run(shell_quote(binary_path()) + " " + shell_quote(sample) + " --image all --json");
+  // Every db image, and packaging targets of two families (a policy verdict's report has the same shape).
+  const auto all = run(shell_quote(binary_path()) + " " + shell_quote(sample) +
+                       " --image all --image 'manylinux_2_*_x86_64' --image 'musllinux_*_x86_64' --json");
   TempDir d;
   std::vector<std::string> files;
   for (const auto& report : json::parse(all.out)) {
     files.push_back(d.write(report["image"]["name"].get<std::string>() + ".json", report.dump()));
   }
-  ASSERT_GE(files.size(), 10U);
+  ASSERT_GE(files.size(), 25U);
   // A report with routes (the FlagGems sample and its rule set).
   const std::string gems = fs::path(binary_path()).parent_path().string() +
                            "/samples/flagos/flag_gems_cpp_cuda-5.4.0-cp312-cp312-linux_x86_64.whl";
