@@ -243,12 +243,16 @@ class PolicyChecker {
         f.explanation = fmt::format("{}; {} is for API level {}.", k.detail, target.tag(), target.libc_version());
         f.fix = fmt::format("judge it against {} or a newer API level", k.ceiling);
         break;
-      case policy::Rule::Libc:  // the musl release: an assumption, so a condition
+      case policy::Rule::Libc: {  // the musl release: an assumption, so a condition
+        const policy::Policy* assumed = m_options.policies->find(k.ceiling);
         f.severity = Severity::Condition;
-        f.explanation = fmt::format("holds only if the wheel was built against musl {} or older: {}.",
-                                    target.libc_version(), k.detail);
+        f.explanation = fmt::format(
+            "the wheel was built against musl {} or older (musl has no symbol versions, so no binary states the "
+            "release it needs; musl {} is assumed, as auditwheel assumes the musl it runs on)",
+            target.libc_version(), assumed != nullptr ? assumed->libc_version() : k.ceiling);
         f.fix = fmt::format("if it was (Alpine 3.12 or older for musl 1.1), it is consistent with {}", target.tag());
         break;
+      }
     }
     return f;
   }

@@ -14,7 +14,9 @@
 #include "wheelcheck/elf.hpp"
 #include "wheelcheck/exports.hpp"
 #include "wheelcheck/image.hpp"
+#include "wheelcheck/policy.hpp"
 #include "wheelcheck/profile.hpp"
+#include "wheelcheck/verdict.hpp"
 
 #include <set>
 #include <sstream>
@@ -229,4 +231,37 @@ TEST(CorpusVerdict, TorchPython26AgainstTorch214Exports) {
   // glibc 2.41's libc defines GLIBC_2.38: no version finding for libc.so.6.
   for (const auto& f : j["findings"])
     EXPECT_FALSE(f["kind"] == "missing-version" && f["library"] == "libc.so.6") << f.dump();
+}
+
+// Real manylinux wheels (NVIDIA's CUDA 12.4 runtime, manylinux_2_17; cuBLAS 13, manylinux_2_27): consistent
+// with exactly their own tag, and compatible with every manylinux target at or after it.
+TEST(CorpusPolicy, RealManylinuxWheelsAreWhatTheirTagsSay) {
+  const std::map<std::string, std::string> wheels = {
+      {"nvidia_cuda_runtime_cu12-12.4.127-py3-none-manylinux_2_17_x86_64.whl", "manylinux_2_17_x86_64"},
+      {"nvidia_cublas-13.1.0.3-py3-none-manylinux_2_27_x86_64.whl", "manylinux_2_27_x86_64"}};
+  const image::Db db(source_dir() + "/db");
+  const auto& policies = db.policies();
+  std::size_t checked = 0;
+  for (const auto& [name, tag] : wheels) {
+    const std::string path = corpus_dir() + "/wheels/" + name;
+    if (!fs::exists(path)) continue;
+    SCOPED_TRACE(name);
+    InspectOptions o;
+    o.verify = Verify::Headers;  // cuBLAS is 423 MB: the tables are all the policies need
+    const auto p = inspect_wheel(path, o);
+    const auto c = policy::analyze(p, policies);
+    EXPECT_EQ(c.tag, tag) << policy::to_json(c, std::nullopt).dump(2);
+    EXPECT_FALSE(policy::check_claim(p, c, policies));
+    const int floor = policies.find(tag)->priority;
+    for (const auto* target : policies.of(policy::Libc::Glibc, "x86_64")) {
+      verdict::CheckOptions co;
+      co.policies = &policies;
+      const auto r = verdict::check(p, policy::target_image(*target), co);
+      EXPECT_EQ(r.verdict, target->priority <= floor ? verdict::Verdict::Compatible : verdict::Verdict::Incompatible)
+          << target->tag() << "\n"
+          << verdict::to_json(r).dump(2);
+    }
+    ++checked;
+  }
+  if (checked == 0) GTEST_SKIP() << missing_message();
 }

@@ -7,6 +7,7 @@
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/exports.hpp"
 #include "wheelcheck/image.hpp"
+#include "wheelcheck/policy.hpp"
 
 namespace fs = std::filesystem;
 using namespace wheelcheck;
@@ -143,6 +144,15 @@ TEST(Db, GeneratedAndTargetImagesCarryTheirFacts) {
   }
 }
 
+// db/policies is auditwheel's data unchanged (scripts/gen-db.sh targets copies it from ../shared).
+TEST(Db, PoliciesAreAuditwheelsOwnData) {
+  if (!fs::exists(shared_dir() + "/reference/manylinux-policy.json")) GTEST_SKIP() << "../shared/reference is absent";
+  for (const char* f : {"manylinux-policy.json", "musllinux-policy.json", "android-policy.json"}) {
+    EXPECT_EQ(read_file(source_dir() + "/db/policies/" + f), read_file(shared_dir() + "/reference/" + f)) << f;
+  }
+  EXPECT_EQ(source_db().policies().all().size(), 127U);
+}
+
 TEST(Db, CompositionOverridesFactsAndMergesLists) {
   TempDir d;
   fs::create_directories(d.file("db/images"));
@@ -242,6 +252,11 @@ TEST(ImagesCli, ListsFlagOsGeneratedAndTargetsAndShowsProvenance) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (const char* name : k_flagos) EXPECT_NE(r.out.find(name), std::string::npos) << name;
   for (const char* name : k_targets) EXPECT_NE(r.out.find(name), std::string::npos) << name;
+  // The 127 packaging targets as one row per policy with its architectures.
+  EXPECT_NE(r.out.find("manylinux_2_17   manylinux2014   glibc 2.17   aarch64 armv7l i686 ppc64 ppc64le s390x x86_64"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("127 targets"), std::string::npos) << r.out;
   for (const char* name : {"debian12", "debian13", "torch2.6-debian", "cuda13.0-runtime"}) {
     EXPECT_NE(r.out.find(name), std::string::npos) << name;
   }

@@ -203,7 +203,8 @@ TEST(Policy, SymbolVersionsSetTheFloorAndATagClaimingMoreIsCalledOut) {
   const auto ext = build(d, "rnd.cpython-311-x86_64-linux-gnu",
                          "#include <stdlib.h>\nunsigned f(void) { return arc4random(); }\n"
                          "void* PyInit_rnd(void) { return 0; }\n");
-  const auto w = make_wheel(d, "rnd-1.0-cp311-cp311-manylinux_2_17_x86_64.whl", {{"rnd.cpython-311-x86_64-linux-gnu.so", ext}});
+  const auto w =
+      make_wheel(d, "rnd-1.0-cp311-cp311-manylinux_2_17_x86_64.whl", {{"rnd.cpython-311-x86_64-linux-gnu.so", ext}});
   const auto p = inspect_wheel(w);
   const auto c = policy::analyze(p, policies());
   EXPECT_EQ(c.tag, "manylinux_2_36_x86_64") << dump(c);
@@ -246,8 +247,9 @@ TEST(Policy, ExternalLibrariesAreWhatTheLoaderCannotFindInTheWheel) {
   TempDir d;
   const auto lib = build(d, "libhelper.so.1", "int helper(void) { return 1; }\n", "-Wl,-soname,libhelper.so.1");
   const std::string src = "int helper(void);\nint f(void) { return helper(); }\nvoid* PyInit_ext(void) { return 0; }\n";
-  const auto with_runpath = build(d, "ext.cpython-311-x86_64-linux-gnu",
-                                  src, "-L" + d.path() + " -l:libhelper.so.1 -Wl,-rpath,'$ORIGIN/lib' -Wl,--enable-new-dtags");
+  const auto with_runpath =
+      build(d, "ext.cpython-311-x86_64-linux-gnu", src,
+            "-L" + d.path() + " -l:libhelper.so.1 -Wl,-rpath,'$ORIGIN/lib' -Wl,--enable-new-dtags");
   const auto inside = make_wheel(d, "good-1.0-cp311-cp311-linux_x86_64.whl",
                                  {{"ext.cpython-311-x86_64-linux-gnu.so", with_runpath}, {"lib/libhelper.so.1", lib}});
   const auto c1 = policy::analyze(inspect_wheel(inside), policies());
@@ -255,7 +257,8 @@ TEST(Policy, ExternalLibrariesAreWhatTheLoaderCannotFindInTheWheel) {
   EXPECT_EQ(c1.tag.rfind("manylinux_", 0), 0U) << dump(c1);
 
   fs::create_directories(d.file("plain"));
-  const auto no_runpath = build(d, "plain/ext.cpython-311-x86_64-linux-gnu", src, "-L" + d.path() + " -l:libhelper.so.1");
+  const auto no_runpath =
+      build(d, "plain/ext.cpython-311-x86_64-linux-gnu", src, "-L" + d.path() + " -l:libhelper.so.1");
   const auto outside = make_wheel(d, "bad-1.0-cp311-cp311-linux_x86_64.whl",
                                   {{"ext.cpython-311-x86_64-linux-gnu.so", no_runpath}, {"lib/libhelper.so.1", lib}});
   const auto p2 = inspect_wheel(outside);
@@ -281,17 +284,21 @@ TEST(Policy, BlacklistUcs2AndPyFpeSymbols) {
                        "void* zcalloc(void*, unsigned, unsigned);\nvoid* g(void) { return zcalloc(0, 1, 1); }\n"
                        "void* PyInit_zx(void) { return 0; }\n",
                        "-Wl,--no-as-needed -lz");
-  const auto u = build(d, "u", "int PyUnicodeUCS2_GetSize(void*);\nint g(void) { return PyUnicodeUCS2_GetSize(0); }\n"
-                               "void initu(void) {}\n");
-  const auto fpe = build(d, "fp.cpython-311-x86_64-linux-gnu",
-                         "extern char PyFPE_jbuf[];\nchar* g(void) { return PyFPE_jbuf; }\nvoid* PyInit_fp(void) { return 0; }\n");
+  const auto u = build(d, "u",
+                       "int PyUnicodeUCS2_GetSize(void*);\nint g(void) { return PyUnicodeUCS2_GetSize(0); }\n"
+                       "void initu(void) {}\n");
+  const auto fpe =
+      build(d, "fp.cpython-311-x86_64-linux-gnu",
+            "extern char PyFPE_jbuf[];\nchar* g(void) { return PyFPE_jbuf; }\nvoid* PyInit_fp(void) { return 0; }\n");
   struct Case {
     std::string wheel, member, built;
     policy::Rule rule;
     std::string symbol;
-  } cases[] = {{"zx-1.0-cp311-cp311-linux_x86_64.whl", "zx.cpython-311-x86_64-linux-gnu.so", z, policy::Rule::Blacklist, "zcalloc"},
+  } cases[] = {{"zx-1.0-cp311-cp311-linux_x86_64.whl", "zx.cpython-311-x86_64-linux-gnu.so", z, policy::Rule::Blacklist,
+                "zcalloc"},
                {"u-1.0-cp27-cp27m-linux_x86_64.whl", "u.so", u, policy::Rule::Ucs2, "PyUnicodeUCS2_GetSize"},
-               {"fp-1.0-cp311-cp311-linux_x86_64.whl", "fp.cpython-311-x86_64-linux-gnu.so", fpe, policy::Rule::PyFpe, "PyFPE_jbuf"}};
+               {"fp-1.0-cp311-cp311-linux_x86_64.whl", "fp.cpython-311-x86_64-linux-gnu.so", fpe, policy::Rule::PyFpe,
+                "PyFPE_jbuf"}};
   for (const auto& cs : cases) {
     SCOPED_TRACE(cs.wheel);
     const auto p = inspect_wheel(make_wheel(d, cs.wheel, {{cs.member, cs.built}}));
@@ -317,7 +324,8 @@ TEST(Policy, MachineAndCLibraryMismatchesAreOneFindingEach) {
     EXPECT_EQ(r.verdict, verdict::Verdict::Incompatible);
   }
   const auto m = build(d, "m.cpython-312-x86_64-linux-musl", "void* PyInit_m(void) { return 0; }\n", "-nostdlib");
-  const auto p = inspect_wheel(make_wheel(d, "m-1.0-cp312-cp312-linux_x86_64.whl", {{"m.cpython-312-x86_64-linux-musl.so", m}}));
+  const auto p =
+      inspect_wheel(make_wheel(d, "m-1.0-cp312-cp312-linux_x86_64.whl", {{"m.cpython-312-x86_64-linux-musl.so", m}}));
   const auto c = policy::analyze(p, policies());
   EXPECT_EQ(c.libc, policy::Libc::Musl) << dump(c);
   EXPECT_EQ(c.tag, "musllinux_1_2_x86_64") << dump(c);
@@ -334,7 +342,8 @@ TEST(Policy, IsaLevelAboveTheBaselineIsLinuxOnly) {
   const auto v3 = build_shared(d, "v3.cpython-311-x86_64-linux-gnu", "v3.c", "void* PyInit_v3(void) { return 0; }\n",
                                "-march=x86-64-v3 -Wl,-z,x86-64-v3", "gcc", &err);
   if (!v3) GTEST_SKIP() << "this linker cannot mark x86-64-v3: " << err;
-  const auto p = inspect_wheel(make_wheel(d, "v3-1.0-cp311-cp311-linux_x86_64.whl", {{"v3.cpython-311-x86_64-linux-gnu.so", *v3}}));
+  const auto p = inspect_wheel(
+      make_wheel(d, "v3-1.0-cp311-cp311-linux_x86_64.whl", {{"v3.cpython-311-x86_64-linux-gnu.so", *v3}}));
   const auto c = policy::analyze(p, policies());
   EXPECT_EQ(c.tag, "linux_x86_64") << dump(c);
   const auto* k = find_rule(c, policy::Rule::IsaLevel);
@@ -343,7 +352,8 @@ TEST(Policy, IsaLevelAboveTheBaselineIsLinuxOnly) {
 }
 
 TEST(InspectCli, StatesConsistentWithInTextAndJson) {
-  const auto w = shared_dir() + "/fixtures/auditwheel-wheels/python_mscl-67.0.1.0-cp313-cp313-manylinux2014_aarch64.whl";
+  const auto w =
+      shared_dir() + "/fixtures/auditwheel-wheels/python_mscl-67.0.1.0-cp313-cp313-manylinux2014_aarch64.whl";
   if (!fs::exists(w)) GTEST_SKIP() << "../shared/fixtures/auditwheel-wheels is absent";
   TempDir d;
   const std::string cmd = shell_quote(binary_path()) + " inspect --cache-dir " + shell_quote(d.file("cache")) + " ";
@@ -366,7 +376,8 @@ TEST(InspectCli, StatesConsistentWithInTextAndJson) {
   EXPECT_EQ(j["tag_claim"]["tag"], "manylinux2014_aarch64");
   bool libm = false;
   for (const auto& k : j["constrained_by"]) {
-    libm = libm || (k["library"] == "libm.so.6" && k["version"] == "GLIBC_2.29" && k["ceiling"] == "manylinux_2_31_aarch64");
+    libm = libm ||
+           (k["library"] == "libm.so.6" && k["version"] == "GLIBC_2.29" && k["ceiling"] == "manylinux_2_31_aarch64");
   }
   EXPECT_TRUE(libm) << j["constrained_by"].dump(2);
   EXPECT_EQ(j["schema_version"], 1);  // the profile follows in the same object
