@@ -271,17 +271,17 @@ class Checker {
     for (auto& f : verdict::archive_findings(m_wheel)) add(std::move(f));
   }
 
-  // A tag that claims more than the binaries deliver: an error where this image's C library is too old
-  // for what they need but new enough for what the tag claims (pip installs it, the loader refuses it).
+  // A tag that claims more than the binaries deliver: an error where the binaries need a newer glibc than
+  // this image has (pip installs it on the tag's word, the loader refuses it), a warning elsewhere.
   void claim_finding() {
     if (m_options.policies == nullptr) return;
     const policy::Consistency c = policy::analyze(m_wheel, *m_options.policies);
     const auto claim = policy::check_claim(m_wheel, c, *m_options.policies);
     if (!claim) return;
     bool decides = false;
-    const policy::Policy* real = m_options.policies->find(c.tag);
-    if (real != nullptr && m_image.libc_version.known() && real->libc == policy::Libc::Glibc) {
-      decides = policy::version_less(*m_image.libc_version.value, real->libc_version());
+    const auto glibc = c.newest_versions.find("GLIBC");
+    if (c.libc == policy::Libc::Glibc && glibc != c.newest_versions.end() && m_image.libc_version.known()) {
+      decides = policy::version_less(*m_image.libc_version.value, glibc->second);
     }
     add(tag_claim_finding(*claim, decides));
   }
