@@ -114,6 +114,14 @@ std::vector<std::string> find_files(const std::string& dir, const std::string& s
   return out;
 }
 
+std::string auditwheel_show_file(const std::string& wheel) {
+  const fs::path p(wheel);
+  const std::string folder = p.parent_path().filename().string();
+  std::string prefix;
+  if (folder == "glibc" || folder == "musllinux_1_2" || folder == "android") prefix = folder + "_";
+  return shared_dir() + "/fixtures/auditwheel-show/" + prefix + p.stem().string() + ".json";
+}
+
 std::string read_file(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   std::stringstream ss;

@@ -53,6 +53,10 @@ std::string binary_path();  // the wheelcheck executable (WHEELCHECK_BINARY)
 std::string corpus_dir();   // $WHEELCHECK_CORPUS or ~/.cache/wheelcheck-corpus
 std::vector<std::string> find_files(const std::string& dir, const std::string& suffix);
 
+// What `auditwheel show --json` said for one of ../shared/fixtures/auditwheel-wheels (its folder below
+// auditwheel-wheels, glibc/musllinux_1_2/android, is the file's prefix).
+std::string auditwheel_show_file(const std::string& wheel);
+
 std::string read_file(const std::string& path);
 void write_binary(const std::string& path, const std::string& bytes);
 

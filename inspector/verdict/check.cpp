@@ -111,11 +111,7 @@ class Checker {
         m_space(image, wheel, options.with, options.memory_tables) {}
 
   Report run() {
-    Report r;
-    r.wheel = m_wheel.filename.filename;
-    r.wheel_sha256 = m_wheel.sha256;
-    r.image = m_image.name;
-    r.image_summary = m_image.summary;
+    Report r = report_for(m_wheel, m_image);
     for (auto& f : check_wheel_tags(m_wheel, m_image)) add(std::move(f));
     archive_findings();
     claim_finding();

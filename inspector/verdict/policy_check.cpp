@@ -20,6 +20,15 @@
 
 namespace wheelcheck::verdict {
 
+Report report_for(const WheelProfile& wheel, const image::Image& image) {
+  Report r;
+  r.wheel = wheel.filename.filename;
+  r.wheel_sha256 = wheel.sha256;
+  r.image = image.name;
+  r.image_summary = image.summary;
+  return r;
+}
+
 std::vector<Finding> archive_findings(const WheelProfile& wheel) {
   std::vector<Finding> out;
   for (const auto& p : wheel.problems) {
@@ -98,11 +107,7 @@ class PolicyChecker {
       : m_wheel(wheel), m_target(target), m_options(options) {}
 
   Report run() {
-    Report r;
-    r.wheel = m_wheel.filename.filename;
-    r.wheel_sha256 = m_wheel.sha256;
-    r.image = m_target.name;
-    r.image_summary = m_target.summary;
+    Report r = report_for(m_wheel, m_target);
     std::vector<Finding> findings = archive_findings(m_wheel);
     const policy::Policy* target = m_options.policies != nullptr ? m_options.policies->find(m_target.policy) : nullptr;
     if (target == nullptr) {

@@ -9,6 +9,9 @@
 
 namespace wheelcheck::verdict {
 
+// A report naming the wheel and the image, nothing judged yet.
+Report report_for(const WheelProfile& wheel, const image::Image& image);
+
 // The archive's own problems, RECORD's, and members that are not readable ELF.
 std::vector<Finding> archive_findings(const WheelProfile& wheel);
 

@@ -28,15 +28,6 @@ const policy::Policies& policies() {
   return db().policies();
 }
 
-// The auditwheel-show file for a wheel: its folder below auditwheel-wheels names the prefix.
-std::string show_file(const std::string& wheel) {
-  const fs::path p(wheel);
-  const std::string folder = p.parent_path().filename().string();
-  std::string prefix;
-  if (folder == "glibc" || folder == "musllinux_1_2" || folder == "android") prefix = folder + "_";
-  return shared_dir() + "/fixtures/auditwheel-show/" + prefix + p.stem().string() + ".json";
-}
-
 std::string dump(const policy::Consistency& c) {
   return policy::to_json(c, std::nullopt).dump(2);
 }
@@ -89,7 +80,7 @@ TEST(Policy, ConsistentWithEqualsAuditwheelOnEveryFixture) {
   std::size_t compared = 0, targets_checked = 0;
   for (const auto& w : wheels) {
     SCOPED_TRACE(w);
-    const auto expected = nlohmann::json::parse(read_file(show_file(w)));
+    const auto expected = nlohmann::json::parse(read_file(auditwheel_show_file(w)));
     const auto profile = inspect_wheel(w);
     const auto c = policy::analyze(profile, policies());
     if (expected.contains("error")) continue;  // auditwheel refused it: nothing to compare

@@ -25,15 +25,6 @@ std::vector<std::string> shared_wheels() {
   return find_files(shared_dir() + "/fixtures/auditwheel-wheels", ".whl");
 }
 
-// The auditwheel-show file for a wheel: its folder below auditwheel-wheels names the prefix.
-std::string show_file(const std::string& wheel) {
-  const fs::path p(wheel);
-  const std::string folder = p.parent_path().filename().string();
-  std::string prefix;
-  if (folder == "glibc" || folder == "musllinux_1_2" || folder == "android") prefix = folder + "_";
-  return shared_dir() + "/fixtures/auditwheel-show/" + prefix + p.stem().string() + ".json";
-}
-
 void extract(const wheel::ZipArchive& archive, const std::string& member, const std::string& out) {
   auto stream = archive.open_member(*archive.find(member));
   std::string bytes;
@@ -106,8 +97,8 @@ TEST(SharedWheels, AgreeWithAuditwheelShow) {
   std::size_t compared = 0;
   for (const auto& w : wheels) {
     SCOPED_TRACE(w);
-    const auto expected_text = read_file(show_file(w));
-    ASSERT_FALSE(expected_text.empty()) << "no auditwheel-show file " << show_file(w);
+    const auto expected_text = read_file(auditwheel_show_file(w));
+    ASSERT_FALSE(expected_text.empty()) << "no auditwheel-show file " << auditwheel_show_file(w);
     const auto expected = nlohmann::json::parse(expected_text);
     if (expected.contains("error")) continue;  // auditwheel itself refused this wheel (pure, or unsupported arch)
     const auto p = inspect_wheel(w);
