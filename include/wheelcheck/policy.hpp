@@ -63,6 +63,8 @@ class Policies {
   // db/policies/{manylinux,musllinux,android}-policy.json. Throws Error(BadInput) naming the file when
   // one is missing or malformed.
   static std::shared_ptr<const Policies> load(const std::string& dir);
+  // The digest load() would compute, from the files' bytes alone (nothing parsed).
+  static std::string digest_of(const std::string& dir);
   static Policies from_json(Libc libc, const nlohmann::json& list, std::string_view what);
 
   const std::vector<Policy>& all() const { return m_all; }

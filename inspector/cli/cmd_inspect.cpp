@@ -31,25 +31,36 @@ struct InspectArgs {
   std::string db;
 };
 
-// The packaging policies of the db, when there is one (inspect works without).
-std::shared_ptr<const policy::Policies> find_policies(const std::string& db_dir) {
-  try {
-    image::Db db(image::Db::locate(db_dir));
-    if (const auto* p = db.policies_if_present()) return std::make_shared<policy::Policies>(*p);
-  } catch (const Error&) {
-    if (!db_dir.empty()) throw;
+// The db's packaging policies, when there is one (inspect works without): their digest names the cached
+// consistency head, so a warm run reads only the files' bytes; they are parsed only when a head is made.
+class PolicySource {
+ public:
+  explicit PolicySource(const std::string& db_dir) {
+    try {
+      const std::string dir = image::Db::locate(db_dir) + "/policies";
+      m_digest = policy::Policies::digest_of(dir);
+      m_dir = dir;
+    } catch (const Error&) {
+      if (!db_dir.empty()) throw;
+    }
   }
-  return nullptr;
-}
+  bool present() const { return !m_dir.empty(); }
+  const policy::Policies& get() const {
+    if (!m_loaded) m_loaded = policy::Policies::load(m_dir);
+    return *m_loaded;
+  }
+  // The cache's name for a profile's head: the policies' digest and this build's version.
+  std::string head_name() const { return "policy-" + m_digest.substr(0, 16) + "-" + WHEELCHECK_VERSION + ".json"; }
+
+ private:
+  std::string m_dir, m_digest;
+  mutable std::shared_ptr<const policy::Policies> m_loaded;
+};
 
 // The consistency head of a profile's JSON: {"consistent_with": ..., "constrained_by": [...], ...}.
 std::string policy_head(const WheelProfile& p, const policy::Policies& policies) {
   const auto c = policy::analyze(p, policies);
   return policy::to_json(c, policy::check_claim(p, c, policies)).dump();
-}
-
-std::string head_name(const policy::Policies& policies) {
-  return "policy-" + policies.digest().substr(0, 16) + "-" + WHEELCHECK_VERSION + ".json";
 }
 
 void print_progress(const Progress& p) {
@@ -106,7 +117,7 @@ int run_inspect(const InspectArgs& a) {
   if (progress) options.progress = print_progress;
   std::optional<ProfileCache> cache;
   if (!a.no_cache) cache.emplace(a.cache_dir.empty() ? ProfileCache::default_dir() : a.cache_dir);
-  const auto policies = find_policies(a.db);
+  const PolicySource policies(a.db);
   int rc = k_exit_ok;
   const bool many = a.wheels.size() > 1;
   if (a.json && many) std::fputs("[", stdout);
@@ -120,19 +131,19 @@ int run_inspect(const InspectArgs& a) {
         auto json_file = cache->json_path(*sha, reader);
         auto clean = json_file ? cache->load_clean_flag(*sha, reader) : std::nullopt;
         std::optional<std::string> head;
-        if (clean && policies) {
-          head = cache->load_derived(*sha, reader, head_name(*policies));
+        if (clean && policies.present()) {
+          head = cache->load_derived(*sha, reader, policies.head_name());
           if (!head) {
             if (auto p = cache->load(*sha, reader)) {
-              head = policy_head(*p, *policies);
+              head = policy_head(*p, policies.get());
               try {
-                cache->store_derived(*sha, reader, head_name(*policies), *head);
+                cache->store_derived(*sha, reader, policies.head_name(), *head);
               } catch (const Error&) {
               }
             }
           }
         }
-        if (clean && (head || !policies)) {
+        if (clean && (head || !policies.present())) {
           if (!first) std::fputs(",", stdout);
           copy_file_to(*json_file, stdout, many, head.value_or(""));
           first = false;
@@ -150,9 +161,9 @@ int run_inspect(const InspectArgs& a) {
     }
     std::optional<policy::Consistency> consistency;
     std::optional<policy::Overclaim> claim;
-    if (policies) {
-      consistency = policy::analyze(result.profile, *policies);
-      claim = policy::check_claim(result.profile, *consistency, *policies);
+    if (policies.present()) {
+      consistency = policy::analyze(result.profile, policies.get());
+      claim = policy::check_claim(result.profile, *consistency, policies.get());
     }
     if (a.json) {
       if (!first) std::fputs(",", stdout);
@@ -160,7 +171,7 @@ int run_inspect(const InspectArgs& a) {
       write_profile_json(result.profile, stdout, head);
       if (cache && consistency && !head.empty()) {
         try {
-          cache->store_derived(result.profile.sha256, cache_key(result.profile), head_name(*policies), head);
+          cache->store_derived(result.profile.sha256, cache_key(result.profile), policies.head_name(), head);
         } catch (const Error&) {
         }
       }

@@ -69,10 +69,11 @@ std::string linux_tag(const std::string& machine, const std::string& arch) {
 int python_major(const MemberProfile& m) {
   const std::string name = basename_of(m.path);
   const std::string module = name.substr(0, name.find('.'));
+  const std::string py3 = "PyInit_" + module, py2 = "init" + module, pypy = "_cffi_pypyinit_" + module;
   for (const auto& s : m.elf->symbols) {
     if (!s.defined || s.type != elf::SymbolType::Func) continue;
-    if (s.name == "PyInit_" + module) return 3;
-    if (s.name == "init" + module || s.name == "_cffi_pypyinit_" + module) return 2;
+    if (s.name == py3) return 3;
+    if (s.name == py2 || s.name == pypy) return 2;
   }
   return 0;
 }
@@ -137,7 +138,9 @@ class Analyzer {
   Consistency run() {
     Consistency c;
     for (const auto& m : m_wheel.members) {
-      if (m.elf) m_elfs.push_back(&m);
+      if (!m.elf) continue;
+      m_elfs.push_back(&m);
+      m_python[&m] = python_major(m);
     }
     if (m_elfs.empty()) {
       c.pure = m_wheel.members.empty();
@@ -330,7 +333,7 @@ class Analyzer {
     std::set<std::string> needed;
     for (const auto* m : m_elfs) needed.insert(m->elf->needed.begin(), m->elf->needed.end());
     for (const auto* m : m_elfs) {
-      if (python_major(*m) != 0 || needed.count(basename_of(m->path)) == 0) m_roots.push_back(m);
+      if (m_python.at(m) != 0 || needed.count(basename_of(m->path)) == 0) m_roots.push_back(m);
     }
   }
 
@@ -375,21 +378,23 @@ class Analyzer {
     // library -> (member, symbols it leaves undefined that some policy lists)
     std::map<std::string, std::pair<std::string, std::set<std::string>>> uses;
     for (const auto* m : m_roots) {
-      std::set<std::string> undefined;
-      for (const auto& s : m->elf->symbols) {
-        if (!s.defined) undefined.insert(s.name);
-      }
+      // The symbols any policy lists for the libraries this root needs (libz's, usually none).
+      std::map<std::string, std::string> listed;  // symbol -> library
       for (const auto& lib : m->elf->needed) {
         for (const Policy* p : m_list) {
           const auto it = p->blacklist.find(lib);
           if (it == p->blacklist.end()) continue;
-          for (const auto& sym : it->second) {
-            if (!undefined.count(sym)) continue;
-            auto& u = uses[lib];
-            if (u.first.empty()) u.first = m->path;
-            u.second.insert(sym);
-          }
+          for (const auto& sym : it->second) listed.emplace(sym, lib);
         }
+      }
+      if (listed.empty()) continue;
+      for (const auto& s : m->elf->symbols) {
+        if (s.defined) continue;
+        const auto it = listed.find(s.name);
+        if (it == listed.end()) continue;
+        auto& u = uses[it->second];
+        if (u.first.empty()) u.first = m->path;
+        u.second.insert(s.name);
       }
     }
     auto hits = [&](const Policy& p, const std::string& lib, const std::set<std::string>& syms) {
@@ -414,7 +419,7 @@ class Analyzer {
 
   void python_abi(Consistency& c) {
     for (const auto* m : m_elfs) {
-      const int major = python_major(*m);
+      const int major = m_python.at(m);
       if (major == 0) continue;
       std::vector<std::string> ucs2, fpe;
       for (const auto& s : m->elf->symbols) {
@@ -459,6 +464,7 @@ class Analyzer {
   const WheelProfile& m_wheel;
   const Policies& m_policies;
   std::vector<const MemberProfile*> m_elfs, m_roots;
+  std::map<const MemberProfile*, int> m_python;  // 3, 2 (a Python 2 or PyPy cffi module) or 0
   std::vector<const Policy*> m_list;
   std::string m_linux;
   std::vector<int> m_rule_priority;

@@ -114,19 +114,34 @@ Policies Policies::from_json(Libc libc, const nlohmann::json& list, std::string_
   return out;
 }
 
+namespace {
+
+std::string read_policy_file(const std::string& dir, Libc libc) {
+  const std::string path = dir + "/" + policy_file(libc);
+  try {
+    return read_text_file(path, std::uint64_t{16} << 20);
+  } catch (const Error&) {
+    throw bad_input(path + ": cannot read the policy file (the db is incomplete; scripts/gen-db.sh targets writes it)");
+  }
+}
+
+}  // namespace
+
+std::string Policies::digest_of(const std::string& dir) {
+  Hasher digest;
+  for (Libc libc : {Libc::Glibc, Libc::Musl, Libc::Android}) {
+    const std::string text = read_policy_file(dir, libc);
+    digest.update(text.data(), text.size());
+  }
+  return to_hex(digest.finish());
+}
+
 std::shared_ptr<const Policies> Policies::load(const std::string& dir) {
   auto out = std::make_shared<Policies>();
   Hasher digest;
   for (Libc libc : {Libc::Glibc, Libc::Musl, Libc::Android}) {
     const std::string path = dir + "/" + policy_file(libc);
-    std::string text;
-    try {
-      text = read_text_file(path, std::uint64_t{16} << 20);
-    } catch (const Error&) {
-      throw bad_input(path +
-                      ": cannot read the policy file (the db is incomplete; scripts/gen-db.sh targets "
-                      "writes it)");
-    }
+    const std::string text = read_policy_file(dir, libc);
     digest.update(text.data(), text.size());
     nlohmann::json j;
     try {
