@@ -236,11 +236,7 @@ image::Image target_image(const Policy& p) {
                                 derived, Origin::Derived);
   const bool b64 = p.arch != "i686" && p.arch != "armv7l";
   if (p.libc == Libc::Glibc) {
-    const auto it = p.symbol_versions.find("GLIBC");
-    im.libc_version =
-        it != p.symbol_versions.end() && !it->second.empty()
-            ? Fact::known_as(newest(it->second), "newest GLIBC_ version the policy allows", Origin::Derived)
-            : Fact::unknown("the policy names no GLIBC_ versions", Origin::Derived);
+    im.libc_version = Fact::known_as(p.libc_version(), "the glibc the policy names (PEP 600)", Origin::Derived);
     for (const auto& [family, fact] : {std::pair{"GLIBCXX", &im.glibcxx}, std::pair{"CXXABI", &im.cxxabi}}) {
       const auto f = p.symbol_versions.find(family);
       if (f != p.symbol_versions.end() && !f->second.empty())
