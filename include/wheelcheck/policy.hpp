@@ -122,6 +122,9 @@ struct Overclaim {
   std::vector<const Constraint*> because;  // the reasons below the claim
   std::string detail;                      // one sentence naming both, and why
 };
+// Whether any of the wheel's platform tags names a policy family (manylinux, musllinux, android): only
+// such a wheel can overclaim, and knowing it needs no policy data (checks skip loading it otherwise).
+bool claims_a_policy(const WheelProfile& wheel);
 std::optional<Overclaim> check_claim(const WheelProfile& wheel, const Consistency& c, const Policies& policies);
 
 nlohmann::ordered_json to_json(const Constraint& c);

@@ -14,6 +14,7 @@
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/gates.hpp"
 #include "wheelcheck/image.hpp"
+#include "wheelcheck/policy.hpp"
 #include "wheelcheck/probe.hpp"
 #include "wheelcheck/profile.hpp"
 #include "wheelcheck/rules.hpp"
@@ -210,17 +211,6 @@ void add_check_options(CLI::App& c, CheckArgs& a, bool image_required) {
   c.add_flag("-q,--quiet", a.quiet, "No progress on stderr");
 }
 
-// Whether the policies matter to a check of this wheel outside the packaging targets: a tag that names one
-// (linux_<arch> and any claim none, and the policy data is then not even parsed).
-bool claims_a_policy(const WheelProfile& p) {
-  for (const auto& t : p.filename.tags) {
-    for (const char* prefix : {"manylinux", "musllinux", "android_"}) {
-      if (t.platform.rfind(prefix, 0) == 0) return true;
-    }
-  }
-  return false;
-}
-
 int run_check(const CheckArgs& a) {
   if (a.wheels.empty()) throw usage_error("no wheel given (wheelcheck WHEEL --image NAME; see --help)");
   if (a.images.empty())
@@ -271,7 +261,7 @@ int run_check(const CheckArgs& a) {
       co.with = with_ptrs;
       co.memory_tables = t.tables.get();
       co.rules = rules_for(profile);
-      co.policies = claims_a_policy(profile) || !t.image.policy.empty() ? db.policies_if_present() : nullptr;
+      co.policies = policy::claims_a_policy(profile) || !t.image.policy.empty() ? db.policies_if_present() : nullptr;
       reports.push_back(verdict::check(profile, t.image, co));
       overall = verdict::worst(overall, reports.back().verdict);
     }

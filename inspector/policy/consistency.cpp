@@ -476,8 +476,17 @@ Consistency analyze(const WheelProfile& wheel, const Policies& policies) {
   return Analyzer(wheel, policies).run();
 }
 
+bool claims_a_policy(const WheelProfile& wheel) {
+  for (const auto& t : wheel.filename.tags) {
+    for (const Libc libc : {Libc::Glibc, Libc::Musl, Libc::Android}) {
+      if (starts_with(t.platform, tag_prefix(libc))) return true;
+    }
+  }
+  return false;
+}
+
 std::optional<Overclaim> check_claim(const WheelProfile& wheel, const Consistency& c, const Policies& policies) {
-  if (c.pure || c.tag.empty()) return std::nullopt;
+  if (c.pure || c.tag.empty() || !claims_a_policy(wheel)) return std::nullopt;
   const Policy* best = nullptr;  // the most compatible claim for this machine and C library
   std::string other;             // a policy tag for another machine or C library
   for (const auto& t : wheel.filename.tags) {

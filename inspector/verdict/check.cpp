@@ -270,11 +270,7 @@ class Checker {
   // A tag that claims more than the binaries deliver: an error where the binaries need a newer glibc than
   // this image has (pip installs it on the tag's word, the loader refuses it), a warning elsewhere.
   void claim_finding() {
-    if (m_options.policies == nullptr) return;
-    const auto& tags = m_wheel.filename.tags;
-    if (std::none_of(tags.begin(), tags.end(),
-                     [&](const wheel::Tag& t) { return m_options.policies->find(t.platform) != nullptr; }))
-      return;  // linux_<arch>, any: claims no policy
+    if (m_options.policies == nullptr || !policy::claims_a_policy(m_wheel)) return;  // linux_<arch>, any
     const policy::Consistency c = policy::analyze(m_wheel, *m_options.policies);
     const auto claim = policy::check_claim(m_wheel, c, *m_options.policies);
     if (!claim) return;
