@@ -785,6 +785,15 @@ class RemoteCli : public ScanCli {
   // A fresh cache folder per command, so that nothing is answered from an earlier command's profile.
   std::string cache() { return m_work.file("cache-" + std::to_string(++m_caches)); }
   std::string cache_arg() { return " --cache-dir " + shell_quote(cache()); }
+  // A remote inspect read in full: integrity full, RECORD verified, the same members as the local file.
+  void expect_full_like_local(const IndexedWheel& iw, const CommandResult& r) {
+    const auto p = json::parse(r.out);
+    EXPECT_EQ(p.at("integrity"), "full");
+    EXPECT_TRUE(p.at("record").at("verified").get<bool>());
+    const auto local = wheelcheck("inspect " + shell_quote(index().local(iw.index, iw.project, iw.filename)) +
+                                  " --json -q" + cache_arg());
+    EXPECT_EQ(member_elves(p), member_elves(json::parse(local.out)));
+  }
   int m_caches = 0;
 };
 
@@ -867,12 +876,7 @@ TEST_F(RemoteCli, VerifyFullGivesIntegrityFull) {
   const auto url = index().file_url(iw.index, iw.project, iw.filename);
   const auto r = wheelcheck("inspect " + shell_quote(url) + " --verify full --json -q" + cache_arg());
   ASSERT_EQ(r.exit_code, 0) << describe(r);
-  const auto p = json::parse(r.out);
-  EXPECT_EQ(p.at("integrity"), "full");
-  EXPECT_TRUE(p.at("record").at("verified").get<bool>());
-  const auto local = wheelcheck("inspect " + shell_quote(index().local(iw.index, iw.project, iw.filename)) +
-                                " --json -q" + cache_arg());
-  EXPECT_EQ(member_elves(p), member_elves(json::parse(local.out)));
+  expect_full_like_local(iw, r);
 
   // And a wrong #sha256= fragment is refused.
   const auto bad_url = url.substr(0, url.find('#')) + "#sha256=" + std::string(64, '0');
@@ -887,12 +891,7 @@ TEST_F(RemoteCli, NoRangesFallsBackToAFullDownload) {
   const auto url = index().file_url(iw.index, iw.project, iw.filename);
   const auto r = wheelcheck("inspect " + shell_quote(url) + " --json -q" + cache_arg());
   ASSERT_EQ(r.exit_code, 0) << describe(r);
-  const auto p = json::parse(r.out);
-  EXPECT_EQ(p.at("integrity"), "full");
-  EXPECT_TRUE(p.at("record").at("verified").get<bool>());
-  const auto local = wheelcheck("inspect " + shell_quote(index().local(iw.index, iw.project, iw.filename)) +
-                                " --json -q" + cache_arg());
-  EXPECT_EQ(member_elves(p), member_elves(json::parse(local.out)));
+  expect_full_like_local(iw, r);
   bool whole = false;
   for (const auto& q : server().stats())
     if (q.at("path") == path && q.at("status") == 200) whole = true;
