@@ -49,9 +49,6 @@ struct Policy {
   std::string libc_version() const;  // "2.17" (glibc), "1.2" (musl), "24" (android API level)
 };
 
-// Dotted versions as the policies write them ("2.2.5" < "2.17"); one that is not a version sorts first.
-bool version_less(std::string_view a, std::string_view b);
-
 // The platform tag spelling of an architecture: android says arm64_v8a for aarch64.
 std::string tag_arch(Libc libc, std::string_view arch);
 // The architecture a machine name (elf::machine_name) has in the policies: armhf -> armv7l; "" for one

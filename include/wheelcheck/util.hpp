@@ -1,10 +1,13 @@
-// Small helpers shared by the pipeline stages: hashing, encodings, files, a streaming JSON writer.
+// Small helpers shared by the pipeline stages, one home for each: strings (inspector/util/strings.cpp),
+// files (files.cpp), hashing (hash.cpp), a thread pool (parallel.cpp), terminal colour, a streaming JSON
+// writer (json_writer.cpp).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -33,8 +36,18 @@ std::string to_hex(std::span<const std::uint8_t> bytes);
 // URL percent escapes decoded ("2.10.0%2Bcu130" -> "2.10.0+cu130"); a '%' not followed by two hex
 // digits stays as it is.
 std::string percent_decode(std::string_view s);
-std::string ascii_lower(std::string_view s);  // A-Z -> a-z, nothing else (HTTP names, hex, tags)
-bool is_sha256_hex(std::string_view s);       // 64 lower-case hex digits
+std::string ascii_lower(std::string_view s);                       // A-Z -> a-z, nothing else (HTTP names, hex, tags)
+bool starts_with_ci(std::string_view s, std::string_view prefix);  // ASCII case-insensitive
+std::string_view trim(std::string_view s);                         // without leading and trailing ASCII white space
+std::string join(const std::vector<std::string>& items, std::string_view sep);
+bool is_sha256_hex(std::string_view s);  // 64 lower-case hex digits
+
+// Dotted version numbers ("2.38" against "2.4", a driver "580.65.06" against "535.54.03"): compared
+// number by number, a missing number counting as 0 ("13" == "13.0"). nullopt unless both are digits and
+// single dots. PEP 440 versions (pre-releases, local labels) are wheel::compare_versions.
+std::optional<int> compare_dotted(std::string_view a, std::string_view b);
+// A total order for sorting: compare_dotted where both parse, else what does not parse first, else text.
+bool dotted_less(std::string_view a, std::string_view b);
 std::string base64url_nopad(std::span<const std::uint8_t> bytes);
 std::string sha256_file_hex(const std::string& path);
 
@@ -42,11 +55,32 @@ std::string sha256_file_hex(const std::string& path);
 std::string read_text_file(const std::string& path, std::uint64_t max_size = std::uint64_t{256} << 20);
 void write_file_atomic(const std::string& path, std::string_view content);  // temp file + rename
 void make_dirs(const std::string& path);
+bool is_dir(const std::string& path);   // follows symbolic links
+bool is_file(const std::string& path);  // a regular file, following symbolic links
 std::string getenv_or(const char* name, const std::string& fallback);
 
 // Human sizes: "8G", "512M", "100k", "123" -> bytes. Throws Error(Usage).
 std::uint64_t parse_size(std::string_view text);
 std::string format_size(std::uint64_t bytes);
+
+// Calls body(index, worker) for every index below count on up to `threads` threads (0: one per CPU;
+// worker 0 is the calling thread), handing indices out in order. The first exception stops the hand-out
+// and is rethrown once every thread has finished.
+unsigned default_threads();
+void parallel_for(std::size_t count, unsigned threads, const std::function<void(std::size_t, unsigned)>& body);
+
+// ANSI colour for text meant for a terminal; plain text when off (not a terminal, NO_COLOR, TERM=dumb).
+struct Paint {
+  bool on = false;
+  std::string wrap(std::string_view code, std::string_view s) const {
+    return on ? "\033[" + std::string(code) + "m" + std::string(s) + "\033[0m" : std::string(s);
+  }
+  std::string bold(std::string_view s) const { return wrap("1", s); }
+  std::string dim(std::string_view s) const { return wrap("2", s); }
+  std::string red(std::string_view s) const { return wrap("31;1", s); }
+  std::string green(std::string_view s) const { return wrap("32", s); }
+  std::string yellow(std::string_view s) const { return wrap("33", s); }
+};
 
 // A streaming JSON writer: constant memory however large the document.
 class JsonWriter {

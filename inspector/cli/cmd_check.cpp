@@ -47,11 +47,6 @@ void append_file(const std::string& path, const std::string& text) {
   if (std::fclose(f) != 0 || !ok) throw io_error("cannot write " + path);
 }
 
-bool is_dir(const std::string& p) {
-  struct stat st {};
-  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 // An image to check against, with the tables of an on-the-fly probe kept alive beside it.
 struct Target {
   image::Image image;
@@ -126,10 +121,11 @@ std::vector<Target> targets(const CheckArgs& a, const image::Db& db, const std::
 // One row per image, one column per wheel ([1], [2], ... named below); with one wheel, the first reason.
 std::string matrix_text(const std::vector<verdict::Report>& reports, const std::vector<std::string>& wheels,
                         const std::vector<Target>& images, bool color) {
+  const Paint p{color};
   auto paint = [&](verdict::Verdict v, const std::string& text) {
-    if (!color) return text;
-    const char* code = v == verdict::Verdict::Compatible ? "32" : v == verdict::Verdict::Incompatible ? "31;1" : "33";
-    return fmt::format("\033[{}m{}\033[0m", code, text);
+    return v == verdict::Verdict::Compatible     ? p.green(text)
+           : v == verdict::Verdict::Incompatible ? p.red(text)
+                                                 : p.yellow(text);
   };
   std::size_t width = 5;
   for (const auto& t : images) width = std::max(width, t.image.name.size());

@@ -10,6 +10,7 @@
 #include "commands.hpp"
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/image.hpp"
+#include "wheelcheck/util.hpp"
 #include "wheelcheck/policy.hpp"
 #include "wheelcheck/probe.hpp"
 
@@ -190,7 +191,8 @@ int run_images(const ImagesArgs& a) {
     return k_exit_ok;
   }
   const bool color = use_color(stdout);
-  auto bold = [&](const std::string& s) { return color ? "\033[1m" + s + "\033[0m" : s; };
+  const Paint paint{color};
+  auto bold = [&](const std::string& s) { return paint.bold(s); };
   static const std::map<std::string, std::string> k_group_titles = {
       {"flagos", "FlagOS CI images (declared from the platform facts)"},
       {"generated", "Generated from real binaries"},
@@ -218,8 +220,7 @@ int run_images(const ImagesArgs& a) {
       }
       out += fmt::format("  {:<20} {:<8} {:<13} {:<7} {:<12} {:<12} {}\n", im->name, im->arch.text(), libc_of(*im),
                          python_of(*im), torch_of(*im), toolkit_of(*im), unknown.empty() ? "-" : unknown);
-      if (!im->summary.empty())
-        out += "  " + std::string(21, ' ') + (color ? "\033[2m" + im->summary + "\033[0m" : im->summary) + "\n";
+      if (!im->summary.empty()) out += "  " + std::string(21, ' ') + paint.dim(im->summary) + "\n";
     }
     out += "\n";
   }

@@ -10,21 +10,12 @@
 
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/image.hpp"
+#include "wheelcheck/util.hpp"
 #include "wheelcheck/policy.hpp"
 
 namespace wheelcheck::image {
 
 namespace {
-
-bool is_dir(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-bool is_file(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
 
 std::string exe_dir() {
   char buf[PATH_MAX];

@@ -2,35 +2,20 @@
 #include <fmt/format.h>
 
 #include "wheelcheck/image.hpp"
+#include "wheelcheck/util.hpp"
 
 namespace wheelcheck::image {
 
 namespace {
 
-struct Style {
-  bool color = false;
-  std::string bold(std::string_view s) const { return color ? fmt::format("\033[1m{}\033[0m", s) : std::string(s); }
-  std::string dim(std::string_view s) const { return color ? fmt::format("\033[2m{}\033[0m", s) : std::string(s); }
-  std::string warn(std::string_view s) const { return color ? fmt::format("\033[33m{}\033[0m", s) : std::string(s); }
-};
-
 std::string from(Origin origin, const std::string& layer) {
   return layer.empty() ? origin_name(origin) : fmt::format("{} in {}", origin_name(origin), layer);
-}
-
-std::string join(const std::vector<std::string>& v, std::string_view sep) {
-  std::string out;
-  for (const auto& s : v) {
-    if (!out.empty()) out += sep;
-    out += s;
-  }
-  return out;
 }
 
 }  // namespace
 
 std::string render_text(const Image& im, bool color) {
-  const Style st{color};
+  const Paint st{color};
   std::string out;
   out += st.bold(im.name);
   if (!im.summary.empty()) out += " - " + im.summary;
@@ -44,7 +29,7 @@ std::string render_text(const Image& im, bool color) {
   out += "\n" + st.bold("Facts") + "\n";
   auto fact = [&](std::string_view label, const Fact& f) {
     if (!f.set) return;
-    const std::string value = f.known() ? *f.value : st.warn("unknown");
+    const std::string value = f.known() ? *f.value : st.yellow("unknown");
     out += fmt::format("  {:<22} {:<16} {}{}\n", label, value, st.dim(from(f.origin, f.layer)),
                        f.note.empty() ? "" : st.dim(": " + f.note));
   };
@@ -80,7 +65,7 @@ std::string render_text(const Image& im, bool color) {
     out += "\n" + st.bold(fmt::format("Libraries ({})", im.libraries.size())) + "\n";
     for (const auto& l : im.libraries) {
       std::string exports = !l.exports.empty()           ? "exports: table"
-                            : !l.exports_unknown.empty() ? st.warn("exports: unknown")
+                            : !l.exports_unknown.empty() ? st.yellow("exports: unknown")
                             : !l.versions.empty()        ? fmt::format("versions: {}", l.versions.size())
                                                          : "exports: none";
       if (!l.exports_upto.empty()) exports += " up to " + l.exports_upto;
@@ -101,11 +86,11 @@ std::string render_text(const Image& im, bool color) {
     out += "\n" + st.bold("Python distributions") + "\n";
     for (const auto& d : im.distributions) {
       out += fmt::format("  {} {}  at {}  {}\n", d.name, d.version, d.location, st.dim(from(d.origin, d.layer)));
-      if (!d.exports_unknown.empty()) out += "    " + st.warn("export tables unknown: " + d.exports_unknown) + "\n";
+      if (!d.exports_unknown.empty()) out += "    " + st.yellow("export tables unknown: " + d.exports_unknown) + "\n";
       for (const auto& l : d.libraries) {
         out += fmt::format("    {:<40} {}{}\n", l.path, l.soname.empty() ? "" : "soname " + l.soname,
                            !l.exports.empty()           ? st.dim("  exports: table")
-                           : !l.exports_unknown.empty() ? st.warn("  exports: unknown")
+                           : !l.exports_unknown.empty() ? st.yellow("  exports: unknown")
                                                         : "");
       }
     }
@@ -117,7 +102,7 @@ std::string render_text(const Image& im, bool color) {
   const auto unknowns = im.unknowns();
   if (!unknowns.empty()) {
     out += "\n" + st.bold("Unknown") + "\n";
-    for (const auto& u : unknowns) out += "  - " + st.warn(u) + "\n";
+    for (const auto& u : unknowns) out += "  - " + st.yellow(u) + "\n";
   }
   if (!im.findings.empty()) {
     out += "\n" + st.bold("Findings of the probe") + "\n";

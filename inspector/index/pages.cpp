@@ -47,17 +47,6 @@ constexpr int k_understood_major = 1;
 constexpr int k_understood_minor = 1;
 
 // ---------------------------------------------------------------------------------------------------
-// Small text helpers.
-
-std::string_view trim(std::string_view s) {
-  constexpr std::string_view k_space = " \t\r\n\f";
-  const auto first = s.find_first_not_of(k_space);
-  if (first == std::string_view::npos) return {};
-  const auto last = s.find_last_not_of(k_space);
-  return s.substr(first, last - first + 1);
-}
-
-// ---------------------------------------------------------------------------------------------------
 // Warnings: kept for people, bounded so that a hostile page cannot fill memory with them.
 
 class Warnings {

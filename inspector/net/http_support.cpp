@@ -10,13 +10,6 @@
 
 namespace wheelcheck::net::detail {
 
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return "";
-  const auto e = s.find_last_not_of(" \t\r\n");
-  return s.substr(b, e - b + 1);
-}
-
 std::string reason_phrase(long status) {
   switch (status) {
     case 400: return "bad request";
@@ -72,9 +65,9 @@ int map_http_version(long v) {
 }
 
 std::optional<ContentRange> parse_content_range(const std::string& value) {
-  const auto v = trim(value);
+  const std::string v(trim(value));
   if (ascii_lower(v.substr(0, 6)) != "bytes ") return std::nullopt;
-  const auto rest = trim(v.substr(6));
+  const std::string rest(trim(v.substr(6)));
   const auto slash = rest.find('/');
   if (slash == std::string::npos) return std::nullopt;
   const auto range = rest.substr(0, slash), total = rest.substr(slash + 1);
@@ -122,7 +115,7 @@ extern "C" std::size_t header_callback(char* data, std::size_t size, std::size_t
     if (line.rfind("HTTP/", 0) == 0) {
       t.response_headers.clear();  // a new answer (after a redirect or a 100 Continue)
     } else if (const auto colon = line.find(':'); colon != std::string::npos && colon > 0) {
-      t.response_headers[ascii_lower(trim(line.substr(0, colon)))] = trim(line.substr(colon + 1));
+      t.response_headers[ascii_lower(trim(line.substr(0, colon)))] = std::string(trim(line.substr(colon + 1)));
     }
   } catch (...) {
     t.exception = std::current_exception();
@@ -151,7 +144,7 @@ extern "C" std::size_t write_callback(char* data, std::size_t size, std::size_t 
 }
 
 long parse_retry_after(const std::string& value) {
-  const auto v = trim(value);
+  const std::string v(trim(value));
   if (v.empty()) return -1;
   if (std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; })) {
     if (v.size() > 9) return 1000000000L;

@@ -19,7 +19,6 @@
 
 namespace wheelcheck::net::detail {
 
-std::string trim(const std::string& s);
 std::string reason_phrase(long status);
 // "HTTP 404 (not found) for URL"
 std::string http_failure(long status, const std::string& url);

@@ -23,6 +23,7 @@
 
 #include "wheelcheck/policy.hpp"
 #include "wheelcheck/resolve.hpp"
+#include "wheelcheck/util.hpp"
 
 namespace wheelcheck::policy {
 
@@ -224,7 +225,7 @@ class Analyzer {
           const auto [family, version] = split_version(v.name);
           if (version.empty() || !(version[0] >= '0' && version[0] <= '9')) continue;
           auto& cur = c.newest_versions[family];
-          if (cur.empty() || version_less(cur, version)) cur = version;
+          if (cur.empty() || dotted_less(cur, version)) cur = version;
         }
       }
     }
@@ -317,7 +318,7 @@ class Analyzer {
       auto it = worst.find(key);
       if (it != worst.end() && (it->second.ceiling_priority < ceil ||
                                 (it->second.ceiling_priority == ceil &&
-                                 !version_less(split_version(it->second.version).second, split_version(full).second))))
+                                 !dotted_less(split_version(it->second.version).second, split_version(full).second))))
         continue;
       Constraint k{Rule::SymbolVersion, where.member, where.file, full, {}, "", ceil, ""};
       k.detail = ceil == 0

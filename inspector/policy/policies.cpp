@@ -37,14 +37,6 @@ std::string tag_arch(Libc libc, std::string_view arch) {
   return std::string(arch);
 }
 
-bool version_less(std::string_view a, std::string_view b) {
-  const auto cmp = wheel::compare_versions(a, b);
-  if (cmp) return *cmp < 0;
-  const bool a_ok = wheel::compare_versions(a, a).has_value(), b_ok = wheel::compare_versions(b, b).has_value();
-  if (a_ok != b_ok) return !a_ok;
-  return a < b;
-}
-
 std::string policy_arch(std::string_view machine) {
   // elf::machine_name's words; the policies name 32-bit hard-float ARM (EABI5, armv6 and armv7 alike) armv7l.
   static const char* const known[] = {"x86_64", "i686",    "aarch64", "ppc64",      "ppc64le",
@@ -189,7 +181,7 @@ namespace {
 std::string newest(const std::set<std::string>& versions) {
   std::string best;
   for (const auto& v : versions) {
-    if (best.empty() || version_less(best, v)) best = v;
+    if (best.empty() || dotted_less(best, v)) best = v;
   }
   return best;
 }

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "wheelcheck/policy.hpp"
+#include "wheelcheck/util.hpp"
 
 namespace wheelcheck::policy {
 
@@ -44,12 +45,10 @@ nlohmann::ordered_json to_json(const Consistency& c, const std::optional<Overcla
 }
 
 std::string render_text(const Consistency& c, const std::optional<Overclaim>& claim, bool color) {
-  auto paint = [&](const char* code, const std::string& s) {
-    return color ? std::string("\033[") + code + "m" + s + "\033[0m" : s;
-  };
+  const Paint paint{color};
   std::string out;
   if (c.pure) return "consistent with: any platform (no native code)\n";
-  out += "consistent with: " + paint("1", c.tag.empty() ? "unknown" : c.tag) + "   (" + libc_name(c.libc) + ": " +
+  out += "consistent with: " + paint.bold(c.tag.empty() ? "unknown" : c.tag) + "   (" + libc_name(c.libc) + ": " +
          c.libc_evidence + ")\n";
   if (!c.newest_versions.empty()) {
     std::string v;
@@ -60,7 +59,7 @@ std::string render_text(const Consistency& c, const std::optional<Overclaim>& cl
     out += fmt::format("  limited to {} by {}: {}\n", k.ceiling, rule_name(k.rule), k.detail);
   }
   if (claim) {
-    out += paint("31", "  error: ") + claim->detail + (claim->because.empty() ? "" : " (the reasons above)") + "\n";
+    out += paint.red("  error: ") + claim->detail + (claim->because.empty() ? "" : " (the reasons above)") + "\n";
   }
   return out;
 }

@@ -33,11 +33,6 @@ void write_optional(JsonWriter& w, std::string_view key, const std::optional<std
     w.null();
 }
 
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 void write_elf(JsonWriter& w, const elf::Binary& b) {
   w.begin_object();
   w.field("class", b.elf_class == elf::Class::Elf64 ? "ELF64" : "ELF32");
@@ -93,8 +88,8 @@ void write_elf(JsonWriter& w, const elf::Binary& b) {
     else
       w.value(s.version);
     if (s.version_hidden) w.field("hidden", true);
-    w.field("type", lower(elf::symbol_type_name(s.type)));
-    if (s.binding != elf::Binding::Global) w.field("binding", lower(elf::binding_name(s.binding)));
+    w.field("type", ascii_lower(elf::symbol_type_name(s.type)));
+    if (s.binding != elf::Binding::Global) w.field("binding", ascii_lower(elf::binding_name(s.binding)));
     w.end_object();
   }
   w.end_array();
@@ -209,11 +204,9 @@ void write_profile_json(const WheelProfile& p, std::FILE* f, std::string_view he
 }
 
 std::string profile_to_text(const WheelProfile& p, bool color) {
-  auto paint = [color](const char* code, std::string_view s) {
-    return color ? fmt::format("\x1b[{}m{}\x1b[0m", code, s) : std::string(s);
-  };
+  const Paint paint{color};
   std::string out;
-  out += paint("1", p.filename.filename) + "\n";
+  out += paint.bold(p.filename.filename) + "\n";
   std::string tags;
   for (const auto& t : p.filename.tags) tags += (tags.empty() ? "" : " ") + t.python + "-" + t.abi + "-" + t.platform;
   out += fmt::format("  {} {}   tags {}\n", p.metadata.name.empty() ? p.filename.name : p.metadata.name,
@@ -226,33 +219,33 @@ std::string profile_to_text(const WheelProfile& p, bool color) {
   if (p.metadata.requires_python) out += "  Requires-Python: " + *p.metadata.requires_python + "\n";
   for (const auto& r : p.metadata.requires_dist) out += "  Requires-Dist: " + r + "\n";
   if (headers) {
-    out += "  integrity " + paint("33", "headers-only") +
+    out += "  integrity " + paint.yellow("headers-only") +
            ": only the ELF headers and tables were read; RECORD, CRC-32s and the sha256 are not verified "
            "(--verify full reads every byte)\n";
   } else if (p.record_verified) {
-    out += "  RECORD " + paint("32", "verified") + ": every file listed, sizes and hashes match\n";
+    out += "  RECORD " + paint.green("verified") + ": every file listed, sizes and hashes match\n";
   } else {
-    out += "  RECORD " + paint("31", "not verified") + fmt::format(": {} problem(s)\n", p.record_problems.size());
+    out += "  RECORD " + paint.red("not verified") + fmt::format(": {} problem(s)\n", p.record_problems.size());
   }
   const std::size_t k_shown = 20;
   for (std::size_t i = 0; i < p.record_problems.size() && i < k_shown; ++i) {
     const auto& pr = p.record_problems[i];
-    out += fmt::format("    {} {}: {}\n", paint("33", pr.kind), pr.path, pr.detail);
+    out += fmt::format("    {} {}: {}\n", paint.yellow(pr.kind), pr.path, pr.detail);
   }
   if (p.record_problems.size() > k_shown)
     out += fmt::format("    ... and {} more (--json lists all)\n", p.record_problems.size() - k_shown);
-  for (const auto& pr : p.problems) out += fmt::format("  {} {}: {}\n", paint("31", pr.kind), pr.path, pr.detail);
+  for (const auto& pr : p.problems) out += fmt::format("  {} {}: {}\n", paint.red(pr.kind), pr.path, pr.detail);
 
   for (const auto& m : p.members) {
     out += "\n";
     if (!m.elf) {
-      out += fmt::format("{}  {}\n  {}\n", paint("1", m.path), format_size(m.size),
-                         paint("31", "unreadable ELF: " + m.error));
+      out += fmt::format("{}  {}\n  {}\n", paint.bold(m.path), format_size(m.size),
+                         paint.red("unreadable ELF: " + m.error));
       continue;
     }
     const auto& b = *m.elf;
     std::string isa = b.x86_isa_level ? fmt::format(", needs x86-64-v{}", *b.x86_isa_level) : "";
-    out += fmt::format("{}  {} {} {}, {}{}\n", paint("1", m.path), b.elf_class == elf::Class::Elf64 ? "ELF64" : "ELF32",
+    out += fmt::format("{}  {} {} {}, {}{}\n", paint.bold(m.path), b.elf_class == elf::Class::Elf64 ? "ELF64" : "ELF32",
                        elf::machine_name(b.machine, b.elf_class, b.endian, b.e_flags), elf::type_name(b.type),
                        format_size(m.size), isa);
     if (b.soname) out += "  soname    " + *b.soname + "\n";

@@ -22,6 +22,7 @@
 #include "inspector/verdict/policy_check.hpp"
 #include "wheelcheck/demangle.hpp"
 #include "wheelcheck/resolve.hpp"
+#include "wheelcheck/util.hpp"
 #include "wheelcheck/verdict.hpp"
 #include "wheelcheck/wheel.hpp"
 
@@ -277,7 +278,7 @@ class Checker {
     bool decides = false;
     const auto glibc = c.newest_versions.find("GLIBC");
     if (c.libc == policy::Libc::Glibc && glibc != c.newest_versions.end() && m_image.libc_version.known()) {
-      decides = policy::version_less(*m_image.libc_version.value, glibc->second);
+      decides = dotted_less(*m_image.libc_version.value, glibc->second);
     }
     add(tag_claim_finding(*claim, decides));
   }

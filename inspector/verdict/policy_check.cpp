@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "wheelcheck/resolve.hpp"
+#include "wheelcheck/util.hpp"
 
 namespace wheelcheck::verdict {
 
@@ -197,7 +198,7 @@ class PolicyChecker {
         std::string newest;
         if (it != target.symbol_versions.end()) {
           for (const auto& v : it->second) {
-            if (newest.empty() || policy::version_less(newest, v)) newest = v;
+            if (newest.empty() || dotted_less(newest, v)) newest = v;
           }
         }
         f.explanation = fmt::format("needs {} of {}; {} allows {}_ versions up to {}.", k.version, k.library,

@@ -5,23 +5,12 @@
 #include <algorithm>
 #include <map>
 
+#include "wheelcheck/util.hpp"
 #include "wheelcheck/verdict.hpp"
 
 namespace wheelcheck::verdict {
 
 namespace {
-
-struct Paint {
-  bool on = false;
-  std::string wrap(const char* code, std::string_view s) const {
-    return on ? fmt::format("\033[{}m{}\033[0m", code, s) : std::string(s);
-  }
-  std::string red(std::string_view s) const { return wrap("31;1", s); }
-  std::string yellow(std::string_view s) const { return wrap("33", s); }
-  std::string green(std::string_view s) const { return wrap("32", s); }
-  std::string bold(std::string_view s) const { return wrap("1", s); }
-  std::string dim(std::string_view s) const { return wrap("2", s); }
-};
 
 std::string mark(Severity s, const Paint& p) {
   switch (s) {

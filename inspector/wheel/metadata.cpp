@@ -4,24 +4,12 @@
 #include <cctype>
 
 #include "wheelcheck/error.hpp"
+#include "wheelcheck/util.hpp"
 #include "wheelcheck/wheel.hpp"
 
 namespace wheelcheck::wheel {
 
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
 
 std::optional<std::string> first(const HeaderFields& h, const std::string& key) {
   auto it = h.find(key);
@@ -49,7 +37,7 @@ HeaderFields parse_headers(std::string_view text) {
     }
     const auto colon = line.find(':');
     if (colon == std::string_view::npos) continue;  // tolerate a stray line, as pip does
-    last = out.emplace(lower(trim(line.substr(0, colon))), std::string(trim(line.substr(colon + 1))));
+    last = out.emplace(ascii_lower(trim(line.substr(0, colon))), std::string(trim(line.substr(colon + 1))));
   }
   return out;
 }
@@ -59,7 +47,7 @@ WheelFile parse_wheel_file(std::string_view text) {
   WheelFile w;
   w.wheel_version = first(h, "wheel-version").value_or("");
   w.generator = first(h, "generator").value_or("");
-  if (auto p = first(h, "root-is-purelib")) w.root_is_purelib = lower(*p) == "true";
+  if (auto p = first(h, "root-is-purelib")) w.root_is_purelib = ascii_lower(*p) == "true";
   w.build = first(h, "build");
   for (auto [it, end] = h.equal_range("tag"); it != end; ++it) w.tags.push_back(it->second);
   return w;
@@ -127,7 +115,7 @@ std::vector<RecordEntry> parse_record(std::string_view text) {
         throw bad_input("RECORD line " + std::to_string(line_no) + ": hash '" + fields[1] +
                         "' is not ALGORITHM=DIGEST");
       }
-      e.algorithm = lower(fields[1].substr(0, eq));
+      e.algorithm = ascii_lower(fields[1].substr(0, eq));
       e.digest = fields[1].substr(eq + 1);
     }
     if (!fields[2].empty()) {

@@ -1,3 +1,4 @@
+// Byte sources: a file on disk (streamed or read at offsets) and a buffer in memory, behind one interface.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -111,81 +112,6 @@ std::vector<std::byte> read_file_bytes(const std::string& path) {
   }
   out.resize(done);
   return out;
-}
-
-std::string read_text_file(const std::string& path, std::uint64_t max_size) {
-  FileSource source(path);
-  if (source.size() > max_size) throw bad_input(path + " is larger than " + format_size(max_size));
-  auto bytes = read_file_bytes(path);
-  return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-}
-
-void make_dirs(const std::string& path) {
-  std::error_code ec;
-  std::filesystem::create_directories(path, ec);
-  if (ec) throw Error(ErrorKind::Io, "cannot create folder " + path + ": " + ec.message());
-}
-
-void write_file_atomic(const std::string& path, std::string_view content) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw io_error("cannot write " + tmp);
-  std::size_t done = 0;
-  while (done < content.size()) {
-    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      throw io_error("cannot write " + tmp);
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  if (::close(fd) != 0 || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    ::unlink(tmp.c_str());
-    throw io_error("cannot write " + path);
-  }
-}
-
-std::string getenv_or(const char* name, const std::string& fallback) {
-  const char* v = std::getenv(name);
-  return (v != nullptr && *v != '\0') ? std::string(v) : fallback;
-}
-
-std::uint64_t parse_size(std::string_view text) {
-  std::uint64_t value = 0;
-  const auto* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (ec != std::errc() || ptr == text.data()) throw usage_error("not a size: '" + std::string(text) + "'");
-  std::string_view suffix(ptr, static_cast<std::size_t>(end - ptr));
-  int shift = 0;
-  if (suffix.empty() || suffix == "B")
-    shift = 0;
-  else if (suffix == "k" || suffix == "K" || suffix == "KiB")
-    shift = 10;
-  else if (suffix == "M" || suffix == "MiB")
-    shift = 20;
-  else if (suffix == "G" || suffix == "GiB")
-    shift = 30;
-  else if (suffix == "T" || suffix == "TiB")
-    shift = 40;
-  else
-    throw usage_error("not a size: '" + std::string(text) + "' (use a number with k, M, G or T)");
-  if (shift != 0 && value > (~std::uint64_t{0} >> shift)) throw usage_error("size too large: " + std::string(text));
-  return value << shift;
-}
-
-std::string format_size(std::uint64_t bytes) {
-  static constexpr const char* k_units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(bytes);
-  int unit = 0;
-  while (v >= 1024.0 && unit < 4) {
-    v /= 1024.0;
-    ++unit;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, unit == 0 ? "%.0f %s" : "%.1f %s", v, k_units[unit]);
-  return buf;
 }
 
 }  // namespace wheelcheck

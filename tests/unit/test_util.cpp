@@ -1,0 +1,72 @@
+// The small helpers every stage shares (include/wheelcheck/util.hpp).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <vector>
+
+#include "wheelcheck/util.hpp"
+
+namespace wheelcheck {
+namespace {
+
+TEST(Util, TrimAndJoin) {
+  EXPECT_EQ(trim("  a b \t\r\n"), "a b");
+  EXPECT_EQ(trim(" \t "), "");
+  EXPECT_EQ(trim(""), "");
+  EXPECT_EQ(join({"a", "b", "c"}, ", "), "a, b, c");
+  EXPECT_EQ(join({}, ", "), "");
+  EXPECT_TRUE(starts_with_ci("Content-Type: x", "content-type"));
+  EXPECT_FALSE(starts_with_ci("Cont", "content"));
+}
+
+TEST(Util, CompareDotted) {
+  EXPECT_EQ(compare_dotted("2.38", "2.4"), 1);
+  EXPECT_EQ(compare_dotted("2.4", "2.38"), -1);
+  EXPECT_EQ(compare_dotted("13", "13.0"), 0);
+  EXPECT_EQ(compare_dotted("580.65.06", "580.65.6"), 0);  // numbers, not text
+  EXPECT_EQ(compare_dotted("535.54.03", "580.65.06"), -1);
+  EXPECT_EQ(compare_dotted("18446744073709551616", "2"), 1);  // longer than 64 bits
+  EXPECT_EQ(compare_dotted("2.x", "2.1"), std::nullopt);
+  EXPECT_EQ(compare_dotted("2..1", "2.1"), std::nullopt);
+  EXPECT_EQ(compare_dotted("", "2.1"), std::nullopt);
+  EXPECT_TRUE(dotted_less("2.17", "2.28"));
+  EXPECT_TRUE(dotted_less("unknown", "2.17"));  // what does not parse sorts first
+  EXPECT_FALSE(dotted_less("2.17", "unknown"));
+}
+
+TEST(Util, ParallelForVisitsEveryIndexOnce) {
+  std::vector<std::atomic<int>> seen(1000);
+  std::set<unsigned> workers;
+  std::mutex m;
+  parallel_for(seen.size(), 4, [&](std::size_t i, unsigned w) {
+    seen[i].fetch_add(1);
+    std::lock_guard<std::mutex> lock(m);
+    workers.insert(w);
+  });
+  for (const auto& s : seen) EXPECT_EQ(s.load(), 1);
+  for (unsigned w : workers) EXPECT_LT(w, 4U);
+}
+
+TEST(Util, ParallelForRethrowsTheFirstError) {
+  std::atomic<std::size_t> ran{0};
+  EXPECT_THROW(parallel_for(10000, 2,
+                            [&](std::size_t i, unsigned) {
+                              ran.fetch_add(1);
+                              if (i == 3) throw std::runtime_error("boom");
+                            }),
+               std::runtime_error);
+  EXPECT_LT(ran.load(), 10000U);  // the hand-out stopped
+  parallel_for(0, 4, [](std::size_t, unsigned) { FAIL() << "no index to visit"; });
+}
+
+TEST(Util, PaintIsPlainWhenOff) {
+  EXPECT_EQ(Paint{false}.red("x"), "x");
+  EXPECT_EQ(Paint{true}.red("x"), "\033[31;1mx\033[0m");
+  EXPECT_EQ(Paint{true}.bold("x"), "\033[1mx\033[0m");
+}
+
+}  // namespace
+}  // namespace wheelcheck
