@@ -29,10 +29,9 @@ Error usage_error(const std::string& message);
 Error io_error(const std::string& message);  // appends strerror(errno)
 
 // Exit codes shared by every subcommand (documented in README.md and `wheelcheck --help`).
+// The verdict commands' 1, 3 and 4 come from verdict::exit_code.
 inline constexpr int k_exit_ok = 0;
-inline constexpr int k_exit_incompatible = 1;
 inline constexpr int k_exit_bad_input = 2;
-inline constexpr int k_exit_degraded = 3;
-inline constexpr int k_exit_unknown = 4;
+inline constexpr int k_exit_internal = 70;
 
 }  // namespace wheelcheck

@@ -1,10 +1,6 @@
 // `wheelcheck WHEEL... --image NAME...` (also `wheelcheck check ...`): the verdict, a wheel x image matrix
 // when there are several of either.
-#include <fnmatch.h>
-#include <sys/stat.h>
-
 #include <algorithm>
-
 #include <cstdio>
 #include <memory>
 
@@ -47,12 +43,6 @@ void append_file(const std::string& path, const std::string& text) {
   if (std::fclose(f) != 0 || !ok) throw io_error("cannot write " + path);
 }
 
-// An image to check against, with the tables of an on-the-fly probe kept alive beside it.
-struct Target {
-  image::Image image;
-  std::shared_ptr<std::map<std::string, exports::Table>> tables;
-};
-
 // The absolute DT_RPATH/DT_RUNPATH folders of the wheels' members ("/opt/tok/$LIB"): a root probed
 // on the fly reads the libraries there too, since the loader will look there.
 std::vector<std::string> search_dirs(const std::vector<WheelProfile>& a, const std::vector<WheelProfile>& b) {
@@ -70,52 +60,6 @@ std::vector<std::string> search_dirs(const std::vector<WheelProfile>& a, const s
     }
   }
   return dirs;
-}
-
-std::vector<Target> targets(const CheckArgs& a, const image::Db& db, const std::vector<std::string>& search_dirs) {
-  std::vector<Target> out;
-  for (const auto& name : a.images) {
-    if (name == "all") {  // the db's images; the packaging targets are named, or matched by a pattern
-      for (const auto& n : db.file_image_names()) out.push_back({db.get(n), nullptr});
-      continue;
-    }
-    if (name.find_first_of("*?[") != std::string::npos) {  // a pattern: 'manylinux_2_*_aarch64'
-      const std::size_t before = out.size();
-      for (const auto& n : db.image_names()) {
-        if (::fnmatch(name.c_str(), n.c_str(), 0) == 0) out.push_back({db.get(n), nullptr});
-      }
-      if (out.size() == before) throw usage_error("--image " + name + ": matches no image (`wheelcheck images`)");
-      continue;
-    }
-    if (is_dir(name)) {
-      probe::ProbeOptions o;
-      o.root = name;
-      o.extra_dirs = search_dirs;
-      for (const auto& kv : a.image_env) {
-        const auto eq = kv.find('=');
-        if (eq == std::string::npos || eq == 0) throw usage_error("--image-env " + kv + ": expected NAME=VALUE");
-        o.env[kv.substr(0, eq)] = kv.substr(eq + 1);
-      }
-      auto result = probe::probe_root(o);
-      auto tables = std::make_shared<std::map<std::string, exports::Table>>();
-      for (auto& [key, table] : result.tables) tables->emplace(key, std::move(table));
-      for (auto& l : result.image.libraries) {
-        if (!l.exports.empty()) l.exports_file = "mem:" + l.exports;
-      }
-      for (auto& d : result.image.distributions) {
-        for (auto& l : d.libraries) {
-          if (!l.exports.empty()) l.exports_file = "mem:" + l.exports;
-        }
-      }
-      for (auto& p : result.image.pythons) {
-        if (!p.exports.empty()) p.exports_file = "mem:" + p.exports;
-      }
-      out.push_back({std::move(result.image), tables});
-      continue;
-    }
-    out.push_back({db.resolve(name), nullptr});
-  }
-  return out;
 }
 
 // One row per image, one column per wheel ([1], [2], ... named below); with one wheel, the first reason.
@@ -155,29 +99,100 @@ std::string matrix_text(const std::vector<verdict::Report>& reports, const std::
   return out;
 }
 
-}  // namespace
-
-// The gates of the reports, in the chosen format; exit 0 whenever they could be evaluated.
-int print_gates(const CheckArgs& a, const std::vector<verdict::Report>& reports) {
+// The gates of the reports, in the chosen format. A wheel that fails its own integrity is named on
+// stderr and in the output's comments or annotations: its gates cannot be trusted.
+void print_gates(const CheckArgs& a, const std::string& format, const std::vector<verdict::Report>& reports,
+                 const std::vector<std::string>& integrity) {
   const gates::Result g = gates::merge(reports);
-  const std::string format = a.format == "text" ? "sh" : a.format;
   if (format == "json") {
-    std::fputs((gates::to_json(g).dump(2) + "\n").c_str(), stdout);
+    auto j = gates::to_json(g);
+    j["integrity"] = integrity;
+    print_json(j);
   } else if (format == "sh") {
-    std::fputs(gates::to_sh(g).c_str(), stdout);
+    std::string out = gates::to_sh(g);
+    std::string warnings;
+    for (const auto& w : integrity) warnings += "# WARNING: " + w + "\n";
+    const auto first_line = out.find('\n');
+    out.insert(first_line == std::string::npos ? 0 : first_line + 1, warnings);
+    std::fputs(out.c_str(), stdout);
   } else {
+    std::string annotations;
+    for (const auto& w : integrity) annotations += "::error::" + w + "\n";
+    annotations += gates::github_annotations(g);
     const std::string env_file = !a.env_file.empty() ? a.env_file : getenv_or("GITHUB_ENV", "");
     if (env_file.empty()) {
       std::fputs(gates::github_env(g).c_str(), stdout);  // for `>> "$GITHUB_ENV"`
-      std::fputs(gates::github_annotations(g).c_str(), stderr);
+      std::fputs(annotations.c_str(), stderr);
     } else {
       append_file(env_file, gates::github_env(g));
-      std::fputs(gates::github_annotations(g).c_str(), stdout);  // the runner reads workflow commands on stdout
+      std::fputs(annotations.c_str(), stdout);  // the runner reads workflow commands on stdout
     }
     if (!a.summary.empty()) append_file(a.summary, gates::markdown_summary(g));
   }
-  return k_exit_ok;
 }
+
+// Flags that cannot go together are refused, never silently ignored. Returns the output format.
+std::string output_format(const CheckArgs& a) {
+  std::string format = a.format.empty() ? (a.gates ? "sh" : "text") : a.format;
+  if (a.json) {
+    if (!a.format.empty() && a.format != "json") throw usage_error("--json and --format " + a.format + " conflict");
+    format = "json";
+  }
+  if (a.gates && format == "text") throw usage_error("gates --format text: gates are sh, json or github");
+  if ((!a.summary.empty() || !a.env_file.empty()) && format != "github") {
+    throw usage_error(std::string(!a.summary.empty() ? "--summary" : "--env-file") + " needs --format github");
+  }
+  if (a.no_cache && !a.cache_dir.empty()) throw usage_error("--no-cache and --cache-dir conflict");
+  return format;
+}
+
+// Routes and gates: --rules (a rule set of db/rules, a rules file, or none), else the rule set whose
+// applies_to names the wheel.
+class RuleChoice {
+ public:
+  RuleChoice(const std::string& rules, const image::Db& db)
+      : m_none(rules == "none"), m_sets(rules::load_all(db.dir() + "/rules")) {
+    if (rules.empty() || m_none) return;
+    if (rules.find('/') != std::string::npos ||
+        (rules.size() > 5 && rules.compare(rules.size() - 5, 5, ".json") == 0)) {
+      m_chosen = rules::load(rules);
+      return;
+    }
+    std::vector<std::string> names;
+    for (const auto& rs : m_sets) {
+      if (rs.name == rules) m_chosen = rs;
+      names.push_back(rs.name);
+    }
+    if (!m_chosen) {
+      const auto near = closest(rules, names);
+      throw usage_error("--rules " + rules + ": no such rule set in " + db.dir() + "/rules" +
+                        (near ? "; did you mean " + *near + "?" : " (or give a file)"));
+    }
+  }
+  const rules::RuleSet* for_wheel(const WheelProfile& w) const {
+    if (m_none) return nullptr;
+    if (m_chosen) return &*m_chosen;
+    return rules::default_for(m_sets, w.filename.name);
+  }
+
+ private:
+  bool m_none;
+  std::vector<rules::RuleSet> m_sets;
+  std::optional<rules::RuleSet> m_chosen;
+};
+
+// What makes a wheel fail its own integrity: RECORD, the archive, a member that is not readable ELF.
+std::vector<std::string> integrity_problems(const WheelProfile& p) {
+  std::vector<std::string> out;
+  for (const auto& pr : p.record_problems) out.push_back("RECORD: " + pr.path + ": " + pr.detail);
+  for (const auto& pr : p.problems) out.push_back(pr.path + ": " + pr.detail);
+  for (const auto& m : p.members) {
+    if (!m.elf) out.push_back(m.path + ": unreadable ELF: " + m.error);
+  }
+  return out;
+}
+
+}  // namespace
 
 void add_check_options(CLI::App& c, CheckArgs& a, bool image_required) {
   auto* image = c.add_option("--image,-i", a.images,
@@ -191,7 +206,9 @@ void add_check_options(CLI::App& c, CheckArgs& a, bool image_required) {
   c.add_option("--image-env", a.image_env,
                "For an --image that is a root folder: its environment, NAME=VALUE (repeatable; "
                "LD_LIBRARY_PATH counts for the loader)");
-  c.add_flag("--json", a.json, "JSON for machines (schema: docs/verdict.schema.json); an array for several checks");
+  c.add_flag("--json", a.json,
+             a.gates ? "The same as --format json (schema: docs/gates.schema.json)"
+                     : "JSON for machines (schema: docs/verdict.schema.json); an array for several checks");
   c.add_option("--format", a.format,
                "text (people), json (--json), sh (export lines for eval), github ($GITHUB_ENV lines and annotations)")
       ->check(CLI::IsMember({"text", "json", "sh", "github"}));
@@ -207,82 +224,115 @@ void add_check_options(CLI::App& c, CheckArgs& a, bool image_required) {
   c.add_flag("-q,--quiet", a.quiet, "No progress on stderr");
 }
 
-int run_check(const CheckArgs& a) {
+namespace {
+
+int check_and_print(const CheckArgs& a, const std::string& format, bool gates_output) {
+  const bool json = format == "json";
   if (a.wheels.empty()) throw usage_error("no wheel given (wheelcheck WHEEL --image NAME; see --help)");
   if (a.images.empty())
     throw usage_error("no image given: --image NAME (`wheelcheck images` lists them), a file, a root folder, or all");
   image::Db db(image::Db::locate(a.db));
-  InspectOptions io;
-  std::optional<ProfileCache> cache;
-  if (!a.no_cache) cache.emplace(a.cache_dir.empty() ? ProfileCache::default_dir() : a.cache_dir);
-  std::vector<WheelProfile> profiles, with;
+  const std::optional<ProfileCache> cache = open_cache(a.no_cache, a.cache_dir);
+  const ProfileCache* cache_ptr = cache ? &*cache : nullptr;
   std::unique_ptr<net::Client> client;
   const bool progress = show_progress(a.quiet);
-  for (const auto& w : a.wheels)
-    profiles.push_back(inspect_any(w, io, a.verify, cache ? &*cache : nullptr, client, progress).profile);
-  for (const auto& w : a.with)
-    with.push_back(inspect_any(w, io, a.verify, cache ? &*cache : nullptr, client, progress).profile);
-  const auto images = targets(a, db, search_dirs(profiles, with));
-  std::vector<const WheelProfile*> with_ptrs;
-  for (const auto& w : with) with_ptrs.push_back(&w);
-  // Rule sets: --rules, else the one db/rules says applies to each wheel.
-  std::vector<rules::RuleSet> rule_sets = rules::load_all(db.dir() + "/rules");
-  std::optional<rules::RuleSet> chosen;
-  if (!a.rules.empty() && a.rules != "none") {
-    if (a.rules.find('/') != std::string::npos ||
-        (a.rules.size() > 5 && a.rules.compare(a.rules.size() - 5, 5, ".json") == 0)) {
-      chosen = rules::load(a.rules);
-    } else {
-      for (const auto& rs : rule_sets) {
-        if (rs.name == a.rules) chosen = rs;
-      }
-      if (!chosen)
-        throw usage_error("--rules " + a.rules + ": no such rule set in " + db.dir() + "/rules (or give a file)");
+  // Each wheel is read on its own: one that cannot be read is reported (an entry of the JSON that
+  // carries its error) and the others are still checked. A --with wheel is part of every check.
+  std::vector<WheelProfile> profiles, with;
+  std::vector<std::optional<Error>> failures;
+  for (const auto& w : a.wheels) {
+    try {
+      profiles.push_back(inspect_any(w, {}, a.verify, cache_ptr, client, progress).profile);
+      failures.emplace_back();
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::Internal || e.kind() == ErrorKind::Usage) throw;
+      std::fprintf(stderr, "wheelcheck: error: %s\n", e.what());
+      profiles.emplace_back();
+      failures.emplace_back(e);
     }
   }
-  auto rules_for = [&](const WheelProfile& w) -> const rules::RuleSet* {
-    if (a.rules == "none") return nullptr;
-    if (chosen) return &*chosen;
-    return rules::default_for(rule_sets, w.filename.name);
-  };
-  const bool gates_output = a.gates || a.format == "sh" || a.format == "github";
+  for (const auto& w : a.with) with.push_back(inspect_any(w, {}, a.verify, cache_ptr, client, progress).profile);
+  ImageRequest request;
+  request.env = parse_env(a.image_env, "--image-env");
+  std::vector<WheelProfile> read;
+  for (std::size_t i = 0; i < profiles.size(); ++i) {
+    if (!failures[i]) read.push_back(profiles[i]);
+  }
+  request.search_dirs = search_dirs(read, with);
+  const auto images = resolve_images(a.images, db, request);
   if (gates_output && images.size() != 1) throw usage_error("gates need exactly one --image");
-  std::vector<verdict::Report> reports;
-  std::vector<std::string> names;
+  std::vector<const WheelProfile*> with_ptrs;
+  for (const auto& w : with) with_ptrs.push_back(&w);
+  const RuleChoice rules(a.rules, db);
+
+  std::vector<verdict::Report> reports;  // wheel-major; none for a wheel that could not be read
+  std::vector<std::string> names, integrity;
   verdict::Verdict overall = verdict::Verdict::Compatible;
-  for (const auto& profile : profiles) {
+  for (std::size_t i = 0; i < profiles.size(); ++i) {
+    if (failures[i]) continue;
+    const WheelProfile& profile = profiles[i];
     names.push_back(profile.filename.filename);
+    for (const auto& problem : integrity_problems(profile)) {
+      integrity.push_back(profile.filename.filename + " fails its own integrity check (" + problem +
+                          "): do not pin it");
+    }
     for (const auto& t : images) {
       verdict::CheckOptions co;
       co.with = with_ptrs;
       co.memory_tables = t.tables.get();
-      co.rules = rules_for(profile);
+      co.rules = rules.for_wheel(profile);
       co.policies = policy::claims_a_policy(profile) || !t.image.policy.empty() ? db.policies_if_present() : nullptr;
       reports.push_back(verdict::check(profile, t.image, co));
       overall = verdict::worst(overall, reports.back().verdict);
     }
   }
-  if (gates_output) return print_gates(a, reports);
-  if (a.json || a.format == "json") {
-    if (reports.size() == 1) {
-      std::fputs((verdict::to_json(reports.front()).dump(2) + "\n").c_str(), stdout);
+  for (const auto& w : integrity) {
+    if (gates_output) {
+      warn(w);  // the gates are still printed, for a setup script that evals them
     } else {
-      nlohmann::ordered_json arr = nlohmann::ordered_json::array();
-      for (const auto& r : reports) arr.push_back(verdict::to_json(r));
-      std::fputs((arr.dump(2) + "\n").c_str(), stdout);
+      std::fprintf(stderr, "wheelcheck: error: %s\n", w.c_str());
     }
+  }
+  const bool bad_input =
+      !integrity.empty() || std::any_of(failures.begin(), failures.end(), [](const auto& f) { return f.has_value(); });
+  const int rc = bad_input ? k_exit_bad_input : verdict::exit_code(overall);
+  if (gates_output) {
+    print_gates(a, format, reports, integrity);
+    return bad_input ? k_exit_bad_input : k_exit_ok;
+  }
+  if (json) {
+    nlohmann::ordered_json arr = nlohmann::ordered_json::array();
+    std::size_t next = 0;
+    for (std::size_t i = 0; i < profiles.size(); ++i) {
+      if (failures[i]) {
+        arr.push_back(error_entry(a.wheels[i], *failures[i]));
+        continue;
+      }
+      for (std::size_t k = 0; k < images.size(); ++k) {
+        auto j = verdict::to_json(reports[next++]);
+        if (!integrity_problems(profiles[i]).empty()) j["exit_code"] = k_exit_bad_input;
+        arr.push_back(std::move(j));
+      }
+    }
+    print_json(arr.size() == 1 ? arr.front() : arr);
   } else if (reports.size() == 1) {
     std::fputs(verdict::render_text(reports.front(), use_color(stdout)).c_str(), stdout);
-  } else {
+  } else if (!reports.empty()) {
     std::fputs(matrix_text(reports, names, images, use_color(stdout)).c_str(), stdout);
   }
-  return verdict::exit_code(overall);
+  return rc;
+}
+
+}  // namespace
+
+int run_check(const CheckArgs& a) {
+  const std::string format = output_format(a);
+  return check_and_print(a, format, a.gates || format == "sh" || format == "github");
 }
 
 Command add_gates(CLI::App& app) {
   auto a = std::make_shared<CheckArgs>();
   a->gates = true;
-  a->format = "sh";
   auto* c = app.add_subcommand("gates", "The variables a setup script sets to turn off what cannot work in the image");
   c->add_option("wheels", a->wheels, "Wheel files (.whl) or URLs: their gates are merged")
       ->required()
@@ -300,7 +350,8 @@ that cannot work give their gates, merged over the wheels. Formats:
           and a Markdown table appended to --summary FILE
   json    the verdicts, every route with its reasons, and the merged gates
 Exit 0 whenever the wheels could be evaluated, whatever the verdict (WHEELCHECK_VERDICT says it);
-2 on bad input (an unreadable wheel, an unknown image, a rule file with errors, conflicting gates).)G");
+2 on bad input (an unreadable wheel, a wheel that fails its own RECORD: the gates are still printed, with
+a warning on stderr and in their comments; an unknown image, a rule file with errors, conflicting gates).)G");
   return {c, [a] { return run_check(*a); }};
 }
 

@@ -29,6 +29,10 @@ bool ends_with(const std::string& s, std::string_view suffix) {
 }
 
 int run_exports(const ExportsArgs& a) {
+  if (a.json && a.count) throw usage_error("--json and --count conflict (jq '.symbols | length' counts the JSON)");
+  if (!a.output.empty() && (a.json || a.count || a.demangle || !a.grep.empty())) {
+    throw usage_error("-o writes the whole export table: it takes no --json, --count, --demangle or --grep");
+  }
   exports::Table table;
   if (ends_with(a.file, ".gz")) {
     table = exports::load_table(a.file);
@@ -98,7 +102,7 @@ Command add_exports(CLI::App& app) {
   c->add_flag("-C,--demangle", a->demangle, "Show C++ names demangled beside the symbols");
   c->add_option("--grep", a->grep, "Only symbols whose mangled or demangled name contains this text");
   c->add_flag("--count", a->count, "Print only how many symbols match");
-  c->add_flag("--json", a->json, "JSON for machines");
+  c->add_flag("--json", a->json, "JSON for machines (schema: docs/exports.schema.json)");
   c->add_option("-o,--output", a->output, "Write the library's export table here (.exports.gz) instead of listing it");
   c->footer(
       "Lines read as `nm -D --defined-only` prints them: name@@VERSION for a default version, name@VERSION\n"

@@ -10,9 +10,9 @@
 #include "commands.hpp"
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/image.hpp"
-#include "wheelcheck/util.hpp"
 #include "wheelcheck/policy.hpp"
 #include "wheelcheck/probe.hpp"
+#include "wheelcheck/util.hpp"
 
 extern char** environ;
 
@@ -63,12 +63,8 @@ int run_probe(const ProbeArgs& a) {
       if (const char* v = std::getenv(key); v != nullptr) o.env[key] = v;
     }
   }
-  for (const auto& kv : a.env) {
-    const auto eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0) throw usage_error("--env " + kv + ": expected NAME=VALUE");
-    o.env[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
-  if (!a.quiet) o.progress = [](const std::string& s) { std::fprintf(stderr, "probe: %s\n", s.c_str()); };
+  for (const auto& [k, v] : parse_env(a.env, "--env")) o.env[k] = v;
+  if (show_progress(a.quiet)) o.progress = [](const std::string& s) { std::fprintf(stderr, "probe: %s\n", s.c_str()); };
   auto result = probe::probe_root(o);
   if (!a.output.empty()) {
     std::string exports_dir = a.exports_dir;
@@ -238,11 +234,19 @@ struct ShowArgs {
   std::string name;
   std::string db;
   bool json = false;
+  std::vector<std::string> env;
 };
 
+// The image as `--image NAME` would see it: a db name, a packaging target, a description file, or a
+// root folder probed on the fly (inspector/cli/targets.cpp).
 int run_show(const ShowArgs& a) {
   image::Db db(image::Db::locate(a.db));
-  image::Image im = db.resolve(a.name);
+  if (a.name == "all" || a.name.find_first_of("*?[") != std::string::npos) {
+    throw usage_error("image show " + a.name + ": names one image (`wheelcheck images` lists them)");
+  }
+  ImageRequest request;
+  request.env = parse_env(a.env, "--image-env");
+  image::Image im = std::move(resolve_images({a.name}, db, request).front().image);
   if (a.json) {
     for (auto& l : im.libraries) l.exports = l.exports_file;
     for (auto& d : im.distributions) {
@@ -302,7 +306,7 @@ Command add_images(CLI::App& app) {
   auto a = std::make_shared<ImagesArgs>();
   auto* c = app.add_subcommand("images", "List the image descriptions in the db");
   c->add_option("--db", a->db, "The db folder (default: $WHEELCHECK_DB, else the one installed with wheelcheck)");
-  c->add_flag("--json", a->json, "JSON for machines");
+  c->add_flag("--json", a->json, "JSON for machines (schema: docs/images.schema.json)");
   c->footer("Example:\n  wheelcheck images\n  wheelcheck image show cuda13.0\n\n" + std::string(k_exit_codes));
   return {c, [a] { return run_images(*a); }};
 }
@@ -313,7 +317,11 @@ Command add_image(CLI::App& app) {
   c->require_subcommand(1);
   auto* show =
       c->add_subcommand("show", "Print one description, composed from its layers, with where each fact came from");
-  show->add_option("name", a->name, "A db name (see `wheelcheck images`) or a description file")->required();
+  show->add_option("name", a->name,
+                   "A db name (see `wheelcheck images`), a packaging target, a description file, or a root folder "
+                   "(probed as `--image DIR` is)")
+      ->required();
+  show->add_option("--image-env", a->env, "For a root folder: its environment, NAME=VALUE (repeatable)");
   show->add_option("--db", a->db, "The db folder (default: $WHEELCHECK_DB, else the one installed with wheelcheck)");
   show->add_flag("--json", a->json, "JSON with the origin and layer of every fact");
   show->footer("Example:\n  wheelcheck image show cuda13.0\n  wheelcheck image show ./my-ci-image.json --json\n\n" +

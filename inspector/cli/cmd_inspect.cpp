@@ -107,7 +107,82 @@ void copy_file_to(const std::string& path, std::FILE* out, bool strip_newline, c
   ::close(in);
 }
 
+// One wheel's profile, printed; false when it fails its own integrity (the report lists why).
+bool inspect_one(const InspectArgs& a, const std::string& path, const InspectOptions& options,
+                 const ProfileCache* cache, const PolicySource& policies, std::unique_ptr<net::Client>& client,
+                 bool progress, bool in_array) {
+  const std::string reader = elf::reader_name(options.reader);
+  // Warm path for JSON: stream the cached (full) rendering without decoding the profile at all.
+  if (a.json && cache != nullptr && !net::is_url(path)) {
+    if (auto sha = cache->known_sha256(path)) {
+      auto json_file = cache->json_path(*sha, reader);
+      auto clean = json_file ? cache->load_clean_flag(*sha, reader) : std::nullopt;
+      std::optional<std::string> head;
+      if (clean && policies.present()) {
+        head = cache->load_derived(*sha, reader, policies.head_name());
+        if (!head) {
+          if (auto p = cache->load(*sha, reader)) {
+            head = policy_head(*p, policies.get());
+            try {
+              cache->store_derived(*sha, reader, policies.head_name(), *head);
+            } catch (const Error&) {
+            }
+          }
+        }
+      }
+      if (clean && (head || !policies.present())) {
+        copy_file_to(*json_file, stdout, in_array, head.value_or(""));
+        if (!*clean)
+          std::fprintf(stderr, "wheelcheck: error: %s fails its own integrity check; the report lists why\n",
+                       path.c_str());
+        return *clean;
+      }
+    }
+  }
+  auto result = inspect_any(path, options, a.verify, cache, client, progress);
+  if (progress) std::fputs("\r\x1b[K", stderr);
+  const bool clean = !result.profile.has_problems();
+  if (!clean) {
+    std::fprintf(stderr, "wheelcheck: error: %s fails its own integrity check: %zu problem(s); the report lists them\n",
+                 path.c_str(), result.profile.problems.size() + result.profile.record_problems.size());
+  }
+  std::optional<policy::Consistency> consistency;
+  std::optional<policy::Overclaim> claim;
+  if (policies.present()) {
+    consistency = policy::analyze(result.profile, policies.get());
+    claim = policy::check_claim(result.profile, *consistency, policies.get());
+  }
+  if (a.json) {
+    const std::string head = consistency ? policy::to_json(*consistency, claim).dump() : std::string();
+    write_profile_json(result.profile, stdout, head);
+    if (cache != nullptr && consistency && !head.empty()) {
+      try {
+        cache->store_derived(result.profile.sha256, cache_key(result.profile), policies.head_name(), head);
+      } catch (const Error&) {
+      }
+    }
+    return clean;
+  }
+  const bool color = use_color(stdout);
+  std::string text = profile_to_text(result.profile, color);
+  if (consistency) {
+    // After the wheel's own lines (the first blank line ends them): what it is consistent with.
+    const auto gap = text.find("\n\n");
+    const std::string c = policy::render_text(*consistency, claim, color);
+    std::string indented;
+    for (std::size_t at = 0; at < c.size();) {
+      const auto nl = c.find('\n', at);
+      indented += "  " + c.substr(at, nl - at + 1);
+      at = nl == std::string::npos ? c.size() : nl + 1;
+    }
+    text.insert(gap == std::string::npos ? text.size() : gap + 1, indented);
+  }
+  std::fputs(text.c_str(), stdout);
+  return clean;
+}
+
 int run_inspect(const InspectArgs& a) {
+  if (a.no_cache && !a.cache_dir.empty()) throw usage_error("--no-cache and --cache-dir conflict");
   InspectOptions options;
   if (a.reader == "lief") options.reader = elf::ReaderKind::Lief;
   options.threads = a.threads;
@@ -115,90 +190,33 @@ int run_inspect(const InspectArgs& a) {
   options.limits.max_total_size = parse_size(a.max_total_size);
   const bool progress = show_progress(a.quiet);
   if (progress) options.progress = print_progress;
-  std::optional<ProfileCache> cache;
-  if (!a.no_cache) cache.emplace(a.cache_dir.empty() ? ProfileCache::default_dir() : a.cache_dir);
+  const std::optional<ProfileCache> cache = open_cache(a.no_cache, a.cache_dir);
   const PolicySource policies(a.db);
   int rc = k_exit_ok;
+  // With --json, stdout holds one complete document whatever fails: a wheel that cannot be read is an
+  // entry carrying its error, and the array is always closed.
   const bool many = a.wheels.size() > 1;
   if (a.json && many) std::fputs("[", stdout);
-  bool first = true;
   std::unique_ptr<net::Client> client;
-  for (const auto& path : a.wheels) {
-    const std::string reader = elf::reader_name(options.reader);
-    // Warm path for JSON: stream the cached (full) rendering without decoding the profile at all.
-    if (a.json && cache && !net::is_url(path)) {
-      if (auto sha = cache->known_sha256(path)) {
-        auto json_file = cache->json_path(*sha, reader);
-        auto clean = json_file ? cache->load_clean_flag(*sha, reader) : std::nullopt;
-        std::optional<std::string> head;
-        if (clean && policies.present()) {
-          head = cache->load_derived(*sha, reader, policies.head_name());
-          if (!head) {
-            if (auto p = cache->load(*sha, reader)) {
-              head = policy_head(*p, policies.get());
-              try {
-                cache->store_derived(*sha, reader, policies.head_name(), *head);
-              } catch (const Error&) {
-              }
-            }
-          }
-        }
-        if (clean && (head || !policies.present())) {
-          if (!first) std::fputs(",", stdout);
-          copy_file_to(*json_file, stdout, many, head.value_or(""));
-          first = false;
-          if (!*clean) rc = k_exit_bad_input;
-          continue;
-        }
+  for (std::size_t i = 0; i < a.wheels.size(); ++i) {
+    const std::string& path = a.wheels[i];
+    if (i != 0) std::fputs(a.json ? "," : "\n", stdout);
+    try {
+      if (!inspect_one(a, path, options, cache ? &*cache : nullptr, policies, client, progress, many)) {
+        rc = k_exit_bad_input;
       }
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::Internal) throw;
+      if (progress) std::fputs("\r\x1b[K", stderr);
+      std::fprintf(stderr, "wheelcheck: error: %s\n", e.what());
+      if (a.json) std::fputs((error_entry(path, e).dump(2) + (many ? "" : "\n")).c_str(), stdout);
+      rc = exit_code_of(e);
     }
-    auto result = inspect_any(path, options, a.verify, cache ? &*cache : nullptr, client, progress);
-    if (progress) std::fputs("\r\x1b[K", stderr);
-    if (result.profile.has_problems()) {
-      rc = k_exit_bad_input;
-      std::fprintf(stderr, "wheelcheck: %s: %zu problem(s) found; the report lists them\n", path.c_str(),
-                   result.profile.problems.size() + result.profile.record_problems.size());
-    }
-    std::optional<policy::Consistency> consistency;
-    std::optional<policy::Overclaim> claim;
-    if (policies.present()) {
-      consistency = policy::analyze(result.profile, policies.get());
-      claim = policy::check_claim(result.profile, *consistency, policies.get());
-    }
-    if (a.json) {
-      if (!first) std::fputs(",", stdout);
-      const std::string head = consistency ? policy::to_json(*consistency, claim).dump() : std::string();
-      write_profile_json(result.profile, stdout, head);
-      if (cache && consistency && !head.empty()) {
-        try {
-          cache->store_derived(result.profile.sha256, cache_key(result.profile), policies.head_name(), head);
-        } catch (const Error&) {
-        }
-      }
-    } else {
-      if (!first) std::fputs("\n", stdout);
-      const bool color = use_color(stdout);
-      std::string text = profile_to_text(result.profile, color);
-      if (consistency) {
-        // After the wheel's own lines (the first blank line ends them): what it is consistent with.
-        const auto gap = text.find("\n\n");
-        const std::string c = policy::render_text(*consistency, claim, color);
-        std::string indented;
-        for (std::size_t at = 0; at < c.size();) {
-          const auto nl = c.find('\n', at);
-          indented += "  " + c.substr(at, nl - at + 1);
-          at = nl == std::string::npos ? c.size() : nl + 1;
-        }
-        text.insert(gap == std::string::npos ? text.size() : gap + 1, indented);
-      }
-      std::fputs(text.c_str(), stdout);
-    }
-    first = false;
+    std::fflush(stdout);
   }
   if (a.json && many) std::fputs("]\n", stdout);
   return rc;
 }
-
 }  // namespace
 
 Command add_inspect(CLI::App& app) {

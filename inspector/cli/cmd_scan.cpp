@@ -128,9 +128,8 @@ int run_scan(const ScanArgs& a) {
     }
     o.projects = a.projects;
     o.images = a.images;
-    std::optional<ProfileCache> cache;
     const std::string cache_dir = a.cache_dir.empty() ? ProfileCache::default_dir() : a.cache_dir;
-    if (!a.no_cache) cache.emplace(cache_dir);
+    const std::optional<ProfileCache> cache = open_cache(a.no_cache, a.cache_dir);
     o.state_dir = a.state.empty() ? cache_dir + "/scan-state" : a.state;
     std::tie(o.shard_index, o.shard_count) = scan::parse_shard(a.shard);
     if (!a.since.empty()) o.since = a.since;

@@ -4,10 +4,18 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <functional>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "wheelcheck/error.hpp"
+#include "wheelcheck/exports.hpp"
+#include "wheelcheck/image.hpp"
 #include "wheelcheck/net.hpp"
 #include "wheelcheck/profile.hpp"
 
@@ -21,19 +29,53 @@ struct Command {
 
 extern const char* const k_exit_codes;
 
+// Mistakes named before parsing (inspector/cli/mistakes.cpp): an unknown command or option, with the
+// closest valid name. The message, or nullopt when the words are all known.
+std::optional<std::string> find_mistake(const CLI::App& app, const std::vector<std::string>& args);
+std::optional<std::string> closest(std::string_view word, const std::vector<std::string>& candidates);
+// The (sub)command the words name: `image show` -> the show app; the top level when none.
+const CLI::App* command_of(const CLI::App& app, const std::vector<std::string>& args);
+std::string usage_line(const CLI::App& app);  // "usage: wheelcheck inspect WHEEL... [OPTIONS] (...)"
+
+// Output shared by the commands (inspector/cli/output.cpp). Colour and progress only on a terminal.
 bool use_color(std::FILE* f);
 bool show_progress(bool quiet);
+void warn(const std::string& message);                                   // "wheelcheck: warning: ..."
+int usage_failure(const CLI::App& command, const std::string& message);  // error line + usage; returns 2
+std::string error_kind_name(ErrorKind kind);                             // usage, bad-input, io, internal
+int exit_code_of(const Error& e);                                        // 2, or 70 for a bug
+// {"wheel": ..., "error": {"kind", "message", "exit_code"}}: a wheel that could not be read, as an entry
+// of a JSON document that still parses (docs/*.schema.json: "failure").
+nlohmann::ordered_json error_entry(const std::string& wheel, const Error& e);
+void print_json(const nlohmann::ordered_json& j);
 
 // Wheels given as a file or an http(s) URL (inspector/cli/wheels.cpp). `verify`: auto (files: full;
 // URLs: headers-only where the server answers ranges), full, headers.
 CLI::Validator wheel_file_or_url();
 net::ClientOptions client_options(bool quiet);
+// The profile cache: none with --no-cache; a folder that cannot be written is an error when --cache-dir
+// names it, a warning (and no cache) when it is the default one.
+std::optional<ProfileCache> open_cache(bool no_cache, const std::string& cache_dir);
 CachedInspect inspect_any(const std::string& where, InspectOptions options, const std::string& verify,
                           const ProfileCache* cache, std::unique_ptr<net::Client>& client, bool progress);
 inline const char* const k_verify_help =
     "auto: a file is read whole and verified, a URL headers-only where the server answers byte ranges "
     "(else downloaded whole); full: every byte read, RECORD and sha256 verified; headers: only the ELF "
     "headers and tables of each member, nothing verified";
+
+// The images an --image list names (inspector/cli/targets.cpp), with the tables of a root probed on the
+// fly kept alive beside its description.
+struct Target {
+  image::Image image;
+  std::shared_ptr<std::map<std::string, exports::Table>> tables;
+};
+struct ImageRequest {
+  std::map<std::string, std::string> env;  // the environment of a root folder probed on the fly
+  std::vector<std::string> search_dirs;    // absolute RPATH/RUNPATH folders of the wheels: probed too
+};
+std::vector<Target> resolve_images(const std::vector<std::string>& names, const image::Db& db,
+                                   const ImageRequest& request);
+std::map<std::string, std::string> parse_env(const std::vector<std::string>& assignments, const std::string& flag);
 
 Command add_inspect(CLI::App& app);
 Command add_probe(CLI::App& app);
@@ -52,7 +94,7 @@ struct CheckArgs {
   bool no_cache = false;
   std::string cache_dir;
   bool quiet = false;
-  std::string format = "text";         // text, json, sh, github (gates: sh by default)
+  std::string format;                  // text, json, sh, github (default: text; gates: sh)
   std::string rules;                   // a rule set name, a file, or "none"; default: the one for the wheel
   std::string summary;                 // github: the Markdown table is appended here
   std::string env_file;                // github: VAR=value lines go here (default $GITHUB_ENV)

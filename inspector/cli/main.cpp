@@ -1,11 +1,12 @@
 // The command line: parse arguments, call the library, print, and map the outcome to an exit code.
 // Every failure arrives here as a wheelcheck::Error and leaves as one line on stderr.
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <memory>
 #include <new>
+#include <string>
+#include <vector>
 
 #include "commands.hpp"
 #include "wheelcheck/error.hpp"
@@ -31,13 +32,55 @@ Environment:
   NETRC                 credentials for indexes (else ~/.netrc); never sent to another host
   http_proxy, https_proxy, no_proxy   proxies for URLs (libcurl's own rules))";
 
-bool use_color(std::FILE* f) {
-  return ::isatty(::fileno(f)) != 0 && getenv_or("NO_COLOR", "").empty() && getenv_or("TERM", "") != "dumb";
+namespace {
+
+// `wheelcheck help [COMMAND...]`: the help of the top level or of that command.
+int print_help(const CLI::App& app, const std::vector<std::string>& words) {
+  const CLI::App* cmd = &app;
+  for (const auto& w : words) {
+    const CLI::App* sub = nullptr;
+    for (const auto* s : cmd->get_subcommands([](const CLI::App*) { return true; })) {
+      if (s->get_name() == w) sub = s;
+    }
+    if (sub == nullptr) {
+      std::vector<std::string> names;
+      for (const auto* s : cmd->get_subcommands([](const CLI::App*) { return true; })) names.push_back(s->get_name());
+      const auto near = closest(w, names);
+      return usage_failure(*cmd, "no command `" + w + "` to help with" +
+                                     (near ? "; did you mean `" + *near + "`?" : " (wheelcheck --help lists them)"));
+    }
+    cmd = sub;
+  }
+  std::fputs(cmd->help().c_str(), stdout);
+  return k_exit_ok;
 }
 
-bool show_progress(bool quiet) {
-  return !quiet && ::isatty(STDERR_FILENO) != 0;
+}  // namespace
+
+// --json, or --format json: the output is a JSON document.
+bool json_requested(const std::vector<std::string>& args) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--") break;
+    if (args[i] == "--json" || args[i] == "--format=json") return true;
+    if (args[i] == "--format" && i + 1 < args.size() && args[i + 1] == "json") return true;
+  }
+  return false;
 }
+
+namespace {
+
+// CLI11's words for a missing argument, in ours.
+std::string parse_message(const CLI::ParseError& e) {
+  const std::string what = e.what();
+  if (what == "wheels is required") return "no wheel given";
+  if (what.rfind("--image", 0) == 0 && what.find("required") != std::string::npos) {
+    return "no image given: --image NAME (`wheelcheck images` lists them), a description file, a root folder, or all";
+  }
+  if (what.rfind("wheels: ", 0) == 0) return what.substr(8);
+  return what;
+}
+
+}  // namespace
 
 }  // namespace wheelcheck::cli
 
@@ -60,30 +103,43 @@ int main(int argc, char** argv) {
   const cli::Command commands[] = {cli::add_check(app),   cli::add_gates(app),  cli::add_inspect(app),
                                    cli::add_probe(app),   cli::add_images(app), cli::add_image(app),
                                    cli::add_exports(app), cli::add_scan(app)};
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && args.front() == "help") return cli::print_help(app, {args.begin() + 1, args.end()});
+  if (auto mistake = cli::find_mistake(app, args)) return cli::usage_failure(*cli::command_of(app, args), *mistake);
   try {
     app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? 0 : k_exit_bad_input;
+    return cli::usage_failure(*cli::command_of(app, args), cli::parse_message(e));
   }
   try {
     for (const auto& c : commands) {
       if (c.app->parsed()) return c.run();
     }
     if (top->wheels.empty()) {
-      std::fputs(app.help().c_str(), stdout);
-      return top->images.empty() ? k_exit_ok : k_exit_bad_input;
+      if (args.empty()) {
+        std::fputs(app.help().c_str(), stdout);
+        return k_exit_ok;
+      }
+      return cli::usage_failure(app, "no wheel given");
     }
     return cli::run_check(*top);
   } catch (const Error& e) {
+    // With --json, stdout holds a complete document even when the command fails before its output.
+    if (cli::json_requested(args)) cli::print_json({{"error", cli::error_entry("", e)["error"]}});
     std::fprintf(stderr, "wheelcheck: error: %s\n", e.what());
-    return e.kind() == ErrorKind::Internal ? 70 : k_exit_bad_input;
+    return cli::exit_code_of(e);
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "wheelcheck: error: out of memory\n");
     return k_exit_bad_input;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "wheelcheck: internal error: %s\n", e.what());
-    return 70;
+    std::fprintf(stderr, "wheelcheck: error: internal: %s (a bug in wheelcheck: please report it)\n", e.what());
+    return k_exit_internal;
   }
   return k_exit_ok;
 }

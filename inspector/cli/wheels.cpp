@@ -38,6 +38,20 @@ void print_download(const net::DownloadProgress& p) {
   std::fflush(stderr);
 }
 
+std::optional<ProfileCache> open_cache(bool no_cache, const std::string& cache_dir) {
+  if (no_cache) return std::nullopt;
+  const std::string dir = cache_dir.empty() ? ProfileCache::default_dir() : cache_dir;
+  try {
+    make_dirs(dir);
+    if (::access(dir.c_str(), W_OK | X_OK) != 0) throw io_error("cannot write " + dir);
+  } catch (const Error& e) {
+    if (!cache_dir.empty()) throw usage_error("--cache-dir " + cache_dir + ": " + e.what() + " (or --no-cache)");
+    warn(std::string("the profile cache cannot be used (") + e.what() + "): every wheel is read in full");
+    return std::nullopt;
+  }
+  return ProfileCache(dir);
+}
+
 CachedInspect inspect_any(const std::string& where, InspectOptions options, const std::string& verify,
                           const ProfileCache* cache, std::unique_ptr<net::Client>& client, bool progress) {
   if (!net::is_url(where)) {

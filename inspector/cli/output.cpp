@@ -1,0 +1,56 @@
+// What every command shares on its way out: colour and progress only on a terminal, one format for
+// errors and warnings ("wheelcheck: error: ..."), and JSON documents that are complete even when a wheel
+// fails (the failed wheel is an entry carrying its error).
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "commands.hpp"
+#include "wheelcheck/error.hpp"
+#include "wheelcheck/util.hpp"
+
+namespace wheelcheck::cli {
+
+bool use_color(std::FILE* f) {
+  return ::isatty(::fileno(f)) != 0 && getenv_or("NO_COLOR", "").empty() && getenv_or("TERM", "") != "dumb";
+}
+
+bool show_progress(bool quiet) {
+  return !quiet && ::isatty(STDERR_FILENO) != 0;
+}
+
+void warn(const std::string& message) {
+  std::fprintf(stderr, "wheelcheck: warning: %s\n", message.c_str());
+}
+
+int usage_failure(const CLI::App& command, const std::string& message) {
+  std::fprintf(stderr, "wheelcheck: error: %s\n%s\n", message.c_str(), usage_line(command).c_str());
+  return k_exit_bad_input;
+}
+
+std::string error_kind_name(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::Usage: return "usage";
+    case ErrorKind::BadInput: return "bad-input";
+    case ErrorKind::Io: return "io";
+    case ErrorKind::Internal: return "internal";
+  }
+  return "internal";
+}
+
+int exit_code_of(const Error& e) {
+  return e.kind() == ErrorKind::Internal ? k_exit_internal : k_exit_bad_input;
+}
+
+nlohmann::ordered_json error_entry(const std::string& wheel, const Error& e) {
+  nlohmann::ordered_json j;
+  j["wheel"] = wheel;
+  j["error"] = {{"kind", error_kind_name(e.kind())}, {"message", e.what()}, {"exit_code", exit_code_of(e)}};
+  return j;
+}
+
+void print_json(const nlohmann::ordered_json& j) {
+  std::fputs((j.dump(2) + "\n").c_str(), stdout);
+}
+
+}  // namespace wheelcheck::cli

@@ -1,0 +1,112 @@
+// What an --image names, decided one way for every command (`check`, `gates`, `image show`):
+//   all                 the db's images (not the packaging targets: name those, or match them)
+//   a pattern           'manylinux_2_*_aarch64': every db image and target whose name matches
+//   a path              anything with a '/' or ending in .json: a description file, or a root folder
+//                       probed on the fly; one that does not exist is an error, not a db lookup
+//   a name              a db image or packaging target; a folder or file of the same name in the
+//                       current folder does not shadow it (a warning says how to name the folder)
+//   otherwise           a folder or description file of that name, else an unknown image (with the
+//                       closest db name)
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <memory>
+
+#include "commands.hpp"
+#include "wheelcheck/error.hpp"
+#include "wheelcheck/probe.hpp"
+#include "wheelcheck/util.hpp"
+
+namespace wheelcheck::cli {
+
+namespace {
+
+bool names_a_path(const std::string& name) {
+  return name.find('/') != std::string::npos || name == "." || name == ".." ||
+         (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0);
+}
+
+Target probed(const std::string& root, const ImageRequest& request) {
+  probe::ProbeOptions o;
+  o.root = root;
+  o.extra_dirs = request.search_dirs;
+  o.env = request.env;
+  auto result = probe::probe_root(o);
+  auto tables = std::make_shared<std::map<std::string, exports::Table>>();
+  for (auto& [key, table] : result.tables) tables->emplace(key, std::move(table));
+  for (auto& l : result.image.libraries) {
+    if (!l.exports.empty()) l.exports_file = "mem:" + l.exports;
+  }
+  for (auto& d : result.image.distributions) {
+    for (auto& l : d.libraries) {
+      if (!l.exports.empty()) l.exports_file = "mem:" + l.exports;
+    }
+  }
+  for (auto& p : result.image.pythons) {
+    if (!p.exports.empty()) p.exports_file = "mem:" + p.exports;
+  }
+  return {std::move(result.image), tables};
+}
+
+}  // namespace
+
+std::map<std::string, std::string> parse_env(const std::vector<std::string>& assignments, const std::string& flag) {
+  std::map<std::string, std::string> env;
+  for (const auto& kv : assignments) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) throw usage_error(flag + " " + kv + ": expected NAME=VALUE");
+    env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return env;
+}
+
+std::vector<Target> resolve_images(const std::vector<std::string>& names, const image::Db& db,
+                                   const ImageRequest& request) {
+  std::vector<Target> out;
+  bool probed_any = false;
+  for (const auto& name : names) {
+    if (name == "all") {
+      for (const auto& n : db.file_image_names()) out.push_back({db.get(n), nullptr});
+      continue;
+    }
+    if (name.find_first_of("*?[") != std::string::npos && !names_a_path(name)) {
+      const std::size_t before = out.size();
+      for (const auto& n : db.image_names()) {
+        if (::fnmatch(name.c_str(), n.c_str(), 0) == 0) out.push_back({db.get(n), nullptr});
+      }
+      if (out.size() == before) throw usage_error("--image " + name + ": matches no image (`wheelcheck images`)");
+      continue;
+    }
+    if (names_a_path(name)) {
+      if (is_dir(name)) {
+        out.push_back(probed(name, request));
+        probed_any = true;
+      } else if (is_file(name)) {
+        out.push_back({db.resolve(name), nullptr});
+      } else {
+        throw usage_error("--image " + name + ": no such file or folder");
+      }
+      continue;
+    }
+    if (db.has(name)) {
+      if (is_dir(name) || is_file(name)) {
+        warn("--image " + name + " is the db image; the " + (is_dir(name) ? "folder" : "file") + " ./" + name +
+             " here is not read (write ./" + name + " for it)");
+      }
+      out.push_back({db.get(name), nullptr});
+      continue;
+    }
+    if (is_dir(name)) {
+      out.push_back(probed(name, request));
+      probed_any = true;
+      continue;
+    }
+    out.push_back({db.resolve(name), nullptr});  // a description file, or an unknown name (with the closest)
+  }
+  if (!request.env.empty() && !probed_any) {
+    throw usage_error("--image-env describes a root folder probed on the fly, and no --image is a folder");
+  }
+  return out;
+}
+
+}  // namespace wheelcheck::cli
