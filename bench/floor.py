@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The floor of issue 2: decompress every member of a wheel once, in one thread (zipfile, zlib)."""
+"""The floor of inspect: decompress every member of a wheel once, in one thread (zipfile, zlib)."""
 import sys, zipfile
 with zipfile.ZipFile(sys.argv[1]) as z:
     for info in z.infolist():

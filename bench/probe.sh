@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The probe benchmark (issue 3), side by side in one run, medians from hyperfine:
+# The probe benchmark, side by side in one run, medians from hyperfine:
 #   nm          nm -D --defined-only over every real library file of the root (the floor to compare with)
 #   probe       wheelcheck probe --root R --json  (reads headers, dynamic sections and dynamic symbols;
 #               builds every export table in memory)

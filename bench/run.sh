@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The inspect benchmark (issue 2). Builds the large corpus wheels, then measures side by side, in one run:
+# The inspect benchmark. Builds the large corpus wheels, then measures side by side, in one run:
 #   floor   python3 decompressing every member once, single thread (bench/floor.py)
 #   cold    wheelcheck inspect --json --no-cache   (RECORD verification on: the default)
 #   warm    wheelcheck inspect --json with a filled cache

@@ -1,5 +1,6 @@
 // Test support: temporary folders, running commands, building ELF fixtures from C sources at test time,
-// and packing wheels with tests/tools/make_wheel.py. Nothing binary is kept in the repository.
+// packing wheels with tests/tools/make_wheel.py, where ../shared and the corpus are, and JSON Schema
+// validation. Nothing binary is kept in the repository.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -27,11 +28,11 @@ class TempDir {
 };
 
 struct CommandResult {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr together unless split
-  std::string err;
+  int exit_code = -1;  // -1 when the command did not exit (a signal)
+  std::string out;     // stdout
+  std::string err;     // stderr
 };
-// Runs a shell command; stdout and stderr are captured separately.
+// Runs a shell command with stdin from /dev/null; stdout and stderr are captured separately.
 CommandResult run(const std::string& command);
 std::string shell_quote(const std::string& s);
 bool have_program(const std::string& name);

@@ -356,7 +356,7 @@ TEST(InspectCli, StatesConsistentWithInTextAndJson) {
             std::string::npos)
       << text.out;
   // Cold (computed) and warm (the cached rendering with the cached head) print the same document.
-  const auto cold = run(cmd + "--no-cache --json " + shell_quote(w));
+  const auto cold = run(shell_quote(binary_path()) + " inspect --no-cache --json " + shell_quote(w));
   const auto warm1 = run(cmd + "--json " + shell_quote(w));
   const auto warm2 = run(cmd + "--json " + shell_quote(w));
   ASSERT_EQ(cold.exit_code, 0) << cold.err;
