@@ -28,6 +28,6 @@ struct FoundDistribution {
   std::vector<std::string> files;
 };
 std::vector<FoundDistribution> find_distributions(const RootFs& root, const std::vector<image::Python>& pythons,
-                                                  std::vector<Finding>& findings);
+                                                  std::vector<Problem>& findings);
 
 }  // namespace wheelcheck::probe

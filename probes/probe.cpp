@@ -115,14 +115,14 @@ struct Job {
   bool ok = false;
   elf::Binary binary;  // symbols dropped after the table is built
   std::optional<exports::Table> table;
-  std::optional<Finding> finding;
+  std::optional<Problem> finding;
 };
 
 void read_job(Job& job, bool want_table) {
   try {
     int fd = ::open(job.host_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) {
-      job.finding = Finding{"unreadable", job.image_path, std::string("cannot open: ") + std::strerror(errno)};
+      job.finding = Problem{"unreadable", job.image_path, std::string("cannot open: ") + std::strerror(errno)};
       return;
     }
     unsigned char magic[4] = {};
@@ -131,7 +131,7 @@ void read_job(Job& job, bool want_table) {
     if (n != 4 || !elf::has_elf_magic(magic, 4)) {
       // Linker scripts named libc.so are normal; a versioned name that is not ELF is worth a word.
       if (base_name(job.image_path).find(".so.") != std::string::npos) {
-        job.finding = Finding{"not-elf", job.image_path, "named like a shared library but not an ELF file"};
+        job.finding = Problem{"not-elf", job.image_path, "named like a shared library but not an ELF file"};
       }
       return;
     }
@@ -146,7 +146,7 @@ void read_job(Job& job, bool want_table) {
     std::string detail = e.what();
     const auto pos = detail.find(job.host_path);
     if (pos != std::string::npos) detail.replace(pos, job.host_path.size(), job.image_path);
-    job.finding = Finding{"malformed-elf", job.image_path, detail};
+    job.finding = Problem{"malformed-elf", job.image_path, detail};
   }
 }
 
@@ -296,7 +296,7 @@ ProbeResult probe_root(const ProbeOptions& opt) {
   std::map<std::string, std::size_t> job_of;  // canonical image path -> job
   std::vector<Job> jobs;
   std::vector<std::vector<std::string>> names_of;
-  auto add_job = [&](const std::string& image_path, std::vector<Finding>* f) -> std::optional<std::size_t> {
+  auto add_job = [&](const std::string& image_path, std::vector<Problem>* f) -> std::optional<std::size_t> {
     auto r = root.resolve(image_path, f);
     if (!r) return std::nullopt;
     if (root.type(r->image_path) != RootFs::Type::File) return std::nullopt;
@@ -634,7 +634,7 @@ ProbeResult probe_root(const ProbeOptions& opt) {
     if (j.ok && j.table) result.tables.emplace_back(table_key(j.image_path), std::move(*j.table));
   }
   std::sort(result.tables.begin(), result.tables.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
+  std::sort(findings.begin(), findings.end(), [](const Problem& a, const Problem& b) {
     return std::tie(a.path, a.kind, a.detail) < std::tie(b.path, b.kind, b.detail);
   });
   findings.erase(std::unique(findings.begin(), findings.end()), findings.end());

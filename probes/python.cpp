@@ -22,7 +22,7 @@ namespace {
 std::vector<std::string> top_level_packages(const RootFs& root, const std::string& site, const std::string& info,
                                             const std::string& dist_name) {
   std::vector<std::string> tops;
-  std::vector<Finding> ignored;
+  std::vector<Problem> ignored;
   if (auto text = root.try_read_file(info + "/top_level.txt", ignored, std::uint64_t{1} << 20)) {
     for (const auto& t : split_list(*text, "\n\r")) {
       if (t.find('/') == std::string::npos && t.find("..") == std::string::npos) tops.push_back(t);
@@ -122,7 +122,7 @@ std::vector<image::Python> find_pythons(const RootFs& root) {
 }
 
 std::vector<FoundDistribution> find_distributions(const RootFs& root, const std::vector<image::Python>& pythons,
-                                                  std::vector<Finding>& findings) {
+                                                  std::vector<Problem>& findings) {
   std::vector<FoundDistribution> dists;
   for (const auto& py : pythons) {
     for (const auto& site : py.site_packages) {

@@ -17,7 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wheelcheck/rootfs.hpp"
+#include "wheelcheck/problem.hpp"
 
 namespace wheelcheck::policy {
 class Policies;
@@ -161,7 +161,7 @@ struct Image {
   Fact driver;     // GPU driver version
   Fact gpu_archs;  // "sm_90,sm_100" or unknown
   std::map<std::string, std::string> env;
-  std::vector<probe::Finding> findings;  // what a probe could not use
+  std::vector<Problem> findings;  // what a probe could not use
 
   // Unknown facts a verdict may depend on, in words: "driver version (not published for the runners)".
   std::vector<std::string> unknowns() const;
