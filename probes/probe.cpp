@@ -483,7 +483,7 @@ ProbeResult probe_root(const ProbeOptions& opt) {
   auto ensure_cuda = [&]() -> image::Toolkit& {
     if (!cuda) {
       cuda.emplace();
-      cuda->kind = "cuda";
+      cuda->kind = image::ToolkitKind::Cuda;
     }
     return *cuda;
   };
@@ -616,7 +616,7 @@ ProbeResult probe_root(const ProbeOptions& opt) {
   }
 
   // A layer says only what its files show: what it lacks (a C library, an interpreter) is the base's to say.
-  if (opt.kind == "layer") {
+  if (opt.kind == image::ImageKind::Layer) {
     for (Fact* f : {&im.arch, &im.libc_kind, &im.libc_version, &im.glibcxx, &im.cxxabi, &im.driver, &im.gpu_archs}) {
       if (f->set && !f->known()) *f = Fact{};
     }
