@@ -211,8 +211,6 @@ class Db {
   Image get(std::string_view name) const;
   // A db name, a description file (layers resolved against the db), composed.
   Image resolve(const std::string& name_or_file) const;
-  // The folder export references of `image` resolve against.
-  std::string exports_dir_of(const Image& image) const;
   // db/policies, loaded once; throws Error(BadInput) when it is absent or malformed.
   const policy::Policies& policies() const;
   // The same, or null for a db without db/policies (a user's own); throws when they are malformed.
