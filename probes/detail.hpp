@@ -20,7 +20,7 @@
 
 namespace wheelcheck::probe {
 
-// Path helpers (probes/paths.cpp): image paths are '/'-separated strings inside the root.
+// Path and list helpers (probes/paths.cpp): image paths are '/'-separated strings inside the root.
 bool library_like(std::string_view name);  // libfoo.so, libfoo.so.1.2
 std::string base_name(std::string_view path);
 std::string dir_name(std::string_view path);

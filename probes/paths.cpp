@@ -1,4 +1,5 @@
-// The probe's path helpers: image paths are '/'-separated strings inside the root (see RootFs).
+// The probe's path helpers (image paths are '/'-separated strings inside the root, see RootFs), and a
+// list's add-if-absent.
 #include <algorithm>
 
 #include "probes/detail.hpp"

@@ -6,20 +6,13 @@
 //     (`ldconfig -p -C FILE`); the parser must give the same entries, word for word;
 //   - ld.so.conf: `ldconfig -r ROOT -v -N -X` lists the folders it took from the configuration.
 // Malformed caches are every prefix of a real cache, targeted corruptions of its fields, and random bytes.
-#include <fcntl.h>
-#include <glob.h>
-#include <grp.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <functional>
 #include <map>
-#include <optional>
 #include <random>
 #include <string>
 #include <vector>

@@ -11,12 +11,9 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <functional>
-#include <map>
 #include <optional>
-#include <random>
 #include <string>
 #include <vector>
 
