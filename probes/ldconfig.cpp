@@ -65,10 +65,10 @@ std::string parent_folder(const std::string& image_path) {
 
 class ConfReader {
  public:
-  ConfReader(const RootFs& root, std::vector<Finding>& findings) : m_root(root), m_findings(findings) {}
+  ConfReader(const RootFs& root, std::vector<Problem>& findings) : m_root(root), m_findings(findings) {}
 
   void read(const std::string& path, int depth) {
-    std::vector<Finding> notes;  // reported by try_read_file below when the file resolves
+    std::vector<Problem> notes;  // reported by try_read_file below when the file resolves
     const auto resolved = m_root.resolve(path, &notes);
     if (!resolved) {  // a missing file is skipped quietly, as ldconfig skips it; a loop is reported
       m_findings.insert(m_findings.end(), notes.begin(), notes.end());
@@ -78,12 +78,12 @@ class ConfReader {
       std::string chain;
       for (const auto& f : m_reading) chain += f + " -> ";
       m_findings.push_back(
-          Finding{"malformed-conf", path, "include loop (" + chain + resolved->image_path + "): not read again"});
+          Problem{"malformed-conf", path, "include loop (" + chain + resolved->image_path + "): not read again"});
       return;
     }
     if (depth > k_max_include_depth) {
       m_findings.push_back(
-          Finding{"malformed-conf", path,
+          Problem{"malformed-conf", path,
                   "includes nested deeper than " + std::to_string(k_max_include_depth) + " levels: not read"});
       return;
     }
@@ -138,7 +138,7 @@ class ConfReader {
     while (!folder.empty() && folder.back() == '/') folder.pop_back();
     if (folder.empty()) return;  // ldconfig drops "/" this way too
     if (folder.front() != '/') {
-      m_findings.push_back(Finding{"malformed-conf", from,
+      m_findings.push_back(Problem{"malformed-conf", from,
                                    "line " + std::to_string(line_number) + ": relative folder \"" + folder +
                                        "\" ignored (ldconfig would take it from its working folder)"});
       return;
@@ -153,7 +153,7 @@ class ConfReader {
   }
 
   const RootFs& m_root;
-  std::vector<Finding>& m_findings;
+  std::vector<Problem>& m_findings;
   LdSoConf m_out;
   std::set<std::string> m_seen;        // folders as written, and as resolved
   std::vector<std::string> m_reading;  // canonical paths of the files being read, outermost first
@@ -339,7 +339,7 @@ void parse_new(CacheBytes& in, std::uint64_t base, bool endian_known, LdSoCache&
 
 }  // namespace
 
-LdSoConf read_ld_so_conf(const RootFs& root, std::vector<Finding>& findings, std::string_view conf_path) {
+LdSoConf read_ld_so_conf(const RootFs& root, std::vector<Problem>& findings, std::string_view conf_path) {
   ConfReader reader(root, findings);
   reader.read(std::string(conf_path), 0);
   return reader.take();
@@ -436,7 +436,7 @@ LdSoCache parse_ld_so_cache(std::string_view bytes) {
   throw bad_input("ld.so.cache: not a cache file (neither \"ld.so-1.7.0\" nor \"glibc-ld.so.cache1.1\" magic)");
 }
 
-LdSoCache read_ld_so_cache(const RootFs& root, std::vector<Finding>& findings, std::string_view cache_path) {
+LdSoCache read_ld_so_cache(const RootFs& root, std::vector<Problem>& findings, std::string_view cache_path) {
   LdSoCache none;
   none.format = "none";
   const auto bytes = root.try_read_file(cache_path, findings);
@@ -445,7 +445,7 @@ LdSoCache read_ld_so_cache(const RootFs& root, std::vector<Finding>& findings, s
     return parse_ld_so_cache(*bytes);
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::BadInput) throw;
-    findings.push_back(Finding{"malformed-cache", std::string(cache_path), e.what()});
+    findings.push_back(Problem{"malformed-cache", std::string(cache_path), e.what()});
     return none;
   }
 }

@@ -1,4 +1,7 @@
-// The probe's path helpers: image paths are '/'-separated strings inside the root (see RootFs).
+// The probe's path helpers (image paths are '/'-separated strings inside the root, see RootFs), and a
+// list's add-if-absent.
+#include <algorithm>
+
 #include "probes/detail.hpp"
 
 namespace wheelcheck::probe {
@@ -36,6 +39,10 @@ std::vector<std::string> split_list(const std::string& s, std::string_view seps)
     start = pos + 1;
   }
   return out;
+}
+
+void add_unique(std::vector<std::string>& v, const std::string& s) {
+  if (std::find(v.begin(), v.end(), s) == v.end()) v.push_back(s);
 }
 
 }  // namespace wheelcheck::probe

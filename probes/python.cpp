@@ -1,9 +1,19 @@
-// The probe's Python stages: which Pythons a root holds, and the distributions installed for them with
-// their native files (stages 4 and 5 of probes/probe.cpp).
+// The probe's Python stages (4 and 5 of probes/probe.cpp): which Pythons a root holds, and the
+// distributions installed for them with their native files; the interpreters and those files join the
+// ELF files the probe reads, and what was read is written back into the Pythons and distributions.
+//
+// A Python is <prefix>/lib/python3.X (free-threaded: python3.Xt) under the usual prefixes, with an
+// interpreter (<prefix>/bin/python3.X), its standard library (os.py) or a site-packages folder. Debian
+// installs packages in /usr/lib/python3/dist-packages and pip in /usr/local/lib/python3.X/dist-packages:
+// both belong to /usr's Python (the latter when /usr/local has no interpreter or standard library of its
+// own). A distribution is a *.dist-info or *.egg-info (a folder, or a file that is PKG-INFO itself) in a
+// site folder; its native files are those RECORD lists, else those under the packages top_level.txt
+// names (or the package folder named like the distribution), walked with a bound.
 #include <algorithm>
 #include <functional>
 #include <map>
 #include <regex>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -22,7 +32,7 @@ namespace {
 std::vector<std::string> top_level_packages(const RootFs& root, const std::string& site, const std::string& info,
                                             const std::string& dist_name) {
   std::vector<std::string> tops;
-  std::vector<Finding> ignored;
+  std::vector<Problem> ignored;
   if (auto text = root.try_read_file(info + "/top_level.txt", ignored, std::uint64_t{1} << 20)) {
     for (const auto& t : split_list(*text, "\n\r")) {
       if (t.find('/') == std::string::npos && t.find("..") == std::string::npos) tops.push_back(t);
@@ -122,7 +132,7 @@ std::vector<image::Python> find_pythons(const RootFs& root) {
 }
 
 std::vector<FoundDistribution> find_distributions(const RootFs& root, const std::vector<image::Python>& pythons,
-                                                  std::vector<Finding>& findings) {
+                                                  std::vector<Problem>& findings) {
   std::vector<FoundDistribution> dists;
   for (const auto& py : pythons) {
     for (const auto& site : py.site_packages) {
@@ -190,6 +200,56 @@ std::vector<FoundDistribution> find_distributions(const RootFs& root, const std:
   }
 
   return dists;
+}
+
+PythonFiles add_interpreters(ElfFiles& files, const std::vector<image::Python>& pythons,
+                             std::vector<Problem>& findings) {
+  // The interpreters' own exports (CPython's C API, which extension modules bind against) and needs.
+  PythonFiles read;
+  for (std::size_t i = 0; i < pythons.size(); ++i) {
+    if (pythons[i].executable.empty()) continue;
+    if (auto f = files.add(pythons[i].executable, findings)) {
+      files[*f].program = true;
+      read.emplace_back(i, *f);
+    }
+  }
+  return read;
+}
+
+void record_interpreters(std::vector<image::Python>& pythons, const ElfFiles& files, const PythonFiles& read) {
+  for (const auto& [python, index] : read) {
+    const ElfFile& f = files[index];
+    if (!f.ok) continue;
+    pythons[python].needed = f.binary.needed;
+    if (f.table) pythons[python].exports = table_key(f.image_path);
+  }
+}
+
+void add_distribution_files(ElfFiles& files, std::vector<FoundDistribution>& dists, std::vector<Problem>& findings) {
+  for (auto& d : dists) {
+    for (const auto& rel : d.files) {
+      if (auto f = files.add(join_path(d.dist.location, rel), findings)) d.elf_files.emplace_back(rel, *f);
+    }
+  }
+}
+
+std::vector<image::Distribution> distribution_records(std::vector<FoundDistribution> dists, const ElfFiles& files,
+                                                      bool at_placeholder) {
+  std::vector<image::Distribution> out;
+  for (auto& d : dists) {
+    for (const auto& [rel, index] : d.elf_files) {
+      if (files[index].ok) d.dist.libraries.push_back(dist_library_record(files[index], rel));
+    }
+    if (at_placeholder) {
+      d.dist.location = std::string(image::k_site_placeholder);
+      d.dist.python.clear();
+    }
+    out.push_back(std::move(d.dist));
+  }
+  std::sort(out.begin(), out.end(), [](const image::Distribution& a, const image::Distribution& b) {
+    return std::tie(a.location, a.name) < std::tie(b.location, b.name);
+  });
+  return out;
 }
 
 }  // namespace wheelcheck::probe

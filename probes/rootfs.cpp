@@ -111,7 +111,7 @@ std::optional<std::string> read_link(const std::string& host_path, std::uint64_t
   }
 }
 
-// What went wrong reading a file: the Finding kind and its detail; empty kind when the file was read.
+// What went wrong reading a file: the problem's kind and its detail; empty kind when the file was read.
 struct ReadFailure {
   std::string kind;  // "missing", "unreadable", "too-large", or a resolution finding's kind
   std::string detail;
@@ -142,10 +142,10 @@ std::string host_of(const std::string& root, const std::string& image_path) {
 
 }  // namespace
 
-std::optional<RootFs::Resolved> RootFs::resolve(std::string_view image_path, std::vector<Finding>* findings) const {
+std::optional<RootFs::Resolved> RootFs::resolve(std::string_view image_path, std::vector<Problem>* findings) const {
   const std::string requested(image_path);
   auto report = [&](const char* kind, std::string path, std::string detail) {
-    if (findings != nullptr) findings->push_back(Finding{kind, std::move(path), std::move(detail)});
+    if (findings != nullptr) findings->push_back(Problem{kind, std::move(path), std::move(detail)});
   };
 
   std::vector<std::string> done;
@@ -232,11 +232,11 @@ namespace {
 // The one place a file of the image is read. On failure, `failure` says why and nothing is returned.
 // The resolution's own findings (an escape, a loop) go to `notes`.
 std::optional<std::string> read_resolved(const RootFs& root, std::string_view image_path, std::uint64_t max_size,
-                                         std::vector<Finding>& notes, ReadFailure& failure) {
+                                         std::vector<Problem>& notes, ReadFailure& failure) {
   const auto r = root.resolve(image_path, &notes);
   if (!r) {
     // A loop or an unreadable component explains the failure; otherwise something is simply missing.
-    const auto it = std::find_if(notes.begin(), notes.end(), [](const Finding& f) { return f.kind != "escapes-root"; });
+    const auto it = std::find_if(notes.begin(), notes.end(), [](const Problem& f) { return f.kind != "escapes-root"; });
     failure =
         it == notes.end() ? ReadFailure{"missing", "no such file", true} : ReadFailure{it->kind, it->detail, true};
     return std::nullopt;
@@ -283,20 +283,20 @@ std::optional<std::string> read_resolved(const RootFs& root, std::string_view im
 
 std::string RootFs::read_file(std::string_view image_path, std::uint64_t max_size) const {
   ReadFailure failure;
-  std::vector<Finding> notes;
+  std::vector<Problem> notes;
   auto content = read_resolved(*this, image_path, max_size, notes, failure);
   if (!content) throw bad_input(std::string(image_path) + ": " + failure.kind + ": " + failure.detail);
   return std::move(*content);
 }
 
-std::optional<std::string> RootFs::try_read_file(std::string_view image_path, std::vector<Finding>& findings,
+std::optional<std::string> RootFs::try_read_file(std::string_view image_path, std::vector<Problem>& findings,
                                                  std::uint64_t max_size) const {
   ReadFailure failure;
-  std::vector<Finding> notes;
+  std::vector<Problem> notes;
   auto content = read_resolved(*this, image_path, max_size, notes, failure);
   findings.insert(findings.end(), notes.begin(), notes.end());
   if (!content && !failure.from_resolution) {
-    findings.push_back(Finding{failure.kind, std::string(image_path), failure.detail});
+    findings.push_back(Problem{failure.kind, std::string(image_path), failure.detail});
   }
   return content;
 }

@@ -17,7 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wheelcheck/rootfs.hpp"
+#include "wheelcheck/problem.hpp"
 
 namespace wheelcheck::policy {
 class Policies;
@@ -34,6 +34,18 @@ inline constexpr std::string_view k_site_placeholder = "{site-packages}";
 enum class Origin { Declared, Probed, Derived };
 std::string origin_name(Origin origin);
 Origin parse_origin(std::string_view text);  // throws Error(BadInput)
+
+// What a description is: a whole image (listed by `wheelcheck images`), or a layer other descriptions
+// name in "layers". Written as "image" and "layer".
+enum class ImageKind { Image, Layer };
+std::string image_kind_name(ImageKind kind);
+ImageKind parse_image_kind(std::string_view text);  // throws Error(BadInput)
+
+// The CUDA toolkit or a vendor's: MACA (MetaX), CANN (Ascend), DTK (Hygon), TopsRider (Enflame), MUSA
+// (Moore Threads), the PPU SDK. Written as "cuda", "maca", "cann", "dtk", "tops", "musa", "ppu".
+enum class ToolkitKind { Cuda, Maca, Cann, Dtk, Tops, Musa, Ppu };
+std::string toolkit_kind_name(ToolkitKind kind);
+ToolkitKind parse_toolkit_kind(std::string_view text);  // throws Error(BadInput)
 
 // One fact that may be unknown. An unknown fact has no value and says why.
 struct Fact {
@@ -111,9 +123,9 @@ struct Distribution {
 
 // The CUDA toolkit or a vendor's (MACA, CANN, DTK, TopsRider, MUSA, PPU SDK).
 struct Toolkit {
-  std::string kind;  // "cuda", "maca", "cann", "dtk", "tops", "musa", "ppu"
-  Fact version;      // toolkit version ("13.0")
-  Fact runtime;      // runtime library version ("13.0.96"), when it differs or is all that is known
+  ToolkitKind kind = ToolkitKind::Cuda;
+  Fact version;  // toolkit version ("13.0")
+  Fact runtime;  // runtime library version ("13.0.96"), when it differs or is all that is known
   std::vector<std::string> runtime_sonames;  // sonames a wheel built for it needs ("libcudart.so.13")
 };
 
@@ -137,9 +149,9 @@ struct Image {
   std::string schema{k_schema};
   std::string name;
   std::string summary;
-  std::string kind = "image";  // "image" or "layer"
-  std::string group;           // "flagos", "generated", "target", "" for the user's own
-  std::string policy;          // a packaging target: the platform tag whose policy it is ("manylinux_2_17_x86_64")
+  ImageKind kind = ImageKind::Image;
+  std::string group;   // "flagos", "generated", "target", "" for the user's own
+  std::string policy;  // a packaging target: the platform tag whose policy it is ("manylinux_2_17_x86_64")
   Origin origin = Origin::Declared;
   std::string generated_by;  // the committed command that regenerates this file
   std::vector<std::string> sources;
@@ -161,7 +173,7 @@ struct Image {
   Fact driver;     // GPU driver version
   Fact gpu_archs;  // "sm_90,sm_100" or unknown
   std::map<std::string, std::string> env;
-  std::vector<probe::Finding> findings;  // what a probe could not use
+  std::vector<Problem> findings;  // what a probe could not use
 
   // Unknown facts a verdict may depend on, in words: "driver version (not published for the runners)".
   std::vector<std::string> unknowns() const;
@@ -199,8 +211,6 @@ class Db {
   Image get(std::string_view name) const;
   // A db name, a description file (layers resolved against the db), composed.
   Image resolve(const std::string& name_or_file) const;
-  // The folder export references of `image` resolve against.
-  std::string exports_dir_of(const Image& image) const;
   // db/policies, loaded once; throws Error(BadInput) when it is absent or malformed.
   const policy::Policies& policies() const;
   // The same, or null for a db without db/policies (a user's own); throws when they are malformed.

@@ -18,7 +18,7 @@ struct ProbeOptions {
   std::string root;  // host folder treated as "/"
   std::string name;  // description name (default: the root folder's name)
   std::string summary;
-  std::string kind = "image";  // or "layer"
+  image::ImageKind kind = image::ImageKind::Image;
   std::string group;
   std::vector<std::string> sources;                  // recorded as they are (say what the root was made from)
   std::string generated_by;                          // recorded as it is

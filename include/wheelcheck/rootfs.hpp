@@ -10,17 +10,9 @@
 #include <string_view>
 #include <vector>
 
-namespace wheelcheck::probe {
+#include "wheelcheck/problem.hpp"
 
-// Something the probe met and could not use as it stands; the probe goes on and reports it.
-// kind: "symlink-loop", "escapes-root", "unreadable", "too-large", "malformed-cache",
-//       "malformed-conf", "not-elf", "malformed-elf".
-struct Finding {
-  std::string kind;
-  std::string path;  // the image path ("/etc/ld.so.cache"), never the host path
-  std::string detail;
-  bool operator==(const Finding&) const = default;
-};
+namespace wheelcheck::probe {
 
 class RootFs {
  public:
@@ -36,7 +28,7 @@ class RootFs {
   // Follows every symlink component inside the root (absolute targets are re-rooted, ".." stops at the
   // root, at most 40 links as the kernel allows). nullopt when a component is missing or the chain loops;
   // loops, escapes and unreadable components are appended to `findings` when it is given.
-  std::optional<Resolved> resolve(std::string_view image_path, std::vector<Finding>* findings = nullptr) const;
+  std::optional<Resolved> resolve(std::string_view image_path, std::vector<Problem>* findings = nullptr) const;
 
   enum class Type { Missing, File, Directory, Other };
   Type type(std::string_view image_path) const;  // after resolution; Missing on any failure
@@ -45,8 +37,8 @@ class RootFs {
   // file, unreadable, or larger than max_size.
   std::string read_file(std::string_view image_path, std::uint64_t max_size = std::uint64_t{64} << 20) const;
   // Like read_file, for probes that go on: a missing file is nullopt without a finding; one that cannot be
-  // read is nullopt and a Finding ("unreadable", "too-large", "symlink-loop", ...) naming the image path.
-  std::optional<std::string> try_read_file(std::string_view image_path, std::vector<Finding>& findings,
+  // read is nullopt and a Problem ("unreadable", "too-large", "symlink-loop", ...) naming the image path.
+  std::optional<std::string> try_read_file(std::string_view image_path, std::vector<Problem>& findings,
                                            std::uint64_t max_size = std::uint64_t{64} << 20) const;
 
   // The entry names of a directory (not "." or ".."), sorted; empty when it is not a directory.
@@ -71,7 +63,7 @@ struct LdSoConf {
   std::vector<std::string> dirs;
   std::vector<std::string> files;  // every conf file read, in order
 };
-LdSoConf read_ld_so_conf(const RootFs& root, std::vector<Finding>& findings,
+LdSoConf read_ld_so_conf(const RootFs& root, std::vector<Problem>& findings,
                          std::string_view conf_path = "/etc/ld.so.conf");
 
 // One entry of ld.so.cache: what `ldconfig -p` prints as "libz.so.1 (libc6,x86-64) => /lib/.../libz.so.1".
@@ -95,7 +87,7 @@ struct LdSoCache {
 LdSoCache parse_ld_so_cache(std::string_view bytes);
 // Reads /etc/ld.so.cache from the root; a missing file is format "none"; a malformed one adds a
 // "malformed-cache" finding and returns format "none".
-LdSoCache read_ld_so_cache(const RootFs& root, std::vector<Finding>& findings,
+LdSoCache read_ld_so_cache(const RootFs& root, std::vector<Problem>& findings,
                            std::string_view cache_path = "/etc/ld.so.cache");
 // ldconfig's arch words for an entry's flags ("libc6,x86-64"), as `ldconfig -p` prints them; every ABI
 // value glibc defines is named (LoongArch's 0x1100/0x1200 as ",soft-float"/",double-float", which glibc

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "wheelcheck/bytes.hpp"
+#include "wheelcheck/problem.hpp"
 
 namespace wheelcheck::wheel {
 
@@ -66,14 +67,8 @@ struct RecordEntry {
 // RECORD is CSV (RFC 4180 quoting). Throws Error(BadInput) for a malformed line.
 std::vector<RecordEntry> parse_record(std::string_view text);
 
-// A problem found in the archive or its RECORD. `kind` is a stable identifier (documented in
-// docs/inspect.md); `detail` is for people.
-struct Problem {
-  std::string kind;
-  std::string path;
-  std::string detail;
-  bool operator==(const Problem&) const = default;
-};
+// A problem found in the archive or its RECORD (see wheelcheck/problem.hpp).
+using Problem = wheelcheck::Problem;
 
 struct ArchiveLimits {
   std::uint64_t max_member_size = std::uint64_t{8} << 30;  // uncompressed, one member

@@ -50,7 +50,7 @@ int run_probe(const ProbeArgs& a) {
   o.root = a.root;
   o.name = a.name;
   o.summary = a.summary;
-  o.kind = a.layer ? "layer" : "image";
+  o.kind = a.layer ? image::ImageKind::Layer : image::ImageKind::Image;
   o.group = a.group;
   o.sources = a.sources;
   o.generated_by = a.generated_by;
@@ -116,7 +116,7 @@ std::string python_of(const image::Image& im) {
 
 std::string toolkit_of(const image::Image& im) {
   if (!im.toolkit) return "-";
-  return im.toolkit->kind + " " + im.toolkit->version.text();
+  return image::toolkit_kind_name(im.toolkit->kind) + " " + im.toolkit->version.text();
 }
 
 std::string libc_of(const image::Image& im) {
@@ -169,7 +169,7 @@ int run_images(const ImagesArgs& a) {
       for (const auto& im : *list) {
         nlohmann::ordered_json j;
         j["name"] = im.name;
-        j["kind"] = im.kind;
+        j["kind"] = image::image_kind_name(im.kind);
         j["group"] = im.group;
         if (!im.policy.empty()) j["policy"] = im.policy;
         j["summary"] = im.summary;

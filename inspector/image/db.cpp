@@ -10,8 +10,8 @@
 
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/image.hpp"
-#include "wheelcheck/util.hpp"
 #include "wheelcheck/policy.hpp"
+#include "wheelcheck/util.hpp"
 
 namespace wheelcheck::image {
 
@@ -237,12 +237,6 @@ Image Db::resolve(const std::string& name_or_file) const {
   Image im = compose_layers(load_file(name_or_file), stack);
   finish(im);
   return im;
-}
-
-std::string Db::exports_dir_of(const Image& image) const {
-  const auto slash = image.file.find_last_of('/');
-  const std::string dir = slash == std::string::npos ? "." : image.file.substr(0, slash);
-  return dir + "/" + (image.exports_dir.empty() ? "exports" : image.exports_dir);
 }
 
 }  // namespace wheelcheck::image

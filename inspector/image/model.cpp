@@ -5,6 +5,7 @@
 // "unknown" is the one value that means the fact is not known, and its note says why.
 #include <algorithm>
 #include <set>
+#include <utility>
 
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/image.hpp"
@@ -30,6 +31,38 @@ Origin parse_origin(std::string_view text) {
   if (text == "probed") return Origin::Probed;
   if (text == "derived") return Origin::Derived;
   throw bad_input("unknown origin \"" + std::string(text) + "\" (expected declared, probed or derived)");
+}
+
+std::string image_kind_name(ImageKind kind) {
+  return kind == ImageKind::Layer ? "layer" : "image";
+}
+
+ImageKind parse_image_kind(std::string_view text) {
+  if (text == "image") return ImageKind::Image;
+  if (text == "layer") return ImageKind::Layer;
+  throw bad_input("unknown kind \"" + std::string(text) + "\" (expected \"image\" or \"layer\")");
+}
+
+namespace {
+
+constexpr std::pair<ToolkitKind, std::string_view> k_toolkit_names[] = {
+    {ToolkitKind::Cuda, "cuda"}, {ToolkitKind::Maca, "maca"}, {ToolkitKind::Cann, "cann"}, {ToolkitKind::Dtk, "dtk"},
+    {ToolkitKind::Tops, "tops"}, {ToolkitKind::Musa, "musa"}, {ToolkitKind::Ppu, "ppu"}};
+
+}  // namespace
+
+std::string toolkit_kind_name(ToolkitKind kind) {
+  for (const auto& [k, name] : k_toolkit_names) {
+    if (k == kind) return std::string(name);
+  }
+  return "cuda";
+}
+
+ToolkitKind parse_toolkit_kind(std::string_view text) {
+  for (const auto& [k, name] : k_toolkit_names) {
+    if (name == text) return k;
+  }
+  throw bad_input("unknown toolkit \"" + std::string(text) + "\" (expected cuda, maca, cann, dtk, tops, musa, ppu)");
 }
 
 Fact Fact::known_as(std::string value, std::string note, Origin origin) {
@@ -68,8 +101,8 @@ std::vector<std::string> Image::unknowns() const {
   if (pythons.empty()) fact(python, "Python version");
   fact(glibcxx, "libstdc++ version");
   if (toolkit) {
-    fact(toolkit->version, toolkit->kind + " toolkit version");
-    fact(toolkit->runtime, toolkit->kind + " runtime version");
+    fact(toolkit->version, toolkit_kind_name(toolkit->kind) + " toolkit version");
+    fact(toolkit->runtime, toolkit_kind_name(toolkit->kind) + " runtime version");
   }
   fact(driver, "driver version");
   fact(gpu_archs, "GPU architectures");
@@ -146,7 +179,7 @@ ojson to_json(const Image& im, bool provenance) {
   j["schema"] = im.schema;
   j["name"] = im.name;
   if (!im.summary.empty()) j["summary"] = im.summary;
-  j["kind"] = im.kind;
+  j["kind"] = image_kind_name(im.kind);
   if (!im.group.empty()) j["group"] = im.group;
   if (!im.policy.empty()) j["policy"] = im.policy;
   j["origin"] = origin_name(im.origin);
@@ -229,7 +262,7 @@ ojson to_json(const Image& im, bool provenance) {
   }
   if (im.toolkit) {
     ojson t = ojson::object();
-    t["kind"] = im.toolkit->kind;
+    t["kind"] = toolkit_kind_name(im.toolkit->kind);
     if (im.toolkit->version.set) t["version"] = fact_json(im.toolkit->version, o);
     if (im.toolkit->runtime.set) t["runtime"] = fact_json(im.toolkit->runtime, o);
     if (!im.toolkit->runtime_sonames.empty()) t["runtime_sonames"] = strings(im.toolkit->runtime_sonames);
@@ -365,9 +398,13 @@ Image from_json(const json& j, std::string_view what) {
   im.name = r.opt_str(j, "name", "");
   if (im.name.empty()) r.fail("name", "missing");
   im.summary = r.opt_str(j, "summary", "");
-  im.kind = r.opt_str(j, "kind", "");
-  if (im.kind.empty()) im.kind = "image";
-  if (im.kind != "image" && im.kind != "layer") r.fail("kind", "expected \"image\" or \"layer\"");
+  if (const std::string kind = r.opt_str(j, "kind", ""); !kind.empty()) {
+    try {
+      im.kind = parse_image_kind(kind);
+    } catch (const Error&) {
+      r.fail("kind", "expected \"image\" or \"layer\"");
+    }
+  }
   im.group = r.opt_str(j, "group", "");
   im.policy = r.opt_str(j, "policy", "");
   im.origin = r.origin(j, Origin::Declared, "");
@@ -495,8 +532,13 @@ Image from_json(const json& j, std::string_view what) {
     r.object(*it, "toolkit");
     r.only(*it, {"kind", "version", "runtime", "runtime_sonames"}, "toolkit");
     Toolkit t;
-    t.kind = r.opt_str(*it, "kind", "toolkit");
-    if (t.kind.empty()) r.fail("toolkit.kind", "missing (cuda, maca, cann, dtk, tops, musa, ppu)");
+    const std::string kind = r.opt_str(*it, "kind", "toolkit");
+    if (kind.empty()) r.fail("toolkit.kind", "missing (cuda, maca, cann, dtk, tops, musa, ppu)");
+    try {
+      t.kind = parse_toolkit_kind(kind);
+    } catch (const Error& e) {
+      r.fail("toolkit.kind", e.what());
+    }
     t.version = r.fact(*it, "version", o, "toolkit");
     t.runtime = r.fact(*it, "runtime", o, "toolkit");
     t.runtime_sonames = r.str_list(*it, "runtime_sonames", "toolkit");

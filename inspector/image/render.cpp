@@ -20,8 +20,8 @@ std::string render_text(const Image& im, bool color) {
   out += st.bold(im.name);
   if (!im.summary.empty()) out += " - " + im.summary;
   out += "\n";
-  out += fmt::format("  {} ({}{}){}\n", im.kind, origin_name(im.origin), im.group.empty() ? "" : ", group " + im.group,
-                     im.file.empty() ? "" : ", " + im.file);
+  out += fmt::format("  {} ({}{}){}\n", image_kind_name(im.kind), origin_name(im.origin),
+                     im.group.empty() ? "" : ", group " + im.group, im.file.empty() ? "" : ", " + im.file);
   if (!im.layers.empty()) out += "  layers: " + join(im.layers, " + ") + "\n";
   for (const auto& s : im.sources) out += "  source: " + s + "\n";
   if (!im.generated_by.empty()) out += "  regenerate: " + im.generated_by + "\n";
@@ -39,8 +39,8 @@ std::string render_text(const Image& im, bool color) {
   fact("libstdc++ GLIBCXX", im.glibcxx);
   fact("libstdc++ CXXABI", im.cxxabi);
   if (im.toolkit) {
-    fact(im.toolkit->kind + " toolkit", im.toolkit->version);
-    fact(im.toolkit->kind + " runtime", im.toolkit->runtime);
+    fact(toolkit_kind_name(im.toolkit->kind) + " toolkit", im.toolkit->version);
+    fact(toolkit_kind_name(im.toolkit->kind) + " runtime", im.toolkit->runtime);
     if (!im.toolkit->runtime_sonames.empty()) {
       out += fmt::format("  {:<22} {}\n", "runtime sonames", join(im.toolkit->runtime_sonames, ", "));
     }

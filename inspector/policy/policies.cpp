@@ -210,7 +210,7 @@ image::Image target_image(const Policy& p) {
   using image::Origin;
   image::Image im;
   im.name = p.tag();
-  im.kind = "image";
+  im.kind = image::ImageKind::Image;
   im.group = "target";
   im.origin = Origin::Derived;
   im.policy = p.tag();

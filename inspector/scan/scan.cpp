@@ -211,7 +211,7 @@ std::optional<Variant> variant_of(const std::string& version) {
 std::string variant_mismatch(const std::string& version, const image::Image& im) {
   const auto v = variant_of(version);
   if (!v || v->kind == "cpu") return "";
-  const std::string have = im.toolkit ? im.toolkit->kind : "";
+  const std::string have = im.toolkit ? image::toolkit_kind_name(im.toolkit->kind) : "";
   if (have.empty()) return "a " + v->kind + " build; the image has no accelerator toolkit";
   if (have != v->kind) return "a " + v->kind + " build; the image has " + have;
   if (v->kind == "cuda" && !v->version.empty() && im.toolkit->version.known()) {

@@ -429,7 +429,7 @@ class Checker {
         need.name);
     if (const auto major = cudart_major(need.name)) {
       f.required_version = std::to_string(*major);
-      if (m_image.toolkit && m_image.toolkit->kind == "cuda") {
+      if (m_image.toolkit && m_image.toolkit->kind == image::ToolkitKind::Cuda) {
         const auto& tk = *m_image.toolkit;
         f.explanation = fmt::format("{} is built for CUDA {} (needs {}); the image has CUDA {}{}.", who, *major,
                                     need.name, tk.version.text(), cudart_list(tk.runtime_sonames));

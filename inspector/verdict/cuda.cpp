@@ -75,13 +75,13 @@ std::vector<Finding> cuda_findings(const resolve::Space& space, const image::Ima
     if (o->binary == nullptr) continue;
     for (const auto& n : o->needed) {
       if (auto m = cudart_major(n)) majors.emplace(*m, o->member);
-      if (n == "libcuda.so.1" && image.toolkit && image.toolkit->kind == "cuda") {
+      if (n == "libcuda.so.1" && image.toolkit && image.toolkit->kind == image::ToolkitKind::Cuda) {
         if (auto tk = major_of(image.toolkit->version)) majors.emplace(*tk, o->member);
       }
     }
   }
   if (majors.empty()) return out;
-  const bool nvidia = !image.toolkit || image.toolkit->kind == "cuda";
+  const bool nvidia = !image.toolkit || image.toolkit->kind == image::ToolkitKind::Cuda;
   if (!nvidia) return out;  // a vendor's CUDA-compatible runtime has its own driver
   for (const auto& [major, member] : majors) {
     // A runtime that does not resolve is already an error; its driver is beside the point.

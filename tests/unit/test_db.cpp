@@ -113,7 +113,7 @@ TEST(Db, GeneratedAndTargetImagesCarryTheirFacts) {
   for (const char* name : {"torch1.13-debian", "torch2.6-debian", "torch2.14-debian", "torch2.6-debian-aarch64"}) {
     SCOPED_TRACE(name);
     const auto im = db.get(name);
-    EXPECT_EQ(im.kind, "layer");
+    EXPECT_EQ(im.kind, image::ImageKind::Layer);
     EXPECT_EQ(im.generated_by, std::string("scripts/gen-db.sh ") + name);
     const auto* torch = im.distribution("torch");
     ASSERT_NE(torch, nullptr);

@@ -293,7 +293,7 @@ TEST(Probe, PythonTorchAndCudaLaidOutAsPipInstallsThem) {
 
   if (have_cuda) {
     ASSERT_TRUE(im.toolkit.has_value());
-    EXPECT_EQ(im.toolkit->kind, "cuda");
+    EXPECT_EQ(im.toolkit->kind, image::ToolkitKind::Cuda);
     EXPECT_EQ(im.toolkit->version.text(), "13.0");
     EXPECT_EQ(im.toolkit->runtime.text(), "13.0.96");
     EXPECT_EQ(im.toolkit->runtime_sonames, std::vector<std::string>{"libcudart.so.13"});

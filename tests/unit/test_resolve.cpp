@@ -158,8 +158,8 @@ TEST(VerdictChecks, DriverTooOldIsAnErrorWhenTheDriverIsKnown) {
             "-L" + d.path() + " -lcudart");
   const auto w = inspect_wheel(make_wheel(d, "k-1.0-py3-none-any.whl", {{"k/libk.so", k}}));
   auto im = image_with({lib("/usr/local/cuda/lib64/libcudart.so.13", "libcudart.so.13")}, {"/usr/local/cuda/lib64"});
-  im.toolkit =
-      image::Toolkit{"cuda", image::Fact::known_as("13.0", "", image::Origin::Declared), {}, {"libcudart.so.13"}};
+  im.toolkit = image::Toolkit{
+      image::ToolkitKind::Cuda, image::Fact::known_as("13.0", "", image::Origin::Declared), {}, {"libcudart.so.13"}};
   im.driver = image::Fact::known_as("535.54.03", "nvidia-smi on the runner", image::Origin::Declared);
   auto r = verdict::check(w, im);
   bool too_old = false;
