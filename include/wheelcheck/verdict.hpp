@@ -2,7 +2,8 @@
 // conditions an unknown fact leaves open, and one of compatible / degraded / incompatible / unknown.
 // Stages: resolve (inspector/resolve/resolve.cpp: which file each DT_NEEDED loads, as glibc's loader
 // searches), bind (inspector/resolve/bind.cpp: every undefined symbol against its load scope), wheel-level
-// checks (inspector/verdict/tags.cpp: tags, Requires-Python, architecture, CUDA), then the verdict.
+// checks (inspector/verdict/wheel_checks.cpp: tags, Requires-Python, architecture; inspector/verdict/cuda.cpp:
+// CUDA), then the verdict.
 #pragma once
 
 #include <map>
@@ -59,10 +60,6 @@ struct Finding {
 // against musl, linux_<arch>), Requires-Python, and each ELF member's machine and class against the
 // image's arch. Unknown image facts give Condition findings, never guesses.
 std::vector<Finding> check_wheel_tags(const WheelProfile& wheel, const image::Image& image);
-
-// PEP 440 specifier sets against a Python version ("3.12" or "3.12.4"): ">=3.10,<3.14", "~=3.11",
-// "==3.12.*", "!=3.13.0". nullopt when the specifier cannot be parsed.
-std::optional<bool> python_satisfies(std::string_view specifiers, std::string_view python_version);
 
 // Why a needed symbol has no definition in `tables` (the export tables of the libraries in its load
 // scope, in search order): signature-changed (the same qualified C++ name is exported with other

@@ -1,6 +1,6 @@
 // The check: a wheel's profile against an image, from tags to symbols, and the verdict.
 //
-//   1. Wheel-level: tags, Requires-Python, each member's machine (tags.cpp); RECORD and archive problems.
+//   1. Wheel-level: tags, Requires-Python, each member's machine (wheel_checks.cpp); RECORD and archive problems.
 //   2. Every ELF member is a root the process may load (Python imports an extension module, a loader
 //      dlopens a library): resolve its tree (resolve.cpp) and bind its wheel objects (bind.cpp).
 //   3. Each failure becomes a finding on the object whose entry it is, once, with every root that reaches
