@@ -2,7 +2,8 @@
 // conditions an unknown fact leaves open, and one of compatible / degraded / incompatible / unknown.
 // Stages: resolve (inspector/resolve/resolve.cpp: which file each DT_NEEDED loads, as glibc's loader
 // searches), bind (inspector/resolve/bind.cpp: every undefined symbol against its load scope), wheel-level
-// checks (inspector/verdict/tags.cpp: tags, Requires-Python, architecture, CUDA), then the verdict.
+// checks (inspector/verdict/wheel_checks.cpp: tags, Requires-Python, architecture; inspector/verdict/cuda.cpp:
+// CUDA), then the verdict.
 #pragma once
 
 #include <map>
@@ -60,10 +61,6 @@ struct Finding {
 // image's arch. Unknown image facts give Condition findings, never guesses.
 std::vector<Finding> check_wheel_tags(const WheelProfile& wheel, const image::Image& image);
 
-// PEP 440 specifier sets against a Python version ("3.12" or "3.12.4"): ">=3.10,<3.14", "~=3.11",
-// "==3.12.*", "!=3.13.0". nullopt when the specifier cannot be parsed.
-std::optional<bool> python_satisfies(std::string_view specifiers, std::string_view python_version);
-
 // Why a needed symbol has no definition in `tables` (the export tables of the libraries in its load
 // scope, in search order): signature-changed (the same qualified C++ name is exported with other
 // parameters), cxx-abi-mismatch (it differs only by the pre-C++11 std::string / std::list ABI),
@@ -78,33 +75,6 @@ struct Classification {
 };
 Classification classify_missing_symbol(std::string_view mangled, std::string_view version,
                                        const std::vector<const exports::Table*>& tables);
-
-// The parts of a demangled C++ name: "bool ns::operator< <int>(ns::X const&, int) const" has the
-// return_type "bool" (only template functions have one), the qualified_name "ns::operator< <int>" (scopes,
-// name and template arguments, everything before the top-level parameter list) and the parameters
-// "(ns::X const&, int) const" (with the qualifiers after them). A name that is no function ("ns::counter",
-// "vtable for ns::X") is all qualified_name, with empty parameters. " [clone .cold]" suffixes are dropped.
-struct DemangledParts {
-  std::string return_type;
-  std::string qualified_name;
-  std::string parameters;
-};
-DemangledParts split_demangled(std::string_view demangled);
-inline std::string qualified_name(std::string_view demangled) {
-  return split_demangled(demangled).qualified_name;
-}
-
-// The libstdc++ dual ABI made invisible, to compare a name across it: "std::__cxx11::" becomes "std::",
-// "[abi:cxx11]" tags go, and std::basic_string<char, ...> is written std::string (as the old ABI's Ss).
-std::string normalize_cxx11_abi(std::string_view demangled);
-
-// The mangled prefixes that every export with the same qualified name as `mangled` starts with, one per
-// cv- and ref-qualifier combination of a nested name (_ZN3ns1XC, _ZNK3ns1XC, ...): the mangled scopes and
-// the head of the function's own name (a source name, an operator code, C for constructors, D for
-// destructors), without its ABI tags and template arguments. Empty when none can be derived reliably: a
-// local name, a construct the parser does not follow, or scopes the dual ABI mangles differently
-// (std::__cxx11, Ss, an [abi:cxx11] tag); classify_missing_symbol then uses a per-table index.
-std::vector<std::string> mangled_search_prefixes(std::string_view mangled);
 
 // ---------------------------------------------------------------------------------------------------
 // The whole check: `wheelcheck WHEEL --image NAME`.

@@ -1,5 +1,6 @@
-// Wheels: the file name grammar (PEP 427 and the binary distribution format spec), the .dist-info
-// files (WHEEL, METADATA, RECORD), and the zip container read with libzip under limits.
+// Wheels: the file name grammar (PEP 427 and the binary distribution format spec), PEP 440 versions and
+// specifiers (inspector/wheel/version.cpp), what the parts of a tag say (inspector/wheel/tags.cpp), the
+// .dist-info files (WHEEL, METADATA, RECORD), and the zip container read with libzip under limits.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "wheelcheck/bytes.hpp"
@@ -33,8 +35,89 @@ struct Filename {
 };
 Filename parse_filename(std::string_view filename);         // throws Error(BadInput)
 std::string normalize_project_name(std::string_view name);  // PEP 503
+
+// ---------------------------------------------------------------------------------------------------
+// PEP 440 versions and specifiers (inspector/wheel/version.cpp), read as pip's vendored packaging reads
+// them, with its normalisations ("v" prefix, case, "-"/"_"/"." separators, alpha/beta/c/pre/preview,
+// rev/r, the implicit post release "1.0-1").
+
+struct Version {
+  std::uint64_t epoch = 0;
+  std::vector<std::uint64_t> release;
+  std::optional<std::pair<int, std::uint64_t>> pre;  // 0 a, 1 b, 2 rc
+  std::optional<std::uint64_t> post;
+  std::optional<std::uint64_t> dev;
+  std::vector<std::string> local;  // lower case
+
+  bool is_prerelease() const { return pre.has_value() || dev.has_value(); }
+  Version public_version() const {
+    Version v = *this;
+    v.local.clear();
+    return v;
+  }
+  Version base_version() const {
+    Version v;
+    v.epoch = epoch;
+    v.release = release;
+    return v;
+  }
+};
+// nullopt when `text` (white space around it aside) is not a valid version.
+std::optional<Version> parse_version(std::string_view text);
+// packaging's order: <0, 0, >0.
+int compare(const Version& a, const Version& b);
 // PEP 440 order of two versions: <0, 0, >0; nullopt when either is not a valid version.
 std::optional<int> compare_versions(std::string_view a, std::string_view b);
+
+// One clause of a specifier set: ">=3.10", "==3.12.*", "~=3.11", "===foo".
+struct Specifier {
+  std::string op;  // ==, !=, <=, >=, <, >, ~=, ===
+  Version version;
+  bool wildcard = false;  // ==X.Y.* / !=X.Y.*
+  std::string arbitrary;  // the text of an === clause, lower case
+};
+// Comma-separated clauses (empty ones dropped, as packaging does); nullopt when any clause is invalid.
+std::optional<std::vector<Specifier>> parse_specifier_set(std::string_view text);
+
+// PEP 440 specifier sets against a Python version ("3.12" or "3.12.4"): ">=3.10,<3.14", "~=3.11",
+// "==3.12.*", "!=3.13.0". The Python is compared as pip compares sys.version_info[:3]: major.minor.micro,
+// any suffix dropped, a missing micro counting as 0. nullopt when either cannot be parsed.
+std::optional<bool> python_satisfies(std::string_view specifiers, std::string_view python_version);
+
+// ---------------------------------------------------------------------------------------------------
+// What the parts of a tag say (inspector/wheel/tags.cpp), as packaging.tags spells them.
+
+std::string tag_text(const Tag& tag);  // "cp312-cp312-manylinux_2_28_x86_64"
+
+// A Python tag: "cp312" -> {cp, 3, 12}; "py3" -> {py, 3, -1}; "pp310" -> {pp, 3, 10}.
+struct Interpreter {
+  std::string impl;
+  int major = -1;
+  int minor = -1;
+  bool valid = false;
+};
+Interpreter parse_interpreter(std::string_view python_tag);
+
+// A platform tag: "any"; manylinux_A_B_<arch> and the legacy aliases manylinux1 (= 2_5), manylinux2010
+// (= 2_12) and manylinux2014 (= 2_17), with the glibc floor A.B; musllinux_A_B_<arch> with the musl floor;
+// linux_<arch> (a local build); the tags of other operating systems (macOS, Windows, ...); else Unknown.
+struct Platform {
+  enum class Kind { Any, Manylinux, Musllinux, Linux, Foreign, Unknown };
+  Kind kind = Kind::Unknown;
+  std::vector<std::uint64_t> floor;  // the libc floor of manylinux / musllinux
+  std::string policy;                // "manylinux_2_28", "manylinux2014 = manylinux_2_17", "musllinux_1_2"
+  std::string arch;
+  std::string os;  // for a foreign tag: "macOS", "Windows", ...
+};
+Platform parse_platform(std::string_view platform_tag);
+
+// Machine names of platform tags (uname -m) as elf::machine_name writes them: "amd64" -> "x86_64",
+// "armv7l" -> "armhf", "i386" -> "i686", ...
+std::string normalize_arch(std::string_view arch);
+// Whether a platform tag's arch is the image's (mips64 stands for either byte order, as uname -m says).
+bool arch_matches(std::string_view tag_arch, std::string_view image_arch);
+// The platform tag spelling of an image arch ("armhf" -> "armv7l").
+std::string tag_arch_of(std::string_view image_arch);
 
 // RFC 822 style header block: "Key: value" lines, continuation lines, then an optional body.
 using HeaderFields = std::multimap<std::string, std::string>;

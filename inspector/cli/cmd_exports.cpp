@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "commands.hpp"
-#include "wheelcheck/demangle.hpp"
+#include "wheelcheck/cxx_names.hpp"
 #include "wheelcheck/elf.hpp"
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/exports.hpp"
@@ -63,7 +63,7 @@ int run_exports(const ExportsArgs& a) {
   }
   for (const auto& e : table.symbols()) {
     const std::string name(e.name);
-    std::string pretty = a.demangle || !a.grep.empty() ? demangle_or_self(name) : name;
+    std::string pretty = a.demangle || !a.grep.empty() ? cxx::demangle_or_self(name) : name;
     if (!a.grep.empty() && name.find(a.grep) == std::string::npos && pretty.find(a.grep) == std::string::npos) continue;
     ++n;
     if (a.count) continue;

@@ -1,6 +1,6 @@
 // The check: a wheel's profile against an image, from tags to symbols, and the verdict.
 //
-//   1. Wheel-level: tags, Requires-Python, each member's machine (tags.cpp); RECORD and archive problems.
+//   1. Wheel-level: tags, Requires-Python, each member's machine (wheel_checks.cpp); RECORD and archive problems.
 //   2. Every ELF member is a root the process may load (Python imports an extension module, a loader
 //      dlopens a library): resolve its tree (resolve.cpp) and bind its wheel objects (bind.cpp).
 //   3. Each failure becomes a finding on the object whose entry it is, once, with every root that reaches
@@ -20,7 +20,7 @@
 
 #include "inspector/verdict/cuda.hpp"
 #include "inspector/verdict/policy_check.hpp"
-#include "wheelcheck/demangle.hpp"
+#include "wheelcheck/cxx_names.hpp"
 #include "wheelcheck/resolve.hpp"
 #include "wheelcheck/util.hpp"
 #include "wheelcheck/verdict.hpp"
@@ -543,7 +543,7 @@ class Checker {
     f.severity = Severity::Info;
     f.member = member;
     f.symbol = s.name;
-    f.demangled = demangle(s.name).value_or("");
+    f.demangled = cxx::demangle(s.name).value_or("");
     f.required_version = s.version;
     f.library = library;
     f.classification = "library-missing";
@@ -578,7 +578,7 @@ class Checker {
     f.symbol = s.name;
     f.required_version = s.version;
     f.library = s.version_file;
-    f.demangled = demangle(s.name).value_or("");
+    f.demangled = cxx::demangle(s.name).value_or("");
     const std::string pretty = f.demangled.empty() ? s.name : f.demangled;
     std::vector<const exports::Table*> tables;
     const std::vector<const Object*>& scope = load.order;
@@ -677,7 +677,7 @@ class Checker {
       f.member = member;
       f.library = libraries;
       f.symbol = g.first_mangled;
-      f.demangled = demangle(g.first_mangled).value_or("");
+      f.demangled = cxx::demangle(g.first_mangled).value_or("");
       std::string some;
       for (std::size_t i = 0; i < g.symbols.size() && i < 3; ++i) some += (i ? ", " : "") + g.symbols[i];
       f.explanation =

@@ -1,7 +1,8 @@
-// Wheel-level checks: PEP 440 Requires-Python specifiers (the expected answers are those of pip's
-// vendored packaging, comparing the Python as X.Y.Z as pip does), tag triples against an image's Pythons,
-// C library and arch, and each ELF member's machine against the image's arch. Images and profiles are
-// built in code; the last tests use the db's real images and the file names of real wheels.
+// Wheel-level checks (inspector/verdict/wheel_checks.cpp): tag triples against an image's Pythons, C
+// library and arch, Requires-Python against the image's Pythons, and each ELF member's machine against the
+// image's arch. Images and profiles are built in code; the last tests use the db's real images and the
+// file names of real wheels. PEP 440 itself is tested in test_wheel_version.cpp, tag parsing in
+// test_wheel_tags.cpp.
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -109,98 +110,6 @@ std::vector<Finding> check(const std::string& filename, const image::Image& im) 
 }
 
 }  // namespace
-
-// ---------------------------------------------------------------------------------------------------
-// PythonSpecifier
-
-struct SpecifierCase {
-  const char* specifiers;
-  const char* version;
-  bool expected;
-};
-
-TEST(PythonSpecifier, TableAgreesWithPipsPackaging) {
-  const SpecifierCase cases[] = {
-      {">=3.8", "3.12", true},
-      {">=3.13", "3.12", false},
-      {">=3.8,<3.13", "3.12", true},
-      {">=3.8,<3.12", "3.12", false},
-      {"<3.12.5", "3.12", true},  // "3.12" compares as 3.12.0
-      {"<3.12.5", "3.12.5", false},
-      {"<3.12.5", "3.12.4", true},
-      {">3.12", "3.12", false},
-      {">3.12", "3.12.1", true},
-      {"<=3.12", "3.12.0", true},
-      {"<=3.12", "3.12.1", false},
-      {"==3.12", "3.12.0", true},
-      {"==3.12", "3.12.3", false},
-      {"==3.12.*", "3.12.7", true},
-      {"==3.12.*", "3.13.0", false},
-      {"==3.*", "3.12", true},
-      {"!=3.12.*", "3.12.1", false},
-      {"!=3.12.*", "3.11.9", true},
-      {"!=3.13.0", "3.13.0", false},
-      {"!=3.13.0", "3.13.1", true},
-      {"~=3.11", "3.12", true},
-      {"~=3.11", "4.0", false},
-      {"~=3.11.2", "3.11.5", true},
-      {"~=3.11.2", "3.12.0", false},
-      {"~=3.11.2", "3.11.1", false},
-      {"  >= 3.8 ,  < 4  ", "3.12", true},
-      {">=3.8, ,<4", "3.12", true},
-      {"", "3.12", true},
-      {">=2.7,!=3.0.*,!=3.1.*,!=3.2.*,!=3.3.*,!=3.4.*", "3.12", true},
-      {">=2.7,!=3.0.*,!=3.1.*,!=3.2.*,!=3.3.*,!=3.4.*", "3.3.7", false},
-      {"===3.12", "3.12", true},
-      {"===3.12.0", "3.12", false},
-      {"<3.13.0rc1", "3.13.0", false},
-      {"<3.13", "3.13.0", false},
-      {">=3.13.0rc1", "3.13.0", true},
-      {">=3.9.0a1", "3.9", true},
-      {">3.12.post1", "3.12.1", true},
-      {"==3.12.0+local", "3.12.0", false},
-      {">=v3.8", "3.12", true},
-      {">=3.8", "v3.12", true},
-      {">=1!3.0", "3.12", false},
-      {"<4", "3.12.99", true},
-      {">=3.10.0.dev0", "3.10", true},
-      {">3", "3.0", false},
-      {">3", "3.12", true},
-      {">=3.8", "3.12.0rc1", true},  // pip compares sys.version_info[:3]: the suffix is dropped
-      {"==3.12", "3.12.0.0", true},
-      {">=3.12", "3.12.4.1", true},
-      {">= 3.9 , != 3.9.7 , < 3.14", "3.9.7", false},
-      {">=3.6.0-1", "3.6.0", false},  // 3.6.0-1 is the post release 3.6.0.post1
-      {">=3.6.0-1", "3.6.1", true},
-      {">=3.10.0B2", "3.10.0", true},
-      {"==3.12.*, !=3.12.2", "3.12.2", false},
-  };
-  ASSERT_GE(sizeof(cases) / sizeof(cases[0]), 30U);
-  for (const auto& c : cases) {
-    const auto got = verdict::python_satisfies(c.specifiers, c.version);
-    ASSERT_TRUE(got.has_value()) << "'" << c.specifiers << "' against " << c.version << " did not parse";
-    EXPECT_EQ(*got, c.expected) << "'" << c.specifiers << "' against " << c.version;
-  }
-}
-
-TEST(PythonSpecifier, GarbageIsNullopt) {
-  const char* const garbage[] = {
-      ">=3.6.*",    "3.8",     ">=",     ">= 3.8 3.9",  "=>3.8",       "~=3",
-      "<3.8+local", "~=3.8.*", ">=3.8;", "python>=3.8", ">=3.8 or <2", "==3.x",
-      ">=3..8",     "!=",      ">=a.b",  "==3.12.*.*",  ">=3.8,<",     ">=99999999999999999999999"};
-  for (const char* g : garbage) EXPECT_FALSE(verdict::python_satisfies(g, "3.12").has_value()) << g;
-  EXPECT_FALSE(verdict::python_satisfies(">=3.8", "three").has_value());
-  EXPECT_FALSE(verdict::python_satisfies(">=3.8", "").has_value());
-}
-
-TEST(PythonSpecifier, VersionWithoutPatchIsTheZeroPatch) {
-  // Documented: "3.12" is 3.12.0 (PEP 440 pads the release segment); check_wheel_tags asks every patch.
-  EXPECT_EQ(verdict::python_satisfies(">=3.12", "3.12"), true);
-  EXPECT_EQ(verdict::python_satisfies("<3.12.5", "3.12"), true);
-  EXPECT_EQ(verdict::python_satisfies(">3.12", "3.12"), false);
-  EXPECT_EQ(verdict::python_satisfies("==3.12.0", "3.12"), true);
-  EXPECT_EQ(verdict::python_satisfies("==3.12.4", "3.12"), false);
-}
 
 // ---------------------------------------------------------------------------------------------------
 // Tags: the Python and ABI tags

@@ -1,5 +1,6 @@
 // Wheel-level checks, before any file is resolved: will pip install this wheel into the image's Python,
-// and is its native code built for the image's machine?
+// and is its native code built for the image's machine? What a tag or a version says on its own lives with
+// the wheel (inspector/wheel/tags.cpp, inspector/wheel/version.cpp); this file judges it against the image.
 //
 // Tags. A wheel's file name carries one or more (python, abi, platform) triples; compressed sets
 // ("py2.py3", "cp311.cp312", "manylinux_2_17_x86_64.manylinux2014_x86_64") are already expanded by
@@ -21,7 +22,7 @@
 //
 // Requires-Python. PEP 440 specifier sets, evaluated as pip does (pip's check_requires_python compares
 // sys.version_info[:3], a final release X.Y.Z). An image Python written "3.12" has an unknown patch
-// release: python_satisfies compares it as 3.12.0 (PEP 440 pads the release segment with zeros), and
+// release: wheel::python_satisfies compares it as 3.12.0 (PEP 440 pads the release segment with zeros), and
 // check_wheel_tags asks every patch release that could answer differently (3.12.0, 3.12.1 and each patch
 // a specifier names, one either side); when the answer depends on the patch it gives a Condition naming
 // the patch releases that satisfy the specifier.
@@ -29,7 +30,6 @@
 // Architecture. Every ELF member's elf::machine_name (which folds in class, byte order and the ARM
 // float ABI) must equal the image's arch.
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <cstdint>
 #include <optional>
@@ -40,343 +40,13 @@
 #include <vector>
 
 #include "wheelcheck/elf.hpp"
+#include "wheelcheck/util.hpp"
 #include "wheelcheck/verdict.hpp"
+#include "wheelcheck/wheel.hpp"
 
 namespace wheelcheck::verdict {
 
 namespace {
-
-// ---------------------------------------------------------------------------------------------------
-// PEP 440 versions and specifiers
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
-bool is_digit(char c) {
-  return c >= '0' && c <= '9';
-}
-bool is_alnum(char c) {
-  return is_digit(c) || (c >= 'a' && c <= 'z');
-}
-bool is_separator(char c) {
-  return c == '.' || c == '-' || c == '_';
-}
-
-// Numbers in a local segment: compared as numbers of any length (leading zeros stripped).
-int compare_numeric_text(std::string_view a, std::string_view b) {
-  while (a.size() > 1 && a.front() == '0') a.remove_prefix(1);
-  while (b.size() > 1 && b.front() == '0') b.remove_prefix(1);
-  if (a.size() != b.size()) return a.size() < b.size() ? -1 : 1;
-  const int c = a.compare(b);
-  return c < 0 ? -1 : (c > 0 ? 1 : 0);
-}
-
-struct Version {
-  std::uint64_t epoch = 0;
-  std::vector<std::uint64_t> release;
-  std::optional<std::pair<int, std::uint64_t>> pre;  // 0 a, 1 b, 2 rc
-  std::optional<std::uint64_t> post;
-  std::optional<std::uint64_t> dev;
-  std::vector<std::string> local;  // lower case
-
-  bool is_prerelease() const { return pre.has_value() || dev.has_value(); }
-  Version public_version() const {
-    Version v = *this;
-    v.local.clear();
-    return v;
-  }
-  Version base_version() const {
-    Version v;
-    v.epoch = epoch;
-    v.release = release;
-    return v;
-  }
-};
-
-// A hand-written recogniser of PEP 440's canonical regular expression (with its normalisations:
-// "v" prefix, case, "-"/"_"/"." separators, alpha/beta/c/pre/preview, rev/r, implicit post "1.0-1").
-class VersionParser {
- public:
-  explicit VersionParser(std::string text) : m_s(std::move(text)) {}
-
-  // The whole text as a version, or with `allow_wildcard` a release followed by ".*".
-  std::optional<Version> parse(bool allow_wildcard, bool* wildcard) {
-    Version v;
-    if (peek() == 'v') ++m_pos;
-    auto first = number();
-    if (!first) return std::nullopt;
-    if (peek() == '!') {
-      ++m_pos;
-      v.epoch = *first;
-      first = number();
-      if (!first) return std::nullopt;
-    }
-    v.release.push_back(*first);
-    while (peek() == '.' && is_digit(peek(1))) {
-      ++m_pos;
-      auto n = number();
-      if (!n) return std::nullopt;
-      v.release.push_back(*n);
-    }
-    if (allow_wildcard && m_s.compare(m_pos, std::string::npos, ".*") == 0) {
-      m_pos = m_s.size();
-      if (wildcard != nullptr) *wildcard = true;
-      return v;
-    }
-    if (!pre(v) || !post(v) || !dev(v) || !local(v)) return std::nullopt;
-    if (m_pos != m_s.size()) return std::nullopt;
-    return v;
-  }
-
- private:
-  char peek(std::size_t ahead = 0) const { return m_pos + ahead < m_s.size() ? m_s[m_pos + ahead] : '\0'; }
-
-  std::optional<std::uint64_t> number() {
-    const std::size_t start = m_pos;
-    while (is_digit(peek())) ++m_pos;
-    if (m_pos == start) return std::nullopt;
-    std::uint64_t value = 0;
-    const auto [end, ec] = std::from_chars(m_s.data() + start, m_s.data() + m_pos, value);
-    if (ec != std::errc() || end != m_s.data() + m_pos) return std::nullopt;  // too large
-    return value;
-  }
-
-  // [sep] label [sep] [digits]: returns the label's index in `labels`, with its number (0 if none).
-  // Leaves the position unchanged when no label follows.
-  std::optional<std::pair<std::size_t, std::uint64_t>> labelled(const std::vector<std::string_view>& labels, bool* ok) {
-    const std::size_t start = m_pos;
-    if (is_separator(peek())) ++m_pos;
-    for (std::size_t i = 0; i < labels.size(); ++i) {
-      if (m_s.compare(m_pos, labels[i].size(), labels[i]) != 0) continue;
-      m_pos += labels[i].size();
-      std::uint64_t n = 0;
-      if (is_separator(peek()) && is_digit(peek(1))) ++m_pos;
-      if (is_digit(peek())) {
-        auto parsed = number();
-        if (!parsed) {
-          *ok = false;
-          return std::nullopt;
-        }
-        n = *parsed;
-      }
-      return std::make_pair(i, n);
-    }
-    m_pos = start;
-    return std::nullopt;
-  }
-
-  bool pre(Version& v) {
-    // Longer spellings first, so that "preview" is not read as "pre" + "view".
-    static const std::vector<std::string_view> labels = {"alpha", "beta", "preview", "pre", "rc", "a", "b", "c"};
-    static const int kinds[] = {0, 1, 2, 2, 2, 0, 1, 2};
-    bool ok = true;
-    auto l = labelled(labels, &ok);
-    if (l) v.pre = std::make_pair(kinds[l->first], l->second);
-    return ok;
-  }
-
-  bool post(Version& v) {
-    if (peek() == '-' && is_digit(peek(1))) {  // the implicit post release: 1.0-1
-      ++m_pos;
-      auto n = number();
-      if (!n) return false;
-      v.post = *n;
-      return true;
-    }
-    static const std::vector<std::string_view> labels = {"post", "rev", "r"};
-    bool ok = true;
-    auto l = labelled(labels, &ok);
-    if (l) v.post = l->second;
-    return ok;
-  }
-
-  bool dev(Version& v) {
-    static const std::vector<std::string_view> labels = {"dev"};
-    bool ok = true;
-    auto l = labelled(labels, &ok);
-    if (l) v.dev = l->second;
-    return ok;
-  }
-
-  bool local(Version& v) {
-    if (peek() != '+') return true;
-    ++m_pos;
-    while (true) {
-      const std::size_t start = m_pos;
-      while (is_alnum(peek())) ++m_pos;
-      if (m_pos == start) return false;
-      v.local.push_back(m_s.substr(start, m_pos - start));
-      if (!is_separator(peek())) return true;
-      ++m_pos;
-    }
-  }
-
-  std::string m_s;
-  std::size_t m_pos = 0;
-};
-
-std::optional<Version> parse_version(std::string_view text) {
-  bool wildcard = false;
-  return VersionParser(lower(trim(text))).parse(false, &wildcard);
-}
-
-template <typename T>
-int three_way(const T& a, const T& b) {
-  return a < b ? -1 : (b < a ? 1 : 0);
-}
-
-// packaging's ordering key: epoch, release without trailing zeros, pre (a dev release of a final
-// version sorts before its pre-releases), post, dev, local (numeric segments above alphanumeric ones).
-int compare(const Version& a, const Version& b) {
-  if (int c = three_way(a.epoch, b.epoch)) return c;
-  auto trimmed = [](std::vector<std::uint64_t> r) {
-    while (!r.empty() && r.back() == 0) r.pop_back();
-    return r;
-  };
-  if (int c = three_way(trimmed(a.release), trimmed(b.release))) return c;
-  auto pre_key = [](const Version& v) -> std::pair<int, std::pair<int, std::uint64_t>> {
-    if (!v.pre && !v.post && v.dev) return {-1, {0, 0}};
-    if (!v.pre) return {1, {0, 0}};
-    return {0, *v.pre};
-  };
-  if (int c = three_way(pre_key(a), pre_key(b))) return c;
-  auto post_key = [](const Version& v) {
-    return v.post ? std::make_pair(1, *v.post) : std::make_pair(0, std::uint64_t{0});
-  };
-  if (int c = three_way(post_key(a), post_key(b))) return c;
-  auto dev_key = [](const Version& v) {
-    return v.dev ? std::make_pair(0, *v.dev) : std::make_pair(1, std::uint64_t{0});
-  };
-  if (int c = three_way(dev_key(a), dev_key(b))) return c;
-  if (a.local.empty() || b.local.empty()) return three_way(!a.local.empty(), !b.local.empty());
-  for (std::size_t i = 0; i < a.local.size() && i < b.local.size(); ++i) {
-    const std::string& x = a.local[i];
-    const std::string& y = b.local[i];
-    const bool xn = std::all_of(x.begin(), x.end(), is_digit), yn = std::all_of(y.begin(), y.end(), is_digit);
-    if (xn != yn) return xn ? 1 : -1;
-    if (int c = xn ? compare_numeric_text(x, y) : three_way(x, y)) return c;
-  }
-  return three_way(a.local.size(), b.local.size());
-}
-
-struct Specifier {
-  std::string op;  // ==, !=, <=, >=, <, >, ~=, ===
-  Version version;
-  bool wildcard = false;  // ==X.Y.* / !=X.Y.*
-  std::string arbitrary;  // the text of an === clause, lower case
-};
-
-std::optional<Specifier> parse_specifier(std::string_view text) {
-  static const char* const ops[] = {"===", "~=", "==", "!=", "<=", ">=", "<", ">"};
-  Specifier s;
-  for (const char* op : ops) {
-    const std::string_view o(op);
-    if (text.substr(0, o.size()) == o) {
-      s.op = o;
-      break;
-    }
-  }
-  if (s.op.empty()) return std::nullopt;
-  const std::string_view rest = trim(text.substr(s.op.size()));
-  if (rest.empty()) return std::nullopt;
-  for (char c : rest) {
-    if (std::isspace(static_cast<unsigned char>(c)) || c == ';') return std::nullopt;
-  }
-  if (s.op == "===") {
-    s.arbitrary = lower(rest);
-    return s;
-  }
-  const bool may_wildcard = s.op == "==" || s.op == "!=";
-  auto v = VersionParser(lower(rest)).parse(may_wildcard, &s.wildcard);
-  if (!v) return std::nullopt;
-  // Local versions only with == and !=; ~= needs at least two release components.
-  if (!may_wildcard && !v->local.empty()) return std::nullopt;
-  if (s.op == "~=" && v->release.size() < 2) return std::nullopt;
-  s.version = std::move(*v);
-  return s;
-}
-
-std::optional<std::vector<Specifier>> parse_specifier_set(std::string_view text) {
-  std::vector<Specifier> out;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t comma = text.find(',', start);
-    const std::size_t end = comma == std::string_view::npos ? text.size() : comma;
-    const std::string_view item = trim(text.substr(start, end - start));
-    if (!item.empty()) {  // packaging drops empty items: ">=3.8, ,<4" is ">=3.8,<4"
-      auto s = parse_specifier(item);
-      if (!s) return std::nullopt;
-      out.push_back(std::move(*s));
-    }
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
-
-// ==X.Y.*: the candidate's release, padded with zeros, starts with X.Y (the epoch equal).
-bool prefix_match(const Version& candidate, std::uint64_t epoch, const std::vector<std::uint64_t>& prefix) {
-  if (candidate.epoch != epoch) return false;
-  for (std::size_t i = 0; i < prefix.size(); ++i) {
-    const std::uint64_t c = i < candidate.release.size() ? candidate.release[i] : 0;
-    if (c != prefix[i]) return false;
-  }
-  return true;
-}
-
-bool same_base(const Version& a, const Version& b) {
-  return compare(a.base_version(), b.base_version()) == 0;
-}
-
-bool contains(const Specifier& s, const Version& c, std::string_view candidate_text) {
-  const Version& v = s.version;
-  if (s.op == "===") return lower(trim(candidate_text)) == s.arbitrary;
-  if (s.op == "==" || s.op == "!=") {
-    bool equal = false;
-    if (s.wildcard) {
-      equal = prefix_match(c, v.epoch, v.release);
-    } else {
-      equal = compare(v.local.empty() ? c.public_version() : c, v) == 0;
-    }
-    return s.op == "==" ? equal : !equal;
-  }
-  if (s.op == "<=") return compare(c.public_version(), v) <= 0;
-  if (s.op == ">=") return compare(c.public_version(), v) >= 0;
-  if (s.op == "<") {
-    if (compare(c, v) >= 0) return false;
-    // <3.13 must not admit 3.13.0rc1.
-    return !(!v.is_prerelease() && c.is_prerelease() && same_base(c, v));
-  }
-  if (s.op == ">") {
-    if (compare(c, v) <= 0) return false;
-    // >3.12 must not admit 3.12.post1 or 3.12+local.
-    if (!v.post && c.post && same_base(c, v)) return false;
-    return !(!c.local.empty() && same_base(c, v));
-  }
-  // ~=X.Y.Z: >=X.Y.Z and ==X.Y.*
-  std::vector<std::uint64_t> prefix(v.release.begin(), v.release.end() - 1);
-  return compare(c.public_version(), v) >= 0 && prefix_match(c, v.epoch, prefix);
-}
-
-// The Python version as pip compares it: major.minor.micro, any suffix dropped.
-std::optional<Version> python_candidate(std::string_view python_version) {
-  auto v = parse_version(python_version);
-  if (!v) return std::nullopt;
-  Version c;
-  c.epoch = v->epoch;
-  c.release.assign(v->release.begin(),
-                   v->release.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(v->release.size(), 3)));
-  return c;
-}
 
 // ---------------------------------------------------------------------------------------------------
 // Image facts, as the checks read them
@@ -406,15 +76,6 @@ std::optional<PyVersion> parse_python_version(std::string_view text) {
       small_number(text.substr(dot + 1, dot2 == std::string_view::npos ? std::string_view::npos : dot2 - dot - 1));
   if (!major || !minor) return std::nullopt;
   return PyVersion{*major, *minor};
-}
-
-std::string join(const std::vector<std::string>& items, std::string_view sep) {
-  std::string out;
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (i > 0) out += sep;
-    out += items[i];
-  }
-  return out;
 }
 
 // "(declared in ubuntu24.04)", "(declared in ascend-cann9: the image's base OS is not published)"
@@ -465,7 +126,7 @@ std::vector<ImagePython> image_pythons(const image::Image& im, std::vector<std::
     ImagePython p;
     p.version = version;
     p.pv = *pv;
-    for (auto& t : abi_tags) t = lower(t);
+    for (auto& t : abi_tags) t = ascii_lower(t);
     const bool t_suffix = !version.empty() && (version.back() == 't' || version.back() == 'T');
     if (abi_tags.empty()) {
       abi_tags = t_suffix ? std::vector<std::string>{cp_tag(*pv) + "t"} : std::vector<std::string>{cp_tag(*pv), "abi3"};
@@ -498,39 +159,10 @@ std::string describe_pythons(const std::vector<ImagePython>& pythons) {
 // ---------------------------------------------------------------------------------------------------
 // Tags
 
-std::string tag_text(const wheel::Tag& t) {
-  return t.python + "-" + t.abi + "-" + t.platform;
-}
-
-// "cp312" -> {cp, 3, 12}; "py3" -> {py, 3, -1}; "pp310" -> {pp, 3, 10}.
-struct Interpreter {
-  std::string impl;
-  int major = -1;
-  int minor = -1;
-  bool valid = false;
-};
-
-Interpreter parse_interpreter(std::string_view tag) {
-  Interpreter it;
-  std::size_t i = 0;
-  while (i < tag.size() && tag[i] >= 'a' && tag[i] <= 'z') ++i;
-  it.impl = std::string(tag.substr(0, i));
-  const std::string_view digits = tag.substr(i);
-  if (it.impl.empty() || digits.empty() || !std::all_of(digits.begin(), digits.end(), is_digit)) return it;
-  it.major = digits[0] - '0';
-  if (digits.size() > 1) {
-    auto minor = small_number(digits.substr(1));
-    if (!minor) return it;
-    it.minor = *minor;
-  }
-  it.valid = true;
-  return it;
-}
-
 // What a (python, abi) pair asks of the interpreter, for people ("CPython 3.12", "CPython >= 3.8") and
 // as a required version ("3.12", ">=3.8").
 std::pair<std::string, std::string> requirement(const wheel::Tag& tag) {
-  const Interpreter it = parse_interpreter(tag.python);
+  const wheel::Interpreter it = wheel::parse_interpreter(tag.python);
   if (!it.valid) return {"the interpreter '" + tag.python + "'", tag.python};
   const std::string ver = std::to_string(it.major) + (it.minor >= 0 ? "." + std::to_string(it.minor) : "");
   if (it.impl == "cp") {
@@ -552,7 +184,7 @@ std::pair<std::string, std::string> requirement(const wheel::Tag& tag) {
   return {"the interpreter '" + tag.python + "'", tag.python};
 }
 
-bool python_tag_ok(const Interpreter& it, const std::string& abi, const ImagePython& p) {
+bool python_tag_ok(const wheel::Interpreter& it, const std::string& abi, const ImagePython& p) {
   if (!it.valid || it.major != p.pv.major) return false;
   if (it.impl == "cp") {
     if (it.minor < 0) return false;
@@ -566,7 +198,7 @@ bool has(const std::vector<std::string>& v, std::string_view s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
-bool abi_tag_ok(const Interpreter& it, const std::string& abi, const ImagePython& p) {
+bool abi_tag_ok(const wheel::Interpreter& it, const std::string& abi, const ImagePython& p) {
   if (abi == "none") return true;
   if (it.impl != "cp") return false;  // packaging pairs cpXY and abi3 ABI tags only with cp python tags
   return has(p.abi_tags, abi);
@@ -588,109 +220,13 @@ Severity worst(const std::vector<Issue>& issues) {
   return w;
 }
 
-// Machine names of platform tags (uname -m) as elf::machine_name writes them.
-std::string normalize_arch(std::string_view arch) {
-  const std::string a = lower(arch);
-  if (a == "armv7l" || a == "armv6l" || a == "armv8l" || a == "armhf") return "armhf";
-  if (a == "armv5l" || a == "armv5tel" || a == "armv4tl" || a == "armel") return "armel";
-  if (a == "i386" || a == "i486" || a == "i586" || a == "i686" || a == "x86") return "i686";
-  if (a == "amd64") return "x86_64";
-  if (a == "arm64") return "aarch64";
-  return a;
-}
-
-bool arch_matches(std::string_view tag_arch, std::string_view image_arch) {
-  const std::string t = normalize_arch(tag_arch), i = normalize_arch(image_arch);
-  if (t == i) return true;
-  return t == "mips64" && i == "mips64el";  // uname -m says mips64 for either byte order
-}
-
-// The platform tag spelling of an image arch, for a fix.
-std::string tag_arch_of(std::string_view image_arch) {
-  const std::string a = normalize_arch(image_arch);
-  if (a == "armhf") return "armv7l";
-  if (a == "armel") return "armv5l";
-  return a;
-}
-
-struct Platform {
-  enum class Kind { Any, Manylinux, Musllinux, Linux, Foreign, Unknown };
-  Kind kind = Kind::Unknown;
-  std::vector<std::uint64_t> floor;  // the libc floor of manylinux / musllinux
-  std::string policy;                // "manylinux_2_28", "manylinux2014 = manylinux_2_17", "musllinux_1_2"
-  std::string arch;
-  std::string os;  // for a foreign tag: "macOS", "Windows", ...
-};
-
 std::string floor_text(const std::vector<std::uint64_t>& floor) {
   std::string s;
   for (std::size_t i = 0; i < floor.size(); ++i) s += (i > 0 ? "." : "") + std::to_string(floor[i]);
   return s;
 }
 
-// "2_28_x86_64" -> floor 2.28, arch x86_64.
-bool parse_floor_arch(std::string_view rest, Platform& p) {
-  const std::size_t u1 = rest.find('_');
-  if (u1 == std::string_view::npos) return false;
-  const std::size_t u2 = rest.find('_', u1 + 1);
-  if (u2 == std::string_view::npos) return false;
-  auto major = small_number(rest.substr(0, u1));
-  auto minor = small_number(rest.substr(u1 + 1, u2 - u1 - 1));
-  if (!major || !minor || u2 + 1 >= rest.size()) return false;
-  p.floor = {static_cast<std::uint64_t>(*major), static_cast<std::uint64_t>(*minor)};
-  p.arch = std::string(rest.substr(u2 + 1));
-  return true;
-}
-
-Platform parse_platform(std::string_view tag) {
-  Platform p;
-  auto starts = [&](std::string_view prefix) { return tag.substr(0, prefix.size()) == prefix; };
-  if (tag == "any") {
-    p.kind = Platform::Kind::Any;
-    return p;
-  }
-  static const struct {
-    const char* prefix;
-    std::uint64_t major, minor;
-  } legacy[] = {{"manylinux1_", 2, 5}, {"manylinux2010_", 2, 12}, {"manylinux2014_", 2, 17}};
-  for (const auto& l : legacy) {
-    const std::string_view prefix(l.prefix);
-    if (starts(prefix) && tag.size() > prefix.size()) {
-      p.kind = Platform::Kind::Manylinux;
-      p.floor = {l.major, l.minor};
-      p.arch = std::string(tag.substr(prefix.size()));
-      p.policy = std::string(prefix.substr(0, prefix.size() - 1)) + " = manylinux_" + std::to_string(l.major) + "_" +
-                 std::to_string(l.minor);
-      return p;
-    }
-  }
-  for (const auto& [prefix, kind] : {std::pair{std::string_view("manylinux_"), Platform::Kind::Manylinux},
-                                     std::pair{std::string_view("musllinux_"), Platform::Kind::Musllinux}}) {
-    if (starts(prefix)) {
-      if (!parse_floor_arch(tag.substr(prefix.size()), p)) return p;
-      p.kind = kind;
-      p.policy = std::string(prefix) + std::to_string(p.floor[0]) + "_" + std::to_string(p.floor[1]);
-      return p;
-    }
-  }
-  if (starts("linux_") && tag.size() > 6) {
-    p.kind = Platform::Kind::Linux;
-    p.arch = std::string(tag.substr(6));
-    return p;
-  }
-  static const std::pair<const char*, const char*> foreign[] = {
-      {"macosx_", "macOS"}, {"win32", "Windows"}, {"win_", "Windows"},    {"android_", "Android"},
-      {"ios_", "iOS"},      {"cygwin", "Cygwin"}, {"freebsd", "FreeBSD"}, {"emscripten", "Emscripten"}};
-  for (const auto& [prefix, os] : foreign) {
-    if (starts(prefix)) {
-      p.kind = Platform::Kind::Foreign;
-      p.os = os;
-      return p;
-    }
-  }
-  return p;
-}
-
+// "2.39" -> {2, 39}; nullopt unless numbers and single dots.
 std::optional<std::vector<std::uint64_t>> parse_dotted(std::string_view text) {
   std::vector<std::uint64_t> out;
   text = trim(text);
@@ -708,14 +244,6 @@ std::optional<std::vector<std::uint64_t>> parse_dotted(std::string_view text) {
   }
 }
 
-bool version_at_least(const std::vector<std::uint64_t>& have, const std::vector<std::uint64_t>& need) {
-  for (std::size_t i = 0; i < std::max(have.size(), need.size()); ++i) {
-    const std::uint64_t h = i < have.size() ? have[i] : 0, n = i < need.size() ? need[i] : 0;
-    if (h != n) return h > n;
-  }
-  return true;
-}
-
 // The older policy a fix can name: "manylinux_2_27" for an image with glibc 2.27.
 std::string policy_for(std::string_view family, const std::vector<std::uint64_t>& have) {
   std::string s(family);
@@ -727,9 +255,10 @@ class TagChecker {
  public:
   TagChecker(const WheelProfile& wheel, const image::Image& im) : m_image(im) {
     m_pythons = image_pythons(im, m_python_notes);
-    for (const auto& t : wheel.filename.tags) m_tags.push_back({lower(t.python), lower(t.abi), lower(t.platform)});
+    for (const auto& t : wheel.filename.tags)
+      m_tags.push_back({ascii_lower(t.python), ascii_lower(t.abi), ascii_lower(t.platform)});
     std::vector<std::string> texts;
-    for (const auto& t : m_tags) texts.push_back(tag_text(t));
+    for (const auto& t : m_tags) texts.push_back(wheel::tag_text(t));
     constexpr std::size_t k_shown = 16;
     if (texts.size() > k_shown) {
       const std::size_t more = texts.size() - k_shown;
@@ -757,7 +286,7 @@ class TagChecker {
       f.fix = issue.fix;
       f.required_version = issue.required_version;
       f.evidence.push_back(m_tags_evidence);
-      if (m_tags.size() > 1) f.evidence.push_back("closest tag: " + tag_text(m_tags[best]));
+      if (m_tags.size() > 1) f.evidence.push_back("closest tag: " + wheel::tag_text(m_tags[best]));
       for (const auto& e : issue.evidence) f.evidence.push_back(e);
       out.push_back(std::move(f));
     }
@@ -818,7 +347,7 @@ class TagChecker {
   }
 
   std::optional<Issue> check_python(const wheel::Tag& tag) const {
-    const Interpreter it = parse_interpreter(tag.python);
+    const wheel::Interpreter it = wheel::parse_interpreter(tag.python);
     Issue issue;
     if (m_pythons.empty()) {
       auto [people, versions] = all_requirements();
@@ -884,16 +413,16 @@ class TagChecker {
   }
 
   std::optional<Issue> check_platform(const wheel::Tag& tag) const {
-    const Platform p = parse_platform(tag.platform);
-    if (p.kind == Platform::Kind::Any) return std::nullopt;
+    const wheel::Platform p = wheel::parse_platform(tag.platform);
+    if (p.kind == wheel::Platform::Kind::Any) return std::nullopt;
     Issue issue;
     issue.kind = "tag-platform";
     const std::string image_arch = m_image.arch.known() ? *m_image.arch.value : "";
-    const std::string want_arch = m_image.arch.known() ? tag_arch_of(image_arch) : "";
-    if (p.kind == Platform::Kind::Foreign || p.kind == Platform::Kind::Unknown) {
+    const std::string want_arch = m_image.arch.known() ? wheel::tag_arch_of(image_arch) : "";
+    if (p.kind == wheel::Platform::Kind::Foreign || p.kind == wheel::Platform::Kind::Unknown) {
       issue.severity = Severity::Error;
       issue.distance = 3;
-      issue.explanation = p.kind == Platform::Kind::Foreign
+      issue.explanation = p.kind == wheel::Platform::Kind::Foreign
                               ? "The wheel is built for " + p.os + " (" + tag.platform + "); the image is Linux."
                               : "The platform tag " + tag.platform + " is not one pip installs on Linux.";
       issue.fix = "use a Linux build of the wheel (a manylinux or musllinux platform tag" +
@@ -909,15 +438,15 @@ class TagChecker {
       conditions.push_back("is built for " + p.arch + " (" + tag.platform + "); " +
                            unknown_phrase("arch", m_image.arch));
       unknown_facts.push_back("arch");
-    } else if (!arch_matches(p.arch, image_arch)) {
+    } else if (!wheel::arch_matches(p.arch, image_arch)) {
       errors.push_back("is built for " + p.arch + " (" + tag.platform + "); the image is " + image_arch);
       issue.distance += 2;
       fixes.push_back("use a wheel built for " + image_arch + " (a platform tag ending in _" + want_arch + ")");
     }
     issue.evidence.push_back(fact_evidence("arch", m_image.arch, m_image));
     // The C library.
-    if (p.kind == Platform::Kind::Manylinux || p.kind == Platform::Kind::Musllinux) {
-      const bool glibc = p.kind == Platform::Kind::Manylinux;
+    if (p.kind == wheel::Platform::Kind::Manylinux || p.kind == wheel::Platform::Kind::Musllinux) {
+      const bool glibc = p.kind == wheel::Platform::Kind::Manylinux;
       const std::string libc = glibc ? "glibc" : "musl";
       const std::string floor = floor_text(p.floor);
       const std::string needs = "needs " + libc + " >= " + floor + " (" + p.policy + ")";
@@ -926,7 +455,7 @@ class TagChecker {
         conditions.push_back(needs + "; " + unknown_phrase("C library", m_image.libc_kind));
         unknown_facts.push_back("C library");
         libc_condition = true;
-      } else if (lower(*m_image.libc_kind.value) != libc) {
+      } else if (ascii_lower(*m_image.libc_kind.value) != libc) {
         errors.push_back(needs + "; the image's C library is " + *m_image.libc_kind.value);
         libc_error = true;
         issue.distance += 2;
@@ -944,7 +473,7 @@ class TagChecker {
           libc_condition = true;
           conditions.push_back(needs + "; the image's " + libc + " version '" + *m_image.libc_version.value +
                                "' cannot be read");
-        } else if (!version_at_least(*have, p.floor)) {
+        } else if (compare_dotted(trim(*m_image.libc_version.value), floor).value_or(-1) < 0) {
           errors.push_back(needs + "; the image has " + libc + " " + *m_image.libc_version.value);
           libc_error = true;
           issue.distance += 1;
@@ -968,7 +497,7 @@ class TagChecker {
       issue.fix = "state the image's " + join(unknown_facts, " and ") + " in its description, or probe the image";
       return issue;
     }
-    if (p.kind == Platform::Kind::Linux) {
+    if (p.kind == wheel::Platform::Kind::Linux) {
       issue.severity = Severity::Warning;
       issue.explanation = "The platform tag " + tag.platform +
                           " marks a local build: pip installs it, but PyPI does not accept it and it promises "
@@ -1000,7 +529,7 @@ struct PatchAnswer {
 // is sampled (0 and 1, and each patch q a specifier of the same minor names, with q-1 and q+1). Between two
 // samples the answer is constant: X.Y.p compares with X.Y.q[...] the same way for every p < q, and for
 // every p > q.
-std::optional<PatchAnswer> satisfies_any_patch(std::string_view specifiers, const std::vector<Specifier>& parsed,
+std::optional<PatchAnswer> satisfies_any_patch(std::string_view specifiers, const std::vector<wheel::Specifier>& parsed,
                                                const PyVersion& pv) {
   std::set<std::uint64_t> samples = {0, 1};  // X.Y.0 is where X.Y and X.Y.0.N specifiers change
   const auto major = static_cast<std::uint64_t>(pv.major), minor = static_cast<std::uint64_t>(pv.minor);
@@ -1015,7 +544,7 @@ std::optional<PatchAnswer> satisfies_any_patch(std::string_view specifiers, cons
   const std::string prefix = std::to_string(pv.major) + "." + std::to_string(pv.minor) + ".";
   std::vector<std::pair<std::uint64_t, bool>> results;
   for (std::uint64_t patch : samples) {
-    auto r = python_satisfies(specifiers, prefix + std::to_string(patch));
+    auto r = wheel::python_satisfies(specifiers, prefix + std::to_string(patch));
     if (!r) return std::nullopt;
     results.emplace_back(patch, *r);
   }
@@ -1050,7 +579,7 @@ std::vector<Finding> check_requires_python(const WheelProfile& wheel, const imag
   f.kind = "requires-python";
   f.required_version = spec;
   f.evidence.push_back("METADATA Requires-Python: " + spec);
-  const auto parsed = parse_specifier_set(spec);
+  const auto parsed = wheel::parse_specifier_set(spec);
   if (!parsed) {
     f.severity = Severity::Warning;
     f.explanation = "The wheel's Requires-Python '" + spec +
@@ -1086,7 +615,7 @@ std::vector<Finding> check_requires_python(const WheelProfile& wheel, const imag
       }
       continue;
     }
-    auto r = python_satisfies(spec, version);
+    auto r = wheel::python_satisfies(spec, version);
     if (r && *r) return {};
     failing.push_back(p.version);
   }
@@ -1122,7 +651,7 @@ std::vector<Finding> check_members_arch(const WheelProfile& wheel, const image::
     const elf::Binary& b = *m.elf;
     const std::string name = elf::machine_name(b.machine, b.elf_class, b.endian, b.e_flags);
     if (!has(archs, name)) archs.push_back(name);
-    if (!im.arch.known() || name == normalize_arch(*im.arch.value)) continue;
+    if (!im.arch.known() || name == wheel::normalize_arch(*im.arch.value)) continue;
     Finding f;
     f.kind = "wrong-arch";
     f.severity = Severity::Error;
@@ -1130,8 +659,8 @@ std::vector<Finding> check_members_arch(const WheelProfile& wheel, const image::
     f.required_version = name;
     f.explanation = m.path + " is built for " + name + " (" + class_name(b.elf_class) + "); the image is " +
                     *im.arch.value + ", so the loader cannot load it.";
-    f.fix = "use the wheel built for " + *im.arch.value + " (a platform tag ending in _" + tag_arch_of(*im.arch.value) +
-            ")";
+    f.fix = "use the wheel built for " + *im.arch.value + " (a platform tag ending in _" +
+            wheel::tag_arch_of(*im.arch.value) + ")";
     f.evidence.push_back("ELF header: e_machine " + std::to_string(b.machine) + " (" +
                          elf::machine_description(b.machine) + "), " + class_name(b.elf_class) + ", " +
                          endian_name(b.endian) + " -> " + name);
@@ -1154,17 +683,6 @@ std::vector<Finding> check_members_arch(const WheelProfile& wheel, const image::
 
 }  // namespace
 
-std::optional<bool> python_satisfies(std::string_view specifiers, std::string_view python_version) {
-  const auto parsed = parse_specifier_set(specifiers);
-  if (!parsed) return std::nullopt;
-  const auto candidate = python_candidate(python_version);
-  if (!candidate) return std::nullopt;
-  for (const auto& s : *parsed) {
-    if (!contains(s, *candidate, python_version)) return false;
-  }
-  return true;
-}
-
 std::vector<Finding> check_wheel_tags(const WheelProfile& wheel, const image::Image& image) {
   std::vector<Finding> out = TagChecker(wheel, image).run();
   for (auto& f : check_requires_python(wheel, image)) out.push_back(std::move(f));
@@ -1173,14 +691,3 @@ std::vector<Finding> check_wheel_tags(const WheelProfile& wheel, const image::Im
 }
 
 }  // namespace wheelcheck::verdict
-
-namespace wheelcheck::wheel {
-
-std::optional<int> compare_versions(std::string_view a, std::string_view b) {
-  const auto va = verdict::parse_version(a);
-  const auto vb = verdict::parse_version(b);
-  if (!va || !vb) return std::nullopt;
-  return verdict::compare(*va, *vb);
-}
-
-}  // namespace wheelcheck::wheel

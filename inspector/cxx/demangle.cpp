@@ -1,11 +1,13 @@
-#include "wheelcheck/demangle.hpp"
-
+// The demangler: abi::__cxa_demangle from the C++ runtime, which reads the Itanium C++ ABI that GCC and
+// Clang use on Linux.
 #include <cxxabi.h>
 
 #include <cstdlib>
 #include <memory>
 
-namespace wheelcheck {
+#include "wheelcheck/cxx_names.hpp"
+
+namespace wheelcheck::cxx {
 
 std::optional<std::string> demangle(std::string_view mangled) {
   if (mangled.size() < 3 || mangled.substr(0, 2) != "_Z") return std::nullopt;
@@ -21,4 +23,4 @@ std::string demangle_or_self(std::string_view name) {
   return d ? *d : std::string(name);
 }
 
-}  // namespace wheelcheck
+}  // namespace wheelcheck::cxx
