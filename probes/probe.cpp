@@ -137,7 +137,8 @@ void read_job(Job& job, bool want_table) {
     }
     job.binary = elf::read_elf_file(job.host_path);
     // ET_DYN only, except for programs: executables are not loaded as libraries.
-    if (job.binary.type != 3 && !(job.program && job.binary.type == 2)) return;
+    if (job.binary.type != elf::FileType::Shared && !(job.program && job.binary.type == elf::FileType::Executable))
+      return;
     if (want_table) job.table = exports::Table::from_binary(job.binary, base_name(job.image_path), job.image_path);
     job.binary.symbols.clear();
     job.binary.symbols.shrink_to_fit();

@@ -121,7 +121,7 @@ void put_elf(Out& o, const elf::Binary& b) {
   o.u8(static_cast<std::uint8_t>(b.elf_class));
   o.u8(static_cast<std::uint8_t>(b.endian));
   o.u8(b.os_abi);
-  o.u64(b.type);
+  o.u64(static_cast<std::uint16_t>(b.type));
   o.u64(b.machine);
   o.u64(b.e_flags);
   o.str(b.interpreter);
@@ -171,7 +171,7 @@ elf::Binary get_elf(In& in) {
   b.elf_class = static_cast<elf::Class>(in.u8());
   b.endian = static_cast<elf::Endian>(in.u8());
   b.os_abi = in.u8();
-  b.type = static_cast<std::uint16_t>(in.u64());
+  b.type = static_cast<elf::FileType>(static_cast<std::uint16_t>(in.u64()));
   b.machine = static_cast<std::uint16_t>(in.u64());
   b.e_flags = static_cast<std::uint32_t>(in.u64());
   b.interpreter = in.str();
