@@ -383,8 +383,7 @@ std::optional<WheelProfile> ProfileCache::load(const std::string& sha256, const 
 std::optional<std::string> ProfileCache::json_path(const std::string& sha256, const std::string& reader) const {
   if (!is_sha256_hex(sha256)) return std::nullopt;
   const std::string path = entry_base(m_dir, sha256, reader) + ".json";
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  if (!is_file(path)) return std::nullopt;
   return path;
 }
 
