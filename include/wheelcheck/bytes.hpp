@@ -1,6 +1,8 @@
-// Byte sources: one interface serves a zip member streamed by libzip, a file on disk, and a buffer in a
-// test. A source is read forward in chunks; `open()` starts a fresh pass from offset 0, which is how the
-// streaming ELF reader asks for a second look without ever holding a whole member in memory.
+// Byte streams and sources: one stream interface (ByteStream) serves a zip member streamed by libzip
+// (ZipArchive::open_member), a file on disk, and a buffer in a test. A source (ByteSource) is a file or a
+// buffer, read forward in chunks; `open()` starts a fresh pass from offset 0, which is how the streaming
+// ELF reader asks for a second look without ever holding a whole member in memory (inspect reopens a
+// member the same way).
 #pragma once
 
 #include <cstddef>

@@ -1,6 +1,7 @@
 // wheelcheck's ELF model: one struct per ELF concept, named as the ELF specification (and `readelf -d`,
 // `readelf -V`, `readelf --dyn-syms`) names it. Two readers fill it: the fast streaming scanner
-// (inspector/elf/scanner.cpp) and LIEF (inspector/elf/lief_reader.cpp), the reference.
+// (inspector/elf/scanner.cpp, with a file per ELF concept beside it) and LIEF (inspector/elf/lief_reader.cpp),
+// the reference.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +19,10 @@ namespace wheelcheck::elf {
 
 enum class Class : std::uint8_t { Elf32 = 1, Elf64 = 2 };
 enum class Endian : std::uint8_t { Little = 1, Big = 2 };
+
+// e_type, as LIEF's E_TYPE. A value the gABI does not name here (ET_LOOS..ET_HIPROC) is kept as it is:
+// type_name() writes it as a number.
+enum class FileType : std::uint16_t { None = 0, Relocatable = 1, Executable = 2, Shared = 3, Core = 4 };
 
 // st_info's binding and type, st_other's visibility: the values of the ELF gABI.
 enum class Binding : std::uint8_t { Local = 0, Global = 1, Weak = 2, GnuUnique = 10, Other = 255 };
@@ -86,9 +91,9 @@ struct VersionDefinition {
 struct Binary {
   Class elf_class = Class::Elf64;
   Endian endian = Endian::Little;
-  std::uint8_t os_abi = 0;    // EI_OSABI
-  std::uint16_t type = 0;     // e_type: 2 EXEC, 3 DYN
-  std::uint16_t machine = 0;  // e_machine
+  std::uint8_t os_abi = 0;         // EI_OSABI
+  FileType type = FileType::None;  // e_type
+  std::uint16_t machine = 0;       // e_machine
   std::uint32_t e_flags = 0;
   std::string interpreter;  // PT_INTERP
   std::vector<std::string> needed;
@@ -108,13 +113,12 @@ struct Binary {
 // Names as `readelf -h` / platform tags write them.
 std::string machine_name(std::uint16_t e_machine, Class cls, Endian endian, std::uint32_t e_flags);
 std::string machine_description(std::uint16_t e_machine);  // readelf's long "Machine:" text
-std::string type_name(std::uint16_t e_type);
+std::string type_name(FileType type);                      // readelf's NONE, REL, EXEC, DYN, CORE
 // R_<arch>_COPY for an e_machine (R_X86_64_COPY is 5), 0 when not known.
 std::uint32_t copy_relocation_type(std::uint16_t e_machine);
 std::string os_abi_name(std::uint8_t os_abi);
 std::string binding_name(Binding b);
 std::string symbol_type_name(SymbolType t);
-std::string visibility_name(Visibility v);
 std::vector<std::string> dt_flags_names(std::uint64_t flags);
 std::vector<std::string> dt_flags_1_names(std::uint64_t flags_1);
 
@@ -149,7 +153,6 @@ class ElfScanner {
   std::optional<std::pair<std::uint64_t, std::uint64_t>> next_wanted() const;
   void skip_to(std::uint64_t offset);
   int passes() const;
-  std::uint64_t peak_buffered() const;
 
  private:
   struct Impl;

@@ -209,8 +209,6 @@ class ZipArchive {
   std::unique_ptr<ByteStream> open_member(std::uint64_t index) const;
   // A whole small member (WHEEL, METADATA, RECORD), at most limits.max_metadata_size.
   std::string read_small(std::uint64_t index) const;
-  // A ByteSource view of one member, for readers that take a source.
-  std::unique_ptr<ByteSource> member_source(std::uint64_t index) const;
   // Random access to one member (see MemberReader). The archive must outlive the reader.
   std::unique_ptr<MemberReader> random_member(std::uint64_t index) const;
 

@@ -56,10 +56,11 @@ namespace {
 
 namespace L = LIEF::ELF;
 
-constexpr std::uint64_t k_pt_note = 4;
-constexpr std::uint64_t k_pt_gnu_property = 0x6474e553;  // not in LIEF 0.9's SEGMENT_TYPES
-constexpr std::uint64_t k_pt_interp = 3;
-constexpr std::uint64_t k_pt_dynamic = 2;
+// PT_GNU_PROPERTY is not in LIEF 0.9's SEGMENT_TYPES: segment types are compared as numbers.
+using detail::PT_DYNAMIC;
+using detail::PT_GNU_PROPERTY;
+using detail::PT_INTERP;
+using detail::PT_NOTE;
 
 // LIEF 0.9 catches its own exceptions and returns what it had parsed; one seen in practice is a
 // std::bad_alloc from its data handler for any section (under 100 MB) that ends beyond 1 GiB into the file.
@@ -129,7 +130,7 @@ std::vector<const L::DynamicEntry*> dynamic_entries(const L::Binary& lief) {
 void check_dynamic_complete(const L::Binary& lief) {
   const L::Segment* dynamic = nullptr;
   for (const L::Segment& s : lief.segments()) {
-    if (raw(s.type()) != k_pt_dynamic) continue;
+    if (raw(s.type()) != PT_DYNAMIC) continue;
     if (dynamic == nullptr) {
       dynamic = &s;
     } else if (s.file_offset() != dynamic->file_offset() || s.physical_size() != dynamic->physical_size()) {
@@ -256,7 +257,7 @@ std::optional<int> x86_isa_level(const L::Binary& lief, const std::vector<const 
   // The first note segment, in program header order, that names a level wins.
   for (const L::Segment& s : lief.segments()) {
     const auto type = raw(s.type());
-    if (type != k_pt_note && type != k_pt_gnu_property) continue;
+    if (type != PT_NOTE && type != PT_GNU_PROPERTY) continue;
     const auto notes = file_range(bytes, s.file_offset(), s.physical_size(), "a note segment");
     if (auto level = detail::x86_isa_level_from_notes(notes, endian, cls)) return level;
   }
@@ -295,16 +296,6 @@ void read_dynamic(const std::vector<const L::DynamicEntry*>& entries, Binary& bi
       default: break;
     }
   }
-}
-
-Binding to_binding(std::uint8_t info) {
-  const auto bind = static_cast<std::uint8_t>(info >> 4);
-  return (bind <= 2 || bind == 10) ? static_cast<Binding>(bind) : Binding::Other;
-}
-
-SymbolType to_type(std::uint8_t info) {
-  const auto type = static_cast<std::uint8_t>(info & 15);
-  return (type <= 6 || type == 10) ? static_cast<SymbolType>(type) : SymbolType::Other;
 }
 
 void read_versions(const L::Binary& lief, const std::vector<const L::DynamicEntry*>& entries, Binary& bin) {
@@ -365,12 +356,11 @@ void read_symbols(const L::Binary& lief, const std::vector<const L::DynamicEntry
   // Version index -> name (and file), later entries overriding earlier ones, as in the scanner. LIEF's own
   // link from a symbol's version to a definition points at the definition's *last* auxiliary name (a
   // parent, if any), so versions are resolved here from the raw .gnu.version value LIEF keeps.
-  std::map<std::uint16_t, std::pair<std::string, std::string>> need_index;
+  detail::VersionIndex versions;
   for (const auto& need : bin.version_needs) {
-    for (const auto& a : need.versions) need_index[a.other] = {a.name, need.file};
+    for (const auto& a : need.versions) versions.needs[a.other] = {a.name, need.file};
   }
-  std::map<std::uint16_t, std::string> def_index;
-  for (const auto& def : bin.version_definitions) def_index[def.index] = def.name;
+  for (const auto& def : bin.version_definitions) versions.definitions[def.index] = def.name;
   const bool versioned = find_tag(entries, L::DYNAMIC_TAGS::DT_VERSYM) != nullptr;
   bool null_entry = true;
   for (const L::Symbol& ls : lief.dynamic_symbols()) {
@@ -380,8 +370,8 @@ void read_symbols(const L::Binary& lief, const std::vector<const L::DynamicEntry
     }
     Symbol s;
     s.name = ls.name();
-    s.binding = to_binding(ls.information());
-    s.type = to_type(ls.information());
+    s.binding = detail::binding_from_info(ls.information());
+    s.type = detail::symbol_type_from_info(ls.information());
     s.visibility = static_cast<Visibility>(ls.other() & 3);
     s.defined = ls.shndx() != 0;
     s.value = ls.value();
@@ -389,17 +379,7 @@ void read_symbols(const L::Binary& lief, const std::vector<const L::DynamicEntry
     if (versioned) {
       // LIEF links versions to symbols only when it read .gnu.version for every one of them.
       if (!ls.has_version()) throw bad_input("LIEF did not read .gnu.version");
-      const std::uint16_t v = ls.symbol_version().value();
-      const auto idx = static_cast<std::uint16_t>(v & 0x7fff);
-      if (idx >= 2) {
-        if (auto d = def_index.find(idx); d != def_index.end()) {
-          s.version = d->second;
-          s.version_hidden = (v & 0x8000) != 0;
-        } else if (auto n = need_index.find(idx); n != need_index.end()) {
-          s.version = n->second.first;
-          s.version_file = n->second.second;
-        }
-      }
+      versions.apply(ls.symbol_version().value(), s);
     }
     bin.symbols.push_back(std::move(s));
   }
@@ -407,7 +387,7 @@ void read_symbols(const L::Binary& lief, const std::vector<const L::DynamicEntry
 
 // A program's R_*_COPY relocations mark the symbols the loader copies from a library (as the scanner).
 void mark_copy_relocations(const L::Binary& lief, Binary& bin) {
-  const bool program = bin.type == 2 || (bin.flags_1 & 0x08000000) != 0;  // ET_EXEC, DF_1_PIE
+  const bool program = bin.type == FileType::Executable || (bin.flags_1 & detail::DF_1_PIE) != 0;
   const std::uint32_t copy = copy_relocation_type(bin.machine);
   if (!program || copy == 0) return;
   std::map<const L::Symbol*, std::size_t> index;
@@ -427,15 +407,15 @@ Binary translate(const L::Binary& lief, const std::vector<std::uint8_t>& bytes) 
   bin.elf_class = static_cast<Class>(raw(h.identity_class()));
   bin.endian = static_cast<Endian>(raw(h.identity_data()));
   bin.os_abi = h.identity()[static_cast<std::size_t>(L::IDENTITY::EI_OSABI)];
-  bin.type = static_cast<std::uint16_t>(raw(h.file_type()));
+  bin.type = static_cast<FileType>(static_cast<std::uint16_t>(raw(h.file_type())));
   bin.machine = static_cast<std::uint16_t>(raw(h.machine_type()));
   bin.e_flags = h.processor_flag();
   for (const L::Segment& s : lief.segments()) {
     const auto type = raw(s.type());
-    if (type == k_pt_interp || type == k_pt_dynamic) {
-      require_in_file(bytes, s.file_offset(), s.physical_size(), type == k_pt_interp ? "PT_INTERP" : "PT_DYNAMIC");
+    if (type == PT_INTERP || type == PT_DYNAMIC) {
+      require_in_file(bytes, s.file_offset(), s.physical_size(), type == PT_INTERP ? "PT_INTERP" : "PT_DYNAMIC");
     }
-    if (type == k_pt_dynamic) bin.has_dynamic = true;
+    if (type == PT_DYNAMIC) bin.has_dynamic = true;
   }
   if (lief.has_interpreter()) bin.interpreter = lief.interpreter();
   const auto sections = usable_sections(lief, bytes);

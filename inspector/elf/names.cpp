@@ -70,15 +70,16 @@ std::string machine_description(std::uint16_t m) {
   }
 }
 
-std::string type_name(std::uint16_t t) {
+std::string type_name(FileType t) {
   switch (t) {
-    case 0: return "NONE";
-    case 1: return "REL";
-    case 2: return "EXEC";
-    case 3: return "DYN";
-    case 4: return "CORE";
-    default: return "0x" + std::to_string(t);
+    case FileType::None: return "NONE";
+    case FileType::Relocatable: return "REL";
+    case FileType::Executable: return "EXEC";
+    case FileType::Shared: return "DYN";
+    case FileType::Core: return "CORE";
   }
+  // Any other value: "0x" and the number in decimal, as profiles have always written it.
+  return "0x" + std::to_string(static_cast<std::uint16_t>(t));
 }
 
 std::string os_abi_name(std::uint8_t a) {
@@ -115,16 +116,6 @@ std::string symbol_type_name(SymbolType t) {
     case SymbolType::GnuIfunc: return "IFUNC";
     default: return "OTHER";
   }
-}
-
-std::string visibility_name(Visibility v) {
-  switch (v) {
-    case Visibility::Default: return "DEFAULT";
-    case Visibility::Internal: return "INTERNAL";
-    case Visibility::Hidden: return "HIDDEN";
-    case Visibility::Protected: return "PROTECTED";
-  }
-  return "DEFAULT";
 }
 
 namespace {

@@ -121,7 +121,7 @@ void put_elf(Out& o, const elf::Binary& b) {
   o.u8(static_cast<std::uint8_t>(b.elf_class));
   o.u8(static_cast<std::uint8_t>(b.endian));
   o.u8(b.os_abi);
-  o.u64(b.type);
+  o.u64(static_cast<std::uint16_t>(b.type));
   o.u64(b.machine);
   o.u64(b.e_flags);
   o.str(b.interpreter);
@@ -171,7 +171,7 @@ elf::Binary get_elf(In& in) {
   b.elf_class = static_cast<elf::Class>(in.u8());
   b.endian = static_cast<elf::Endian>(in.u8());
   b.os_abi = in.u8();
-  b.type = static_cast<std::uint16_t>(in.u64());
+  b.type = static_cast<elf::FileType>(static_cast<std::uint16_t>(in.u64()));
   b.machine = static_cast<std::uint16_t>(in.u64());
   b.e_flags = static_cast<std::uint32_t>(in.u64());
   b.interpreter = in.str();
@@ -383,8 +383,7 @@ std::optional<WheelProfile> ProfileCache::load(const std::string& sha256, const 
 std::optional<std::string> ProfileCache::json_path(const std::string& sha256, const std::string& reader) const {
   if (!is_sha256_hex(sha256)) return std::nullopt;
   const std::string path = entry_base(m_dir, sha256, reader) + ".json";
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  if (!is_file(path)) return std::nullopt;
   return path;
 }
 

@@ -2,15 +2,16 @@
 //
 // The wheel is read once. Every member is inflated exactly once on the first pass, and each chunk goes
 // to two consumers: the RECORD digest and, when the member starts with the ELF magic, the streaming
-// ELF scanner. Members are independent, so they are spread over worker threads (largest first, so the
-// long ones start early), each thread with its own libzip handle; the whole-file sha256 of the wheel is
-// one more job in the same queue. A member whose ELF tables lie beyond what the first pass kept is read
-// again, without hashing, only as far as the scanner still needs (see inspector/elf/scanner.cpp).
+// ELF scanner. Members are independent, so they are spread over worker threads (parallel_for, largest
+// first, so the long ones start early), each thread with its own libzip handle; the whole-file sha256 of
+// the wheel is one more job in the same queue. A large member is itself read by two threads, one
+// inflating and one hashing and scanning (ChunkPipe). A member whose ELF tables lie beyond what the
+// first pass kept is read again, without hashing, only as far as the scanner still needs (see
+// inspector/elf/scanner.cpp).
 #include <algorithm>
 #include <array>
 #include <atomic>
 #include <condition_variable>
-#include <exception>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -373,48 +374,32 @@ WheelProfile inspect_input(const WheelInput& input, const std::string& filename,
   std::string wheel_sha;
   std::optional<Error> wheel_sha_error;
   ProgressReporter progress(options, total_bytes);
-  std::atomic<std::size_t> next{0};
-  unsigned threads = options.threads != 0 ? options.threads : std::max(1U, std::thread::hardware_concurrency());
-  threads = static_cast<unsigned>(std::min<std::size_t>(threads, jobs.size()));
-  std::vector<std::exception_ptr> thread_errors(threads);
-  auto worker = [&](unsigned t) {
-    try {
-      std::unique_ptr<wheel::ZipArchive> own;
-      const wheel::ZipArchive* za = archive.get();
-      if (t != 0) {
-        own = input.open(options.limits);
-        za = own.get();
+  const auto threads = static_cast<unsigned>(
+      std::min<std::size_t>(options.threads != 0 ? options.threads : default_threads(), jobs.size()));
+  // Worker 0 (this thread) reads through `archive`; every other worker opens its own libzip handle once,
+  // on its first job.
+  std::vector<std::unique_ptr<wheel::ZipArchive>> own(threads);
+  parallel_for(jobs.size(), threads, [&](std::size_t j, unsigned worker) {
+    if (jobs[j] < 0) {
+      try {
+        wheel_sha = input.sha256_hex();
+      } catch (const Error& e) {
+        wheel_sha_error = e;
       }
-      for (std::size_t j; (j = next.fetch_add(1)) < jobs.size();) {
-        if (jobs[j] < 0) {
-          try {
-            wheel_sha = input.sha256_hex();
-          } catch (const Error& e) {
-            wheel_sha_error = e;
-          }
-          progress.add(p.size, p.filename.filename);
-          continue;
-        }
-        const auto& info = members[jobs[j]];
-        if (headers) {
-          results[info.index] = process_member_headers(*za, info, options, progress);
-          continue;
-        }
-        auto it = algorithm_of.find(info.name);
-        results[info.index] = process_member(*za, info, it != algorithm_of.end() ? it->second : "sha256", options,
-                                             progress, threads > 1 && info.size >= k_pipeline_threshold);
-      }
-    } catch (...) {  // any exception, so that no thread is left joinable behind it
-      thread_errors[t] = std::current_exception();
+      progress.add(p.size, p.filename.filename);
+      return;
     }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker, t);
-  if (threads > 0) worker(0);
-  for (auto& th : pool) th.join();
-  for (auto& e : thread_errors) {
-    if (e) std::rethrow_exception(e);
-  }
+    if (worker != 0 && !own[worker]) own[worker] = input.open(options.limits);
+    const wheel::ZipArchive& za = worker != 0 ? *own[worker] : *archive;
+    const auto& info = members[jobs[j]];
+    if (headers) {
+      results[info.index] = process_member_headers(za, info, options, progress);
+      return;
+    }
+    auto it = algorithm_of.find(info.name);
+    results[info.index] = process_member(za, info, it != algorithm_of.end() ? it->second : "sha256", options, progress,
+                                         threads > 1 && info.size >= k_pipeline_threshold);
+  });
   if (wheel_sha_error) throw *wheel_sha_error;
   p.sha256 = headers ? known_sha256 : wheel_sha;
   if (!headers && !known_sha256.empty() && known_sha256 != wheel_sha) {

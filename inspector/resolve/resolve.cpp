@@ -230,7 +230,7 @@ Space::Space(const image::Image& image, const WheelProfile& wheel, const std::ve
   }
   for (const WheelProfile* w : with) {
     for (const auto& m : w->members) {
-      if (m.elf && m.elf->type == 3)
+      if (m.elf && m.elf->type == elf::FileType::Shared)
         add(member_object(m, m_site, Object::Source::WithWheel, w->filename.filename, w->filename.name), {});
     }
   }

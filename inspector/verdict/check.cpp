@@ -92,7 +92,7 @@ bool reaches(const Finding& f, const std::string& member) {
 
 std::string member_kind(const Object& o) {
   if (o.python_extension) return "extension";
-  if (o.binary != nullptr && o.binary->type == 2) return "executable";
+  if (o.binary != nullptr && o.binary->type == elf::FileType::Executable) return "executable";
   return "library";
 }
 
@@ -135,10 +135,12 @@ class Checker {
     }
     std::vector<const Object*> roots;
     for (const Object* root : m_space.wheel_members()) {
-      if (root->binary == nullptr || (root->binary->type != 3 && root->binary->type != 2)) continue;
+      if (root->binary == nullptr ||
+          (root->binary->type != elf::FileType::Shared && root->binary->type != elf::FileType::Executable))
+        continue;
       const bool needed = needed_by_members.count(root->soname) != 0 ||
                           needed_by_members.count(root->path.substr(root->path.find_last_of('/') + 1)) != 0;
-      if (needed && !root->python_extension && root->binary->type == 3) continue;
+      if (needed && !root->python_extension && root->binary->type == elf::FileType::Shared) continue;
       roots.push_back(root);
     }
     // Members of wheels installed beside it that a route names (FlagCX's libflagcx.so for FlagTree's

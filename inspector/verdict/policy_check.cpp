@@ -273,10 +273,14 @@ class PolicyChecker {
     for (const Object* o : space.wheel_members()) {
       if (o->binary == nullptr) continue;
       const std::string base = o->member.substr(o->member.find_last_of('/') + 1);
-      if (!o->python_extension && o->binary->type != 2 && (needed.count(base) || needed.count(o->soname))) continue;
+      if (!o->python_extension && o->binary->type != elf::FileType::Executable &&
+          (needed.count(base) || needed.count(o->soname)))
+        continue;
       MemberReport mr;
       mr.path = o->member;
-      mr.kind = o->python_extension ? "extension" : o->binary->type == 2 ? "executable" : "library";
+      mr.kind = o->python_extension                            ? "extension"
+                : o->binary->type == elf::FileType::Executable ? "executable"
+                                                               : "library";
       for (const auto& need : resolve::load(space, *o).needs) {
         NeedReport nr;
         nr.requester = need.requester->member.empty() ? need.requester->path : need.requester->member;

@@ -165,18 +165,6 @@ class LibzipStream final : public MemberStream {
   ZipFile m_file;
 };
 
-class MemberSource final : public ByteSource {
- public:
-  MemberSource(const ZipArchive& archive, MemberInfo info) : m_archive(archive), m_info(std::move(info)) {}
-  std::uint64_t size() const override { return m_info.size; }
-  std::string name() const override { return m_info.name; }
-  std::unique_ptr<ByteStream> open() const override { return m_archive.open_member(m_info.index); }
-
- private:
-  const ZipArchive& m_archive;
-  MemberInfo m_info;
-};
-
 // libzip's view of a RandomAccess: a seekable, read-only source (zip_source_function).
 struct RandomAccessSource {
   std::shared_ptr<const RandomAccess> file;
@@ -518,10 +506,6 @@ std::string ZipArchive::read_small(std::uint64_t index) const {
   if (done != out.size() || stream->read(extra) != 0)
     throw bad_input("member " + m.name + " is not the size it declares");
   return out;
-}
-
-std::unique_ptr<ByteSource> ZipArchive::member_source(std::uint64_t index) const {
-  return std::make_unique<MemberSource>(*this, m_members.at(index));
 }
 
 std::unique_ptr<MemberReader> ZipArchive::random_member(std::uint64_t index) const {

@@ -5,12 +5,11 @@
 // speculative prefix (several passes), random access, and LIEF.
 #include <gtest/gtest.h>
 
-#include <filesystem>
-
 #include "readelf.hpp"
 #include "support.hpp"
 #include "wheelcheck/bytes.hpp"
 #include "wheelcheck/elf.hpp"
+#include "wheelcheck/util.hpp"
 
 using namespace wheelcheck;
 using namespace wheelcheck::test;
@@ -214,9 +213,15 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(ElfFixtures, SystemLibrariesAgreeWithReadelf) {
   // Real, large, distribution-built libraries on this machine: libstdc++ has thousands of versioned
   // C++ symbols; libc defines GLIBC_* versions.
-  for (const char* path : {"/usr/lib/x86_64-linux-gnu/libstdc++.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6",
-                           "/usr/lib/x86_64-linux-gnu/libz.so.1"}) {
-    if (!std::filesystem::exists(path)) continue;
+  const std::vector<std::string> wanted = {"/usr/lib/x86_64-linux-gnu/libstdc++.so.6",
+                                           "/usr/lib/x86_64-linux-gnu/libc.so.6",
+                                           "/usr/lib/x86_64-linux-gnu/libz.so.1"};
+  std::vector<std::string> present;
+  for (const auto& path : wanted) {
+    if (is_file(path)) present.push_back(path);
+  }
+  if (present.empty()) GTEST_SKIP() << "none of these system libraries is here: " << join(wanted, ", ");
+  for (const auto& path : present) {
     const auto b = read_fast(path);
     expect_agrees_with_readelf(b, path);
     expect_all_readers_agree(path);

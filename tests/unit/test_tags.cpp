@@ -41,7 +41,7 @@ void add_member(WheelProfile& w, const std::string& path, std::uint16_t machine,
   b.elf_class = cls;
   b.endian = elf::Endian::Little;
   b.e_flags = e_flags;
-  b.type = 3;
+  b.type = elf::FileType::Shared;
   m.elf = b;
   w.members.push_back(std::move(m));
 }
