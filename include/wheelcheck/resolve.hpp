@@ -82,13 +82,27 @@ class Space {
   mutable std::map<const Object*, std::string> m_table_errors;
 };
 
+// The loader's rule that found a library (libtree's how_t), in the order the loader tries them;
+// how_name gives the words of the JSON and docs/verdict.md.
+enum class How {
+  None,           // "": not found (a name with a '/' that is not there keeps Path)
+  Path,           // "path": a DT_NEEDED name with a '/', opened as it is
+  AlreadyLoaded,  // "already loaded": an object of the process (the interpreter, what Python imported)
+  Rpath,          // "rpath": DT_RPATH of the requester or of an object that loaded it
+  LdLibraryPath,  // "LD_LIBRARY_PATH"
+  Runpath,        // "runpath": DT_RUNPATH of the requester
+  LdSoCache,      // "ld.so.cache"
+  DefaultPath,    // "default path": the arch's default folders
+  Declared,       // "declared": a library the image declares without a location
+};
+std::string how_name(How how);
+
 // How one DT_NEEDED entry was resolved.
 struct Need {
   const Object* requester = nullptr;
   std::string name;                // as in DT_NEEDED
   const Object* found = nullptr;   // null when not found
-  std::string rule;                // "rpath", "LD_LIBRARY_PATH", "runpath", "ld.so.cache",
-                                   // "default path", "already loaded", "declared", "path"
+  How rule = How::None;            // the rule that found it
   std::string where;               // the path or the rule's detail
   std::vector<std::string> tried;  // every place looked at, in order, with why it did not do
   // Found through a $PLATFORM folder under only these of the values $PLATFORM may take (it depends on

@@ -2,8 +2,9 @@
 // conditions an unknown fact leaves open, and one of compatible / degraded / incompatible / unknown.
 // Stages: resolve (inspector/resolve/resolve.cpp: which file each DT_NEEDED loads, as glibc's loader
 // searches), bind (inspector/resolve/bind.cpp: every undefined symbol against its load scope), wheel-level
-// checks (inspector/verdict/wheel_checks.cpp: tags, Requires-Python, architecture; inspector/verdict/cuda.cpp:
-// CUDA), then the verdict.
+// checks (inspector/verdict/wheel_checks.cpp: tags, Requires-Python, architecture), the check itself
+// (inspector/verdict/check.cpp, with cuda.cpp for the CUDA runtime and driver, and routes.cpp), then the
+// verdict (routes.cpp). Findings are made and summarised in one place (findings.cpp).
 #pragma once
 
 #include <map>
@@ -17,6 +18,7 @@
 #include "wheelcheck/exports.hpp"
 #include "wheelcheck/image.hpp"
 #include "wheelcheck/profile.hpp"
+#include "wheelcheck/resolve.hpp"
 #include "wheelcheck/rules.hpp"
 
 namespace wheelcheck::policy {
@@ -35,17 +37,72 @@ enum class Severity {
 };
 std::string severity_name(Severity s);
 
-// One reason, with what a person needs to act on it. `kind` is a stable identifier (docs/verdict.md).
+// What a finding is about. kind_name gives the stable identifier of docs/verdict.md and the JSON.
+enum class FindingKind {
+  MissingLibrary,       // missing-library
+  MissingVersion,       // missing-version
+  MissingSymbol,        // missing-symbol
+  WrongArch,            // wrong-arch
+  TagPython,            // tag-python
+  TagAbi,               // tag-abi
+  TagPlatform,          // tag-platform
+  RequiresPython,       // requires-python
+  Driver,               // driver
+  DriverTooOld,         // driver-too-old
+  IsaLevel,             // isa-level
+  DeclaredLibrary,      // declared-library
+  CpuPlatform,          // cpu-platform
+  Archive,              // archive
+  Record,               // record
+  UnreadableMember,     // unreadable-member
+  TagClaim,             // tag-claim
+  PolicyMachine,        // policy-machine
+  PolicyLibc,           // policy-libc
+  PolicyApiLevel,       // policy-api-level
+  PolicySymbolVersion,  // policy-symbol-version
+  PolicyLibrary,        // policy-library
+  PolicyBlacklist,      // policy-blacklist
+  PolicyUcs2,           // policy-ucs2
+  PolicyPyfpe,          // policy-pyfpe
+  PolicyIsaLevel,       // policy-isa-level
+  PolicyUnknown,        // policy-unknown
+};
+std::string kind_name(FindingKind kind);
+// The wheel fails its own integrity (archive, record, unreadable-member): such a wheel is never
+// compatible nor degraded, whatever route its member belongs to.
+bool is_integrity(FindingKind kind);
+
+// Why a symbol (or a version) is missing. why_name gives the JSON "classification" ("" for None).
+enum class Why {
+  None,
+  LibraryMissing,    // library-missing: the library that should define it is itself missing
+  SignatureChanged,  // signature-changed: the same qualified C++ name with other parameters
+  CxxAbiMismatch,    // cxx-abi-mismatch: it differs only by the pre-C++11 std::string/std::list ABI
+  VersionTooNew,     // version-too-new: exported, but not at the needed version
+  Absent,            // absent: no export of that name at all
+  UnknownExports,    // unknown-exports: a library in scope has no export table (a condition)
+};
+std::string why_name(Why why);
+// In JSON, by name (nlohmann/json would write an enum's number).
+template <typename BasicJson>
+void to_json(BasicJson& j, FindingKind kind) {
+  j = kind_name(kind);
+}
+template <typename BasicJson>
+void to_json(BasicJson& j, Why why) {
+  j = why_name(why);
+}
+
+// One reason, with what a person needs to act on it.
 struct Finding {
-  std::string kind;  // missing-library, missing-symbol, missing-version, wrong-arch, tag-python, ...
+  FindingKind kind = FindingKind::MissingLibrary;
   Severity severity = Severity::Error;
   std::string member;                   // the wheel member concerned; "" for the wheel as a whole
   std::string library;                  // the library concerned (a needed soname, the provider)
   std::string symbol;                   // mangled, as in .dynsym
   std::string demangled;                // for people; "" when the symbol is not C++
   std::string required_version;         // GLIBC_2.38, a CUDA major, a Python version, a glibc floor
-  std::string classification;           // for missing-symbol: library-missing, signature-changed,
-                                        // cxx-abi-mismatch, version-too-new, absent, unknown-exports
+  Why classification = Why::None;       // for missing-symbol and missing-version
   std::string explanation;              // one or two sentences for people
   std::string fix;                      // what would make it work, when we can say
   std::vector<std::string> candidates;  // what the image has instead (demangled signatures, versions)
@@ -54,6 +111,11 @@ struct Finding {
                                         // ("/usr/lib/x86_64-linux-gnu/libfoo.so.1"); member is then ""
   std::vector<std::string> roots;       // every member whose load reaches it (JSON "loaded_by")
 };
+
+// A finding in a short phrase, the same in the text report's headings, a route's reasons and a
+// matrix cell: "missing library libfoo.so", "undefined symbol foo@V1  [absent]", "version GLIBC_2.38 of
+// libc.so.6 not found", ...; the kind's name where no phrase says more.
+std::string summary(const Finding& finding);
 
 // Checks of the wheel as a whole against the image, before any file is resolved: the wheel's tags
 // (Python tag and ABI tag against the image's Pythons, abi3, manylinux_X_Y against its glibc, musllinux
@@ -67,7 +129,7 @@ std::vector<Finding> check_wheel_tags(const WheelProfile& wheel, const image::Im
 // version-too-new (the name is exported, but not at the needed version), or absent. Fills
 // classification, demangled, explanation and candidates of a missing-symbol finding.
 struct Classification {
-  std::string classification;
+  std::string classification;  // a why_name: check.cpp reads it with why_of
   std::string demangled;
   std::string explanation;
   std::vector<std::string> candidates;  // demangled (or name@version) of what is exported instead
@@ -92,8 +154,8 @@ struct NeedReport {
   std::string requester;  // the object whose entry it is (member path or image path)
   std::string name;
   bool found = false;
-  std::string rule;   // rpath, LD_LIBRARY_PATH, runpath, ld.so.cache, default path, already loaded, declared
-  std::string where;  // the path it resolved to
+  resolve::How rule = resolve::How::None;  // the loader's rule that found it (resolve::how_name)
+  std::string where;                       // the path it resolved to
   std::vector<std::string> tried;
 };
 
@@ -120,7 +182,7 @@ struct MemberReport {
   std::vector<Unresolved> unresolved;  // symbols nothing in scope defines (not those of a missing library)
 };
 
-// A route (issue 5): a set of members, core or optional, and the gates that turn it off.
+// A route: a set of members, core or optional, and the gates that turn it off (db/rules).
 struct Route {
   std::string name;
   std::string rule_set;
@@ -159,7 +221,7 @@ struct CheckOptions {
 Report check(const WheelProfile& wheel, const image::Image& image, const CheckOptions& options = {});
 
 // The smallest NVIDIA driver each CUDA major's runtime needs (minor version compatibility), "" if none
-// is known. Source in inspector/verdict/check.cpp.
+// is known. Source in inspector/verdict/cuda.cpp.
 std::string minimum_driver(int cuda_major);
 
 std::string render_text(const Report& report, bool color);

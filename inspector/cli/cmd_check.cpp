@@ -84,7 +84,7 @@ std::string matrix_text(const std::vector<verdict::Report>& reports, const std::
       out += "  " + paint(r.verdict, fmt::format("{:<13}", verdict::verdict_name(r.verdict)));
       if (wheels.size() == 1 && !r.findings.empty() && r.verdict != verdict::Verdict::Compatible) {
         const auto& f = r.findings.front();
-        std::string why = (f.member.empty() ? "" : f.member + ": ") + f.kind +
+        std::string why = (f.member.empty() ? "" : f.member + ": ") + verdict::kind_name(f.kind) +
                           (f.library.empty() ? "" : " " + f.library) +
                           (f.symbol.empty() ? "" : " " + (f.demangled.empty() ? f.symbol : f.demangled));
         if (why.size() > 70) why = why.substr(0, 67) + "...";

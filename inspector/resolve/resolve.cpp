@@ -111,6 +111,21 @@ std::unique_ptr<Object> member_object(const MemberProfile& m, const std::string&
 
 }  // namespace
 
+std::string how_name(How how) {
+  switch (how) {
+    case How::None: return "";
+    case How::Path: return "path";
+    case How::AlreadyLoaded: return "already loaded";
+    case How::Rpath: return "rpath";
+    case How::LdLibraryPath: return "LD_LIBRARY_PATH";
+    case How::Runpath: return "runpath";
+    case How::LdSoCache: return "ld.so.cache";
+    case How::DefaultPath: return "default path";
+    case How::Declared: return "declared";
+  }
+  return "";
+}
+
 std::string expand_tokens(const std::string& entry, const std::string& origin, const std::string& arch) {
   std::string out;
   for (std::size_t i = 0; i < entry.size();) {
@@ -315,19 +330,22 @@ struct Loading {
     return expand_tokens(entry, dir_of(owner.path), lib_token);
   }
 
-  // One search path entry: its folder, or with $PLATFORM each folder it may name; found under only
-  // some of those values, the need says which (the runner's CPU decides).
+  // One search path entry: its folder, or with $PLATFORM each folder it may name (the loader gives
+  // every $PLATFORM of an entry the same value); found under only some of those values, the need says
+  // which (the runner's CPU decides).
   const Object* try_entry(const std::string& entry, const Object& owner, const std::string& name,
                           const Object& requester, const std::string& rule, Need& need) const {
+    static constexpr std::string_view k_platform = "$PLATFORM";
     const std::string dir = expand(entry, owner);
-    const auto p = dir.find("$PLATFORM");
-    if (p == std::string::npos) return try_dir(dir, name, requester, rule, need);
+    if (dir.find(k_platform) == std::string::npos) return try_dir(dir, name, requester, rule, need);
     const Object* first = nullptr;
     std::string where;
     std::vector<std::string> under;
     for (const auto& value : platforms) {
       std::string d = dir;
-      d.replace(p, 9, value);
+      for (auto p = d.find(k_platform); p != std::string::npos; p = d.find(k_platform, p + value.size())) {
+        d.replace(p, k_platform.size(), value);
+      }
       if (const Object* o = try_dir(d, name, requester, rule + " ($PLATFORM " + value + ")", need)) {
         if (first == nullptr) {
           first = o;
@@ -369,7 +387,7 @@ struct Loading {
     const image::Image& im = space.image();
     // 0. A path.
     if (name.find('/') != std::string::npos) {
-      need.rule = "path";
+      need.rule = How::Path;
       const std::string path = name[0] == '/' ? name : dir_of(requester.path) + "/" + name;
       need.found = space.at(path);
       if (need.found != nullptr) need.where = normal(path);
@@ -381,7 +399,7 @@ struct Loading {
     for (auto it = b; it != e; ++it) {
       if (compatible(*it->second, requester)) {
         need.found = it->second;
-        need.rule = "already loaded";
+        need.rule = How::AlreadyLoaded;
         need.where = it->second->path;
         return need;
       }
@@ -393,7 +411,7 @@ struct Loading {
           const std::string rule =
               o == &requester ? "DT_RPATH " + entry : "DT_RPATH " + entry + " of " + base_of(o->path);
           if ((need.found = try_entry(entry, *o, name, requester, rule, need)) != nullptr) {
-            need.rule = "rpath";
+            need.rule = How::Rpath;
             return need;
           }
         }
@@ -406,14 +424,14 @@ struct Loading {
     // 3. LD_LIBRARY_PATH.
     for (const auto& dir : im.loader.ld_library_path) {
       if ((need.found = try_dir(dir, name, requester, "LD_LIBRARY_PATH", need)) != nullptr) {
-        need.rule = "LD_LIBRARY_PATH";
+        need.rule = How::LdLibraryPath;
         return need;
       }
     }
     // 4. RUNPATH of the requester only.
     for (const auto& entry : requester.runpath) {
       if ((need.found = try_entry(entry, requester, name, requester, "DT_RUNPATH " + entry, need)) != nullptr) {
-        need.rule = "runpath";
+        need.rule = How::Runpath;
         return need;
       }
     }
@@ -429,7 +447,7 @@ struct Loading {
         const Object* o = space.at(c.path);
         if (o != nullptr && compatible(*o, requester)) {
           need.found = o;
-          need.rule = "ld.so.cache";
+          need.rule = How::LdSoCache;
           need.where = c.path;
           return need;
         }
@@ -442,7 +460,7 @@ struct Loading {
       // 6. Default folders.
       for (const auto& dir : im.loader.default_dirs) {
         if ((need.found = try_dir(dir, name, requester, "default path", need)) != nullptr) {
-          need.rule = "default path";
+          need.rule = How::DefaultPath;
           return need;
         }
       }
@@ -451,7 +469,7 @@ struct Loading {
     for (const Object* o : space.declared(name)) {
       if (compatible(*o, requester)) {
         need.found = o;
-        need.rule = "declared";
+        need.rule = How::Declared;
         need.where = "declared by the image (" + o->label + "), location not described";
         return need;
       }
@@ -547,14 +565,14 @@ Load load(const Space& space, const Object& root) {
         // A dependency joins the lookup scope where breadth-first order puts it, an already loaded one
         // too; an imported distribution's library brings the rest of that distribution (its own tree).
         st.order.push_back(need.found);
-        if (need.rule != "already loaded") st.loader_of[need.found] = o;
+        if (need.rule != How::AlreadyLoaded) st.loader_of[need.found] = o;
         if (std::find(pre.begin(), pre.end(), need.found) != pre.end()) {
           for (const Object* p : pre) {
             if (p->label == need.found->label && !in_order(p)) st.order.push_back(p);
           }
         }
       }
-      if (need.found != nullptr && need.rule != "already loaded") st.mark_loaded(need.found, name);
+      if (need.found != nullptr && need.rule != How::AlreadyLoaded) st.mark_loaded(need.found, name);
       result.needs.push_back(std::move(need));
     }
   }

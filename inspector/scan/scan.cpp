@@ -172,9 +172,10 @@ WheelProfile listing_profile(const index::File& f) {
 std::string not_targeted_reason(const WheelProfile& p, const image::Image& im) {
   for (const auto& f : verdict::check_wheel_tags(p, im)) {
     if (f.severity != verdict::Severity::Error) continue;
-    if (f.kind == "tag-python" || f.kind == "tag-abi" || f.kind == "tag-platform" || f.kind == "requires-python" ||
-        f.kind == "wrong-arch") {
-      return f.explanation.empty() ? f.kind : f.explanation;
+    using verdict::FindingKind;
+    if (f.kind == FindingKind::TagPython || f.kind == FindingKind::TagAbi || f.kind == FindingKind::TagPlatform ||
+        f.kind == FindingKind::RequiresPython || f.kind == FindingKind::WrongArch) {
+      return f.explanation.empty() ? verdict::kind_name(f.kind) : f.explanation;
     }
   }
   return "";
@@ -241,7 +242,7 @@ std::string headline(const verdict::Report& r) {
   const Severity wanted = r.verdict == Verdict::Unknown ? Severity::Condition : Severity::Error;
   for (const auto& f : r.findings) {
     if (f.severity != wanted) continue;
-    std::string what = f.explanation.empty() ? f.kind : f.explanation;
+    std::string what = f.explanation.empty() ? verdict::kind_name(f.kind) : f.explanation;
     return f.member.empty() ? what : f.member + ": " + what;
   }
   return r.conditions.empty() ? "" : r.conditions.front();
@@ -253,7 +254,7 @@ Json result_json(const verdict::Report& r, bool targeted) {
   Json findings = Json::array();
   for (const auto& f : r.findings) {
     if (f.severity == verdict::Severity::Info) continue;
-    findings.push_back(Json{{"kind", f.kind},
+    findings.push_back(Json{{"kind", verdict::kind_name(f.kind)},
                             {"severity", verdict::severity_name(f.severity)},
                             {"member", f.member},
                             {"library", f.library},

@@ -1,5 +1,6 @@
 // CUDA: the runtime major each member needs (libcudart.so.12) against the image's toolkit, and the
-// NVIDIA driver that runtime needs against the image's driver (a condition when the driver is unknown).
+// NVIDIA driver that runtime needs against the image's driver (a condition when the driver is unknown),
+// with the floors NVIDIA publishes for each major.
 #include "inspector/verdict/cuda.hpp"
 
 #include <algorithm>
@@ -67,6 +68,21 @@ std::string cudart_list(const std::vector<std::string>& sonames) {
   return rt.empty() ? "" : " (" + fmt::format("{}", fmt::join(rt, ", ")) + ")";
 }
 
+void explain_missing_cudart(Draft& f, const std::string& who, int major, const std::string& soname,
+                            const image::Image& image) {
+  if (image.toolkit && image.toolkit->kind == "cuda") {
+    const auto& tk = *image.toolkit;
+    f.explain(fmt::format("{} is built for CUDA {} (needs {}); the image has CUDA {}{}.", who, major, soname,
+                          tk.version.text(), cudart_list(tk.runtime_sonames)));
+    f.fix(
+        fmt::format("use a build of this wheel for CUDA {}, or install the CUDA {} runtime (nvidia-cuda-runtime-cu{}) "
+                    "beside it; otherwise keep this part from loading",
+                    tk.version.text(), major, major));
+  } else {
+    f.explain(fmt::format("{} needs the CUDA {} runtime ({}), and the image has none.", who, major, soname));
+  }
+}
+
 std::vector<Finding> cuda_findings(const resolve::Space& space, const image::Image& image,
                                    const std::vector<Finding>& findings) {
   std::vector<Finding> out;
@@ -87,30 +103,28 @@ std::vector<Finding> cuda_findings(const resolve::Space& space, const image::Ima
     // A runtime that does not resolve is already an error; its driver is beside the point.
     const std::string soname = fmt::format("libcudart.so.{}", major);
     if (std::any_of(findings.begin(), findings.end(),
-                    [&](const Finding& f) { return f.kind == "missing-library" && f.library == soname; })) {
+                    [&](const Finding& f) { return f.kind == FindingKind::MissingLibrary && f.library == soname; })) {
       continue;
     }
     const std::string need = minimum_driver(major);
     if (need.empty()) continue;
     if (image.driver.known() && !driver_older(*image.driver.value, need)) continue;
     // The one driver finding: an error against a known, older driver; a condition when it is unknown.
-    Finding f;
-    f.member = member;
-    f.library = soname;
-    f.required_version = need;
-    f.evidence = {"CUDA minor version compatibility floors (NVIDIA's CUDA Toolkit release notes)"};
-    if (image.driver.known()) {
-      f.kind = "driver-too-old";
-      f.severity = Severity::Error;
-      f.explanation = fmt::format("the CUDA {} runtime needs an NVIDIA driver >= {}; the image's driver is {}.", major,
-                                  need, *image.driver.value);
-      f.fix = fmt::format("a driver >= {} on the host, or a build for an older CUDA", need);
+    const bool known = image.driver.known();
+    Draft f =
+        make(known ? FindingKind::DriverTooOld : FindingKind::Driver, known ? Severity::Error : Severity::Condition)
+            .member(member)
+            .library(soname)
+            .version(need)
+            .evidence("CUDA minor version compatibility floors (NVIDIA's CUDA Toolkit release notes)");
+    if (known) {
+      f.explain(fmt::format("the CUDA {} runtime needs an NVIDIA driver >= {}; the image's driver is {}.", major, need,
+                            *image.driver.value));
+      f.fix(fmt::format("a driver >= {} on the host, or a build for an older CUDA", need));
     } else {
-      f.kind = "driver";
-      f.severity = Severity::Condition;
-      f.explanation = fmt::format("needs an NVIDIA driver >= {} (CUDA {}); the image's driver version is unknown ({}).",
-                                  need, major, image.driver.note.empty() ? "not described" : image.driver.note);
-      f.fix = "check `nvidia-smi` on the runner, or describe the driver in the image";
+      f.explain(fmt::format("needs an NVIDIA driver >= {} (CUDA {}); the image's driver version is unknown ({}).", need,
+                            major, image.driver.note.empty() ? "not described" : image.driver.note));
+      f.fix("check `nvidia-smi` on the runner, or describe the driver in the image");
     }
     out.push_back(std::move(f));
   }

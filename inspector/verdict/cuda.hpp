@@ -1,10 +1,12 @@
-// Internal to the verdict: the CUDA checks (inspector/verdict/cuda.cpp).
+// Internal to the verdict: the CUDA checks (inspector/verdict/cuda.cpp): the runtime a member needs
+// against the image's toolkit, and the driver that runtime needs against the image's driver.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "inspector/verdict/findings.hpp"
 #include "wheelcheck/image.hpp"
 #include "wheelcheck/resolve.hpp"
 #include "wheelcheck/verdict.hpp"
@@ -15,6 +17,10 @@ namespace wheelcheck::verdict {
 std::optional<int> cudart_major(const std::string& soname);
 // " (libcudart.so.13)": the runtime sonames of a toolkit, without the driver's and the libraries'.
 std::string cudart_list(const std::vector<std::string>& sonames);
+// A CUDA runtime (libcudart.so.N, `soname`) nothing provides, in words: the major `who` is built for
+// against the image's CUDA, and the runtime or build that would fit.
+void explain_missing_cudart(Draft& f, const std::string& who, int major, const std::string& soname,
+                            const image::Image& image);
 // The driver each CUDA runtime the wheel's members need asks for, against the image's driver: an error
 // when it is older, a condition when it is unknown. A runtime already missing (in `findings`) is skipped.
 std::vector<Finding> cuda_findings(const resolve::Space& space, const image::Image& image,

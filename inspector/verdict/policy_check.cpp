@@ -16,6 +16,8 @@
 
 #include <fmt/format.h>
 
+#include "inspector/verdict/findings.hpp"
+#include "inspector/verdict/routes.hpp"
 #include "wheelcheck/resolve.hpp"
 #include "wheelcheck/util.hpp"
 
@@ -33,52 +35,43 @@ Report report_for(const WheelProfile& wheel, const image::Image& image) {
 std::vector<Finding> archive_findings(const WheelProfile& wheel) {
   std::vector<Finding> out;
   for (const auto& p : wheel.problems) {
-    Finding f;
-    f.kind = "archive";
-    f.severity = Severity::Error;
-    f.member = p.path;
-    f.explanation = "the wheel's archive: " + p.detail + " (" + p.kind + ")";
-    f.fix = "rebuild or re-download the wheel";
-    out.push_back(std::move(f));
+    out.push_back(make(FindingKind::Archive, Severity::Error)
+                      .member(p.path)
+                      .explain("the wheel's archive: " + p.detail + " (" + p.kind + ")")
+                      .fix("rebuild or re-download the wheel"));
   }
   for (const auto& p : wheel.record_problems) {
-    Finding f;
-    f.kind = "record";
-    f.severity = Severity::Warning;
-    f.member = p.path;
-    f.explanation =
-        "RECORD: " + p.detail + " (" + p.kind + "); pip installs it, but the wheel is not what its RECORD says";
-    out.push_back(std::move(f));
+    out.push_back(make(FindingKind::Record, Severity::Error)
+                      .member(p.path)
+                      .explain("RECORD: " + p.detail + " (" + p.kind +
+                               "); the wheel is not what its RECORD says, so it must not be pinned or installed "
+                               "(pip installs it all the same)")
+                      .fix("re-download the wheel (the copy is damaged or altered), or rebuild it"));
   }
   for (const auto& m : wheel.members) {
     if (m.elf) continue;
-    Finding f;
-    f.kind = "unreadable-member";
-    f.severity = Severity::Error;
-    f.member = m.path;
-    f.explanation = "this member could not be read as ELF: " + m.error;
-    out.push_back(std::move(f));
+    out.push_back(make(FindingKind::UnreadableMember, Severity::Error)
+                      .member(m.path)
+                      .explain("this member could not be read as ELF: " + m.error));
   }
   return out;
 }
 
 Finding tag_claim_finding(const policy::Overclaim& claim, bool decides) {
-  Finding f;
-  f.kind = "tag-claim";
-  f.severity = decides ? Severity::Error : Severity::Warning;
-  f.required_version = claim.consistent_with;
-  std::vector<std::string> why;
-  for (const auto* k : claim.because) why.push_back(k->detail);
-  f.explanation = claim.detail + (why.empty() ? "" : ": " + fmt::format("{}", fmt::join(why, "; "))) + ".";
-  if (!decides) f.explanation += " It loads here, but pip installs it on systems where it cannot.";
-  f.fix = fmt::format(
-      "tag the wheel {} (`auditwheel show` agrees; `auditwheel repair` grafts what a policy lacks), or "
-      "rebuild it in the {} image its tag names",
-      claim.consistent_with, claim.tag);
+  std::vector<std::string> why, evidence;
   for (const auto* k : claim.because) {
-    f.evidence.push_back(fmt::format("{} ({}): {}", k->ceiling, policy::rule_name(k->rule), k->detail));
+    why.push_back(k->detail);
+    evidence.push_back(fmt::format("{} ({}): {}", k->ceiling, policy::rule_name(k->rule), k->detail));
   }
-  return f;
+  return make(FindingKind::TagClaim, decides ? Severity::Error : Severity::Warning)
+      .version(claim.consistent_with)
+      .explain(claim.detail + (why.empty() ? "" : ": " + fmt::format("{}", fmt::join(why, "; "))) + "." +
+               (decides ? "" : " It loads here, but pip installs it on systems where it cannot."))
+      .fix(
+          fmt::format("tag the wheel {} (`auditwheel show` agrees; `auditwheel repair` grafts what a policy lacks), or "
+                      "rebuild it in the {} image its tag names",
+                      claim.consistent_with, claim.tag))
+      .evidence(std::move(evidence));
 }
 
 namespace {
@@ -102,6 +95,22 @@ std::string graft_fix(const std::string& library, const policy::Policy& target, 
       target.tag(), library, after);
 }
 
+// The finding kind of a reason of consistent_with: "policy-" and the rule's name.
+FindingKind policy_kind(policy::Rule rule) {
+  switch (rule) {
+    case policy::Rule::Machine: return FindingKind::PolicyMachine;
+    case policy::Rule::Libc: return FindingKind::PolicyLibc;
+    case policy::Rule::ApiLevel: return FindingKind::PolicyApiLevel;
+    case policy::Rule::SymbolVersion: return FindingKind::PolicySymbolVersion;
+    case policy::Rule::Library: return FindingKind::PolicyLibrary;
+    case policy::Rule::Blacklist: return FindingKind::PolicyBlacklist;
+    case policy::Rule::Ucs2: return FindingKind::PolicyUcs2;
+    case policy::Rule::PyFpe: return FindingKind::PolicyPyfpe;
+    case policy::Rule::IsaLevel: return FindingKind::PolicyIsaLevel;
+  }
+  return FindingKind::PolicyMachine;
+}
+
 class PolicyChecker {
  public:
   PolicyChecker(const WheelProfile& wheel, const image::Image& target, const CheckOptions& options)
@@ -112,14 +121,11 @@ class PolicyChecker {
     std::vector<Finding> findings = archive_findings(m_wheel);
     const policy::Policy* target = m_options.policies != nullptr ? m_options.policies->find(m_target.policy) : nullptr;
     if (target == nullptr) {
-      Finding f;
-      f.kind = "policy-unknown";
-      f.severity = Severity::Condition;
-      f.explanation = "the policy " + m_target.policy +
-                      " is not in the db's policy data, so the wheel cannot be "
-                      "judged against it";
-      f.fix = "use a db with db/policies (scripts/gen-db.sh targets), or `wheelcheck images` for the known targets";
-      findings.push_back(std::move(f));
+      findings.push_back(make(FindingKind::PolicyUnknown, Severity::Condition)
+                             .explain("the policy " + m_target.policy +
+                                      " is not in the db's policy data, so the wheel cannot be judged against it")
+                             .fix("use a db with db/policies (scripts/gen-db.sh targets), or `wheelcheck images` for "
+                                  "the known targets"));
       return finish(std::move(r), std::move(findings));
     }
     const policy::Consistency c = policy::analyze(m_wheel, *m_options.policies);
@@ -133,32 +139,27 @@ class PolicyChecker {
                     target->tag(), c.tag.empty() ? "nothing" : c.tag, policy::libc_name(c.libc), c.libc_evidence));
     if (c.tag.empty()) return finish(std::move(r), std::move(findings));  // unreadable members said why
     if (c.arch != target->arch) {
-      Finding f;
-      f.kind = "policy-machine";
-      f.severity = Severity::Error;
-      f.required_version = c.machine;
-      f.explanation = fmt::format("the wheel's native code is for {}; {} is the policy for {}.", c.machine,
-                                  target->tag(), target->arch);
-      f.fix = c.arch.empty() ? fmt::format("no {} policy covers {}: this wheel can only be tagged {}",
-                                           policy::tag_prefix(c.libc), c.machine, c.tag)
-                             : fmt::format(
-                                   "use the wheel built for {} (its tag ends in _{}), or judge this one "
-                                   "against a target for {}",
-                                   target->arch, policy::tag_arch(target->libc, target->arch), c.arch);
-      findings.push_back(std::move(f));
+      findings.push_back(
+          make(FindingKind::PolicyMachine, Severity::Error)
+              .version(c.machine)
+              .explain(fmt::format("the wheel's native code is for {}; {} is the policy for {}.", c.machine,
+                                   target->tag(), target->arch))
+              .fix(c.arch.empty() ? fmt::format("no {} policy covers {}: this wheel can only be tagged {}",
+                                                policy::tag_prefix(c.libc), c.machine, c.tag)
+                                  : fmt::format("use the wheel built for {} (its tag ends in _{}), or judge this one "
+                                                "against a target for {}",
+                                                target->arch, policy::tag_arch(target->libc, target->arch), c.arch)));
       return finish(std::move(r), std::move(findings));
     }
     if (c.libc != target->libc) {
-      Finding f;
-      f.kind = "policy-libc";
-      f.severity = Severity::Error;
-      f.required_version = policy::libc_name(c.libc);
-      f.explanation = fmt::format("the wheel is built for {} ({}); {} is a {} policy.", policy::libc_name(c.libc),
-                                  c.libc_evidence, target->tag(), policy::libc_name(target->libc));
-      f.fix =
-          fmt::format("use the wheel built for {} ({} tags), or judge this one against a {} target",
-                      policy::libc_name(target->libc), policy::tag_prefix(target->libc), policy::tag_prefix(c.libc));
-      findings.push_back(std::move(f));
+      findings.push_back(
+          make(FindingKind::PolicyLibc, Severity::Error)
+              .version(policy::libc_name(c.libc))
+              .explain(fmt::format("the wheel is built for {} ({}); {} is a {} policy.", policy::libc_name(c.libc),
+                                   c.libc_evidence, target->tag(), policy::libc_name(target->libc)))
+              .fix(fmt::format("use the wheel built for {} ({} tags), or judge this one against a {} target",
+                               policy::libc_name(target->libc), policy::tag_prefix(target->libc),
+                               policy::tag_prefix(c.libc))));
       return finish(std::move(r), std::move(findings));
     }
     members(r);
@@ -183,12 +184,7 @@ class PolicyChecker {
 
  private:
   Finding reason(const policy::Constraint& k, const policy::Policy& target, const std::string& after_tag) const {
-    Finding f;
-    f.kind = "policy-" + policy::rule_name(k.rule);
-    f.severity = Severity::Error;
-    f.member = k.member;
-    f.library = k.library;
-    f.required_version = k.version;
+    Finding f = make(policy_kind(k.rule), Severity::Error).member(k.member).library(k.library).version(k.version);
     if (!k.symbols.empty()) f.evidence.push_back(fmt::format("uses {}", fmt::join(k.symbols, ", ")));
     f.evidence.push_back(fmt::format("this reason alone allows at most {}", k.ceiling));
     switch (k.rule) {
@@ -306,16 +302,11 @@ class PolicyChecker {
     std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
       return static_cast<int>(a.severity) > static_cast<int>(b.severity);
     });
-    bool error = false, condition = false;
     for (const auto& f : findings) {
-      error = error || f.severity == Severity::Error;
-      if (f.severity == Severity::Condition) {
-        condition = true;
-        r.conditions.push_back(f.explanation);
-      }
+      if (f.severity == Severity::Condition) r.conditions.push_back(f.explanation);
     }
     r.findings = std::move(findings);
-    r.verdict = error ? Verdict::Incompatible : condition ? Verdict::Unknown : Verdict::Compatible;
+    r.verdict = verdict_of(tally(r));  // no routes: errors, then conditions
     return r;
   }
 

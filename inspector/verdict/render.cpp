@@ -1,10 +1,12 @@
 // The verdict for people (grouped by member, worst first, what is missing and what would fix it on the
-// first screen) and for machines (JSON, docs/verdict.schema.json).
+// first screen, each finding headed by its summary, and counts that agree with the verdict) and for
+// machines (JSON, docs/verdict.schema.json).
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <map>
 
+#include "inspector/verdict/routes.hpp"
 #include "wheelcheck/util.hpp"
 #include "wheelcheck/verdict.hpp"
 
@@ -20,21 +22,6 @@ std::string mark(Severity s, const Paint& p) {
     case Severity::Info: return p.dim("i");
   }
   return "?";
-}
-
-std::string headline(const Finding& f) {
-  if (f.kind == "missing-library") return "missing library " + f.library;
-  if (f.kind == "missing-symbol") {
-    const std::string name = f.demangled.empty() ? f.symbol : f.demangled;
-    return fmt::format("undefined symbol {}{}  [{}]", name, f.required_version.empty() ? "" : "@" + f.required_version,
-                       f.classification);
-  }
-  if (f.kind == "missing-version") return fmt::format("version {} of {} not found", f.required_version, f.library);
-  if (f.kind == "driver") return "driver >= " + f.required_version + " needed";
-  if (f.kind == "driver-too-old") return "driver too old: needs >= " + f.required_version;
-  if (f.kind == "isa-level") return "needs an " + f.required_version + " CPU";
-  if (f.kind == "declared-library") return f.library + " taken from the image's declaration";
-  return f.kind;
 }
 
 std::string verdict_word(Verdict v, const Paint& p) {
@@ -78,7 +65,7 @@ std::string render_text(const Report& r, bool color) {
         break;
       }
       ++shown;
-      out += fmt::format("    {} {}\n", mark(f->severity, p), headline(*f));
+      out += fmt::format("    {} {}\n", mark(f->severity, p), summary(*f));
       out += "      " + f->explanation + "\n";
       if (!f->object.empty() && !f->roots.empty()) {
         out += "      " + p.dim(fmt::format("reached by: {}", fmt::join(f->roots, ", "))) + "\n";
@@ -89,7 +76,7 @@ std::string render_text(const Report& r, bool color) {
         out += "\n";
       }
       if (!f->fix.empty()) out += "      " + p.green("fix: ") + f->fix + "\n";
-      if (f->kind == "missing-library" && !f->evidence.empty()) {
+      if (f->kind == FindingKind::MissingLibrary && !f->evidence.empty()) {
         out += "      " + p.dim("tried: ");
         const std::size_t n = std::min<std::size_t>(f->evidence.size(), 4);
         for (std::size_t i = 0; i < n; ++i) out += (i ? p.dim("; ") : "") + p.dim(f->evidence[i]);
@@ -113,15 +100,14 @@ std::string render_text(const Report& r, bool color) {
     out += "\n" + p.yellow("Holds only if") + "\n";
     for (const auto& c : r.conditions) out += "    - " + c + "\n";
   }
-  std::size_t errors = 0, conditions = 0, warnings = 0;
-  for (const auto& f : r.findings) {
-    errors += f.severity == Severity::Error;
-    conditions += f.severity == Severity::Condition;
-    warnings += f.severity == Severity::Warning;
-  }
-  out += fmt::format("\n{}: {} error{}, {} condition{}, {} warning{}; exit {}\n", verdict_word(r.verdict, p), errors,
-                     errors == 1 ? "" : "s", conditions, conditions == 1 ? "" : "s", warnings, warnings == 1 ? "" : "s",
-                     exit_code(r.verdict));
+  // The counts that decide the verdict: errors confined to optional routes that are off are counted
+  // apart (they degrade, nothing more), and so are conditions within them (they decide nothing).
+  const Tally t = tally(r);
+  auto count = [](std::size_t n, const char* what) { return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s"); };
+  out += fmt::format(
+      "\n{}: {}{}, {}, {}; exit {}\n", verdict_word(r.verdict, p), count(t.errors, "error"),
+      t.route_errors == 0 ? "" : " (and " + count(t.route_errors, "error") + " in optional routes that are off)",
+      count(t.conditions, "condition"), count(t.warnings, "warning"), exit_code(r.verdict));
   return out;
 }
 
@@ -144,7 +130,7 @@ nlohmann::ordered_json to_json(const Report& r) {
   ojson findings = ojson::array();
   for (const auto& f : r.findings) {
     ojson fj;
-    fj["kind"] = f.kind;
+    fj["kind"] = kind_name(f.kind);
     fj["severity"] = severity_name(f.severity);
     fj["member"] = f.member;
     if (!f.object.empty()) fj["object"] = f.object;
@@ -153,7 +139,7 @@ nlohmann::ordered_json to_json(const Report& r) {
     fj["symbol"] = f.symbol;
     fj["demangled"] = f.demangled;
     fj["required_version"] = f.required_version;
-    fj["classification"] = f.classification;
+    fj["classification"] = why_name(f.classification);
     fj["explanation"] = f.explanation;
     fj["fix"] = f.fix;
     fj["candidates"] = f.candidates;
@@ -172,7 +158,7 @@ nlohmann::ordered_json to_json(const Report& r) {
       needs.push_back({{"requester", n.requester},
                        {"name", n.name},
                        {"found", n.found},
-                       {"rule", n.rule},
+                       {"rule", resolve::how_name(n.rule)},
                        {"where", n.where},
                        {"tried", n.tried}});
     }

@@ -205,7 +205,7 @@ bool abi_tag_ok(const wheel::Interpreter& it, const std::string& abi, const Imag
 }
 
 struct Issue {
-  std::string kind;
+  FindingKind kind = FindingKind::TagPython;
   Severity severity = Severity::Error;
   int distance = 1;  // how far the tag is from working: another OS 3, another arch or C library 2, else 1
   std::string explanation;
@@ -351,7 +351,7 @@ class TagChecker {
     Issue issue;
     if (m_pythons.empty()) {
       auto [people, versions] = all_requirements();
-      issue.kind = "tag-python";
+      issue.kind = FindingKind::TagPython;
       issue.severity = Severity::Condition;
       issue.required_version = versions;
       issue.explanation = "The wheel needs " + people + "; " +
@@ -374,7 +374,7 @@ class TagChecker {
     issue.evidence = python_evidence();
     if (!interpreter_matched) {
       auto [people, versions] = all_requirements();
-      issue.kind = "tag-python";
+      issue.kind = FindingKind::TagPython;
       issue.required_version = versions;
       issue.explanation = "The wheel is built for " + people + "; the image has " + describe_pythons(m_pythons) + ".";
       issue.fix = python_fix();
@@ -383,7 +383,7 @@ class TagChecker {
     // The interpreter matches but its ABI does not.
     const ImagePython& p = *matched;
     const std::string cp = cp_tag(p.pv);
-    issue.kind = "tag-abi";
+    issue.kind = FindingKind::TagAbi;
     issue.required_version = p.version;
     std::vector<std::string> accepted = p.abi_tags;
     accepted.push_back("none");
@@ -416,7 +416,7 @@ class TagChecker {
     const wheel::Platform p = wheel::parse_platform(tag.platform);
     if (p.kind == wheel::Platform::Kind::Any) return std::nullopt;
     Issue issue;
-    issue.kind = "tag-platform";
+    issue.kind = FindingKind::TagPlatform;
     const std::string image_arch = m_image.arch.known() ? *m_image.arch.value : "";
     const std::string want_arch = m_image.arch.known() ? wheel::tag_arch_of(image_arch) : "";
     if (p.kind == wheel::Platform::Kind::Foreign || p.kind == wheel::Platform::Kind::Unknown) {
@@ -576,7 +576,7 @@ std::vector<Finding> check_requires_python(const WheelProfile& wheel, const imag
   const std::string spec(trim(*wheel.metadata.requires_python));
   if (spec.empty()) return {};
   Finding f;
-  f.kind = "requires-python";
+  f.kind = FindingKind::RequiresPython;
   f.required_version = spec;
   f.evidence.push_back("METADATA Requires-Python: " + spec);
   const auto parsed = wheel::parse_specifier_set(spec);
@@ -653,7 +653,7 @@ std::vector<Finding> check_members_arch(const WheelProfile& wheel, const image::
     if (!has(archs, name)) archs.push_back(name);
     if (!im.arch.known() || name == wheel::normalize_arch(*im.arch.value)) continue;
     Finding f;
-    f.kind = "wrong-arch";
+    f.kind = FindingKind::WrongArch;
     f.severity = Severity::Error;
     f.member = m.path;
     f.required_version = name;
@@ -669,7 +669,7 @@ std::vector<Finding> check_members_arch(const WheelProfile& wheel, const image::
   }
   if (!im.arch.known() && !archs.empty()) {
     Finding f;
-    f.kind = "wrong-arch";
+    f.kind = FindingKind::WrongArch;
     f.severity = Severity::Condition;
     f.required_version = join(archs, ", ");
     f.explanation =

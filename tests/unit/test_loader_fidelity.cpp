@@ -178,7 +178,7 @@ TEST(LoaderFidelity, BrokenSharedDependencyFailsEveryMember) {
   }
   std::size_t missing = 0;
   for (const auto& f : r.findings) {
-    if (f.kind != "missing-library") continue;
+    if (f.kind != verdict::FindingKind::MissingLibrary) continue;
     ++missing;
     EXPECT_EQ(f.member, "two/libcommon.so");
     EXPECT_EQ(f.roots.size(), 2U) << "loaded_by names both members";
@@ -201,7 +201,8 @@ TEST(LoaderFidelity, InterpreterSymbolsAreBound) {
   EXPECT_EQ(r311.verdict, verdict::Verdict::Incompatible) << verdict::render_text(r311, false);
   bool fpe = false;
   for (const auto& f : r311.findings)
-    fpe |= f.kind == "missing-symbol" && f.symbol == "PyFPE_jbuf" && f.severity == verdict::Severity::Error;
+    fpe |= f.kind == verdict::FindingKind::MissingSymbol && f.symbol == "PyFPE_jbuf" &&
+           f.severity == verdict::Severity::Error;
   EXPECT_TRUE(fpe) << verdict::render_text(r311, false);
   ASSERT_EQ(r311.members.size(), 1U);
   EXPECT_EQ(r311.members[0].symbols_interpreter, 1U) << "PyModule_Create2 binds to the interpreter";
@@ -210,7 +211,8 @@ TEST(LoaderFidelity, InterpreterSymbolsAreBound) {
   const auto r313 = check(whl, db_image(dir13, R"("debian13", "python3.13-debian")"));
   bool fpe13 = false;
   for (const auto& f : r313.findings) {
-    fpe13 |= f.kind == "missing-symbol" && f.symbol == "PyFPE_jbuf" && f.severity == verdict::Severity::Error;
+    fpe13 |= f.kind == verdict::FindingKind::MissingSymbol && f.symbol == "PyFPE_jbuf" &&
+             f.severity == verdict::Severity::Error;
   }
   EXPECT_TRUE(fpe13) << "Debian 13's CPython 3.13 exports no PyFPE_jbuf either\n" << verdict::render_text(r313, false);
 
@@ -219,7 +221,7 @@ TEST(LoaderFidelity, InterpreterSymbolsAreBound) {
   EXPECT_EQ(r312.verdict, verdict::Verdict::Unknown) << verdict::render_text(r312, false);
   bool named = false;
   for (const auto& f : r312.findings) {
-    if (f.kind == "missing-symbol" && f.severity == verdict::Severity::Condition) {
+    if (f.kind == verdict::FindingKind::MissingSymbol && f.severity == verdict::Severity::Condition) {
       named = f.explanation.find("PyFPE_jbuf") != std::string::npos &&
               f.explanation.find("PyModule_Create2") == std::string::npos;
     }

@@ -154,7 +154,7 @@ verdict::Report check_on(const WheelProfile& w, const std::string& target) {
 
 std::vector<std::string> kinds(const verdict::Report& r) {
   std::vector<std::string> out;
-  for (const auto& f : r.findings) out.push_back(f.kind);
+  for (const auto& f : r.findings) out.push_back(verdict::kind_name(f.kind));
   return out;
 }
 
@@ -213,8 +213,8 @@ TEST(Policy, SymbolVersionsSetTheFloorAndATagClaimingMoreIsCalledOut) {
   EXPECT_EQ(old.verdict, verdict::Verdict::Incompatible);
   bool version = false, tag = false;
   for (const auto& f : old.findings) {
-    if (f.kind == "policy-symbol-version") version = f.required_version == "GLIBC_2.36";
-    if (f.kind == "tag-claim") tag = f.severity == verdict::Severity::Error;
+    if (f.kind == verdict::FindingKind::PolicySymbolVersion) version = f.required_version == "GLIBC_2.36";
+    if (f.kind == verdict::FindingKind::TagClaim) tag = f.severity == verdict::Severity::Error;
   }
   EXPECT_TRUE(version && tag) << dump(old);
   const auto fits = check_on(p, "manylinux_2_39_x86_64");
@@ -227,7 +227,7 @@ TEST(Policy, SymbolVersionsSetTheFloorAndATagClaimingMoreIsCalledOut) {
   const auto in_image = verdict::check(p, db().get("debian12"), o);
   bool warned = false;
   for (const auto& f : in_image.findings) {
-    if (f.kind == "tag-claim") warned = f.severity == verdict::Severity::Warning;
+    if (f.kind == verdict::FindingKind::TagClaim) warned = f.severity == verdict::Severity::Warning;
   }
   EXPECT_TRUE(warned) << dump(in_image);
 }

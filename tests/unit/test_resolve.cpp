@@ -1,7 +1,7 @@
 // The loader's rules one by one, on wheels built here and images described in code: the dynamic string
-// tokens, LD_LIBRARY_PATH against RPATH and RUNPATH, DF_1_NODEFLIB, candidates of another ELF class
-// skipped, the cache before the default folders; and the checks around them (the driver a CUDA runtime
-// needs, the x86-64 ISA level, RECORD problems).
+// tokens (every one of an entry), LD_LIBRARY_PATH against RPATH and RUNPATH, DF_1_NODEFLIB, candidates
+// of another ELF class skipped, the cache before the default folders; and the checks around them (the
+// driver a CUDA runtime needs, the x86-64 ISA level, RECORD problems).
 #include <filesystem>
 
 #include "support.hpp"
@@ -87,8 +87,27 @@ TEST(Resolve, DynamicStringTokens) {
   const auto w = inspect_wheel(make_wheel(d, "t-1.0-cp312-cp312-linux_x86_64.whl", {{"t/ext.so", ext}}));
   const auto n = need_of(w, image_with({lib("/opt/lib/x86_64-linux-gnu/x86_64/libdep.so.1", "libdep.so.1")}),
                          "t/ext.so", "libdep.so.1");
-  EXPECT_EQ(n.rule, "runpath");
+  EXPECT_EQ(n.rule, resolve::How::Runpath);
   EXPECT_EQ(n.where, "/opt/lib/x86_64-linux-gnu/x86_64/libdep.so.1");
+}
+
+// glibc gives every $PLATFORM of an entry the same value, and expands every $ORIGIN and $LIB.
+TEST(Resolve, EveryTokenOfAnEntryIsExpanded) {
+  EXPECT_EQ(resolve::expand_tokens("$ORIGIN/$LIB/${ORIGIN}/$LIB", "/o", "lib64"), "/o/lib64//o/lib64");
+  TempDir d;
+  build(d, "libdep.so.1", "int dep(void) { return 1; }\n", "-Wl,-soname,libdep.so.1");
+  fs::rename(d.file("libdep.so.1"), d.file("libdep.so"));
+  const std::string ext =
+      build(d, "ext.so", "int dep(void);\nint ext(void) { return dep(); }\n",
+            "-L" + d.path() + " -ldep -Wl,--enable-new-dtags,-rpath,'/opt/$PLATFORM/x/${PLATFORM}'");
+  const auto w = inspect_wheel(make_wheel(d, "t-1.0-cp312-cp312-linux_x86_64.whl", {{"t/ext.so", ext}}));
+  const auto n =
+      need_of(w, image_with({lib("/opt/x86_64/x/x86_64/libdep.so.1", "libdep.so.1")}), "t/ext.so", "libdep.so.1");
+  EXPECT_EQ(n.rule, resolve::How::Runpath);
+  EXPECT_EQ(n.where, "/opt/x86_64/x/x86_64/libdep.so.1");
+  EXPECT_EQ(n.platforms, std::vector<std::string>{"x86_64"}) << "found only where $PLATFORM is x86_64";
+  ASSERT_FALSE(n.tried.empty());
+  EXPECT_EQ(n.tried.front().rfind("/opt/haswell/x/haswell/libdep.so.1 (DT_RUNPATH", 0), 0U) << n.tried.front();
 }
 
 TEST(Resolve, LdLibraryPathBeforeRunpathButAfterRpath) {
@@ -104,10 +123,10 @@ TEST(Resolve, LdLibraryPathBeforeRunpathButAfterRpath) {
   };
   const auto im = image_with({lib("/opt/ld/libdep.so.1", "libdep.so.1")}, {"/opt/ld"});
   const auto runpath = need_of(wheel_with("--enable-new-dtags"), im, "t/ext.so", "libdep.so.1");
-  EXPECT_EQ(runpath.rule, "LD_LIBRARY_PATH");
+  EXPECT_EQ(runpath.rule, resolve::How::LdLibraryPath);
   EXPECT_EQ(runpath.where, "/opt/ld/libdep.so.1");
   const auto rpath = need_of(wheel_with("--disable-new-dtags"), im, "t/ext.so", "libdep.so.1");
-  EXPECT_EQ(rpath.rule, "rpath");
+  EXPECT_EQ(rpath.rule, resolve::How::Rpath);
   EXPECT_EQ(rpath.where, "/sp/t/lib/libdep.so.1");
 }
 
@@ -123,8 +142,9 @@ TEST(Resolve, NodeflibSkipsTheCacheAndTheDefaultFolders) {
       make_wheel(d, "t-1.0-cp312-cp312-linux_x86_64.whl", {{"t/plain.so", plain}, {"t/nodeflib.so", nodeflib}}));
   const std::string path = "/usr/lib/x86_64-linux-gnu/libdep.so.1";
   const auto cached = image_with({lib(path, "libdep.so.1")}, {}, {{"libdep.so.1", path, "libc6,x86-64"}});
-  EXPECT_EQ(need_of(w, cached, "t/plain.so", "libdep.so.1").rule, "ld.so.cache");
-  EXPECT_EQ(need_of(w, image_with({lib(path, "libdep.so.1")}), "t/plain.so", "libdep.so.1").rule, "default path");
+  EXPECT_EQ(need_of(w, cached, "t/plain.so", "libdep.so.1").rule, resolve::How::LdSoCache);
+  EXPECT_EQ(need_of(w, image_with({lib(path, "libdep.so.1")}), "t/plain.so", "libdep.so.1").rule,
+            resolve::How::DefaultPath);
   const auto n = need_of(w, cached, "t/nodeflib.so", "libdep.so.1");
   EXPECT_EQ(n.found, nullptr);
   ASSERT_FALSE(n.tried.empty());
@@ -142,7 +162,7 @@ TEST(Resolve, CandidatesOfAnotherClassAreSkipped) {
                               lib("/usr/lib/x86_64-linux-gnu/libdep.so.1", "libdep.so.1")},
                              {"/opt/lib32"});
   const auto n = need_of(w, im, "t/ext.so", "libdep.so.1");
-  EXPECT_EQ(n.rule, "default path");
+  EXPECT_EQ(n.rule, resolve::How::DefaultPath);
   EXPECT_EQ(n.where, "/usr/lib/x86_64-linux-gnu/libdep.so.1");
   ASSERT_FALSE(n.tried.empty());
   EXPECT_NE(n.tried.front().find("skipped, i686/32-bit where x86_64/64-bit is needed"), std::string::npos)
@@ -164,7 +184,7 @@ TEST(VerdictChecks, DriverTooOldIsAnErrorWhenTheDriverIsKnown) {
   auto r = verdict::check(w, im);
   bool too_old = false;
   for (const auto& f : r.findings) {
-    if (f.kind == "driver-too-old") {
+    if (f.kind == verdict::FindingKind::DriverTooOld) {
       too_old = true;
       EXPECT_EQ(f.severity, verdict::Severity::Error);
       EXPECT_EQ(f.required_version, "580.65.06");
@@ -174,8 +194,8 @@ TEST(VerdictChecks, DriverTooOldIsAnErrorWhenTheDriverIsKnown) {
   EXPECT_EQ(r.verdict, verdict::Verdict::Incompatible);
   im.driver = image::Fact::known_as("580.82.07", "", image::Origin::Declared);
   r = verdict::check(w, im);
-  for (const auto& f : r.findings) EXPECT_NE(f.kind, "driver-too-old");
-  for (const auto& f : r.findings) EXPECT_NE(f.kind, "driver");
+  for (const auto& f : r.findings) EXPECT_NE(f.kind, verdict::FindingKind::DriverTooOld);
+  for (const auto& f : r.findings) EXPECT_NE(f.kind, verdict::FindingKind::Driver);
 }
 
 TEST(VerdictChecks, IsaLevelAndRecordProblemsAreReported) {
@@ -189,20 +209,20 @@ TEST(VerdictChecks, IsaLevelAndRecordProblemsAreReported) {
   const auto r = verdict::check(w, image_with({}));
   bool isa = false, record = false;
   for (const auto& f : r.findings) {
-    if (f.kind == "isa-level") {
+    if (f.kind == verdict::FindingKind::IsaLevel) {
       isa = true;
       EXPECT_EQ(f.severity, verdict::Severity::Condition);
       EXPECT_EQ(f.required_version, "x86-64-v3");
     }
-    if (f.kind == "record") {
+    if (f.kind == verdict::FindingKind::Record) {
       record = true;
       EXPECT_EQ(f.member, "v/data.txt");
-      EXPECT_EQ(f.severity, verdict::Severity::Warning);
+      EXPECT_EQ(f.severity, verdict::Severity::Error) << "a wheel that is not what its RECORD says";
     }
   }
   EXPECT_TRUE(isa) << verdict::render_text(r, false);
   EXPECT_TRUE(record) << verdict::render_text(r, false);
-  EXPECT_EQ(r.verdict, verdict::Verdict::Unknown) << "the runner's CPU decides";
+  EXPECT_EQ(r.verdict, verdict::Verdict::Incompatible) << "RECORD decides before the runner's CPU";
 }
 
 // The db travels with the binary: installed, `--image cuda13.0` works from any folder.
@@ -237,7 +257,7 @@ TEST(VerdictChecks, UnreadableExportTableIsSaid) {
   const auto r = verdict::check(w, image_with({l}));
   bool said = false;
   for (const auto& f : r.findings) {
-    if (f.kind == "missing-symbol" && f.classification == "unknown-exports") {
+    if (f.kind == verdict::FindingKind::MissingSymbol && f.classification == verdict::Why::UnknownExports) {
       said = f.explanation.find("could not be read") != std::string::npos &&
              f.explanation.find("broken.exports.gz") != std::string::npos;
       EXPECT_EQ(f.severity, verdict::Severity::Condition);

@@ -77,13 +77,13 @@ image::Image musl_image(const std::string& arch, const std::string& musl, std::v
 
 std::vector<std::string> kinds(const std::vector<Finding>& findings) {
   std::vector<std::string> out;
-  for (const auto& f : findings) out.push_back(f.kind);
+  for (const auto& f : findings) out.push_back(verdict::kind_name(f.kind));
   return out;
 }
 
 const Finding* find(const std::vector<Finding>& findings, const std::string& kind) {
   for (const auto& f : findings) {
-    if (f.kind == kind) return &f;
+    if (verdict::kind_name(f.kind) == kind) return &f;
   }
   return nullptr;
 }
@@ -98,8 +98,8 @@ bool has_evidence(const Finding& f, const std::string& needle) {
 std::string dump(const std::vector<Finding>& findings) {
   std::string out;
   for (const auto& f : findings) {
-    out += f.kind + " [" + std::to_string(static_cast<int>(f.severity)) + "] " + f.explanation + " | fix: " + f.fix +
-           " | required: " + f.required_version + "\n";
+    out += verdict::kind_name(f.kind) + " [" + std::to_string(static_cast<int>(f.severity)) + "] " + f.explanation +
+           " | fix: " + f.fix + " | required: " + f.required_version + "\n";
     for (const auto& e : f.evidence) out += "    " + e + "\n";
   }
   return out;

@@ -1,15 +1,19 @@
 // The verdict end to end, on wheels and image roots built at test time from C/C++ sources: RPATH versus
 // RUNPATH, a version the provider lacks, the pre-C++11 std::string ABI, a changed parameter list, a
 // foreign machine, a Requires-Dist: torch extension, CUDA runtimes and the driver; resolution compared
-// with libtree (Debian's package) on the same folders.
+// with libtree (Debian's package) on the same folders; reasons that are true (a library in the wheel
+// off the search path, no sentence said twice, counts that agree with the verdict, integrity no route
+// covers).
 #include <filesystem>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "support.hpp"
 #include "wheelcheck/exports.hpp"
 #include "wheelcheck/image.hpp"
 #include "wheelcheck/profile.hpp"
+#include "wheelcheck/rules.hpp"
 #include "wheelcheck/verdict.hpp"
 
 namespace fs = std::filesystem;
@@ -71,7 +75,7 @@ verdict::Report check(const std::string& wheel, const image::Image& im, const st
 std::vector<const verdict::Finding*> findings(const verdict::Report& r, const std::string& kind) {
   std::vector<const verdict::Finding*> out;
   for (const auto& f : r.findings) {
-    if (f.kind == kind) out.push_back(&f);
+    if (verdict::kind_name(f.kind) == kind) out.push_back(&f);
   }
   return out;
 }
@@ -105,7 +109,7 @@ TEST(Verdict, RpathIsInheritedRunpathIsNot) {
     for (const auto& n : m.needs) {
       if (m.path == "pkg/ext.so" && n.name == "libleaf.so") {
         EXPECT_TRUE(n.found);
-        EXPECT_EQ(n.rule, "rpath");
+        EXPECT_EQ(n.rule, resolve::How::Rpath);
         EXPECT_EQ(n.requester, "pkg/lib/libmid.so");
         inherited = true;
       }
@@ -128,7 +132,7 @@ TEST(Verdict, RpathIsInheritedRunpathIsNot) {
   // The member that found its own library through its RUNPATH is fine.
   for (const auto& m : runpath.members) {
     if (m.path == "pkg/ext.so") {
-      EXPECT_EQ(m.needs.front().rule, "runpath");
+      EXPECT_EQ(m.needs.front().rule, resolve::How::Runpath);
     }
   }
 }
@@ -168,7 +172,8 @@ TEST(Verdict, ResolutionAgreesWithLibtree) {
     for (const auto& m : r.members) {
       if (m.path != "pkg/ext.so") continue;
       for (const auto& n : m.needs) {
-        if (n.name == "libleaf.so" || n.name == "libmid.so") ours[n.name] = n.found ? n.rule : "not found";
+        if (n.name == "libleaf.so" || n.name == "libmid.so")
+          ours[n.name] = n.found ? resolve::how_name(n.rule) : "not found";
       }
     }
     EXPECT_EQ(ours, theirs) << lt.out << describe(r);
@@ -390,7 +395,7 @@ TEST(Verdict, RequiresDistTorchResolvesIntoTorchLib) {
       check(wheel_of(w2, "ops-1.0-cp312-cp312-linux_x86_64.whl", members, {"--requires-dist", "torch>=2.6"}), im);
   EXPECT_EQ(with.verdict, verdict::Verdict::Compatible) << describe(with);
   ASSERT_FALSE(with.members.empty());
-  EXPECT_EQ(with.members[0].needs[0].rule, "already loaded");
+  EXPECT_EQ(with.members[0].needs[0].rule, resolve::How::AlreadyLoaded);
   EXPECT_EQ(with.members[0].needs[0].where, "/opt/venv/lib/python3.12/site-packages/torch/lib/libc10.so");
   EXPECT_EQ(with.members[0].symbols_bound, 1U);
 }
@@ -408,7 +413,7 @@ TEST(Verdict, TorchExtensionBuiltAgainstOtherHeadersIsASignatureChange) {
   const auto missing = findings(r, "missing-symbol");
   ASSERT_EQ(missing.size(), 1U) << describe(r);
   EXPECT_EQ(missing[0]->demangled, "c10::MessageLogger::MessageLogger(char const*, int, int)");
-  EXPECT_EQ(missing[0]->classification, "signature-changed");
+  EXPECT_EQ(missing[0]->classification, verdict::Why::SignatureChanged);
   EXPECT_EQ(missing[0]->candidates.at(0), "c10::MessageLogger::MessageLogger(c10::SourceLocation, int, bool)");
   EXPECT_EQ(missing[0]->library, "libc10.so");
 }
@@ -527,6 +532,148 @@ TEST(Verdict, ImportedLibrariesAreOutOfReachWithoutANeed) {
       im);
   const auto missing = findings(r, "missing-symbol");
   ASSERT_EQ(missing.size(), 1U) << describe(r);
-  EXPECT_EQ(missing[0]->classification, "absent") << describe(r);
+  EXPECT_EQ(missing[0]->classification, verdict::Why::Absent) << describe(r);
   EXPECT_EQ(r.verdict, verdict::Verdict::Incompatible);
+}
+
+namespace {
+
+// Sentences said twice in one explanation ("" when none is).
+std::string repeated_sentence(const std::string& text) {
+  std::set<std::string> seen;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    auto end = text.find(". ", start);
+    const std::string sentence = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (!sentence.empty() && !seen.insert(sentence).second) return sentence;
+    if (end == std::string::npos) break;
+    start = end + 2;
+  }
+  return "";
+}
+
+// An optional route over pkg/_opt*, off with USE_OPT=0.
+rules::RuleSet optional_route() {
+  return rules::parse(R"({"schema": "wheelcheck-rules/1", "name": "t", "routes": [{"name": "opt", "optional": true,
+      "members": ["pkg/_opt*"], "gates": {"USE_OPT": "0"}}]})",
+                      "test rules");
+}
+
+// The last line of the text report: "UNKNOWN: 0 errors ..., 1 condition, 0 warnings; exit 4".
+std::string headline(const verdict::Report& r) {
+  std::string text = verdict::render_text(r, false);
+  text.pop_back();
+  return text.substr(text.find_last_of('\n') + 1);
+}
+
+const char* const k_needs_gone = "int gone(void);\nint PyInit__opt(void) { return gone(); }\n";
+const char* const k_needs_python_fpe = "extern int PyFPE_jbuf[];\nint PyInit__core(void) { return PyFPE_jbuf[0]; }\n";
+
+}  // namespace
+
+// A library in the wheel that no search path of its requester reaches is said to be there, with the
+// RUNPATH that would reach it; "not in the image, the wheel, or the distributions" only when true.
+TEST(Verdict, MissingLibraryInTheWheelButOffThePathSaysSo) {
+  TempDir w;
+  const std::string foo = build(w, "libfoo.so", "int foo(void) { return 1; }\n", "-Wl,-soname,libfoo.so");
+  build(w, "libnowhere.so", "int nowhere(void) { return 1; }\n", "-Wl,-soname,libnowhere.so");
+  const std::string ext =
+      build(w, "_ext.cpython-312-x86_64-linux-gnu.so",
+            "int foo(void);\nint nowhere(void);\nint PyInit__ext(void) { return foo() + nowhere(); }\n",
+            "-L" + w.path() + " -lfoo -lnowhere");
+  const std::string whl = make_wheel(w, "f-1.0-cp312-cp312-linux_x86_64.whl",
+                                     {{"pkg/_ext.cpython-312-x86_64-linux-gnu.so", ext}, {"pkg/lib/libfoo.so", foo}});
+  TempDir d;
+  const auto r = check(whl, load_image(image_file(d, "img")));
+  std::map<std::string, const verdict::Finding*> by_library;
+  for (const auto* f : findings(r, "missing-library")) by_library[f->library] = f;
+  ASSERT_EQ(by_library.size(), 2U) << describe(r);
+  const auto& in_wheel = *by_library.at("libfoo.so");
+  EXPECT_EQ(in_wheel.explanation.rfind("libfoo.so is in the wheel at pkg/lib/libfoo.so, but no search path of "
+                                       "pkg/_ext.cpython-312-x86_64-linux-gnu.so reaches it.",
+                                       0),
+            0U)
+      << describe(r);
+  EXPECT_NE(in_wheel.fix.find("-Wl,-rpath,'$ORIGIN/lib'"), std::string::npos) << in_wheel.fix;
+  EXPECT_EQ(in_wheel.explanation.find("not in the image"), std::string::npos);
+  const auto& nowhere = *by_library.at("libnowhere.so");
+  EXPECT_NE(nowhere.explanation.find("which is not in the image, the wheel, or the distributions"), std::string::npos)
+      << nowhere.explanation;
+}
+
+// Two members share a library whose own dependency is missing: the one finding counts the symbols it
+// would have provided once, however many members load it.
+TEST(Verdict, NoExplanationRepeatsASentence) {
+  TempDir w;
+  build(w, "libgone.so", "int gone(void) { return 1; }\n", "-Wl,-soname,libgone.so");
+  const std::string common = build(w, "libcommon.so", "int gone(void);\nint common(void) { return gone(); }\n",
+                                   "-L" + w.path() + " -lgone -Wl,-soname,libcommon.so");
+  const std::string src = "int common(void);\nint f(void) { return common(); }\n";
+  const std::string flags = "-L" + w.path() + " -lcommon -Wl,-rpath,'$ORIGIN'";
+  const std::string a = build(w, "_a.cpython-312-x86_64-linux-gnu.so", src, flags);
+  const std::string b = build(w, "_b.cpython-312-x86_64-linux-gnu.so", src, flags);
+  const std::string whl = make_wheel(w, "two-1.0-cp312-cp312-linux_x86_64.whl",
+                                     {{"two/libcommon.so", common},
+                                      {"two/_a.cpython-312-x86_64-linux-gnu.so", a},
+                                      {"two/_b.cpython-312-x86_64-linux-gnu.so", b}});
+  TempDir d;
+  const auto r = check(whl, load_image(image_file(d, "img")));
+  const auto missing = findings(r, "missing-library");
+  ASSERT_EQ(missing.size(), 1U) << describe(r);
+  EXPECT_EQ(missing[0]->roots.size(), 2U);
+  const std::string& e = missing[0]->explanation;
+  EXPECT_EQ(e.find("would have come from it"), e.rfind("would have come from it")) << e;
+  for (const auto& f : r.findings) EXPECT_EQ(repeated_sentence(f.explanation), "") << f.explanation;
+}
+
+// The text report's counts agree with the verdict: an error confined to an optional route that is off is
+// counted apart, so an unknown (or degraded) verdict never reads "1 error".
+TEST(Verdict, HeadlineCountsWhatDecidesTheVerdict) {
+  TempDir w;
+  build(w, "libgone.so", "int gone(void) { return 1; }\n", "-Wl,-soname,libgone.so");
+  const std::string opt = build(w, "_opt.cpython-312-x86_64-linux-gnu.so", k_needs_gone, "-L" + w.path() + " -lgone");
+  const std::string core = build(w, "_core.cpython-312-x86_64-linux-gnu.so", k_needs_python_fpe, "");
+  TempDir d;
+  const auto im = load_image(image_file(d, "img"));
+  const auto rules = optional_route();
+  verdict::CheckOptions o;
+  o.rules = &rules;
+  // The core member's PyFPE_jbuf may come from the interpreter, whose exports are unknown: a condition.
+  const auto unknown = verdict::check(inspect_wheel(make_wheel(w, "u-1.0-cp312-cp312-linux_x86_64.whl",
+                                                               {{"pkg/_core.cpython-312-x86_64-linux-gnu.so", core},
+                                                                {"pkg/_opt.cpython-312-x86_64-linux-gnu.so", opt}})),
+                                      im, o);
+  EXPECT_EQ(unknown.verdict, verdict::Verdict::Unknown) << describe(unknown);
+  EXPECT_EQ(headline(unknown),
+            "UNKNOWN: 0 errors (and 1 error in optional routes that are off), 1 condition, 1 warning; exit 4");
+  const auto degraded = verdict::check(inspect_wheel(make_wheel(w, "g-1.0-cp312-cp312-linux_x86_64.whl",
+                                                                {{"pkg/_opt.cpython-312-x86_64-linux-gnu.so", opt}})),
+                                       im, o);
+  EXPECT_EQ(degraded.verdict, verdict::Verdict::Degraded) << describe(degraded);
+  EXPECT_EQ(headline(degraded),
+            "DEGRADED: 0 errors (and 1 error in optional routes that are off), 0 conditions, 1 warning; exit 3");
+}
+
+// A wheel that fails its own integrity is incompatible, even where the member concerned belongs to an
+// optional route that is off: a RECORD mismatch is an error no route covers.
+TEST(Verdict, IntegrityIsNeverCoveredByAnOptionalRoute) {
+  TempDir w;
+  build(w, "libgone.so", "int gone(void) { return 1; }\n", "-Wl,-soname,libgone.so");
+  const std::string opt = build(w, "_opt.cpython-312-x86_64-linux-gnu.so", k_needs_gone, "-L" + w.path() + " -lgone");
+  const std::string whl =
+      make_wheel(w, "i-1.0-cp312-cp312-linux_x86_64.whl", {{"pkg/_opt.cpython-312-x86_64-linux-gnu.so", opt}},
+                 {"--tamper", "pkg/_opt.cpython-312-x86_64-linux-gnu.so"});
+  TempDir d;
+  const auto rules = optional_route();
+  verdict::CheckOptions o;
+  o.rules = &rules;
+  const auto r = verdict::check(inspect_wheel(whl), load_image(image_file(d, "img")), o);
+  const auto record = findings(r, "record");
+  ASSERT_EQ(record.size(), 1U) << describe(r);
+  EXPECT_EQ(record[0]->severity, verdict::Severity::Error);
+  EXPECT_NE(record[0]->explanation.find("not what its RECORD says"), std::string::npos) << record[0]->explanation;
+  EXPECT_NE(record[0]->fix.find("re-download"), std::string::npos) << record[0]->fix;
+  EXPECT_EQ(r.verdict, verdict::Verdict::Incompatible) << describe(r);
+  EXPECT_EQ(headline(r).rfind("INCOMPATIBLE: 1 error (and 1 error in optional routes that are off)", 0), 0U)
+      << headline(r);
 }

@@ -1,0 +1,134 @@
+// The verdict's words: the names of severities, verdicts, finding kinds and classifications (the
+// strings of the JSON and docs/verdict.md), a finding's one short summary, and the draft findings are
+// made from (findings.hpp).
+#include "inspector/verdict/findings.hpp"
+
+#include <fmt/format.h>
+
+#include "wheelcheck/cxx_names.hpp"
+
+namespace wheelcheck::verdict {
+
+std::string severity_name(Severity s) {
+  switch (s) {
+    case Severity::Info: return "info";
+    case Severity::Condition: return "condition";
+    case Severity::Warning: return "warning";
+    case Severity::Error: return "error";
+  }
+  return "error";
+}
+
+std::string verdict_name(Verdict v) {
+  switch (v) {
+    case Verdict::Compatible: return "compatible";
+    case Verdict::Degraded: return "degraded";
+    case Verdict::Incompatible: return "incompatible";
+    case Verdict::Unknown: return "unknown";
+  }
+  return "unknown";
+}
+
+int exit_code(Verdict v) {
+  switch (v) {
+    case Verdict::Compatible: return 0;
+    case Verdict::Incompatible: return 1;
+    case Verdict::Degraded: return 3;
+    case Verdict::Unknown: return 4;
+  }
+  return 4;
+}
+
+Verdict worst(Verdict a, Verdict b) {
+  auto rank = [](Verdict v) {
+    switch (v) {
+      case Verdict::Incompatible: return 3;
+      case Verdict::Unknown: return 2;
+      case Verdict::Degraded: return 1;
+      case Verdict::Compatible: return 0;
+    }
+    return 0;
+  };
+  return rank(a) >= rank(b) ? a : b;
+}
+
+std::string kind_name(FindingKind kind) {
+  switch (kind) {
+    case FindingKind::MissingLibrary: return "missing-library";
+    case FindingKind::MissingVersion: return "missing-version";
+    case FindingKind::MissingSymbol: return "missing-symbol";
+    case FindingKind::WrongArch: return "wrong-arch";
+    case FindingKind::TagPython: return "tag-python";
+    case FindingKind::TagAbi: return "tag-abi";
+    case FindingKind::TagPlatform: return "tag-platform";
+    case FindingKind::RequiresPython: return "requires-python";
+    case FindingKind::Driver: return "driver";
+    case FindingKind::DriverTooOld: return "driver-too-old";
+    case FindingKind::IsaLevel: return "isa-level";
+    case FindingKind::DeclaredLibrary: return "declared-library";
+    case FindingKind::CpuPlatform: return "cpu-platform";
+    case FindingKind::Archive: return "archive";
+    case FindingKind::Record: return "record";
+    case FindingKind::UnreadableMember: return "unreadable-member";
+    case FindingKind::TagClaim: return "tag-claim";
+    case FindingKind::PolicyMachine: return "policy-machine";
+    case FindingKind::PolicyLibc: return "policy-libc";
+    case FindingKind::PolicyApiLevel: return "policy-api-level";
+    case FindingKind::PolicySymbolVersion: return "policy-symbol-version";
+    case FindingKind::PolicyLibrary: return "policy-library";
+    case FindingKind::PolicyBlacklist: return "policy-blacklist";
+    case FindingKind::PolicyUcs2: return "policy-ucs2";
+    case FindingKind::PolicyPyfpe: return "policy-pyfpe";
+    case FindingKind::PolicyIsaLevel: return "policy-isa-level";
+    case FindingKind::PolicyUnknown: return "policy-unknown";
+  }
+  return "unknown";
+}
+
+bool is_integrity(FindingKind kind) {
+  return kind == FindingKind::Archive || kind == FindingKind::Record || kind == FindingKind::UnreadableMember;
+}
+
+std::string why_name(Why why) {
+  switch (why) {
+    case Why::None: return "";
+    case Why::LibraryMissing: return "library-missing";
+    case Why::SignatureChanged: return "signature-changed";
+    case Why::CxxAbiMismatch: return "cxx-abi-mismatch";
+    case Why::VersionTooNew: return "version-too-new";
+    case Why::Absent: return "absent";
+    case Why::UnknownExports: return "unknown-exports";
+  }
+  return "";
+}
+
+Why why_of(std::string_view name) {
+  for (Why w : {Why::LibraryMissing, Why::SignatureChanged, Why::CxxAbiMismatch, Why::VersionTooNew, Why::Absent,
+                Why::UnknownExports}) {
+    if (why_name(w) == name) return w;
+  }
+  return Why::None;
+}
+
+std::string summary(const Finding& f) {
+  switch (f.kind) {
+    case FindingKind::MissingLibrary: return "missing library " + f.library;
+    case FindingKind::MissingSymbol:
+      return fmt::format("undefined symbol {}{}  [{}]", f.demangled.empty() ? f.symbol : f.demangled,
+                         f.required_version.empty() ? "" : "@" + f.required_version, why_name(f.classification));
+    case FindingKind::MissingVersion: return fmt::format("version {} of {} not found", f.required_version, f.library);
+    case FindingKind::Driver: return "driver >= " + f.required_version + " needed";
+    case FindingKind::DriverTooOld: return "driver too old: needs >= " + f.required_version;
+    case FindingKind::IsaLevel: return "needs an " + f.required_version + " CPU";
+    case FindingKind::DeclaredLibrary: return f.library + " taken from the image's declaration";
+    default: return kind_name(f.kind);
+  }
+}
+
+Draft& Draft::symbol(std::string mangled) {
+  m_f.demangled = cxx::demangle(mangled).value_or("");
+  m_f.symbol = std::move(mangled);
+  return *this;
+}
+
+}  // namespace wheelcheck::verdict

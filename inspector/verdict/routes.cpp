@@ -1,0 +1,140 @@
+// Routes and the verdict. A route is a set of members (db/rules), core or optional for the wheel
+// checked. It is unavailable when an error names one of its members, or when a route it depends on is
+// unavailable (to a fixed point, in rule order); its reasons are the summaries of those errors.
+// The verdict then counts what is left: an error outside the members of unavailable optional routes is
+// incompatible; a condition outside them is unknown; errors confined to them are degraded. A wheel that
+// fails its own integrity (archive, record, unreadable-member) is never covered by a route.
+#include "inspector/verdict/routes.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+
+#include "wheelcheck/wheel.hpp"
+
+namespace wheelcheck::verdict {
+
+namespace {
+
+using resolve::Object;
+
+// The route's members in these wheels: the checked wheel's and those installed beside it.
+Route route_of(const rules::Route& route, const resolve::Space& space, const std::string& main_wheel) {
+  Route rt;
+  rt.name = route.name;
+  rt.rule_set = route.rule_set;
+  rt.summary = route.summary;
+  rt.optional = !rules::core_for(route, main_wheel);
+  for (const auto& o : space.objects()) {
+    if (o->binary == nullptr || (o->source != Object::Source::Wheel && o->source != Object::Source::WithWheel))
+      continue;
+    if (rules::route_has(route, o->wheel, o->member)) rt.members.push_back(o->member);
+  }
+  return rt;
+}
+
+// The findings that name a member of the route: errors make it unavailable, conditions it depends on.
+void judge(Route& rt, const std::vector<Finding>& findings) {
+  const std::set<std::string> mine(rt.members.begin(), rt.members.end());
+  std::set<std::string> said;
+  for (const auto& f : findings) {
+    std::string who = mine.count(f.member) ? f.member : "";
+    for (const auto& root : f.roots) {
+      if (who.empty() && mine.count(root)) who = root;
+    }
+    if (who.empty()) continue;
+    if (f.severity == Severity::Error) {
+      rt.available = false;
+      const std::string what = summary(f);
+      if (said.insert(who + what).second) rt.reasons.push_back(who + ": " + what);
+    } else if (f.severity == Severity::Condition) {
+      if (said.insert(f.explanation).second) rt.conditions.push_back(who + ": " + f.explanation);
+    }
+  }
+}
+
+// The members of the unavailable optional routes: errors confined to them degrade the wheel.
+std::set<std::string> off_members(const Report& r) {
+  std::set<std::string> off;
+  for (const auto& rt : r.routes) {
+    if (rt.optional && !rt.available) off.insert(rt.members.begin(), rt.members.end());
+  }
+  return off;
+}
+
+bool covered(const Finding& f, const std::set<std::string>& off) {
+  if (is_integrity(f.kind)) return false;
+  if (!f.member.empty() && off.count(f.member)) return true;
+  return std::any_of(f.roots.begin(), f.roots.end(), [&](const std::string& m) { return off.count(m) != 0; });
+}
+
+}  // namespace
+
+void evaluate_routes(Report& r, const rules::RuleSet& rules, const resolve::Space& space, const WheelProfile& wheel) {
+  const std::string main_wheel = wheel::normalize_project_name(wheel.filename.name);
+  std::map<std::string, std::size_t> index;
+  for (const auto& route : rules.routes) {
+    Route rt = route_of(route, space, main_wheel);
+    if (rt.members.empty()) continue;  // the route is not in these wheels
+    judge(rt, r.findings);
+    index[rt.name] = r.routes.size();
+    r.routes.push_back(std::move(rt));
+  }
+  // A route whose dependency is unavailable is unavailable too (in rule order, to a fixed point).
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const auto& route : rules.routes) {
+      auto me = index.find(route.name);
+      if (me == index.end() || !r.routes[me->second].available) continue;
+      for (const auto& dep : route.depends_on) {
+        auto d = index.find(dep);
+        if (d != index.end() && !r.routes[d->second].available) {
+          r.routes[me->second].available = false;
+          r.routes[me->second].reasons.push_back("needs route " + dep + ", which is unavailable");
+          changed = true;
+          break;
+        }
+      }
+    }
+  }
+  for (auto& rt : r.routes) {
+    if (rt.available) continue;
+    for (const auto& route : rules.routes) {
+      if (route.name == rt.name) rt.gates = route.gates;
+    }
+  }
+}
+
+Tally tally(const Report& r) {
+  const std::set<std::string> off = off_members(r);
+  Tally t;
+  for (const auto& f : r.findings) {
+    switch (f.severity) {
+      case Severity::Error: ++(covered(f, off) ? t.route_errors : t.errors); break;
+      case Severity::Condition: t.conditions += covered(f, off) ? 0 : 1; break;
+      case Severity::Warning: ++t.warnings; break;
+      case Severity::Info: break;
+    }
+  }
+  return t;
+}
+
+Verdict verdict_of(const Tally& t) {
+  return t.errors > 0         ? Verdict::Incompatible
+         : t.conditions > 0   ? Verdict::Unknown
+         : t.route_errors > 0 ? Verdict::Degraded
+                              : Verdict::Compatible;
+}
+
+void decide(Report& r) {
+  const std::set<std::string> off = off_members(r);
+  std::set<std::string> seen;
+  for (const auto& f : r.findings) {
+    if (f.severity == Severity::Condition && !covered(f, off) && seen.insert(f.explanation).second)
+      r.conditions.push_back(f.explanation);
+  }
+  r.verdict = verdict_of(tally(r));
+}
+
+}  // namespace wheelcheck::verdict
