@@ -43,7 +43,8 @@ void read_file(ElfFile& file, bool want_table) {
     }
     file.binary = elf::read_elf_file(file.host_path);
     // ET_DYN only, except for programs: executables are not loaded as libraries.
-    if (file.binary.type != 3 && !(file.program && file.binary.type == 2)) return;
+    if (file.binary.type != elf::FileType::Shared && !(file.program && file.binary.type == elf::FileType::Executable))
+      return;
     if (want_table) {
       file.table = exports::Table::from_binary(file.binary, base_name(file.image_path), file.image_path);
     }

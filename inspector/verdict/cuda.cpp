@@ -70,7 +70,7 @@ std::string cudart_list(const std::vector<std::string>& sonames) {
 
 void explain_missing_cudart(Draft& f, const std::string& who, int major, const std::string& soname,
                             const image::Image& image) {
-  if (image.toolkit && image.toolkit->kind == "cuda") {
+  if (image.toolkit && image.toolkit->kind == image::ToolkitKind::Cuda) {
     const auto& tk = *image.toolkit;
     f.explain(fmt::format("{} is built for CUDA {} (needs {}); the image has CUDA {}{}.", who, major, soname,
                           tk.version.text(), cudart_list(tk.runtime_sonames)));
