@@ -224,6 +224,12 @@ Report check(const WheelProfile& wheel, const image::Image& image, const CheckOp
 // is known. Source in inspector/verdict/cuda.cpp.
 std::string minimum_driver(int cuda_major);
 
+// The finding that decided the verdict, the worst of them: for incompatible an error outside the optional
+// routes that are off, for unknown such a condition, for degraded an error inside one; null for compatible.
+const Finding* reason(const Report& report);
+// The exit code a report stands for: its verdict's, except 2 (bad input) for a wheel that fails its own
+// integrity (an error of kind archive, record or unreadable-member), whatever the verdict.
+int exit_code(const Report& report);
 std::string render_text(const Report& report, bool color);
 nlohmann::ordered_json to_json(const Report& report);
 nlohmann::ordered_json route_to_json(const Route& route);

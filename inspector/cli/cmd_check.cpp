@@ -62,7 +62,8 @@ std::vector<std::string> search_dirs(const std::vector<WheelProfile>& a, const s
   return dirs;
 }
 
-// One row per image, one column per wheel ([1], [2], ... named below); with one wheel, the first reason.
+// One row per image, one column per wheel ([1], [2], ... named below); with one wheel, the reason: the
+// worst of the findings that decided the cell's verdict.
 std::string matrix_text(const std::vector<verdict::Report>& reports, const std::vector<std::string>& wheels,
                         const std::vector<Target>& images, bool color) {
   const Paint p{color};
@@ -75,18 +76,16 @@ std::string matrix_text(const std::vector<verdict::Report>& reports, const std::
   for (const auto& t : images) width = std::max(width, t.image.name.size());
   std::string out = fmt::format("{:<{}}", "image", width);
   for (std::size_t w = 0; w < wheels.size(); ++w) out += fmt::format("  {:<13}", fmt::format("[{}]", w + 1));
-  if (wheels.size() == 1) out += "  first reason";
+  if (wheels.size() == 1) out += "  reason";
   out += "\n";
   for (std::size_t k = 0; k < images.size(); ++k) {
     out += fmt::format("{:<{}}", images[k].image.name, width);
     for (std::size_t w = 0; w < wheels.size(); ++w) {
       const auto& r = reports[w * images.size() + k];
       out += "  " + paint(r.verdict, fmt::format("{:<13}", verdict::verdict_name(r.verdict)));
-      if (wheels.size() == 1 && !r.findings.empty() && r.verdict != verdict::Verdict::Compatible) {
-        const auto& f = r.findings.front();
-        std::string why = (f.member.empty() ? "" : f.member + ": ") + verdict::kind_name(f.kind) +
-                          (f.library.empty() ? "" : " " + f.library) +
-                          (f.symbol.empty() ? "" : " " + (f.demangled.empty() ? f.symbol : f.demangled));
+      const verdict::Finding* f = wheels.size() == 1 ? verdict::reason(r) : nullptr;
+      if (f != nullptr) {
+        std::string why = (f->member.empty() ? "" : f->member + ": ") + verdict::summary(*f);
         if (why.size() > 70) why = why.substr(0, 67) + "...";
         out += "  " + why;
       }
@@ -308,11 +307,7 @@ int check_and_print(const CheckArgs& a, const std::string& format, bool gates_ou
         arr.push_back(error_entry(a.wheels[i], *failures[i]));
         continue;
       }
-      for (std::size_t k = 0; k < images.size(); ++k) {
-        auto j = verdict::to_json(reports[next++]);
-        if (!integrity_problems(profiles[i]).empty()) j["exit_code"] = k_exit_bad_input;
-        arr.push_back(std::move(j));
-      }
+      for (std::size_t k = 0; k < images.size(); ++k) arr.push_back(verdict::to_json(reports[next++]));
     }
     print_json(arr.size() == 1 ? arr.front() : arr);
   } else if (reports.size() == 1) {

@@ -3,6 +3,8 @@
 // made from (findings.hpp).
 #include "inspector/verdict/findings.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "wheelcheck/cxx_names.hpp"
@@ -37,6 +39,13 @@ int exit_code(Verdict v) {
     case Verdict::Unknown: return 4;
   }
   return 4;
+}
+
+int exit_code(const Report& report) {
+  const bool integrity = std::any_of(report.findings.begin(), report.findings.end(), [](const Finding& f) {
+    return f.severity == Severity::Error && is_integrity(f.kind);
+  });
+  return integrity ? 2 : exit_code(report.verdict);
 }
 
 Verdict worst(Verdict a, Verdict b) {

@@ -104,10 +104,13 @@ std::string render_text(const Report& r, bool color) {
   // apart (they degrade, nothing more), and so are conditions within them (they decide nothing).
   const Tally t = tally(r);
   auto count = [](std::size_t n, const char* what) { return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s"); };
+  if (exit_code(r) != exit_code(r.verdict)) {
+    out += "\n" + p.red("The wheel fails its own integrity") + ": it is not what its RECORD says; do not pin it.\n";
+  }
   out += fmt::format(
       "\n{}: {}{}, {}, {}; exit {}\n", verdict_word(r.verdict, p), count(t.errors, "error"),
       t.route_errors == 0 ? "" : " (and " + count(t.route_errors, "error") + " in optional routes that are off)",
-      count(t.conditions, "condition"), count(t.warnings, "warning"), exit_code(r.verdict));
+      count(t.conditions, "condition"), count(t.warnings, "warning"), exit_code(r));
   return out;
 }
 
@@ -124,7 +127,7 @@ nlohmann::ordered_json to_json(const Report& r) {
   ojson j;
   j["schema"] = r.schema;
   j["verdict"] = verdict_name(r.verdict);
-  j["exit_code"] = exit_code(r.verdict);
+  j["exit_code"] = exit_code(r);
   j["wheel"] = {{"filename", r.wheel}, {"sha256", r.wheel_sha256}};
   j["image"] = {{"name", r.image}, {"summary", r.image_summary}};
   ojson findings = ojson::array();

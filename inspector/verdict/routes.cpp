@@ -120,6 +120,19 @@ Tally tally(const Report& r) {
   return t;
 }
 
+const Finding* reason(const Report& r) {
+  const std::set<std::string> off = off_members(r);
+  // Findings are worst first: the first of the kind that decided the verdict.
+  for (const auto& f : r.findings) {
+    const bool decides = r.verdict == Verdict::Incompatible ? f.severity == Severity::Error && !covered(f, off)
+                         : r.verdict == Verdict::Unknown    ? f.severity == Severity::Condition && !covered(f, off)
+                         : r.verdict == Verdict::Degraded   ? f.severity == Severity::Error
+                                                            : false;
+    if (decides) return &f;
+  }
+  return nullptr;
+}
+
 Verdict verdict_of(const Tally& t) {
   return t.errors > 0         ? Verdict::Incompatible
          : t.conditions > 0   ? Verdict::Unknown

@@ -652,6 +652,14 @@ TEST(Verdict, HeadlineCountsWhatDecidesTheVerdict) {
   EXPECT_EQ(degraded.verdict, verdict::Verdict::Degraded) << describe(degraded);
   EXPECT_EQ(headline(degraded),
             "DEGRADED: 0 errors (and 1 error in optional routes that are off), 0 conditions, 1 warning; exit 3");
+  // The reason a matrix cell shows is the worst finding that decided the verdict: for unknown the
+  // condition, not the (worse) error inside the optional route that is off; for degraded that error.
+  ASSERT_NE(verdict::reason(unknown), nullptr);
+  EXPECT_EQ(verdict::reason(unknown)->severity, verdict::Severity::Condition) << describe(unknown);
+  EXPECT_EQ(unknown.findings.front().severity, verdict::Severity::Error) << "the error is the worst finding";
+  ASSERT_NE(verdict::reason(degraded), nullptr);
+  EXPECT_EQ(verdict::reason(degraded)->kind, verdict::FindingKind::MissingLibrary) << describe(degraded);
+  EXPECT_EQ(verdict::reason(degraded)->library, "libgone.so");
 }
 
 // A wheel that fails its own integrity is incompatible, even where the member concerned belongs to an
