@@ -253,11 +253,7 @@ int check_and_print(const CheckArgs& a, const std::string& format, bool gates_ou
   for (const auto& w : a.with) with.push_back(inspect_any(w, {}, a.verify, cache_ptr, client, progress).profile);
   ImageRequest request;
   request.env = parse_env(a.image_env, "--image-env");
-  std::vector<WheelProfile> read;
-  for (std::size_t i = 0; i < profiles.size(); ++i) {
-    if (!failures[i]) read.push_back(profiles[i]);
-  }
-  request.search_dirs = search_dirs(read, with);
+  request.search_dirs = search_dirs(profiles, with);  // a wheel that could not be read is an empty profile
   const auto images = resolve_images(a.images, db, request);
   if (gates_output && images.size() != 1) throw usage_error("gates need exactly one --image");
   std::vector<const WheelProfile*> with_ptrs;
