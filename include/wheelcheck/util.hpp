@@ -41,6 +41,8 @@ bool starts_with_ci(std::string_view s, std::string_view prefix);  // ASCII case
 std::string_view trim(std::string_view s);                         // without leading and trailing ASCII white space
 std::string join(const std::vector<std::string>& items, std::string_view sep);
 bool is_sha256_hex(std::string_view s);  // 64 lower-case hex digits
+// 1 to 6 decimal digits and nothing else, as a number: tag and version parts ("2_28", "3.12").
+std::optional<int> small_number(std::string_view digits);
 
 // Dotted version numbers ("2.38" against "2.4", a driver "580.65.06" against "535.54.03"): compared
 // number by number, a missing number counting as 0 ("13" == "13.0"). nullopt unless both are digits and

@@ -72,6 +72,14 @@ bool starts_with_ci(std::string_view s, std::string_view prefix) {
   return s.size() >= prefix.size() && ascii_lower(s.substr(0, prefix.size())) == ascii_lower(prefix);
 }
 
+std::optional<int> small_number(std::string_view digits) {
+  if (digits.empty() || digits.size() > 6) return std::nullopt;
+  int value = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (ec != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
+  return value;
+}
+
 std::optional<int> compare_dotted(std::string_view a, std::string_view b) {
   auto valid = [](std::string_view s) {
     if (s.empty() || s.front() == '.' || s.back() == '.') return false;

@@ -56,14 +56,6 @@ struct PyVersion {
   int minor = -1;
 };
 
-std::optional<int> small_number(std::string_view digits) {
-  if (digits.empty() || digits.size() > 6) return std::nullopt;
-  int value = 0;
-  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-  if (ec != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
-  return value;
-}
-
 // "3.12", "3.12.4", "3.13t": major and minor.
 std::optional<PyVersion> parse_python_version(std::string_view text) {
   text = trim(text);

@@ -25,14 +25,6 @@ bool is_digit(char c) {
   return c >= '0' && c <= '9';
 }
 
-std::optional<int> small_number(std::string_view digits) {
-  if (digits.empty() || digits.size() > 6) return std::nullopt;
-  int value = 0;
-  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-  if (ec != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
-  return value;
-}
-
 // "2_28_x86_64" -> floor 2.28, arch x86_64.
 bool parse_floor_arch(std::string_view rest, Platform& p) {
   const std::size_t u1 = rest.find('_');
