@@ -31,7 +31,7 @@ namespace {
 
 // "13.0.96" -> "13.0": a toolkit is named by its major and minor version.
 std::string major_minor(const std::string& v) {
-  auto parts = split_list(v, ".");
+  auto parts = split(v, ".", false);
   return parts.size() >= 2 ? parts[0] + "." + parts[1] : v;
 }
 

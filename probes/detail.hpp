@@ -17,15 +17,13 @@
 #include "wheelcheck/image.hpp"
 #include "wheelcheck/problem.hpp"
 #include "wheelcheck/rootfs.hpp"
+#include "wheelcheck/util.hpp"
 
 namespace wheelcheck::probe {
 
-// Path and list helpers (probes/paths.cpp): image paths are '/'-separated strings inside the root.
+// What the probe asks of names and lists (probes/paths.cpp); the path helpers are util.hpp's (image
+// paths are '/'-separated strings inside the root).
 bool library_like(std::string_view name);  // libfoo.so, libfoo.so.1.2
-std::string base_name(std::string_view path);
-std::string dir_name(std::string_view path);
-std::string join_path(std::string_view dir, std::string_view name);
-std::vector<std::string> split_list(const std::string& s, std::string_view seps);
 void add_unique(std::vector<std::string>& v, const std::string& s);
 
 // --- Every ELF file the probe reads (probes/files.cpp) ------------------------------------------------

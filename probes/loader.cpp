@@ -43,7 +43,7 @@ LoaderConfig read_loader_config(const RootFs& root, const std::map<std::string, 
   loader.conf_files = config.conf.files;
   loader.cache_format = config.cache.format;
   for (const auto& e : config.cache.entries) loader.cache.push_back({e.soname, e.path, e.arch});
-  if (auto it = env.find("LD_LIBRARY_PATH"); it != env.end()) loader.ld_library_path = split_list(it->second, ":;");
+  if (auto it = env.find("LD_LIBRARY_PATH"); it != env.end()) loader.ld_library_path = split(it->second, ":;", false);
   return config;
 }
 

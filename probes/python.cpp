@@ -34,7 +34,7 @@ std::vector<std::string> top_level_packages(const RootFs& root, const std::strin
   std::vector<std::string> tops;
   std::vector<Problem> ignored;
   if (auto text = root.try_read_file(info + "/top_level.txt", ignored, std::uint64_t{1} << 20)) {
-    for (const auto& t : split_list(*text, "\n\r")) {
+    for (const auto& t : split(*text, "\n\r", false)) {
       if (t.find('/') == std::string::npos && t.find("..") == std::string::npos) tops.push_back(t);
     }
     if (!tops.empty()) return tops;

@@ -40,6 +40,8 @@ std::string ascii_lower(std::string_view s);                       // A-Z -> a-z
 bool starts_with_ci(std::string_view s, std::string_view prefix);  // ASCII case-insensitive
 std::string_view trim(std::string_view s);                         // without leading and trailing ASCII white space
 std::string join(const std::vector<std::string>& items, std::string_view sep);
+// The parts between any of `separators`; empty parts kept only when asked ("a::b" -> a, "", b).
+std::vector<std::string> split(std::string_view s, std::string_view separators, bool keep_empty);
 bool is_sha256_hex(std::string_view s);  // 64 lower-case hex digits
 // 1 to 6 decimal digits and nothing else, as a number: tag and version parts ("2_28", "3.12").
 std::optional<int> small_number(std::string_view digits);
@@ -57,8 +59,13 @@ std::string sha256_file_hex(const std::string& path);
 std::string read_text_file(const std::string& path, std::uint64_t max_size = std::uint64_t{256} << 20);
 void write_file_atomic(const std::string& path, std::string_view content);  // temp file + rename
 void make_dirs(const std::string& path);
-bool is_dir(const std::string& path);   // follows symbolic links
-bool is_file(const std::string& path);  // a regular file, following symbolic links
+// '/'-separated paths as strings (a zip member, a path inside an image root): "a/b/c" -> "c" and "a/b";
+// a name without '/' has the folder ".", and a file at the root has "/".
+std::string base_name(std::string_view path);
+std::string dir_name(std::string_view path);
+std::string join_path(std::string_view dir, std::string_view name);  // no "//" after the root "/"
+bool is_dir(const std::string& path);                                // follows symbolic links
+bool is_file(const std::string& path);                               // a regular file, following symbolic links
 std::string getenv_or(const char* name, const std::string& fallback);
 
 // Human sizes: "8G", "512M", "100k", "123" -> bytes. Throws Error(Usage).

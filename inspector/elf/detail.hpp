@@ -21,6 +21,7 @@
 
 #include "wheelcheck/elf.hpp"
 #include "wheelcheck/error.hpp"
+#include "wheelcheck/util.hpp"
 
 namespace wheelcheck::elf::detail {
 
@@ -78,7 +79,9 @@ class FieldReader {
 std::string string_at(std::span<const std::byte> table, std::uint64_t off, const char* table_name);
 
 // DT_RPATH and DT_RUNPATH values split at ':' (an empty entry stays, as the loader reads it).
-std::vector<std::string> split_path_list(const std::string& s);
+inline std::vector<std::string> split_path_list(std::string_view s) {
+  return split(s, ":", true);
+}
 
 // st_info's binding and type as wheelcheck's enums (values the gABI does not name become Other).
 Binding binding_from_info(std::uint8_t info);

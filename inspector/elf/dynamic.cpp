@@ -19,22 +19,6 @@
 
 namespace wheelcheck::elf {
 
-namespace detail {
-
-std::vector<std::string> split_path_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  for (;;) {
-    const auto colon = s.find(':', start);
-    out.push_back(s.substr(start, colon == std::string::npos ? std::string::npos : colon - start));
-    if (colon == std::string::npos) break;
-    start = colon + 1;
-  }
-  return out;
-}
-
-}  // namespace detail
-
 using namespace detail;
 
 namespace {

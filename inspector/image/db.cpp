@@ -56,19 +56,6 @@ std::size_t distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
-std::vector<std::string> split_path_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= s.size()) {
-    const auto colon = s.find_first_of(":;", start);
-    const std::string part = s.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
-    if (!part.empty()) out.push_back(part);
-    if (colon == std::string::npos) break;
-    start = colon + 1;
-  }
-  return out;
-}
-
 // After all layers: facts that depend on others (the site-packages placeholder, LD_LIBRARY_PATH).
 void finish(Image& im) {
   std::string site;
@@ -87,7 +74,7 @@ void finish(Image& im) {
     }
   }
   if (auto it = im.env.find("LD_LIBRARY_PATH"); it != im.env.end()) {
-    for (const auto& dir : split_path_list(it->second)) {
+    for (const auto& dir : split(it->second, ":;", false)) {
       if (std::find(im.loader.ld_library_path.begin(), im.loader.ld_library_path.end(), dir) ==
           im.loader.ld_library_path.end()) {
         im.loader.ld_library_path.push_back(dir);

@@ -563,17 +563,10 @@ Image from_json(const json& j, std::string_view what) {
 
 namespace {
 
-std::string dirname_of(const std::string& path) {
-  const auto slash = path.find_last_of('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
-}
-
 // Export references become files: relative to the description's exports_dir, itself relative to the
 // description's folder ("exports" when unset).
 void resolve_exports(Image& im) {
-  const std::string base = dirname_of(im.file) + "/" + (im.exports_dir.empty() ? "exports" : im.exports_dir);
+  const std::string base = dir_name(im.file) + "/" + (im.exports_dir.empty() ? "exports" : im.exports_dir);
   for (auto& l : im.libraries) {
     if (!l.exports.empty()) l.exports_file = base + "/" + l.exports;
     l.layer = im.name;

@@ -44,11 +44,6 @@ std::string rule_name(Rule rule) {
 
 namespace {
 
-std::string basename_of(const std::string& path) {
-  const auto slash = path.find_last_of('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
 bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
@@ -68,7 +63,7 @@ std::string linux_tag(const std::string& machine, const std::string& arch) {
 
 // auditwheel's elf_is_python_extension: a defined function named after the file's module.
 int python_major(const MemberProfile& m) {
-  const std::string name = basename_of(m.path);
+  const std::string name = base_name(m.path);
   const std::string module = name.substr(0, name.find('.'));
   const std::string py3 = "PyInit_" + module, py2 = "init" + module, pypy = "_cffi_pypyinit_" + module;
   for (const auto& s : m.elf->symbols) {
@@ -109,7 +104,7 @@ LibcGuess detect_libc(const WheelProfile& wheel, const std::vector<const MemberP
   }
   // CPython imports only modules with its own suffix: -linux-gnu, -linux-musl, -linux-android.
   for (const auto* m : elfs) {
-    const std::string name = basename_of(m->path);
+    const std::string name = base_name(m->path);
     if (name.find("-linux-musl") != std::string::npos) return {Libc::Musl, "the extension suffix of " + m->path};
     if (name.find("-linux-android") != std::string::npos) return {Libc::Android, "the extension suffix of " + m->path};
     if (name.find("-linux-gnu") != std::string::npos) return {Libc::Glibc, "the extension suffix of " + m->path};
@@ -334,7 +329,7 @@ class Analyzer {
     std::set<std::string> needed;
     for (const auto* m : m_elfs) needed.insert(m->elf->needed.begin(), m->elf->needed.end());
     for (const auto* m : m_elfs) {
-      if (m_python.at(m) != 0 || needed.count(basename_of(m->path)) == 0) m_roots.push_back(m);
+      if (m_python.at(m) != 0 || needed.count(base_name(m->path)) == 0) m_roots.push_back(m);
     }
   }
 

@@ -68,6 +68,18 @@ std::string join(const std::vector<std::string>& items, std::string_view sep) {
   return out;
 }
 
+std::vector<std::string> split(std::string_view s, std::string_view separators, bool keep_empty) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  for (;;) {
+    const auto at = s.find_first_of(separators, start);
+    std::string_view part = s.substr(start, at == std::string_view::npos ? std::string_view::npos : at - start);
+    if (keep_empty || !part.empty()) out.emplace_back(part);
+    if (at == std::string_view::npos) return out;
+    start = at + 1;
+  }
+}
+
 bool starts_with_ci(std::string_view s, std::string_view prefix) {
   return s.size() >= prefix.size() && ascii_lower(s.substr(0, prefix.size())) == ascii_lower(prefix);
 }

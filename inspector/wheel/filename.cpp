@@ -11,17 +11,6 @@ namespace wheelcheck::wheel {
 
 namespace {
 
-std::vector<std::string> split(std::string_view s, char sep) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  for (;;) {
-    const auto i = s.find(sep, start);
-    out.emplace_back(s.substr(start, i == std::string_view::npos ? std::string_view::npos : i - start));
-    if (i == std::string_view::npos) return out;
-    start = i + 1;
-  }
-}
-
 bool valid_component(std::string_view s) {
   if (s.empty()) return false;
   for (char c : s) {
@@ -58,7 +47,7 @@ Filename parse_filename(std::string_view path) {
   if (base.size() < 4 || base.compare(base.size() - 4, 4, ".whl") != 0) {
     throw bad_input("'" + base + "' is not a wheel file name: it does not end in .whl (" + grammar + ")");
   }
-  const auto parts = split(std::string_view(base).substr(0, base.size() - 4), '-');
+  const auto parts = split(std::string_view(base).substr(0, base.size() - 4), "-", true);
   if (parts.size() != 5 && parts.size() != 6) {
     throw bad_input("'" + base + "' is not a wheel file name: " + std::to_string(parts.size()) +
                     " dash-separated parts, " + grammar);
@@ -77,7 +66,8 @@ Filename parse_filename(std::string_view path) {
     if (!valid_component(*what)) throw bad_input("'" + base + "': '" + *what + "' is not a valid name or version");
   }
   const std::size_t t = parts.size() - 3;
-  const auto py = split(parts[t], '.'), abi = split(parts[t + 1], '.'), plat = split(parts[t + 2], '.');
+  const auto py = split(parts[t], ".", true), abi = split(parts[t + 1], ".", true),
+             plat = split(parts[t + 2], ".", true);
   for (const auto* set : {&py, &abi, &plat}) {
     for (const auto& tag : *set) {
       if (!valid_component(tag))

@@ -22,6 +22,20 @@ TEST(Util, TrimAndJoin) {
   EXPECT_FALSE(starts_with_ci("Cont", "content"));
 }
 
+TEST(Util, SplitAndPaths) {
+  EXPECT_EQ(split("a::b", ":", true), (std::vector<std::string>{"a", "", "b"}));  // an empty RUNPATH entry
+  EXPECT_EQ(split("a::b;c", ":;", false), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(split("", ":", true), (std::vector<std::string>{""}));
+  EXPECT_TRUE(split("", ":", false).empty());
+  EXPECT_EQ(base_name("pkg/lib/libfoo.so"), "libfoo.so");
+  EXPECT_EQ(base_name("libfoo.so"), "libfoo.so");
+  EXPECT_EQ(dir_name("pkg/lib/libfoo.so"), "pkg/lib");
+  EXPECT_EQ(dir_name("/libfoo.so"), "/");
+  EXPECT_EQ(dir_name("libfoo.so"), ".");
+  EXPECT_EQ(join_path("/", "usr"), "/usr");
+  EXPECT_EQ(join_path("/usr", "lib"), "/usr/lib");
+}
+
 TEST(Util, CompareDotted) {
   EXPECT_EQ(compare_dotted("2.38", "2.4"), 1);
   EXPECT_EQ(compare_dotted("2.4", "2.38"), -1);
