@@ -1,7 +1,7 @@
-// docs/image.schema.json against the code that reads and writes image descriptions: every db file, the
-// `wheelcheck image show --json` output of every db name and `wheelcheck probe --json` of a real root
-// validate; documents image::from_json refuses, the schema refuses too, and what it accepts, the schema
-// accepts. The validator is Python's jsonschema (Debian: python3-jsonschema, scripts/install-deps.sh).
+// docs/image.schema.json against the library that reads image descriptions: every db file validates;
+// documents image::from_json refuses, the schema refuses too, and what it accepts, the schema accepts.
+// The validator is Python's jsonschema (Debian: python3-jsonschema, scripts/install-deps.sh). What the
+// command line writes is checked in tests/cli/test_image_schema_cli.cpp.
 #include <filesystem>
 #include <map>
 #include <sstream>
@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "image_schema_support.hpp"
 #include "support.hpp"
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/image.hpp"
@@ -21,18 +22,6 @@ using namespace wheelcheck::test;
 using json = nlohmann::json;
 
 namespace {
-
-std::string schema_path() {
-  return source_dir() + "/docs/image.schema.json";
-}
-
-CommandResult validate(const std::vector<std::string>& files) {
-  return validate_json(schema_path(), files);
-}
-
-std::string cli(const std::string& args) {
-  return shell_quote(binary_path()) + " " + args;
-}
 
 // The smallest description from_json accepts, and cases patched onto it (RFC 7386: null removes a key).
 const char* const k_base = R"({"schema": "wheelcheck-image/1", "name": "t", "arch": "x86_64"})";
@@ -48,64 +37,6 @@ TEST(ImageSchema, EveryDbFileValidates) {
   ASSERT_GE(files.size(), 20U);
   const auto r = validate(files);
   EXPECT_EQ(r.exit_code, 0) << "db files that do not follow docs/image.schema.json:\n" << r.out << r.err;
-}
-
-TEST(ImageSchema, ImageShowJsonOfEveryDbNameValidates) {
-  SKIP_WITHOUT_JSONSCHEMA();
-  const std::string db = shell_quote(source_dir() + "/db");
-  const auto list = run(cli("images --json --db " + db));
-  ASSERT_EQ(list.exit_code, 0) << list.err;
-  const json names = json::parse(list.out);
-  ASSERT_TRUE(names.is_array());
-  ASSERT_GE(names.size(), 20U);
-  TempDir tmp;
-  std::vector<std::string> files;
-  for (const auto& entry : names) {
-    const std::string name = entry.at("name").get<std::string>();
-    const auto show = run(cli("image show " + shell_quote(name) + " --json --db " + db));
-    ASSERT_EQ(show.exit_code, 0) << name << ": " << show.err;
-    // The provenance form: every fact an object with its origin, and the list of what is unknown.
-    const json doc = json::parse(show.out);
-    EXPECT_TRUE(doc.contains("unknown")) << name;
-    if (doc.contains("arch")) EXPECT_TRUE(doc["arch"].contains("origin")) << name;
-    files.push_back(tmp.write(name + ".json", show.out));
-  }
-  const auto r = validate(files);
-  EXPECT_EQ(r.exit_code, 0) << "`wheelcheck image show --json` output that does not follow the schema:\n"
-                            << r.out << r.err;
-}
-
-TEST(ImageSchema, ProbeJsonOfASmallRootValidates) {
-  SKIP_WITHOUT_JSONSCHEMA();
-  const std::string libc = "/usr/lib/x86_64-linux-gnu/libc.so.6";
-  if (!fs::exists(libc) || !have_program("ldconfig")) {
-    GTEST_SKIP() << "needs an x86_64 Debian-family machine (" << libc << ", ldconfig)";
-  }
-  TempDir tmp;
-  const std::string root = tmp.file("root");
-  fs::create_directories(root + "/usr/lib/x86_64-linux-gnu");
-  fs::copy_file(fs::canonical(libc), root + libc);
-  tmp.write("root/etc/ld.so.conf", "/usr/lib/x86_64-linux-gnu\n");
-  const auto ldconfig = run("ldconfig -X -r " + shell_quote(root));
-  ASSERT_EQ(ldconfig.exit_code, 0) << ldconfig.err;
-
-  const auto probe = run(cli("probe --quiet --json --root " + shell_quote(root)));
-  ASSERT_EQ(probe.exit_code, 0) << probe.err;
-  // What the schema is checked on: a loader with a real cache, a library, facts with notes and origins.
-  const json doc = json::parse(probe.out);
-  ASSERT_EQ(doc.at("loader").at("cache").size(), 1U) << probe.out;
-  ASSERT_EQ(doc.at("libraries").size(), 1U) << probe.out;
-  EXPECT_TRUE(doc.at("libc").at("version").is_object()) << probe.out;
-  std::vector<std::string> files{tmp.write("probe.json", probe.out)};
-
-  // The file form (`probe -o`), with export references.
-  const std::string written = tmp.file("described.json");
-  const auto save = run(cli("probe --quiet --root " + shell_quote(root) + " -o " + shell_quote(written)));
-  ASSERT_EQ(save.exit_code, 0) << save.err;
-  files.push_back(written);
-
-  const auto r = validate(files);
-  EXPECT_EQ(r.exit_code, 0) << "`wheelcheck probe` output that does not follow the schema:\n" << r.out << r.err;
 }
 
 TEST(ImageSchema, RefusesWhatFromJsonRefuses) {

@@ -1,5 +1,5 @@
-// Bad input: hostile wheels and malformed ELF members. Each must end in a clear error or finding, exit code 2,
-// within bounded time and memory, and write nothing outside the profile cache.
+// Bad input through the command line: hostile wheels and malformed ELF members. Each must end in a clear
+// error or finding, exit code 2, within bounded time and memory, and write nothing outside the profile cache.
 //
 // The archives come from tests/tools/hostile_zip.py (one defect each, in an otherwise proper wheel); the ELF
 // members are a small shared library built here with gcc and damaged byte by byte (ELF64 little-endian
