@@ -167,7 +167,9 @@ class Checker {
     }
     std::vector<const Object*> out;
     for (const Object* root : m_space.wheel_members()) {
-      if (root->binary == nullptr || (root->binary->type != elf::FileType::Shared && root->binary->type != elf::FileType::Executable)) continue;
+      if (root->binary == nullptr ||
+          (root->binary->type != elf::FileType::Shared && root->binary->type != elf::FileType::Executable))
+        continue;
       const bool needed =
           needed_by_members.count(root->soname) != 0 || needed_by_members.count(base_of(root->path)) != 0;
       if (needed && !root->python_extension && root->binary->type == elf::FileType::Shared) continue;
