@@ -17,9 +17,11 @@ namespace wheelcheck::cli {
 const char* const k_exit_codes = R"(Exit codes:
   0  done (inspect, probe, images); compatible (verdict commands); nothing new incompatible (scan)
   1  incompatible (verdict commands); a new wheel incompatible with an image its tags target (scan)
-  2  bad input or usage: a wheel that is not a readable zip, a malformed member, RECORD problems
-     (the report still lists them), a malformed description, an unknown image, a wrong option, a
-     URL or index unreadable after the retries, a download that does not match its sha256
+  2  bad input or usage: a wheel that is not a readable zip, a malformed member, a wheel that fails
+     its own RECORD (every command; the report, verdict or gates are still printed), a malformed
+     description, an unknown image or file, a wrong or mistyped option, conflicting flags, a cache
+     folder that cannot be written, a URL or index unreadable after the retries, a download that
+     does not match its sha256. With --json, stdout still holds one complete JSON document.
   3  degraded (verdict commands)
   4  unknown (verdict commands)
   70 internal error (a bug in wheelcheck: please report it)
