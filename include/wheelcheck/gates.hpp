@@ -28,6 +28,9 @@ struct Result {
   std::string image;
   std::vector<const verdict::Report*> reports;
   std::vector<Gate> gates;  // merged: each variable once, in the order first set
+  // "W fails its own integrity check (...): do not pin it", once per problem of each wheel that fails
+  // its own integrity (verdict::integrity_problems): its gates cannot be trusted.
+  std::vector<std::string> integrity;
 };
 
 // Merges the gates of the unavailable routes of every report. Two routes setting one variable to two

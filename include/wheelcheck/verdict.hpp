@@ -227,6 +227,9 @@ std::string minimum_driver(int cuda_major);
 // The finding that decided the verdict, the worst of them: for incompatible an error outside the optional
 // routes that are off, for unknown such a condition, for degraded an error inside one; null for compatible.
 const Finding* reason(const Report& report);
+// One line per way the wheel fails its own integrity, from its integrity errors ("W.whl fails its own
+// integrity check (pkg/x.py: RECORD: ...): do not pin it"); empty for an intact wheel.
+std::vector<std::string> integrity_problems(const Report& report);
 // The exit code a report stands for: its verdict's, except 2 (bad input) for a wheel that fails its own
 // integrity (an error of kind archive, record or unreadable-member), whatever the verdict.
 int exit_code(const Report& report);

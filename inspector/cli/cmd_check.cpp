@@ -98,26 +98,15 @@ std::string matrix_text(const std::vector<verdict::Report>& reports, const std::
   return out;
 }
 
-// The gates of the reports, in the chosen format. A wheel that fails its own integrity is named on
-// stderr and in the output's comments or annotations: its gates cannot be trusted.
-void print_gates(const CheckArgs& a, const std::string& format, const std::vector<verdict::Report>& reports,
-                 const std::vector<std::string>& integrity) {
-  const gates::Result g = gates::merge(reports);
+// The gates of the reports, in the chosen format (a wheel that fails its own integrity is named in their
+// comments, annotations or JSON by gates::merge).
+void print_gates(const CheckArgs& a, const std::string& format, const gates::Result& g) {
   if (format == "json") {
-    auto j = gates::to_json(g);
-    j["integrity"] = integrity;
-    print_json(j);
+    print_json(gates::to_json(g));
   } else if (format == "sh") {
-    std::string out = gates::to_sh(g);
-    std::string warnings;
-    for (const auto& w : integrity) warnings += "# WARNING: " + w + "\n";
-    const auto first_line = out.find('\n');
-    out.insert(first_line == std::string::npos ? 0 : first_line + 1, warnings);
-    std::fputs(out.c_str(), stdout);
+    std::fputs(gates::to_sh(g).c_str(), stdout);
   } else {
-    std::string annotations;
-    for (const auto& w : integrity) annotations += "::error::" + w + "\n";
-    annotations += gates::github_annotations(g);
+    const std::string annotations = gates::github_annotations(g);
     const std::string env_file = !a.env_file.empty() ? a.env_file : getenv_or("GITHUB_ENV", "");
     if (env_file.empty()) {
       std::fputs(gates::github_env(g).c_str(), stdout);  // for `>> "$GITHUB_ENV"`
@@ -152,8 +141,7 @@ class RuleChoice {
   RuleChoice(const std::string& rules, const image::Db& db)
       : m_none(rules == "none"), m_sets(rules::load_all(db.dir() + "/rules")) {
     if (rules.empty() || m_none) return;
-    if (rules.find('/') != std::string::npos ||
-        (rules.size() > 5 && rules.compare(rules.size() - 5, 5, ".json") == 0)) {
+    if (rules.find('/') != std::string::npos || rules.ends_with(".json")) {
       m_chosen = rules::load(rules);
       return;
     }
@@ -179,17 +167,6 @@ class RuleChoice {
   std::vector<rules::RuleSet> m_sets;
   std::optional<rules::RuleSet> m_chosen;
 };
-
-// What makes a wheel fail its own integrity: RECORD, the archive, a member that is not readable ELF.
-std::vector<std::string> integrity_problems(const WheelProfile& p) {
-  std::vector<std::string> out;
-  for (const auto& pr : p.record_problems) out.push_back("RECORD: " + pr.path + ": " + pr.detail);
-  for (const auto& pr : p.problems) out.push_back(pr.path + ": " + pr.detail);
-  for (const auto& m : p.members) {
-    if (!m.elf) out.push_back(m.path + ": unreadable ELF: " + m.error);
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -260,17 +237,13 @@ int check_and_print(const CheckArgs& a, const std::string& format, bool gates_ou
   for (const auto& w : with) with_ptrs.push_back(&w);
   const RuleChoice rules(a.rules, db);
 
-  std::vector<verdict::Report> reports;  // wheel-major; none for a wheel that could not be read
-  std::vector<std::string> names, integrity;
+  std::vector<verdict::Report> reports;       // wheel-major; none for a wheel that could not be read
+  std::vector<std::string> names, integrity;  // integrity: each problem of each wheel, once
   verdict::Verdict overall = verdict::Verdict::Compatible;
   for (std::size_t i = 0; i < profiles.size(); ++i) {
     if (failures[i]) continue;
     const WheelProfile& profile = profiles[i];
     names.push_back(profile.filename.filename);
-    for (const auto& problem : integrity_problems(profile)) {
-      integrity.push_back(profile.filename.filename + " fails its own integrity check (" + problem +
-                          "): do not pin it");
-    }
     for (const auto& t : images) {
       verdict::CheckOptions co;
       co.with = with_ptrs;
@@ -279,6 +252,10 @@ int check_and_print(const CheckArgs& a, const std::string& format, bool gates_ou
       co.policies = policy::claims_a_policy(profile) || !t.image.policy.empty() ? db.policies_if_present() : nullptr;
       reports.push_back(verdict::check(profile, t.image, co));
       overall = verdict::worst(overall, reports.back().verdict);
+    }
+    // The same for every image: the wheel's own.
+    if (!images.empty()) {
+      for (auto& line : verdict::integrity_problems(reports.back())) integrity.push_back(std::move(line));
     }
   }
   for (const auto& w : integrity) {
@@ -292,7 +269,7 @@ int check_and_print(const CheckArgs& a, const std::string& format, bool gates_ou
       !integrity.empty() || std::any_of(failures.begin(), failures.end(), [](const auto& f) { return f.has_value(); });
   const int rc = bad_input ? k_exit_bad_input : verdict::exit_code(overall);
   if (gates_output) {
-    print_gates(a, format, reports, integrity);
+    print_gates(a, format, gates::merge(reports));
     return bad_input ? k_exit_bad_input : k_exit_ok;
   }
   if (json) {

@@ -41,11 +41,19 @@ int exit_code(Verdict v) {
   return 4;
 }
 
+std::vector<std::string> integrity_problems(const Report& report) {
+  std::vector<std::string> out;
+  for (const auto& f : report.findings) {
+    if (f.severity == Severity::Error && is_integrity(f.kind)) {
+      out.push_back(report.wheel + " fails its own integrity check (" + (f.member.empty() ? "" : f.member + ": ") +
+                    f.explanation + "): do not pin it");
+    }
+  }
+  return out;
+}
+
 int exit_code(const Report& report) {
-  const bool integrity = std::any_of(report.findings.begin(), report.findings.end(), [](const Finding& f) {
-    return f.severity == Severity::Error && is_integrity(f.kind);
-  });
-  return integrity ? 2 : exit_code(report.verdict);
+  return integrity_problems(report).empty() ? exit_code(report.verdict) : 2;
 }
 
 Verdict worst(Verdict a, Verdict b) {

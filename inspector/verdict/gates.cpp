@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <set>
 
 #include "wheelcheck/error.hpp"
 
@@ -81,8 +82,12 @@ std::string shell_single_quote(std::string_view value) {
 Result merge(const std::vector<verdict::Report>& reports) {
   Result r;
   std::map<std::string, std::size_t> index;
+  std::set<std::string> integrity_said;
   for (const auto& rep : reports) {
     r.reports.push_back(&rep);
+    for (auto& line : verdict::integrity_problems(rep)) {
+      if (integrity_said.insert(line).second) r.integrity.push_back(std::move(line));
+    }
     r.verdict = verdict::worst(r.verdict, rep.verdict);
     if (r.image.empty()) r.image = rep.image;
     for (const auto& route : rep.routes) {
@@ -111,6 +116,7 @@ Result merge(const std::vector<verdict::Report>& reports) {
 std::string to_sh(const Result& r) {
   std::string out = fmt::format("# wheelcheck {} gates for image {}: eval \"$(wheelcheck gates ...)\"\n",
                                 WHEELCHECK_VERSION, one_line(r.image));
+  for (const auto& w : r.integrity) out += "# WARNING: " + one_line(w) + "\n";
   for (const auto* rep : r.reports) {
     out += fmt::format("# {}: {}\n", one_line(rep->wheel), verdict::verdict_name(rep->verdict));
     for (const auto& route : rep->routes) {
@@ -144,6 +150,7 @@ std::string github_env(const Result& r) {
 
 std::string github_annotations(const Result& r) {
   std::string out;
+  for (const auto& w : r.integrity) out += "::error::" + escape_data(w) + "\n";
   for (const auto* rep : r.reports) {
     const bool bad = rep->verdict == verdict::Verdict::Incompatible;
     for (const auto& route : rep->routes) {
@@ -224,6 +231,7 @@ nlohmann::ordered_json to_json(const Result& r) {
   ojson gates = ojson::object();
   for (const auto& g : r.gates) gates[g.variable] = g.value;
   j["gates"] = gates;
+  j["integrity"] = r.integrity;
   return j;
 }
 
