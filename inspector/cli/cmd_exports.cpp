@@ -24,17 +24,13 @@ struct ExportsArgs {
   std::string output;
 };
 
-bool ends_with(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 int run_exports(const ExportsArgs& a) {
   if (a.json && a.count) throw usage_error("--json and --count conflict (jq '.symbols | length' counts the JSON)");
   if (!a.output.empty() && (a.json || a.count || a.demangle || !a.grep.empty())) {
     throw usage_error("-o writes the whole export table: it takes no --json, --count, --demangle or --grep");
   }
   exports::Table table;
-  if (ends_with(a.file, ".gz")) {
+  if (a.file.ends_with(".gz")) {
     table = exports::load_table(a.file);
   } else {
     const auto slash = a.file.find_last_of('/');

@@ -22,8 +22,7 @@ namespace wheelcheck::cli {
 namespace {
 
 bool names_a_path(const std::string& name) {
-  return name.find('/') != std::string::npos || name == "." || name == ".." ||
-         (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0);
+  return name.find('/') != std::string::npos || name == "." || name == ".." || name.ends_with(".json");
 }
 
 Target probed(const std::string& root, const ImageRequest& request) {
