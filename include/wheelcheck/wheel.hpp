@@ -158,6 +158,9 @@ struct ArchiveLimits {
   std::uint64_t max_total_size = std::uint64_t{32} << 30;  // uncompressed, all members together
   std::uint64_t max_members = 200000;
   std::uint64_t max_metadata_size = std::uint64_t{64} << 20;  // WHEEL, METADATA, RECORD each
+  // Uncompressed / compressed, for members over 16 MiB: real libraries compress 2-5 times, a zip bomb of
+  // zeros about 1000 times (deflate's ceiling is 1032).
+  std::uint64_t max_ratio = 100;
 };
 
 struct MemberInfo {
@@ -169,6 +172,8 @@ struct MemberInfo {
   std::uint32_t crc = 0;
   bool encrypted = false;
   bool directory = false;
+  bool symlink = false;  // unix mode S_IFLNK in the external attributes
+  bool refused = false;  // never read: encrypted, a link, or over a limit (problems() says which)
 };
 
 // Random access to one member's uncompressed bytes, for a headers-only read that must not inflate a
@@ -200,7 +205,8 @@ class ZipArchive {
 
   const std::vector<MemberInfo>& members() const { return m_members; }
   const std::string& path() const { return m_path; }
-  // Problems found in the central directory: unsafe names, duplicates, encrypted members.
+  // Problems found in the central directory: unsafe names, duplicates, encrypted members, symbolic links,
+  // members over a limit (size, compression ratio).
   const std::vector<Problem>& problems() const { return m_problems; }
   std::optional<std::uint64_t> find(std::string_view name) const;
   // A forward stream of the member's uncompressed bytes. Inflates raw deflate data with ISA-L (other

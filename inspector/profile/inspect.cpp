@@ -360,7 +360,7 @@ WheelProfile inspect_input(const WheelInput& input, const std::string& filename,
   std::vector<std::int64_t> jobs;
   std::uint64_t total_bytes = headers ? 0 : p.size;
   for (const auto& m : members) {
-    if (m.directory || m.encrypted || m.size > options.limits.max_member_size) continue;
+    if (m.directory || m.refused) continue;
     jobs.push_back(static_cast<std::int64_t>(m.index));
     total_bytes += m.size;
   }

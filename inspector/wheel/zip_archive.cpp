@@ -7,10 +7,16 @@
 //
 // Nothing here trusts the archive: a member must inflate to exactly its declared size (a stream that
 // runs past it stops at once, so a lying size cannot make us inflate a bomb), must match its CRC-32,
-// must fit the per-member and total limits, and must not be encrypted. Member names are checked for
-// path traversal (nothing is ever extracted, but a wheel that carries such names is reported).
+// must fit the per-member and total limits, and must not be encrypted. A large member that claims a
+// compression ratio no real wheel member has (a zip bomb: gigabytes of zeros in a few megabytes) is refused
+// from its declared sizes alone, before a byte is inflated. Member names are checked for path traversal
+// and control characters, and a member that is a symbolic link (unix mode S_IFLNK in the external
+// attributes) is reported: nothing is ever extracted, but a wheel that carries such members is not one an
+// installer should trust.
 
+#include <fmt/format.h>
 #include <isa-l/igzip_lib.h>
+#include <sys/stat.h>
 #include <zip.h>
 
 #include <algorithm>
@@ -355,11 +361,49 @@ class StreamMemberReader final : public MemberReader {
   std::uint64_t m_tail_len = 0;
 };
 
+// Members at most this large are never refused for their ratio: their size alone bounds the work.
+constexpr std::uint64_t k_ratio_floor = std::uint64_t{16} << 20;
+
+struct OverLimit {
+  const char* kind;
+  std::string message;
+};
+
+// Whether a member's declared sizes alone break a limit: its uncompressed size, or (for a large member)
+// its compression ratio.
+std::optional<OverLimit> over_limits(const MemberInfo& m, const ArchiveLimits& limits) {
+  if (m.size > limits.max_member_size) {
+    return OverLimit{"member-too-large", "declares " + format_size(m.size) + " uncompressed, over the limit of " +
+                                             format_size(limits.max_member_size) +
+                                             " (raise it with --max-member-size)"};
+  }
+  if (m.size > k_ratio_floor && m.method != ZIP_CM_STORE &&
+      m.size / std::max<std::uint64_t>(m.compressed_size, 1) > limits.max_ratio) {
+    return OverLimit{"compression-ratio", "declares " + format_size(m.size) + " from " +
+                                              format_size(m.compressed_size) + " compressed, a ratio of " +
+                                              std::to_string(m.size / std::max<std::uint64_t>(m.compressed_size, 1)) +
+                                              ":1, over the limit of " + std::to_string(limits.max_ratio) +
+                                              ":1 for members over 16 MiB (a zip bomb? raise it with --max-ratio)"};
+  }
+  return std::nullopt;
+}
+
+// Members that are never read: encrypted ones, links, and those over a limit.
+void refuse_unreadable(const MemberInfo& m, const ArchiveLimits& limits) {
+  if (m.encrypted) throw bad_input("member " + m.name + " is encrypted");
+  if (m.symlink) throw bad_input("member " + m.name + " is a symbolic link");
+  if (auto why = over_limits(m, limits)) throw bad_input("member " + m.name + " " + why->message);
+}
+
 }  // namespace
 
 std::optional<std::string> unsafe_member_name(std::string_view name) {
   if (name.empty()) return "empty name";
   if (name.find('\0') != std::string_view::npos) return "NUL byte in name";
+  for (const char c : name) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) return fmt::format("control character 0x{:02x} in name", u);
+  }
   if (name.front() == '/') return "absolute path";
   if (name.find('\\') != std::string_view::npos) return "backslash in name";
   if (name.size() >= 2 && name[1] == ':' && std::isalpha(static_cast<unsigned char>(name[0]))) return "drive letter";
@@ -430,7 +474,7 @@ std::unique_ptr<ZipArchive> ZipArchive::open_handle(std::unique_ptr<ZipArchive> 
   if (count < 0) throw bad_input(path + ": cannot count members");
   if (static_cast<std::uint64_t>(count) > limits.max_members) {
     throw bad_input(path + ": " + std::to_string(count) + " members, more than the limit of " +
-                    std::to_string(limits.max_members));
+                    std::to_string(limits.max_members) + " (raise it with --max-members)");
   }
   std::set<std::string> seen;
   std::uint64_t total = 0;
@@ -449,21 +493,35 @@ std::unique_ptr<ZipArchive> ZipArchive::open_handle(std::unique_ptr<ZipArchive> 
     m.crc = st.crc;
     m.encrypted = (st.valid & ZIP_STAT_ENCRYPTION_METHOD) && st.encryption_method != ZIP_EM_NONE;
     m.directory = !m.name.empty() && m.name.back() == '/';
-    if (auto why = unsafe_member_name(m.name)) a->m_problems.push_back({"unsafe-path", m.name, *why});
+    // The name's bytes as stored: libzip converts a name without the UTF-8 flag from CP437, which turns
+    // control bytes into printable characters (0x1b becomes U+2190).
+    const char* raw = zip_get_name(zip, i, ZIP_FL_ENC_RAW);
+    if (auto why = unsafe_member_name(raw != nullptr ? raw : m.name)) {
+      a->m_problems.push_back({"unsafe-path", m.name, *why});
+    }
     if (!seen.insert(m.name).second)
       a->m_problems.push_back({"duplicate-name", m.name, "the archive holds this name twice"});
     if (m.encrypted) a->m_problems.push_back({"encrypted-member", m.name, "encrypted members cannot be inspected"});
-    if (m.size > limits.max_member_size) {
-      a->m_problems.push_back({"member-too-large", m.name,
-                               "declares " + format_size(m.size) + " uncompressed, over the limit of " +
-                                   format_size(limits.max_member_size) + " (--max-member-size)"});
+    zip_uint8_t opsys = 0;
+    zip_uint32_t attributes = 0;
+    if (zip_file_get_external_attributes(zip, i, 0, &opsys, &attributes) == 0 && opsys == ZIP_OPSYS_UNIX &&
+        ((attributes >> 16) & S_IFMT) == S_IFLNK) {
+      m.symlink = true;
+      a->m_problems.push_back({"symlink-member", m.name,
+                               "a symbolic link (unix mode S_IFLNK): a wheel holds files, and a link could point "
+                               "anywhere once extracted"});
     }
+    if (auto why = over_limits(m, limits)) {
+      m.refused = true;
+      a->m_problems.push_back({why->kind, m.name, why->message});
+    }
+    m.refused = m.refused || m.encrypted || m.symlink;
     total += std::min(m.size, limits.max_member_size);
     a->m_members.push_back(std::move(m));
   }
   if (total > limits.max_total_size) {
     throw bad_input(path + ": members declare " + format_size(total) + " uncompressed, over the limit of " +
-                    format_size(limits.max_total_size) + " (--max-total-size)");
+                    format_size(limits.max_total_size) + " (raise it with --max-total-size)");
   }
   return a;
 }
@@ -480,11 +538,7 @@ std::optional<std::uint64_t> ZipArchive::find(std::string_view name) const {
 std::unique_ptr<ByteStream> ZipArchive::open_member(std::uint64_t index) const {
   if (index >= m_members.size()) throw Error(ErrorKind::Internal, "member index out of range");
   const auto& m = m_members[index];
-  if (m.encrypted) throw bad_input("member " + m.name + " is encrypted");
-  if (m.size > m_limits.max_member_size) {
-    throw bad_input("member " + m.name + " declares " + format_size(m.size) + ", over the limit of " +
-                    format_size(m_limits.max_member_size));
-  }
+  refuse_unreadable(m, m_limits);
   if (m.method == ZIP_CM_DEFLATE) return std::make_unique<IsalInflateStream>(m_handle->zip, m);
   return std::make_unique<LibzipStream>(m_handle->zip, m);
 }
@@ -510,11 +564,7 @@ std::string ZipArchive::read_small(std::uint64_t index) const {
 
 std::unique_ptr<MemberReader> ZipArchive::random_member(std::uint64_t index) const {
   const auto& m = m_members.at(index);
-  if (m.encrypted) throw bad_input("member " + m.name + " is encrypted");
-  if (m.size > m_limits.max_member_size) {
-    throw bad_input("member " + m.name + " declares " + format_size(m.size) + ", over the limit of " +
-                    format_size(m_limits.max_member_size));
-  }
+  refuse_unreadable(m, m_limits);
   if (m.method == ZIP_CM_STORE) {
     if (m.compressed_size != m.size) throw bad_input("stored member " + m.name + " has two different sizes");
     return std::make_unique<StoredMemberReader>(m_handle->zip, m);
