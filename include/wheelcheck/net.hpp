@@ -26,11 +26,12 @@ struct ClientOptions {
   long retry_after_max_s = 300;         // a longer Retry-After is an error, not a wait
   int http2_failures_before_http1 = 2;  // HTTP/2 stream errors on one host before HTTP/1.1 for it
   long max_redirects = 10;
-  std::uint64_t max_page_bytes = std::uint64_t{64} << 20;  // an index page larger than this is refused
-  std::string netrc_file;                                  // "" = $NETRC, else ~/.netrc (optional: absence is fine)
-  std::string user_agent;                                  // "" = "wheelcheck/<version> (libcurl/<version>)"
-  bool http2 = true;                                       // try HTTP/2 (over TLS; h2c is never attempted on http://)
-  std::string ca_file;                                     // extra CA bundle, for tests with a self-signed server
+  std::uint64_t max_page_bytes = std::uint64_t{64} << 20;      // an index page larger than this is refused
+  std::uint64_t max_download_bytes = std::uint64_t{16} << 30;  // a whole download (a wheel) larger than this
+  std::string netrc_file;                                      // "" = $NETRC, else ~/.netrc (optional: absence is fine)
+  std::string user_agent;                                      // "" = "wheelcheck/<version> (libcurl/<version>)"
+  bool http2 = true;    // try HTTP/2 (over TLS; h2c is never attempted on http://)
+  std::string ca_file;  // extra CA bundle, for tests with a self-signed server
   // Each retry and each fallback, for people (progress line, --verbose).
   std::function<void(const std::string&)> log;
 };

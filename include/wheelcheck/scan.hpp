@@ -27,7 +27,8 @@ struct Options {
   int shard_count = 1;
   std::optional<std::string> since;  // YYYY-MM-DD: only files uploaded on or after it are new
   remote::Mode mode = remote::Mode::Auto;
-  std::string rules;  // as `check --rules`: "" (the rule set for the wheel), a name, a file, none
+  std::string rules;       // as `check --rules`: "" (the rule set for the wheel), a name, a file, none
+  InspectOptions inspect;  // the archive limits each wheel is read under
   std::function<void(const std::string&)> progress;  // one line at a time, for a terminal
 };
 

@@ -198,6 +198,7 @@ void add_check_options(CLI::App& c, CheckArgs& a, bool image_required) {
   c.add_flag("--no-cache", a.no_cache, "Read the wheel again instead of its cached profile");
   c.add_option("--cache-dir", a.cache_dir, "Profile cache folder");
   c.add_flag("-q,--quiet", a.quiet, "No progress on stderr");
+  add_limit_options(c, a.limits, true);
 }
 
 namespace {
@@ -218,7 +219,7 @@ int check_and_print(const CheckArgs& a, const std::string& format, bool gates_ou
   std::vector<std::optional<Error>> failures;
   for (const auto& w : a.wheels) {
     try {
-      profiles.push_back(inspect_any(w, {}, a.verify, cache_ptr, client, progress).profile);
+      profiles.push_back(inspect_any(w, {}, a.verify, cache_ptr, client, progress, a.limits).profile);
       failures.emplace_back();
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::Internal || e.kind() == ErrorKind::Usage) throw;
@@ -227,7 +228,8 @@ int check_and_print(const CheckArgs& a, const std::string& format, bool gates_ou
       failures.emplace_back(e);
     }
   }
-  for (const auto& w : a.with) with.push_back(inspect_any(w, {}, a.verify, cache_ptr, client, progress).profile);
+  for (const auto& w : a.with)
+    with.push_back(inspect_any(w, {}, a.verify, cache_ptr, client, progress, a.limits).profile);
   ImageRequest request;
   request.env = parse_env(a.image_env, "--image-env");
   request.search_dirs = search_dirs(profiles, with);  // a wheel that could not be read is an empty profile

@@ -24,8 +24,7 @@ struct InspectArgs {
   bool no_cache = false;
   std::string cache_dir;
   unsigned threads = 0;
-  std::string max_member_size = "8G";
-  std::string max_total_size = "32G";
+  LimitArgs limits;
   bool quiet = false;
   std::string verify = "auto";
   std::string db;
@@ -139,7 +138,7 @@ bool inspect_one(const InspectArgs& a, const std::string& path, const InspectOpt
       }
     }
   }
-  auto result = inspect_any(path, options, a.verify, cache, client, progress);
+  auto result = inspect_any(path, options, a.verify, cache, client, progress, a.limits);
   if (progress) std::fputs("\r\x1b[K", stderr);
   const bool clean = !result.profile.has_problems();
   if (!clean) {
@@ -186,8 +185,6 @@ int run_inspect(const InspectArgs& a) {
   InspectOptions options;
   if (a.reader == "lief") options.reader = elf::ReaderKind::Lief;
   options.threads = a.threads;
-  options.limits.max_member_size = parse_size(a.max_member_size);
-  options.limits.max_total_size = parse_size(a.max_total_size);
   const bool progress = show_progress(a.quiet);
   if (progress) options.progress = print_progress;
   const std::optional<ProfileCache> cache = open_cache(a.no_cache, a.cache_dir);
@@ -234,9 +231,8 @@ Command add_inspect(CLI::App& app) {
                       "Profile cache folder (default: $WHEELCHECK_CACHE_DIR, "
                       "$XDG_CACHE_HOME/wheelcheck, ~/.cache/wheelcheck)");
   inspect->add_option("-j,--threads", a->threads, "Worker threads (default: one per core)");
-  inspect->add_option("--max-member-size", a->max_member_size, "Largest uncompressed member read (default 8G)");
-  inspect->add_option("--max-total-size", a->max_total_size, "Largest uncompressed total (default 32G)");
   inspect->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
+  add_limit_options(*inspect, a->limits, true);
   inspect->add_option("--verify", a->verify, k_verify_help)->check(CLI::IsMember({"auto", "full", "headers"}));
   inspect->add_option("--db", a->db,
                       "The db whose packaging policies give consistent_with (default: $WHEELCHECK_DB, else the one "

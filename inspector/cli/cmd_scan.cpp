@@ -35,6 +35,7 @@ struct ScanArgs {
   std::vector<std::string> merge;
   bool json = false;
   bool quiet = false;
+  LimitArgs limits;
 };
 
 const char* const k_scan_help = R"(Examples:
@@ -137,6 +138,7 @@ int run_scan(const ScanArgs& a) {
              : a.verify == "headers" ? remote::Mode::Headers
                                      : remote::Mode::Auto;
     o.rules = a.rules;
+    apply_limits(a.limits, o.inspect);
     const bool progress = show_progress(a.quiet);
     if (progress) {
       o.progress = [](const std::string& line) {
@@ -145,7 +147,7 @@ int run_scan(const ScanArgs& a) {
       };
     }
     image::Db db(image::Db::locate(a.db));
-    net::Client client(client_options(a.quiet));
+    net::Client client(client_options(a.quiet, a.limits));
     report = scan::run(o, db, client, cache ? &*cache : nullptr);
     if (progress) {
       const auto& st = client.stats();
@@ -188,6 +190,7 @@ Command add_scan(CLI::App& app) {
       ->excludes("--project");
   c->add_flag("--json", a->json, "Print the report JSON on stdout");
   c->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
+  add_limit_options(*c, a->limits, true);
   c->footer(k_scan_help);
   return {c, [a] { return run_scan(*a); }};
 }

@@ -52,12 +52,31 @@ void print_json(const nlohmann::ordered_json& j);
 // Wheels given as a file or an http(s) URL (inspector/cli/wheels.cpp). `verify`: auto (files: full;
 // URLs: headers-only where the server answers ranges), full, headers.
 CLI::Validator wheel_file_or_url();
-net::ClientOptions client_options(bool quiet);
+
+// The limits against hostile input (inspector/cli/limits.cpp): options in their own group of --help,
+// the network ones only for the commands that may fetch.
+struct LimitArgs {
+  std::string max_member_size = "8G";
+  std::string max_total_size = "32G";
+  std::uint64_t max_members = 200000;
+  std::uint64_t max_ratio = 100;
+  std::string max_page_size = "64M";
+  std::string max_download_size = "16G";
+  long max_redirects = 10;
+  int retries = 5;
+  long low_speed_time = 30;
+};
+void add_limit_options(CLI::App& app, LimitArgs& a, bool network);
+void apply_limits(const LimitArgs& a, InspectOptions& options);
+void apply_limits(const LimitArgs& a, net::ClientOptions& options);
+
+net::ClientOptions client_options(bool quiet, const LimitArgs& limits);
 // The profile cache: none with --no-cache; a folder that cannot be written is an error when --cache-dir
 // names it, a warning (and no cache) when it is the default one.
 std::optional<ProfileCache> open_cache(bool no_cache, const std::string& cache_dir);
 CachedInspect inspect_any(const std::string& where, InspectOptions options, const std::string& verify,
-                          const ProfileCache* cache, std::unique_ptr<net::Client>& client, bool progress);
+                          const ProfileCache* cache, std::unique_ptr<net::Client>& client, bool progress,
+                          const LimitArgs& limits);
 inline const char* const k_verify_help =
     "auto: a file is read whole and verified, a URL headers-only where the server answers byte ranges "
     "(else downloaded whole); full: every byte read, RECORD and sha256 verified; headers: only the ELF "
@@ -101,6 +120,7 @@ struct CheckArgs {
   bool gates = false;                  // the gates command
   std::vector<std::string> image_env;  // NAME=VALUE: the environment of a root folder probed on the fly
   std::string verify = "auto";         // auto, full, headers (see k_verify_help)
+  LimitArgs limits;
 };
 extern const char* const k_check_help;
 void add_check_options(CLI::App& app, CheckArgs& args, bool image_required);

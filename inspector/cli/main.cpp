@@ -21,7 +21,9 @@ const char* const k_exit_codes = R"(Exit codes:
      its own RECORD (every command; the report, verdict or gates are still printed), a malformed
      description, an unknown image or file, a wrong or mistyped option, conflicting flags, a cache
      folder that cannot be written, a URL or index unreadable after the retries, a download that
-     does not match its sha256. With --json, stdout still holds one complete JSON document.
+     does not match its sha256, an input over a limit (the error names the option that raises it),
+     a probed root with symlink loops or links above its /. With --json, stdout still holds one
+     complete JSON document. SECURITY.md lists the limits.
   3  degraded (verdict commands)
   4  unknown (verdict commands)
   70 internal error (a bug in wheelcheck: please report it)
@@ -117,7 +119,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    return cli::usage_failure(*cli::command_of(app, args), cli::parse_message(e));
+    const std::string message = cli::parse_message(e);
+    if (cli::json_requested(args)) cli::print_json({{"error", cli::error_entry("", usage_error(message))["error"]}});
+    return cli::usage_failure(*cli::command_of(app, args), message);
   }
   try {
     for (const auto& c : commands) {

@@ -23,8 +23,9 @@ CLI::Validator wheel_file_or_url() {
       "FILE|URL");
 }
 
-net::ClientOptions client_options(bool quiet) {
+net::ClientOptions client_options(bool quiet, const LimitArgs& limits) {
   net::ClientOptions o;
+  apply_limits(limits, o);
   if (!quiet) {
     o.log = [](const std::string& line) { std::fprintf(stderr, "wheelcheck: %s\n", line.c_str()); };
   }
@@ -53,12 +54,14 @@ std::optional<ProfileCache> open_cache(bool no_cache, const std::string& cache_d
 }
 
 CachedInspect inspect_any(const std::string& where, InspectOptions options, const std::string& verify,
-                          const ProfileCache* cache, std::unique_ptr<net::Client>& client, bool progress) {
+                          const ProfileCache* cache, std::unique_ptr<net::Client>& client, bool progress,
+                          const LimitArgs& limits) {
+  apply_limits(limits, options);
   if (!net::is_url(where)) {
     if (verify == "headers") options.verify = Verify::Headers;
     return inspect_cached(where, options, cache);
   }
-  if (!client) client = std::make_unique<net::Client>(client_options(!progress));
+  if (!client) client = std::make_unique<net::Client>(client_options(!progress, limits));
   remote::Fetch fetch;
   fetch.mode = verify == "full" ? remote::Mode::Full : verify == "headers" ? remote::Mode::Headers : remote::Mode::Auto;
   if (progress) fetch.progress = print_download;

@@ -287,11 +287,14 @@ struct Client::Impl {
       std::string detail = t.error_buffer[0] != '\0' ? std::string(t.error_buffer.data()) : curl_easy_strerror(t.code);
       if (t.code == CURLE_TOO_MANY_REDIRECTS) {
         j.verdict = Verdict::Fail;
-        j.failure = "a redirect loop (more redirects than the limit): " + detail;
+        j.failure = "a redirect loop (more redirects than the limit; raise it with --max-redirects): " + detail;
         return j;
       }
       j.verdict = retryable_code(t.code) ? Verdict::Retry : Verdict::Fail;
       j.failure = detail + " (" + curl_easy_strerror(t.code) + ")";
+      if (t.code == CURLE_OPERATION_TIMEDOUT && t.status != 0) {
+        j.failure += ": a body slower than the low-speed limit for --low-speed-time seconds";
+      }
       return j;
     }
     if ((t.status >= 200 && t.status < 300) || (allow_304 && t.status == 304)) return j;
@@ -667,6 +670,11 @@ void Client::download(const std::string& url, const std::string& dest, const std
       state.validator = if_range_value(validators_of(tr.response_headers));
       state.bytes = part.size();
       write_part_state(state_path, state);
+    }
+    if (part.size() + n > impl.options.max_download_bytes) {
+      tr.stop_failure = "the download of " + redacted + " is larger than the limit of " +
+                        format_size(impl.options.max_download_bytes) + " (raise it with --max-download-size)";
+      return false;
     }
     part.append(data, n);
     session_bytes += n;

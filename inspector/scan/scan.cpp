@@ -413,7 +413,7 @@ class Scan {
                             format_size(static_cast<std::uint64_t>(p.bytes_per_second))));
           };
         }
-        const auto fetched = remote::inspect_url(l->file.url, fetch, InspectOptions{}, m_cache, m_client);
+        const auto fetched = remote::inspect_url(l->file.url, fetch, m_o.inspect, m_cache, m_client);
         w["integrity"] = fetched.profile.integrity;
         if (fetched.profile.has_problems()) {
           const auto& pr = !fetched.profile.problems.empty() ? fetched.profile.problems.front()

@@ -452,6 +452,20 @@ TEST_F(Http, DownloadVerifiesAndLandsAtomically) {
   EXPECT_EQ(seen.back().total, k_blob_size);
 }
 
+// A download larger than max_download_bytes stops at the limit, is not retried, and lands nothing.
+TEST_F(Http, DownloadOverTheSizeLimitIsRefused) {
+  TempDir dir;
+  const auto dest = dir.file("blob.whl");
+  auto o = fast_options();
+  o.max_download_bytes = k_blob_size / 2;
+  Client client(o);
+  expect_bad_input([&] { client.download(file_url(k_blob), dest, sha256_hex(s_blob)); },
+                   {"larger than the limit", "--max-download-size"});
+  EXPECT_EQ(client.stats().retries, 0u);
+  EXPECT_FALSE(fs::exists(dest));
+  if (fs::exists(dest + ".part")) EXPECT_LE(fs::file_size(dest + ".part"), k_blob_size / 2);
+}
+
 TEST_F(Http, DownloadWithWrongHashLeavesNothing) {
   server().add_faults({{"path", "/files/"}, {"fault", "wrong_hash"}});
   TempDir dir;
