@@ -43,7 +43,38 @@ struct ProbeArgs {
   int jobs = 0;
   bool json = false;
   bool quiet = false;
+  bool allow_unsafe_root = false;
 };
+
+// Findings that make a root hostile or broken rather than merely incomplete: links that loop or climb
+// above it, a loader configuration that cannot be read as ldconfig writes it.
+bool unsafe_root_finding(const Problem& f) {
+  return f.kind == "symlink-loop" || f.kind == "escapes-root" || f.kind == "malformed-cache" ||
+         f.kind == "malformed-conf";
+}
+
+// What the probe found is still written or printed; the exit code says the root needs a look.
+int unsafe_root_exit(const ProbeArgs& a, const std::vector<Problem>& findings) {
+  std::vector<const Problem*> unsafe;
+  for (const auto& f : findings) {
+    if (unsafe_root_finding(f)) unsafe.push_back(&f);
+  }
+  if (unsafe.empty()) return k_exit_ok;
+  for (const auto* f : unsafe) {
+    const std::string what = f->kind == "symlink-loop"   ? "a symlink loop"
+                             : f->kind == "escapes-root" ? "a link that points outside the root"
+                                                         : f->kind;
+    std::fprintf(stderr, "wheelcheck: %s: %s: %s: %s\n", a.allow_unsafe_root ? "warning" : "error", f->path.c_str(),
+                 what.c_str(), f->detail.c_str());
+  }
+  if (a.allow_unsafe_root) return k_exit_ok;
+  std::fprintf(stderr,
+               "wheelcheck: error: %s has %zu unsafe link(s) or malformed loader file(s) (links are resolved "
+               "inside the root, as chroot would, and at most 40 deep, the kernel's limit); the description is "
+               "still %s; --allow-unsafe-root exits 0 for such a root\n",
+               a.root.c_str(), unsafe.size(), a.output.empty() ? "printed" : "written");
+  return k_exit_bad_input;
+}
 
 int run_probe(const ProbeArgs& a) {
   probe::ProbeOptions o;
@@ -80,7 +111,7 @@ int run_probe(const ProbeArgs& a) {
       std::fprintf(stderr, "probe: %zu finding(s): `wheelcheck image show %s` lists them\n",
                    result.image.findings.size(), a.output.c_str());
     }
-    return k_exit_ok;
+    return unsafe_root_exit(a, result.image.findings);
   }
   if (a.json) {
     if (!a.exports_dir.empty()) {
@@ -94,7 +125,7 @@ int run_probe(const ProbeArgs& a) {
   } else {
     std::fputs(image::render_text(result.image, use_color(stdout)).c_str(), stdout);
   }
-  return k_exit_ok;
+  return unsafe_root_exit(a, result.image.findings);
 }
 
 struct ImagesArgs {
@@ -290,6 +321,9 @@ Command add_probe(CLI::App& app) {
   c->add_option("-j,--threads", a->jobs, "Worker threads (default: one per core)");
   c->add_flag("--json", a->json, "Print the description as JSON (schema: docs/image.schema.json)");
   c->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
+  c->add_flag("--allow-unsafe-root", a->allow_unsafe_root,
+              "Exit 0 for a root with symlink loops, links above its /, or a malformed ld.so.cache or "
+              "ld.so.conf (still reported; otherwise exit 2)");
   c->footer(
       "Examples:\n"
       "  wheelcheck probe --root / --name my-ci-image -o my-ci-image.json     (inside the real image)\n"

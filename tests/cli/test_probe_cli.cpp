@@ -125,3 +125,27 @@ TEST(Probe, CliWritesTablesBesideTheDescriptionAndShowReadsThem) {
   EXPECT_EQ(run(shell_quote(binary_path()) + " probe -q --root " + shell_quote(r.root()) + " --env NOEQUALS").exit_code,
             2);
 }
+
+// A root whose library links loop or climb above its / is hostile or broken: the probe still prints what
+// it found (the links resolved inside the root), names each link, and exits 2 unless told to accept it.
+TEST(Probe, CliExitsTwoForARootWithUnsafeLinks) {
+  if (!have_host_glibc()) GTEST_SKIP() << "needs this machine's glibc";
+  RootBuilder r;
+  lay_out_glibc(r);
+  run_ldconfig(r);
+  const std::string base = shell_quote(binary_path()) + " probe -q --json --root " + shell_quote(r.root());
+  ASSERT_EQ(run(base).exit_code, 0) << "the clean root is accepted";
+  r.symlink("libloop2.so.1", "/usr/lib/libloop.so.1");
+  r.symlink("libloop.so.1", "/usr/lib/libloop2.so.1");
+  r.symlink("../../../../../../../etc/shadow", "/usr/lib/libclimb.so.1");
+  const auto cmd = run(base);
+  EXPECT_EQ(cmd.exit_code, 2) << cmd.err;
+  EXPECT_NE(cmd.err.find("/usr/lib/libloop.so.1: a symlink loop"), std::string::npos) << cmd.err;
+  EXPECT_NE(cmd.err.find("/usr/lib/libclimb.so.1: a link that points outside the root"), std::string::npos) << cmd.err;
+  EXPECT_NE(cmd.err.find("--allow-unsafe-root"), std::string::npos) << cmd.err;
+  const auto doc = nlohmann::json::parse(cmd.out);  // the description is still printed, whole
+  EXPECT_EQ(doc.at("libc").at("kind").at("value"), "glibc") << cmd.out;
+  const auto allowed = run(base + " --allow-unsafe-root");
+  EXPECT_EQ(allowed.exit_code, 0) << allowed.err;
+  EXPECT_NE(allowed.err.find("warning: /usr/lib/libloop.so.1: a symlink loop"), std::string::npos) << allowed.err;
+}
