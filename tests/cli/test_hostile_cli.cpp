@@ -5,8 +5,9 @@
 // 1 GiB of memory, and nothing written outside the cache, report and state folders it was given.
 //
 // The case list is the generator's own manifest (`make_hostile.py --list`, read once when the tests are
-// registered), so each case is one test named after it: Hostile/Cases.Run/elf_vn_next_loop__inspect. The
-// inputs themselves are written once per run of the suite into a temporary folder (SetUpTestSuite).
+// registered), so each case and command is one test named after it, e.g.
+// Cases/Hostile.Run/elf_vn_next_loop__inspect. The inputs themselves are written once per run of the suite
+// into a temporary folder (SetUpTestSuite).
 //
 // Each command runs in a sandbox: an empty working folder, HOME, XDG_CACHE_HOME and TMPDIR of its own, and
 // --cache-dir (and for scan --state and --report) inside it. Afterwards the working folder, HOME and TMPDIR
