@@ -200,7 +200,9 @@ struct ElfScanner::Impl {
   // Captures (scanner.cpp).
   bool have(std::uint64_t off, std::uint64_t len) const;
   // The captured bytes [off, off + len); throws NeedBytes when they have not been captured.
-  std::span<const std::byte> view(std::uint64_t off, std::uint64_t len) const;
+  // The captured bytes [off, off + len); throws Error(BadInput) naming `what` when they lie outside the file,
+  // NeedBytes when this pass did not capture them.
+  std::span<const std::byte> view(std::uint64_t off, std::uint64_t len, const char* what = "a table") const;
   void want(std::uint64_t off, std::uint64_t len);
   void want_range(const std::optional<Range>& r);
   void feed(const std::byte* data, std::size_t size);
@@ -226,6 +228,7 @@ struct ElfScanner::Impl {
   DynamicEntries dynamic_entries(const Segment& dyn);
   Layout layout(const Header& h, const std::vector<Segment>& segs, const std::vector<Section>& secs,
                 const DynamicEntries& dyn);
+  void check_no_overlap(const Layout& L) const;
   void read_dynamic(const DynamicEntries& entries, std::span<const std::byte> strtab, Binary& bin);
   void mark_copy_relocations(const Layout& L, std::uint16_t machine, Binary& bin);
 

@@ -41,7 +41,7 @@ std::optional<std::uint64_t> to_offset(const std::vector<Segment>& segs, std::ui
 
 DynamicEntries ElfScanner::Impl::dynamic_entries(const Segment& dyn) {
   DynamicEntries out;
-  FieldReader r(view(dyn.offset, dyn.filesz), endian, cls, "dynamic section");
+  FieldReader r(view(dyn.offset, dyn.filesz, "dynamic section"), endian, cls, "dynamic section");
   const auto es = dyn_entry_size();
   for (std::uint64_t off = 0; off + es <= dyn.filesz; off += es) {
     const auto tag = r.sword(off);
@@ -148,7 +148,48 @@ Layout ElfScanner::Impl::layout(const Header& h, const std::vector<Segment>& seg
     else if (auto off2 = table(DT_HASH))
       L.sysv_hash = Range{*off2, std::min(file_size, checked_add(*off2, 8, "DT_HASH"))};
   }
+  check_no_overlap(L);
   return L;
+}
+
+// The dynamic tables lie inside the file and never share bytes in a file a linker wrote: a stated size
+// past the end is refused by the table's name, and a table placed over another (a .dynsym inside .dynstr,
+// a .gnu.version_r over .dynsym) would be read as two things at once, so it is refused too.
+// A table of unstated size is bounded by the next known table, so only a table that starts inside
+// another, or a stated size that runs over the next, can overlap.
+void ElfScanner::Impl::check_no_overlap(const Layout& L) const {
+  struct Named {
+    const char* name;
+    Range range;
+  };
+  std::vector<Named> tables;
+  auto add = [&](const char* name, const std::optional<Range>& r, bool used = true) {
+    if (used && r && r->end > r->begin) tables.push_back({name, *r});
+  };
+  add(".dynstr", L.strtab);
+  add(".dynsym", L.symtab);
+  add(".gnu.version", L.versym);
+  add(".gnu.version_r", L.verneed, L.verneednum != 0);
+  add(".gnu.version_d", L.verdef, L.verdefnum != 0);
+  add(".gnu.hash", L.gnu_hash);
+  for (const auto& t : tables) {
+    if (t.range.end > file_size) {
+      throw bad_input(std::string("ELF: ") + t.name + " (offset " + std::to_string(t.range.begin) + ", " +
+                      std::to_string(t.range.end - t.range.begin) + " bytes) runs past the end of the file (" +
+                      std::to_string(file_size) + " bytes)");
+    }
+  }
+  for (std::size_t i = 0; i < tables.size(); ++i) {
+    for (std::size_t j = i + 1; j < tables.size(); ++j) {
+      const auto& a = tables[i];
+      const auto& b = tables[j];
+      if (a.range.begin < b.range.end && b.range.begin < a.range.end) {
+        throw bad_input(std::string("ELF: ") + b.name + " (offset " + std::to_string(b.range.begin) + ", " +
+                        std::to_string(b.range.end - b.range.begin) + " bytes) overlaps " + a.name + " (offset " +
+                        std::to_string(a.range.begin) + ", " + std::to_string(a.range.end - a.range.begin) + " bytes)");
+      }
+    }
+  }
 }
 
 // The entries the loader acts on, names read from .dynstr.
@@ -179,7 +220,7 @@ void ElfScanner::Impl::mark_copy_relocations(const Layout& L, std::uint16_t mach
   for (const auto& [range, entry] : {std::pair{L.rela, 3 * word}, std::pair{L.rel, 2 * word}}) {
     if (!range) continue;
     const std::uint64_t n = (range->end - range->begin) / entry;
-    FieldReader r(view(range->begin, n * entry), endian, cls, "dynamic relocations");
+    FieldReader r(view(range->begin, n * entry, "dynamic relocations"), endian, cls, "dynamic relocations");
     for (std::uint64_t i = 0; i < n; ++i) {
       const std::uint64_t info = cls == Class::Elf64 ? r.u64(i * entry + word) : r.u32(i * entry + word);
       const std::uint64_t type = cls == Class::Elf64 ? (info & 0xffffffffU) : (info & 0xffU);

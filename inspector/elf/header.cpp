@@ -77,7 +77,7 @@ std::vector<detail::Segment> ElfScanner::Impl::segments(const Header& h) {
   std::vector<Segment> out;
   if (h.phnum == 0 || h.phoff == 0) return out;
   const auto len = checked_mul(h.phnum, h.phentsize, "program headers");
-  FieldReader r(view(h.phoff, len), endian, cls, "program headers");
+  FieldReader r(view(h.phoff, len, "program headers"), endian, cls, "program headers");
   for (std::uint64_t i = 0; i < h.phnum; ++i) {
     const std::uint64_t b = i * h.phentsize;
     Segment s{};
@@ -132,7 +132,7 @@ std::vector<detail::Section> ElfScanner::Impl::sections(const Header& h) {
 
 // PT_INTERP: the program interpreter's path, up to its NUL.
 std::string ElfScanner::Impl::interpreter(const Segment& s) {
-  const auto bytes = view(s.offset, s.filesz);
+  const auto bytes = view(s.offset, s.filesz, "PT_INTERP");
   const auto* p = reinterpret_cast<const char*>(bytes.data());
   return std::string(p, strnlen(p, bytes.size()));
 }

@@ -70,7 +70,7 @@ std::optional<int> x86_isa_level_from_notes(std::span<const std::byte> notes, En
 
 // A PT_NOTE or PT_GNU_PROPERTY segment.
 std::optional<int> ElfScanner::Impl::x86_isa_level(const Segment& s) {
-  return detail::x86_isa_level_from_notes(view(s.offset, s.filesz), endian, cls);
+  return detail::x86_isa_level_from_notes(view(s.offset, s.filesz, "note segment"), endian, cls);
 }
 
 // The SHT_NOTE sections (within the table limit); the last that names a level wins.
@@ -78,7 +78,7 @@ std::optional<int> ElfScanner::Impl::x86_isa_level(const std::vector<Section>& s
   std::optional<int> level;
   for (const auto& s : secs) {
     if (s.type == detail::SHT_NOTE && s.size <= limits.max_table_bytes) {
-      if (auto l = detail::x86_isa_level_from_notes(view(s.offset, s.size), endian, cls)) level = l;
+      if (auto l = detail::x86_isa_level_from_notes(view(s.offset, s.size, "note section"), endian, cls)) level = l;
     }
   }
   return level;

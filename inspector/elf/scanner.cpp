@@ -91,10 +91,10 @@ bool ElfScanner::Impl::have(std::uint64_t off, std::uint64_t len) const {
   return false;
 }
 
-std::span<const std::byte> ElfScanner::Impl::view(std::uint64_t off, std::uint64_t len) const {
+std::span<const std::byte> ElfScanner::Impl::view(std::uint64_t off, std::uint64_t len, const char* what) const {
   if (len > file_size || off > file_size - len) {
-    throw bad_input("ELF: a table at offset " + std::to_string(off) + " (" + std::to_string(len) +
-                    " bytes) lies outside the file (" + std::to_string(file_size) + " bytes)");
+    throw bad_input(std::string("ELF: ") + what + ": offset " + std::to_string(off) + " + " + std::to_string(len) +
+                    " bytes lies outside the file (" + std::to_string(file_size) + " bytes)");
   }
   const std::uint64_t end = off + len;
   for (const auto& c : captures) {
@@ -248,7 +248,7 @@ Binary ElfScanner::Impl::parse() {
   const auto entries = dynamic_entries(*dyn);
   const auto L = layout(h, segs, secs, entries);
   std::span<const std::byte> strtab;
-  if (L.strtab) strtab = view(L.strtab->begin, L.strtab->end - L.strtab->begin);
+  if (L.strtab) strtab = view(L.strtab->begin, L.strtab->end - L.strtab->begin, ".dynstr");
   read_dynamic(entries, strtab, bin);
   detail::VersionIndex versions;
   read_version_needs(L, strtab, bin, versions);

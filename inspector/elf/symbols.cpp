@@ -36,18 +36,18 @@ using detail::FieldReader;
 std::uint64_t ElfScanner::Impl::symbol_count(const Layout& L) {
   if (L.symcount) return *L.symcount;
   if (L.sysv_hash) {
-    FieldReader r(view(L.sysv_hash->begin, 8), endian, cls, "DT_HASH");
+    FieldReader r(view(L.sysv_hash->begin, 8, "DT_HASH"), endian, cls, "DT_HASH");
     return r.u32(4);  // nchain
   }
   if (L.gnu_hash) {
     const std::uint64_t base = L.gnu_hash->begin;
-    FieldReader h(view(base, 16), endian, cls, "DT_GNU_HASH header");
+    FieldReader h(view(base, 16, "DT_GNU_HASH header"), endian, cls, "DT_GNU_HASH header");
     const std::uint64_t nbuckets = h.u32(0), symoffset = h.u32(4), bloom = h.u32(8);
     const std::uint64_t word = cls == Class::Elf64 ? 8 : 4;
     const std::uint64_t buckets_off = checked_add(base + 16, checked_mul(bloom, word, "GNU hash bloom"), "GNU hash");
     const std::uint64_t buckets_len = checked_mul(nbuckets, 4, "GNU hash buckets");
     if (buckets_len > limits.max_table_bytes) throw bad_input("ELF: GNU hash table is implausibly large");
-    FieldReader b(view(buckets_off, buckets_len), endian, cls, "DT_GNU_HASH buckets");
+    FieldReader b(view(buckets_off, buckets_len, "DT_GNU_HASH buckets"), endian, cls, "DT_GNU_HASH buckets");
     std::uint64_t max_bucket = 0;
     for (std::uint64_t i = 0; i < nbuckets; ++i) max_bucket = std::max<std::uint64_t>(max_bucket, b.u32(i * 4));
     if (max_bucket == 0) return symoffset;
@@ -55,9 +55,22 @@ std::uint64_t ElfScanner::Impl::symbol_count(const Layout& L) {
     const std::uint64_t chains_off = checked_add(buckets_off, buckets_len, "GNU hash");
     std::uint64_t idx = max_bucket;
     // Walk the last chain in pieces: each step is bounds checked by view(); the chain ends at bit 0.
+    // A chain word inside another known table means the end bit was never met: no real chain runs there.
+    const std::pair<const std::optional<Range>*, const char*> others[] = {{&L.symtab, ".dynsym"},
+                                                                          {&L.strtab, ".dynstr"},
+                                                                          {&L.versym, ".gnu.version"},
+                                                                          {&L.verneed, ".gnu.version_r"},
+                                                                          {&L.verdef, ".gnu.version_d"}};
     for (std::uint64_t steps = 0;; ++steps, ++idx) {
       if (steps > limits.max_table_bytes / 4) throw bad_input("ELF: GNU hash chain does not end");
-      FieldReader c(view(chains_off + (idx - symoffset) * 4, 4), endian, cls, "DT_GNU_HASH chain");
+      const std::uint64_t at = checked_add(chains_off, (idx - symoffset) * 4, "GNU hash chain");
+      for (const auto& [range, name] : others) {
+        if (*range && at >= (*range)->begin && at < (*range)->end) {
+          throw bad_input("ELF: the last GNU hash chain (from symbol " + std::to_string(max_bucket) + ") runs into " +
+                          name + " at offset " + std::to_string(at) + " without an end bit");
+        }
+      }
+      FieldReader c(view(at, 4, "DT_GNU_HASH chain"), endian, cls, "DT_GNU_HASH chain");
       if (c.u32(0) & 1U) return idx + 1;
     }
   }
@@ -73,9 +86,11 @@ void ElfScanner::Impl::read_symbols(const Layout& L, std::span<const std::byte> 
   const std::uint64_t bytes = checked_mul(count, es, "dynamic symbol count");
   if (bytes > limits.max_table_bytes)
     throw bad_input("ELF: " + std::to_string(count) + " dynamic symbols exceed the reader's limit");
-  FieldReader sr(view(L.symtab->begin, bytes), endian, cls, ".dynsym");
+  FieldReader sr(view(L.symtab->begin, bytes, ".dynsym"), endian, cls, ".dynsym");
   std::optional<FieldReader> vr;
-  if (L.versym) vr.emplace(view(L.versym->begin, checked_mul(count, 2, ".gnu.version")), endian, cls, ".gnu.version");
+  if (L.versym)
+    vr.emplace(view(L.versym->begin, checked_mul(count, 2, ".gnu.version"), ".gnu.version"), endian, cls,
+               ".gnu.version");
   bin.symbols.reserve(count > 0 ? count - 1 : 0);
   for (std::uint64_t i = 1; i < count; ++i) {
     const std::uint64_t b = i * es;

@@ -40,6 +40,10 @@ Routes:
                      garbage       200 with random bytes as "type" "html" (text/html) or "json" (the PEP 691
                                    content type with invalid JSON); default: what the Accept header prefers
                      never_end     headers with a large Content-Length, then one byte every 0.5 s, forever
+                     huge          200 with a Content-Length of 1 TiB and an endless fast body of links (64 KiB
+                                   writes, as fast as the client reads), "type" "html" or "json" as for garbage
+                     deep          200 with a well-formed page nested "depth" (default 100000) levels deep:
+                                   "type" "html" (<div> inside <div>) or "json" ("files" a list of lists)
   DELETE /_faults  clears the rules.
   GET /_stats      JSON list of the requests so far (/_* excluded): method, path, range, if_range,
                    if_none_match, status, bytes_sent, host, authorization (bool), user_agent, accept.
@@ -356,6 +360,34 @@ class Handler(BaseHTTPRequestHandler):
             body = bytes(random.getrandbits(8) for _ in range(int(fault.get("size", 4096))))
             if want == "json":
                 body = b'{"meta": {"api-version": "1.1"}, "files": [' + body
+            self.simple(200, body, content_type=JSON_TYPE if want == "json" else HTML_TYPE, head=head)
+            return True
+        if kind == "huge":
+            want = fault.get("type") or ("json" if prefers_json(self.headers.get("Accept")) else "html")
+            ctype = JSON_TYPE if want == "json" else HTML_TYPE
+            self.send_head(200, [("Content-Type", ctype)], 1 << 40)
+            self.close_connection = True
+            if head:
+                return True
+            start = b'{"meta": {"api-version": "1.1"}, "files": [' if want == "json" else b"<html><body>\n"
+            piece = (b'{"filename": "x.whl", "url": "x.whl", "hashes": {}}, ' if want == "json"
+                     else b'<a href="x-1.0-py3-none-any.whl">x-1.0-py3-none-any.whl</a>\n')
+            chunk = piece * (65536 // len(piece))
+            try:
+                self.wfile.write(start)
+                while True:
+                    self.wfile.write(chunk)
+                    self.record["bytes_sent"] += len(chunk)
+            except OSError:
+                pass
+            return True
+        if kind == "deep":
+            want = fault.get("type") or ("json" if prefers_json(self.headers.get("Accept")) else "html")
+            depth = int(fault.get("depth", 100000))
+            if want == "json":
+                body = b'{"meta": {"api-version": "1.1"}, "name": "x", "files": ' + b"[" * depth + b"]" * depth + b"}"
+            else:
+                body = b"<!DOCTYPE html>\n<html><body>" + b"<div>" * depth + b"</div>" * depth + b"</body></html>\n"
             self.simple(200, body, content_type=JSON_TYPE if want == "json" else HTML_TYPE, head=head)
             return True
         if kind == "never_end":

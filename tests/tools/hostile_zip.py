@@ -27,7 +27,18 @@ Kinds:
   duplicate                  NAME/__init__.py twice, with different contents
   encrypted                  NAME/secret.py encrypted with traditional PKWARE (ZipCrypto) encryption: general
                              purpose bit 0 set, a 12-byte encryption header before the deflate data
-Sizes accept a K/M/G suffix (powers of 1024) and stay under 4 GiB (no zip64 records are written).
+  ratio [SIZE]               NAME/zeros.bin: SIZE zero bytes (default 1G) deflated about 1000:1, honest sizes: only
+                             a compression-ratio limit (or a member-size limit) stops it before inflating it all
+  many-members [N]           N empty stored members NAME/m/<i> (default 200001), all in RECORD: a member-count limit
+  bad-name NAME              one member named NAME (backslash escapes such as \\x00 or \\x1b are decoded), listed in
+                             RECORD like any other
+  symlink [TARGET]           NAME/link: a symbolic link (S_IFLNK in the external attributes) whose content is
+                             TARGET (default /etc/passwd)
+  zip64-mismatch             NAME/data.bin: the central header says 0xFFFFFFFF and its zip64 extra field gives
+                             sizes (1 TiB uncompressed) that disagree with the honest local header
+  local-mismatch             NAME/data.bin in the central directory, NAME/evil.bin (same length) in its local header
+Sizes accept a K/M/G suffix (powers of 1024) and stay under 4 GiB (no zip64 sizes are written; more than 65535
+members get the zip64 end of central directory record).
 """
 import base64, hashlib, os, random, re, struct, sys, zlib
 
@@ -84,9 +95,27 @@ class Member:
         self.name = name
         self.method = method
         self.record = record
+        self.mode = 0o100644  # the unix mode in the central header's external attributes
+        self.local_name = None  # a different name for the local header only
+        self.central_extra = b""  # an extra field in the central header only
+        self.central_sizes = None  # (compressed, uncompressed) the central header states instead
         chunks = (bytes(min(1 << 20, zeros - i)) for i in range(0, zeros, 1 << 20)) if zeros is not None else [data]
         deflate = zlib.compressobj(9, zlib.DEFLATED, -15)
         digest, crc, size, payload = hashlib.sha256(), 0, 0, []
+        # Zeros are deflated in 16 MiB blocks ended by a full flush, which resets the compressor: every whole
+        # block deflates to the same bytes, so a gigabyte costs one block's compression and the CRC/digest.
+        block, block_deflated = 16 << 20, None
+        if zeros is not None and zeros >= block and method == DEFLATED:
+            zero_block = bytes(block)
+            block_deflated = deflate.compress(zero_block) + deflate.flush(zlib.Z_FULL_FLUSH)
+            whole = zeros // block
+            for _ in range(whole):
+                digest.update(zero_block)
+                crc = zlib.crc32(zero_block, crc)
+            size = whole * block
+            payload.append(block_deflated * whole)
+            rest = zeros - size
+            chunks = [bytes(rest)] if rest else []
         for chunk in chunks:
             digest.update(chunk)
             crc = zlib.crc32(chunk, crc)
@@ -113,15 +142,26 @@ def zip_bytes(members):
     out = bytearray()
     central = bytearray()
     for m in members:
-        name = m.name.encode()
+        name = m.name.encode("utf-8", "surrogateescape")
+        local_name = m.local_name.encode() if m.local_name is not None else name
         offset = len(out)
-        fields = (20, m.flags, m.method, DOS_TIME, DOS_DATE, m.crc, len(m.payload), m.size, len(name), 0)
-        out += struct.pack("<IHHHHHIIIHH", 0x04034B50, *fields) + name + m.payload
-        central += struct.pack("<IH", 0x02014B50, (3 << 8) | 30) + struct.pack("<HHHHHIIIHH", *fields)
-        central += struct.pack("<HHHII", 0, 0, 0, (0o100644 << 16), offset) + name
+        fields = (20, m.flags, m.method, DOS_TIME, DOS_DATE, m.crc, len(m.payload), m.size, len(local_name), 0)
+        out += struct.pack("<IHHHHHIIIHH", 0x04034B50, *fields) + local_name + m.payload
+        compressed, uncompressed = m.central_sizes or (len(m.payload), m.size)
+        central_fields = (45 if m.central_extra else 20, m.flags, m.method, DOS_TIME, DOS_DATE, m.crc, compressed,
+                          uncompressed, len(name), len(m.central_extra))
+        central += struct.pack("<IH", 0x02014B50, (3 << 8) | 30) + struct.pack("<HHHHHIIIHH", *central_fields)
+        central += struct.pack("<HHHII", 0, 0, 0, (m.mode << 16), offset) + name + m.central_extra
     cd_offset = len(out)
     out += central
-    out += struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, len(members), len(members), len(central), cd_offset, 0)
+    count = len(members)
+    if count > 0xFFFF:  # the zip64 end of central directory record and its locator carry the count
+        zip64_offset = len(out)
+        out += struct.pack("<IQHHIIQQQQ", 0x06064B50, 44, (3 << 8) | 45, 45, 0, 0, count, count, len(central),
+                           cd_offset)
+        out += struct.pack("<IIQI", 0x07064B50, 0, zip64_offset, 1)
+        count = 0xFFFF
+    out += struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, count, count, len(central), cd_offset, 0)
     return bytes(out)
 
 
@@ -192,6 +232,38 @@ def build(kind, name, version, tag, args):
         secret = Member(f"{name}/secret.py", b"TOKEN = 'not for wheelcheck'\n" * 8)
         secret.encrypt(b"hostile")
         return zip_bytes(wheel_members(name, version, tag, [init, secret]))
+    if kind == "ratio":
+        size = parse_size(args[0]) if args else 1 << 30
+        return zip_bytes(wheel_members(name, version, tag, [init, Member(f"{name}/zeros.bin", zeros=size)]))
+    if kind == "many-members":
+        n = int(args[0]) if args else 200001
+        empty = Member(f"{name}/m/0", b"", method=STORED)
+        many = []
+        for i in range(n):  # copies of one empty member, renamed: building 200001 compressors would be slow
+            m = Member.__new__(Member)
+            m.__dict__.update(empty.__dict__)
+            m.name = f"{name}/m/{i}"
+            many.append(m)
+        return zip_bytes(wheel_members(name, version, tag, [init] + many))
+    if kind == "bad-name":
+        if not args:
+            raise SystemExit("hostile_zip.py: bad-name needs the member name")
+        member_name = args[0].encode("latin-1", "backslashreplace").decode("unicode_escape")
+        return zip_bytes(wheel_members(name, version, tag, [init, Member(member_name, b"print('hostile')\n")]))
+    if kind == "symlink":
+        target = args[0] if args else "/etc/passwd"
+        link = Member(f"{name}/link", target.encode(), method=STORED)
+        link.mode = 0o120777
+        return zip_bytes(wheel_members(name, version, tag, [init, link]))
+    if kind == "zip64-mismatch":
+        m = Member(f"{name}/data.bin", text)
+        m.central_sizes = (0xFFFFFFFF, 0xFFFFFFFF)
+        m.central_extra = struct.pack("<HHQQ", 0x0001, 16, 1 << 40, len(m.payload))  # uncompressed, compressed
+        return zip_bytes(wheel_members(name, version, tag, [init, m]))
+    if kind == "local-mismatch":
+        m = Member(f"{name}/data.bin", text)
+        m.local_name = f"{name}/evil.bin"
+        return zip_bytes(wheel_members(name, version, tag, [init, m]))
     raise SystemExit(f"hostile_zip.py: unknown kind {kind!r} (see --help)")
 
 
