@@ -21,6 +21,11 @@ std::vector<Problem> verify_record(const std::vector<RecordEntry>& entries, cons
     if (!listed.emplace(e.path, &e).second) {
       problems.push_back({"duplicate-record-entry", e.path, "RECORD lists this path more than once"});
     }
+    // An installer writes, and `pip uninstall` deletes, what RECORD names: a traversal there is an attack
+    // even when no member carries the name (libzip shows a NUL in a member name as a space; RECORD keeps it).
+    if (auto why = unsafe_member_name(e.path)) {
+      problems.push_back({"unsafe-record-path", e.path, "RECORD names an unsafe path: " + *why});
+    }
   }
   std::map<std::string, bool> present;
   for (const auto& m : members) {
