@@ -68,6 +68,11 @@ bool is_dir(const std::string& path);                                // follows 
 bool is_file(const std::string& path);                               // a regular file, following symbolic links
 std::string getenv_or(const char* name, const std::string& fallback);
 
+// Untrusted text (a member name, an ELF string) made safe for a terminal or a log: control characters
+// (NUL, ESC, newline, ...) and DEL written as \xNN, so a name can neither cut a report short nor rewrite
+// the terminal or forge a line. Everything else, UTF-8 included, is kept.
+std::string printable(std::string_view text);
+
 // Human sizes: "8G", "512M", "100k", "123" -> bytes. Throws Error(Usage).
 std::uint64_t parse_size(std::string_view text);
 std::string format_size(std::uint64_t bytes);

@@ -230,22 +230,24 @@ std::string profile_to_text(const WheelProfile& p, bool color) {
   const std::size_t k_shown = 20;
   for (std::size_t i = 0; i < p.record_problems.size() && i < k_shown; ++i) {
     const auto& pr = p.record_problems[i];
-    out += fmt::format("    {} {}: {}\n", paint.yellow(pr.kind), pr.path, pr.detail);
+    out += fmt::format("    {} {}: {}\n", paint.yellow(pr.kind), printable(pr.path), printable(pr.detail));
   }
   if (p.record_problems.size() > k_shown)
     out += fmt::format("    ... and {} more (--json lists all)\n", p.record_problems.size() - k_shown);
-  for (const auto& pr : p.problems) out += fmt::format("  {} {}: {}\n", paint.red(pr.kind), pr.path, pr.detail);
+  for (const auto& pr : p.problems)
+    out += fmt::format("  {} {}: {}\n", paint.red(pr.kind), printable(pr.path), printable(pr.detail));
 
   for (const auto& m : p.members) {
     out += "\n";
     if (!m.elf) {
-      out += fmt::format("{}  {}\n  {}\n", paint.bold(m.path), format_size(m.size),
+      out += fmt::format("{}  {}\n  {}\n", paint.bold(printable(m.path)), format_size(m.size),
                          paint.red("unreadable ELF: " + m.error));
       continue;
     }
     const auto& b = *m.elf;
     std::string isa = b.x86_isa_level ? fmt::format(", needs x86-64-v{}", *b.x86_isa_level) : "";
-    out += fmt::format("{}  {} {} {}, {}{}\n", paint.bold(m.path), b.elf_class == elf::Class::Elf64 ? "ELF64" : "ELF32",
+    out += fmt::format("{}  {} {} {}, {}{}\n", paint.bold(printable(m.path)),
+                       b.elf_class == elf::Class::Elf64 ? "ELF64" : "ELF32",
                        elf::machine_name(b.machine, b.elf_class, b.endian, b.e_flags), elf::type_name(b.type),
                        format_size(m.size), isa);
     if (b.soname) out += "  soname    " + *b.soname + "\n";

@@ -1,5 +1,6 @@
 // Small string helpers shared by the stages (include/wheelcheck/util.hpp): trimming, case, joining, URL
 // escapes, sizes, dotted version numbers.
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <string>
@@ -146,6 +147,26 @@ std::uint64_t parse_size(std::string_view text) {
     throw usage_error("not a size: '" + std::string(text) + "' (use a number with k, M, G or T)");
   if (shift != 0 && value > (~std::uint64_t{0} >> shift)) throw usage_error("size too large: " + std::string(text));
   return value << shift;
+}
+
+std::string printable(std::string_view text) {
+  const auto safe = [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u >= 0x20 && u != 0x7f;
+  };
+  if (std::all_of(text.begin(), text.end(), safe)) return std::string(text);
+  std::string out;
+  out.reserve(text.size() + 8);
+  for (const char c : text) {
+    if (safe(c)) {
+      out += c;
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned>(static_cast<unsigned char>(c)));
+      out += buf;
+    }
+  }
+  return out;
 }
 
 std::string format_size(std::uint64_t bytes) {

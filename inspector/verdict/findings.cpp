@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "wheelcheck/cxx_names.hpp"
+#include "wheelcheck/util.hpp"
 
 namespace wheelcheck::verdict {
 
@@ -45,8 +46,9 @@ std::vector<std::string> integrity_problems(const Report& report) {
   std::vector<std::string> out;
   for (const auto& f : report.findings) {
     if (f.severity == Severity::Error && is_integrity(f.kind)) {
-      out.push_back(report.wheel + " fails its own integrity check (" + (f.member.empty() ? "" : f.member + ": ") +
-                    f.explanation + "): do not pin it");
+      out.push_back(report.wheel + " fails its own integrity check (" +
+                    (f.member.empty() ? "" : printable(f.member) + ": ") + printable(f.explanation) +
+                    "): do not pin it");
     }
   }
   return out;

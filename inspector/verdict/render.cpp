@@ -57,7 +57,8 @@ std::string render_text(const Report& r, bool color) {
   constexpr std::size_t k_per_member = 8;
   for (const auto& member : order) {
     const auto& list = by_member[member];
-    out += "\n" + mark(list.front()->severity, p) + " " + p.bold(member.empty() ? "the wheel" : member) + "\n";
+    out +=
+        "\n" + mark(list.front()->severity, p) + " " + p.bold(member.empty() ? "the wheel" : printable(member)) + "\n";
     std::size_t shown = 0;
     for (const Finding* f : list) {
       if (shown == k_per_member) {
