@@ -307,7 +307,7 @@ class Analyzer {
     std::map<std::pair<std::string, std::string>, Constraint> worst;
     for (const auto& [full, where] : needs) {
       const int top = m_list.front()->priority;
-      const int ceil = ceiling([&](const Policy& p) { return allows(p, full); });
+      const int ceil = ceiling([&, &full = full](const Policy& p) { return allows(p, full); });
       if (ceil >= top) continue;
       const auto key = std::pair{where.file, split_version(full).first};
       auto it = worst.find(key);
@@ -357,7 +357,7 @@ class Analyzer {
       return std::all_of(external.begin(), external.end(), [&](const auto& e) { return p.whitelist.count(e.first); });
     }));
     for (const auto& [soname, member] : external) {
-      const int ceil = ceiling([&](const Policy& p) { return p.whitelist.count(soname) != 0; });
+      const int ceil = ceiling([&, &soname = soname](const Policy& p) { return p.whitelist.count(soname) != 0; });
       if (ceil >= m_list.front()->priority) continue;
       Constraint k{Rule::Library, member, soname, "", {}, "", ceil, ""};
       k.detail = ceil == 0 ? fmt::format(
@@ -402,7 +402,7 @@ class Analyzer {
       return std::none_of(uses.begin(), uses.end(), [&](const auto& u) { return hits(p, u.first, u.second.second); });
     }));
     for (const auto& [lib, u] : uses) {
-      const int ceil = ceiling([&](const Policy& p) { return !hits(p, lib, u.second); });
+      const int ceil = ceiling([&, &lib = lib, &u = u](const Policy& p) { return !hits(p, lib, u.second); });
       if (ceil >= m_list.front()->priority) continue;
       Constraint k{Rule::Blacklist, u.first, lib, "", {u.second.begin(), u.second.end()}, "", ceil, ""};
       k.detail = fmt::format(
