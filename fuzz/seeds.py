@@ -57,11 +57,15 @@ class Corpus:
         if len(data) > MAX_SEED:
             return
         folder = os.path.join(self.out, target)
-        os.makedirs(folder, exist_ok=True)
+        if target not in self.counts:  # the seeds of an earlier run go, what libFuzzer added stays
+            os.makedirs(folder, exist_ok=True)
+            for old in glob.glob(os.path.join(folder, "seed-*")):
+                os.remove(old)
+            self.counts[target] = 0
         safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in name)[:80]
         with open(os.path.join(folder, f"seed-{safe}"), "wb") as f:
             f.write(data)
-        self.counts[target] = self.counts.get(target, 0) + 1
+        self.counts[target] += 1
 
 
 def run(cmd, **kw):
@@ -75,8 +79,9 @@ def build_elves(tmp):
     src, mapf = os.path.join(tmp, "lib.c"), os.path.join(tmp, "lib.map")
     open(src, "w").write(LIB_C)
     open(mapf, "w").write(LIB_MAP)
-    compilers = [("gcc", []), ("i686-linux-gnu-gcc", ["-nostdlib"]), ("aarch64-linux-gnu-gcc", ["-nostdlib"]),
-                 ("powerpc64-linux-gnu-gcc", ["-nostdlib"])]
+    small_pages = ["-nostdlib", "-Wl,-z,max-page-size=4096"]  # 64 KiB pages would pad the file with zeros
+    compilers = [("gcc", []), ("i686-linux-gnu-gcc", small_pages), ("aarch64-linux-gnu-gcc", small_pages),
+                 ("powerpc64-linux-gnu-gcc", small_pages)]
     for cc, extra in compilers:
         if not shutil.which(cc):
             continue
@@ -94,9 +99,10 @@ def build_elves(tmp):
         open(cc_src, "w").write(CXX_CC)
         if run(["g++", "-shared", "-fPIC", "-O1", "-o", cc_so, cc_src]).returncode == 0:
             out.append(("libx.so", open(cc_so, "rb").read()))
-    for lib in ["libz.so.1", "libgcc_s.so.1", "libutil.so.1", "libdl.so.2", "libpthread.so.0", "libcrypt.so.1"]:
+    # Small system libraries only: the largest seed sets libFuzzer's -max_len, and so the cost of every input.
+    for lib in ["libz.so.1", "libutil.so.1", "libdl.so.2", "libpthread.so.0"]:
         path = os.path.join("/usr/lib/x86_64-linux-gnu", lib)
-        if os.path.isfile(path) and os.path.getsize(path) <= MAX_SEED:
+        if os.path.isfile(path) and os.path.getsize(path) <= 128 << 10:
             out.append((lib, open(path, "rb").read()))
     return out
 
