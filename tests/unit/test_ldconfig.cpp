@@ -477,7 +477,8 @@ TEST(LdSoCache, EveryTruncationIsBadInput) {
     const std::size_t needed = format == "old" ? old_cache_needed_size(bytes) : bytes.size();
     ASSERT_LE(needed, bytes.size());
     for (std::size_t n = 0; n < needed; ++n) {
-      EXPECT_TRUE(throws_bad_input([&] { parse_ld_so_cache(std::string_view(bytes).substr(0, n)); }, "ld.so.cache"))
+      EXPECT_TRUE(throws_bad_input([&, &bytes = bytes] { parse_ld_so_cache(std::string_view(bytes).substr(0, n)); },
+                                   "ld.so.cache"))
           << "prefix of " << n << " bytes";
     }
     // In a root, a truncated cache is a finding and no entries.

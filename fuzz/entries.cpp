@@ -1,0 +1,474 @@
+// The fuzz targets' entry points (see entries.hpp): each turns raw bytes into the input of one family of
+// parsers of outside input and runs it through them as wheelcheck itself would, under limits small
+// enough that one input costs milliseconds. Only wheelcheck::Error is caught: it is how a parser refuses
+// malformed input. Everything else (another exception type, a crash, a sanitizer report, a hang) is left
+// to surface, so libFuzzer and the regression replay both see it.
+#include "fuzz/entries.hpp"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "inspector/wheel/deflate_tail.hpp"
+#include "wheelcheck/bytes.hpp"
+#include "wheelcheck/cxx_names.hpp"
+#include "wheelcheck/elf.hpp"
+#include "wheelcheck/error.hpp"
+#include "wheelcheck/image.hpp"
+#include "wheelcheck/index.hpp"
+#include "wheelcheck/policy.hpp"
+#include "wheelcheck/profile.hpp"
+#include "wheelcheck/rootfs.hpp"
+#include "wheelcheck/rules.hpp"
+#include "wheelcheck/wheel.hpp"
+
+namespace wheelcheck::fuzz {
+
+namespace {
+
+std::string_view as_text(const std::uint8_t* data, std::size_t size) {
+  return size == 0 ? std::string_view{} : std::string_view(reinterpret_cast<const char*>(data), size);
+}
+
+std::vector<std::byte> as_bytes(const std::uint8_t* data, std::size_t size) {
+  std::vector<std::byte> out(size);
+  if (size != 0) std::memcpy(out.data(), data, size);
+  return out;
+}
+
+// Runs `body`, swallowing the one error type the parsers refuse input with.
+template <typename Body>
+void refusal_ok(Body&& body) {
+  try {
+    body();
+  } catch (const Error&) {
+  }
+}
+
+// A scanner that keeps asking for more passes than its limit allows would loop forever: a bug.
+[[noreturn]] void fail(const std::string& what) {
+  throw std::logic_error("fuzz: " + what);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// elf
+
+void touch(const elf::Binary& b) {
+  (void)elf::machine_name(b.machine, b.elf_class, b.endian, b.e_flags);
+  (void)elf::machine_description(b.machine);
+  (void)elf::type_name(b.type);
+  (void)elf::copy_relocation_type(b.machine);
+  (void)elf::os_abi_name(b.os_abi);
+  (void)elf::dt_flags_names(b.flags);
+  (void)elf::dt_flags_1_names(b.flags_1);
+  for (const auto& s : b.symbols) {
+    (void)elf::binding_name(s.binding);
+    (void)elf::symbol_type_name(s.type);
+    (void)s.exported();
+  }
+}
+
+// The push scanner fed the input in chunks whose sizes the input's last bytes choose, pass after pass.
+void scan_in_chunks(const std::uint8_t* data, std::size_t size, const elf::ReaderLimits& limits) {
+  // FNV-1a of the last 8 bytes picks the first chunk size (1..8192); at most 512 chunks a pass.
+  std::uint32_t hash = 2166136261u;
+  for (std::size_t i = size - std::min<std::size_t>(size, 8); i < size; ++i) hash = (hash ^ data[i]) * 16777619u;
+  std::size_t chunk = std::max<std::size_t>(1 + hash % 8192, size / 512);
+  elf::ElfScanner scanner(size, limits);
+  for (int pass = 0; pass <= limits.max_passes + 1; ++pass) {
+    std::size_t offset = 0;
+    while (offset < size) {
+      const std::size_t n = std::min(chunk, size - offset);
+      scanner.feed(reinterpret_cast<const std::byte*>(data + offset), n);
+      offset += n;
+      if (pass % 2 == 1 && scanner.satisfied()) break;  // every other pass stops early, as a reader may
+    }
+    if (auto binary = scanner.finish_pass()) {
+      touch(*binary);
+      return;
+    }
+    chunk = chunk * 3 + 1;
+  }
+  fail("ElfScanner asked for more passes than ReaderLimits::max_passes");
+}
+
+}  // namespace
+
+int fuzz_elf(const std::uint8_t* data, std::size_t size) {
+  (void)elf::has_elf_magic(data, size);
+  elf::ReaderLimits limits;
+  limits.max_table_bytes = std::uint64_t{16} << 20;
+  // A short speculative prefix makes tables beyond it need a second pass.
+  limits.speculative_prefix = size >= 3 ? (std::size_t{data[size - 3]} << 6) : 64;
+  const BufferSource source(as_bytes(data, size), "fuzz.so");
+  refusal_ok([&] { touch(elf::read_elf(source, elf::ReaderKind::Fast, limits)); });
+  refusal_ok([&] { scan_in_chunks(data, size, limits); });
+  refusal_ok([&] {
+    auto read_at = [&](std::uint64_t offset, std::span<std::byte> out) {
+      if (offset > size || out.size() > size - offset) fail("read_elf_random read past the end");
+      if (!out.empty()) std::memcpy(out.data(), data + offset, out.size());
+    };
+    touch(elf::read_elf_random(size, read_at, limits));
+  });
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// zip
+
+namespace {
+
+class MemoryRandomAccess final : public RandomAccess {
+ public:
+  explicit MemoryRandomAccess(std::vector<std::byte> bytes) : m_bytes(std::move(bytes)) {}
+  std::uint64_t size() const override { return m_bytes.size(); }
+  std::string name() const override { return "fuzz-1.0-py3-none-any.whl"; }
+  void read_at(std::uint64_t offset, std::span<std::byte> out) const override {
+    if (offset > m_bytes.size() || out.size() > m_bytes.size() - offset) throw bad_input("read past the end");
+    if (!out.empty()) std::memcpy(out.data(), m_bytes.data() + offset, out.size());
+  }
+
+ private:
+  std::vector<std::byte> m_bytes;
+};
+
+wheel::ArchiveLimits small_archive_limits() {
+  wheel::ArchiveLimits limits;
+  limits.max_member_size = std::uint64_t{4} << 20;
+  limits.max_total_size = std::uint64_t{16} << 20;
+  limits.max_members = 4096;
+  limits.max_metadata_size = std::uint64_t{1} << 20;
+  return limits;
+}
+
+// Members streamed, and read at random, per input: each random read costs the reader a fresh 1 MiB buffer.
+constexpr std::size_t k_members_streamed = 32;
+constexpr std::size_t k_members_random = 8;
+
+void read_dist_info(const wheel::ZipArchive& archive, const wheel::MemberInfo& m) {
+  const std::string_view name = m.name;
+  const auto slash = name.rfind('/');
+  if (slash == std::string_view::npos || !name.substr(0, slash).ends_with(".dist-info")) return;
+  const auto file = name.substr(slash + 1);
+  if (file != "WHEEL" && file != "METADATA" && file != "RECORD") return;
+  refusal_ok([&] {
+    const std::string text = archive.read_small(m.index);
+    if (file == "WHEEL") (void)wheel::parse_wheel_file(text);
+    if (file == "METADATA") (void)wheel::parse_metadata(text);
+    if (file == "RECORD") (void)wheel::parse_record(text);
+  });
+}
+
+void stream_member(const wheel::ZipArchive& archive, const wheel::MemberInfo& m) {
+  refusal_ok([&] {
+    auto stream = archive.open_member(m.index);
+    std::array<std::byte, 64 * 1024> buf{};
+    std::uint64_t total = 0;
+    while (const auto n = stream->read(buf)) {
+      total += n;
+      if (total > (std::uint64_t{64} << 20)) fail("open_member streamed past its limits");
+    }
+  });
+}
+
+void read_member_at_random(const wheel::ZipArchive& archive, const wheel::MemberInfo& m) {
+  refusal_ok([&] {
+    auto reader = archive.random_member(m.index);
+    const std::uint64_t length = std::min<std::uint64_t>(64, m.size);
+    std::array<std::byte, 64> buf{};
+    const std::array<std::uint64_t, 4> offsets{0, m.size / 2, m.size - length, m.size + 1};
+    for (const auto offset : offsets) {
+      refusal_ok([&] { reader->read(offset, std::span(buf.data(), static_cast<std::size_t>(length))); });
+    }
+    (void)reader->inflated_from_start();
+    (void)reader->tail_bytes();
+  });
+}
+
+void inspect_in_memory(const std::shared_ptr<const RandomAccess>& file, Verify verify) {
+  refusal_ok([&] {
+    InspectOptions options;
+    options.verify = verify;
+    options.threads = 1;
+    options.limits = small_archive_limits();
+    options.elf_limits.max_table_bytes = std::uint64_t{16} << 20;
+    const auto p = inspect_wheel(file, file->name(), "", options);
+    (void)profile_to_json(p);
+    (void)profile_to_text(p, false);
+  });
+}
+
+}  // namespace
+
+int fuzz_zip(const std::uint8_t* data, std::size_t size) {
+  const auto file = std::make_shared<const MemoryRandomAccess>(as_bytes(data, size));
+  refusal_ok([&] {
+    const auto archive = wheel::ZipArchive::open(file, small_archive_limits());
+    for (const auto& p : archive->problems()) (void)p.detail.size();
+    const auto& members = archive->members();
+    for (std::size_t i = 0; i < members.size() && i < k_members_streamed; ++i) {
+      const auto& m = members[i];
+      (void)wheel::unsafe_member_name(m.name);
+      (void)archive->find(m.name);
+      read_dist_info(*archive, m);
+      if (m.directory) continue;
+      stream_member(*archive, m);
+      if (i < k_members_random) read_member_at_random(*archive, m);
+    }
+  });
+  inspect_in_memory(file, Verify::Full);
+  inspect_in_memory(file, Verify::Headers);
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// inflate_tail
+
+int fuzz_inflate_tail(const std::uint8_t* data, std::size_t size) {
+  if (size < 4) return 0;
+  std::uint64_t uncompressed = 0;
+  for (int i = 3; i >= 0; --i) uncompressed = uncompressed << 8 | data[i];
+  const auto tail = std::as_bytes(std::span(data + 4, size - 4));
+  const std::uint64_t max_output = std::uint64_t{1} << 20;
+  const auto result = wheel::inflate_tail(tail, uncompressed, max_output);
+  if (!result) return 0;
+  if (result->bytes.size() > max_output) fail("inflate_tail passed max_output");
+  for (std::uint64_t i = 0; i < result->bytes.size(); i += 97) (void)result->known(i);
+  (void)result->covers(result->first, result->bytes.size());
+  (void)result->covers(uncompressed, 1);
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// dist_info
+
+int fuzz_dist_info(const std::uint8_t* data, std::size_t size) {
+  if (size == 0) return 0;
+  const auto text = as_text(data + 1, size - 1);
+  refusal_ok([&] {
+    switch (data[0] % 4) {
+      case 0: (void)wheel::parse_wheel_file(text); break;
+      case 1: (void)wheel::parse_metadata(text); break;
+      case 2: (void)wheel::parse_record(text); break;
+      default: (void)wheel::parse_headers(text); break;
+    }
+  });
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// names
+
+int fuzz_names(const std::uint8_t* data, std::size_t size) {
+  const auto text = as_text(data, size);
+  const auto nl = text.find('\n');
+  const auto a = text.substr(0, nl);
+  const auto b = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+  refusal_ok([&] {
+    const auto f = wheel::parse_filename(a);
+    (void)f.normalized_name();
+    for (const auto& t : f.tags) (void)wheel::tag_text(t);
+  });
+  for (const auto s : {a, b}) {
+    (void)wheel::normalize_project_name(s);
+    (void)wheel::parse_interpreter(s);
+    (void)wheel::parse_platform(s);
+    (void)wheel::normalize_arch(s);
+    (void)wheel::tag_arch_of(s);
+    if (const auto v = wheel::parse_version(s)) {
+      (void)v->public_version();
+      (void)v->base_version();
+    }
+    (void)wheel::parse_specifier_set(s);
+  }
+  (void)wheel::arch_matches(a, b);
+  const auto va = wheel::parse_version(a);
+  const auto vb = wheel::parse_version(b);
+  if (va && vb) {
+    const int ab = wheel::compare(*va, *vb);
+    const int ba = wheel::compare(*vb, *va);
+    if ((ab < 0) != (ba > 0) || (ab == 0) != (ba == 0)) fail("PEP 440 compare is not antisymmetric");
+  }
+  (void)wheel::compare_versions(a, b);
+  (void)wheel::python_satisfies(a, b);
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// demangle
+
+int fuzz_demangle(const std::uint8_t* data, std::size_t size) {
+  const auto name = as_text(data, size);
+  const auto demangled = cxx::demangle(name);
+  (void)cxx::demangle_or_self(name);
+  for (const auto text : {name, demangled ? std::string_view(*demangled) : std::string_view{}}) {
+    (void)cxx::split_demangled(text);
+    (void)cxx::normalize_cxx11_abi(text);
+    (void)cxx::cxx11_abi_markers(text);
+    (void)cxx::has_old_abi_type(text);
+    (void)cxx::cxx11_abi_types(text);
+  }
+  (void)cxx::is_special_name(name);
+  for (const auto& prefix : cxx::mangled_search_prefixes(name)) {
+    if (!name.starts_with(prefix.substr(0, std::min<std::size_t>(prefix.size(), 2)))) {
+      fail("a search prefix that does not start as the name");
+    }
+  }
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// ldconfig
+
+namespace {
+
+// A root folder made once per process, removed at exit: etc/ld.so.conf and etc/ld.so.conf.d/{a,b}.conf
+// are rewritten for every input; a few folders (one reached through a link) give the paths something to
+// find.
+class TempRoot {
+ public:
+  TempRoot() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "wheelcheck-fuzz-root-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("fuzz: mkdtemp failed");
+    m_dir = pattern;
+    std::filesystem::create_directories(m_dir / "etc/ld.so.conf.d");
+    std::filesystem::create_directories(m_dir / "usr/lib/x86_64-linux-gnu");
+    std::filesystem::create_directories(m_dir / "opt/lib");
+    std::filesystem::create_directory_symlink("usr/lib", m_dir / "lib");
+    std::filesystem::create_symlink("loop.conf", m_dir / "etc/ld.so.conf.d/loop.conf");
+  }
+  ~TempRoot() {
+    std::error_code ec;
+    std::filesystem::remove_all(m_dir, ec);
+  }
+  TempRoot(const TempRoot&) = delete;
+  TempRoot& operator=(const TempRoot&) = delete;
+  const std::filesystem::path& dir() const { return m_dir; }
+
+  void write(const char* relative, std::string_view text) const {
+    const auto path = (m_dir / relative).string();
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) throw std::runtime_error("fuzz: cannot write " + path);
+    std::size_t done = 0;
+    while (done < text.size()) {
+      const auto n = ::write(fd, text.data() + done, text.size() - done);
+      if (n <= 0) break;
+      done += static_cast<std::size_t>(n);
+    }
+    ::close(fd);
+  }
+
+ private:
+  std::filesystem::path m_dir;
+};
+
+const TempRoot& temp_root() {
+  static const TempRoot root;
+  return root;
+}
+
+}  // namespace
+
+int fuzz_ldconfig(const std::uint8_t* data, std::size_t size) {
+  if (size == 0) return 0;
+  const auto text = as_text(data + 1, size - 1);
+  if (data[0] % 2 == 0) {
+    refusal_ok([&] {
+      const auto cache = probe::parse_ld_so_cache(text);
+      for (const auto& e : cache.entries) (void)probe::cache_flags_name(e.flags);
+    });
+    return 0;
+  }
+  const auto& root = temp_root();
+  std::array<std::string_view, 3> parts{};
+  std::string_view rest = text;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const auto nul = i + 1 < parts.size() ? rest.find('\0') : std::string_view::npos;
+    parts[i] = rest.substr(0, nul);
+    rest = nul == std::string_view::npos ? std::string_view{} : rest.substr(nul + 1);
+  }
+  root.write("etc/ld.so.conf", parts[0]);
+  root.write("etc/ld.so.conf.d/a.conf", parts[1]);
+  root.write("etc/ld.so.conf.d/b.conf", parts[2]);
+  refusal_ok([&] {
+    const probe::RootFs fs(root.dir().string());
+    std::vector<Problem> findings;
+    (void)probe::read_ld_so_conf(fs, findings);
+  });
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// index
+
+int fuzz_index(const std::uint8_t* data, std::size_t size) {
+  if (size == 0) return 0;
+  const auto body = as_text(data + 1, size - 1);
+  const std::string_view type = data[0] % 2 == 0 ? "text/html" : "application/vnd.pypi.simple.v1+json";
+  refusal_ok([&] {
+    const auto page = index::parse_project_page(body, type, "https://index.example/simple/demo/", "demo");
+    for (const auto& f : page.files) (void)f.sha256();
+  });
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// image
+
+int fuzz_image(const std::uint8_t* data, std::size_t size) {
+  if (size < 2) return 0;
+  const auto text = as_text(data + 2, size - 2);
+  const int which = data[0] % 3;
+  if (which == 1) {
+    refusal_ok([&] { (void)rules::parse(text, "fuzz-rules.json"); });
+    return 0;
+  }
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error&) {
+    return 0;  // not JSON at all: the loaders never see it
+  }
+  refusal_ok([&] {
+    if (which == 0) {
+      const auto image = image::from_json(j, "fuzz-image.json");
+      (void)image::to_json(image, true).dump();
+    } else {
+      const auto libc = static_cast<policy::Libc>(data[1] % 3);
+      (void)policy::Policies::from_json(libc, j, "fuzz-policy.json");
+    }
+  });
+  return 0;
+}
+
+const std::vector<Target>& targets() {
+  static const std::vector<Target> all{
+      {"elf", fuzz_elf},
+      {"zip", fuzz_zip},
+      {"inflate_tail", fuzz_inflate_tail},
+      {"dist_info", fuzz_dist_info},
+      {"names", fuzz_names},
+      {"demangle", fuzz_demangle},
+      {"ldconfig", fuzz_ldconfig},
+      {"index", fuzz_index},
+      {"image", fuzz_image},
+  };
+  return all;
+}
+
+}  // namespace wheelcheck::fuzz

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Builds and runs wheelcheck's libFuzzer targets (fuzz/README.md).
+#
+#   fuzz/run.sh [SECONDS]     fuzz every target SECONDS (default 60), JOBS at a time (default nproc)
+#   fuzz/run.sh --replay      no fuzzing: every target runs once over its corpus and fuzz/regressions
+#
+# BUILD_DIR (default build-sanitize) is configured with clang-14 and WHEELCHECK_FUZZ=ON when it is not
+# yet, only the fuzz targets are built, and the seeds (fuzz/seeds.py) are written into
+# BUILD_DIR/fuzz-corpus/<target>, the corpus that grows and is kept between runs. Crashes, leaks, hangs
+# (-timeout=10) and out-of-memory (-rss_limit_mb=2048) land in BUILD_DIR/fuzz-artifacts/<target>/, each
+# target's log in BUILD_DIR/fuzz-logs/<target>.log. Prints a table and exits 1 when any target found
+# something, with the files and the command that reproduces each.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(dirname "$here")
+mode=fuzz
+seconds=60
+case ${1:-} in
+  --replay) mode=replay ;;
+  -h | --help) sed -n '2,12p' "${BASH_SOURCE[0]}"; exit 0 ;;
+  '') ;;
+  *[!0-9]*) echo "run.sh: SECONDS must be a number, or --replay" >&2; exit 2 ;;
+  *) seconds=$1 ;;
+esac
+build=$(realpath -m "${BUILD_DIR:-$repo/build-sanitize}")
+jobs=${JOBS:-$(nproc)}
+targets=(elf zip inflate_tail dist_info names demangle ldconfig index image)
+
+# --- tools -------------------------------------------------------------------------------------------
+missing=()
+for p in clang-14 libclang-rt-14-dev; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "run.sh: installing ${missing[*]}"
+  SUDO=; [[ $(id -u) == 0 ]] || SUDO=sudo
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# --- build -------------------------------------------------------------------------------------------
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+if ! grep -qs '^WHEELCHECK_FUZZ:BOOL=ON' "$build/CMakeCache.txt"; then
+  if [[ -f $build/CMakeCache.txt ]] && ! grep -qs '^CMAKE_CXX_COMPILER:.*clang' "$build/CMakeCache.txt"; then
+    echo "run.sh: $build is configured without clang; WHEELCHECK_FUZZ needs clang (remove it or set BUILD_DIR)" >&2
+    exit 2
+  fi
+  echo "run.sh: configuring $build (clang-14, WHEELCHECK_FUZZ=ON)"
+  CC=clang-14 CXX=clang++-14 cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWHEELCHECK_WERROR=ON \
+    -DWHEELCHECK_FUZZ=ON "${launcher[@]}" >/dev/null
+fi
+echo "run.sh: building the fuzz targets in $build"
+cmake --build "$build" --target fuzz_targets -j"$(nproc)" >"$build/fuzz-build.log" 2>&1 ||
+  { tail -30 "$build/fuzz-build.log"; echo "run.sh: build failed (log: $build/fuzz-build.log)" >&2; exit 2; }
+
+python3 "$here/seeds.py" "$build"
+mkdir -p "$build/fuzz-logs"
+
+# --- run ---------------------------------------------------------------------------------------------
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+
+run_target() {
+  local t=$1 corpus=$build/fuzz-corpus/$t artifacts=$build/fuzz-artifacts/$t log=$build/fuzz-logs/$t.log
+  local dirs=("$corpus")
+  [[ -d $here/regressions/$t ]] && dirs+=("$here/regressions/$t")
+  mkdir -p "$corpus" "$artifacts"
+  local args=(-timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$artifacts/")
+  if [[ $mode == replay ]]; then
+    args+=(-runs=0)
+  else
+    args+=(-max_total_time="$seconds")
+  fi
+  local rc=0
+  "$build/fuzz/fuzz_$t" "${args[@]}" "${dirs[@]}" >"$log" 2>&1 || rc=$?
+  echo "$rc" >"$log.rc"
+}
+
+start=$(date +%s)
+touch "$build/fuzz-logs/.start"
+echo "run.sh: $mode: ${targets[*]} ($([[ $mode == fuzz ]] && echo "${seconds}s each, ")$jobs at a time)"
+for t in "${targets[@]}"; do
+  while (($(jobs -rp | wc -l) >= jobs)); do wait -n || true; done
+  run_target "$t" &
+done
+wait
+
+# --- report ------------------------------------------------------------------------------------------
+result_of() {
+  local log=$1 rc=$2
+  if grep -q 'ERROR: libFuzzer: timeout' "$log"; then echo timeout
+  elif grep -q 'ERROR: libFuzzer: out-of-memory\|allocation-size-too-big\|out of memory' "$log"; then echo oom
+  elif grep -q 'ERROR: LeakSanitizer' "$log"; then echo leak
+  elif ((rc == 0)); then echo ok
+  else echo crash
+  fi
+}
+
+failed=0
+printf '%-13s %12s %9s %8s %8s %8s  %s\n' target runs exec/s cov ft corpus result
+for t in "${targets[@]}"; do
+  log=$build/fuzz-logs/$t.log
+  rc=$(cat "$log.rc" 2>/dev/null || echo 1)
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  eps=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
+  last=$(grep -E '^#[0-9]+' "$log" | tail -1 || true)
+  cov=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$last")
+  ft=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<<"$last")
+  corpus=$(find "$build/fuzz-corpus/$t" -type f | wc -l)
+  result=$(result_of "$log" "$rc")
+  [[ $result == ok ]] || failed=1
+  printf '%-13s %12s %9s %8s %8s %8s  %s\n' "$t" "${runs:--}" "${eps:--}" "${cov:--}" "${ft:--}" "$corpus" "$result"
+done
+echo "run.sh: logs in $build/fuzz-logs/ ($(($(date +%s) - start))s)"
+if ((failed)); then
+  echo "run.sh: FOUND SOMETHING. Artifacts of this run, each reproduced with the command after it:"
+  for t in "${targets[@]}"; do
+    find "$build/fuzz-artifacts/$t" -type f -newer "$build/fuzz-logs/.start" 2>/dev/null | while read -r f; do
+      echo "  $f"
+      echo "    $build/fuzz/fuzz_$t $f"
+    done
+    rc=$(cat "$build/fuzz-logs/$t.log.rc" 2>/dev/null || echo 1)
+    [[ $rc == 0 ]] || echo "  $t: see $build/fuzz-logs/$t.log"
+  done
+  echo "run.sh: keep a fixed one as fuzz/regressions/<target>/<short-name> (fuzz/README.md)."
+  exit 1
+fi
