@@ -16,10 +16,11 @@ build=(cmake g++ pkg-config make
 # harness (tests/loader) lays out roots from python3.11 and libpython3.11 (the trace's stand-in for the
 # interpreter's exports) and runs aarch64 roots under qemu-user-static. The index client's tests serve
 # HTTP/2 with nghttpd (nghttp2-server) over a certificate made with openssl, and render the scan's HTML
-# report in headless chromium.
+# report in headless chromium. clang-14 and libclang-rt-14-dev build the sanitized suite and the libFuzzer
+# targets (scripts/sanitize.sh, fuzz/run.sh).
 test=(binutils python3 python3-jsonschema zip libtree time libsnappy1v5 gcc-i686-linux-gnu g++-i686-linux-gnu gcc-powerpc64-linux-gnu g++-powerpc64-linux-gnu
       gcc-aarch64-linux-gnu g++-aarch64-linux-gnu python3.11 libpython3.11 qemu-user-static
-      nghttp2-server openssl chromium)
+      nghttp2-server openssl chromium clang-14 libclang-rt-14-dev)
 extra=()
 [[ ${1:-} == --bench ]] && extra=(hyperfine)
 wanted=("${build[@]}" "${test[@]}" "${extra[@]}")
