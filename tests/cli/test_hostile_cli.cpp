@@ -6,8 +6,8 @@
 //
 // The case list is the generator's own manifest (`make_hostile.py --list`, read once when the tests are
 // registered), so each case and command is one test named after it, e.g.
-// Cases/Hostile.Run/elf_vn_next_loop__inspect. The inputs themselves are written once per run of the suite
-// into a temporary folder (SetUpTestSuite).
+// Cases/Hostile.Run/elf_vn_next_loop__inspect. The inputs themselves are written once per build folder and
+// version of the generators (shared_inputs), beside the build's samples.
 //
 // Each command runs in a sandbox: an empty working folder, HOME, XDG_CACHE_HOME and TMPDIR of its own, and
 // --cache-dir (and for scan --state and --report) inside it. Afterwards the working folder, HOME and TMPDIR
@@ -37,6 +37,7 @@
 
 #include "net_server.hpp"
 #include "support.hpp"
+#include "wheelcheck/util.hpp"
 
 namespace {
 
@@ -173,16 +174,39 @@ Outcome run_sandboxed(const std::vector<std::string>& args, const std::string& c
   return o;
 }
 
+// The inputs are generated once per build folder and version of the generators, and shared: under ctest
+// every test is its own process, and generating them (about 6 s) for each would dominate the suite. They
+// are written to a private sibling and renamed into place, so two processes racing both end with one
+// complete folder; the tests check that no command changed them.
+std::string shared_inputs(std::string& error) {
+  wheelcheck::Hasher h;
+  for (const auto* file : {"/tests/hostile/make_hostile.py", "/tests/tools/hostile_zip.py", "/tests/net/server.py"}) {
+    const std::string text = read_file(source_dir() + file);
+    h.update(text.data(), text.size());
+  }
+  const auto digest = h.finish();
+  const fs::path dir = fs::path(WHEELCHECK_SAMPLES_DIR_DEFAULT).parent_path() /
+                       ("hostile-inputs-" + wheelcheck::to_hex(digest).substr(0, 16));
+  if (fs::exists(dir / "manifest.json")) return dir.string();
+  const std::string fresh = dir.string() + ".tmp" + std::to_string(::getpid());
+  fs::remove_all(fresh);
+  const auto r = run("python3 " + shell_quote(make_hostile_script()) + " " + shell_quote(fresh));
+  if (r.exit_code != 0) {
+    error = "make_hostile.py failed (exit " + std::to_string(r.exit_code) + "): " + r.out + r.err;
+    fs::remove_all(fresh);
+    return "";
+  }
+  std::error_code ec;
+  fs::rename(fresh, dir, ec);  // a folder already there (another process won) keeps its place
+  if (ec) fs::remove_all(fresh);
+  return dir.string();
+}
+
 class Hostile : public testing::TestWithParam<HostileRun> {
  public:
   static void SetUpTestSuite() {
-    s_dir = std::make_unique<TempDir>();
-    s_inputs = s_dir->path() + "/inputs";
-    const auto r = run("python3 " + shell_quote(make_hostile_script()) + " " + shell_quote(s_inputs));
-    if (r.exit_code != 0) {
-      s_setup_error = "make_hostile.py failed (exit " + std::to_string(r.exit_code) + "): " + r.out + r.err;
-      return;
-    }
+    s_inputs = shared_inputs(s_setup_error);
+    if (s_inputs.empty()) return;
     s_listing = listing(s_inputs);
     try {
       s_server = std::make_unique<NetServer>(NetServer::index_server(s_inputs + "/index"));
@@ -190,20 +214,15 @@ class Hostile : public testing::TestWithParam<HostileRun> {
       s_setup_error = std::string("tests/net/server.py did not start: ") + e.what();
     }
   }
-  static void TearDownTestSuite() {
-    s_server.reset();
-    s_dir.reset();
-  }
+  static void TearDownTestSuite() { s_server.reset(); }
 
  protected:
-  static std::unique_ptr<TempDir> s_dir;
   static std::unique_ptr<NetServer> s_server;
   static std::string s_inputs;
   static std::string s_setup_error;
   static std::set<std::string> s_listing;
 };
 
-std::unique_ptr<TempDir> Hostile::s_dir;
 std::unique_ptr<NetServer> Hostile::s_server;
 std::string Hostile::s_inputs;
 std::string Hostile::s_setup_error;
