@@ -438,20 +438,24 @@ int fuzz_image(const std::uint8_t* data, std::size_t size) {
     refusal_ok([&] { (void)rules::parse(text, "fuzz-rules.json"); });
     return 0;
   }
+  if (which == 0) {  // the text as a description file is read (image::load_file)
+    refusal_ok([&] {
+      const auto image = image::parse_description(text, "fuzz-image.json");
+      (void)image::to_json(image, true).dump();
+    });
+    return 0;
+  }
+  // Policies are read from files whose JSON errors policy::Policies::load reports itself (any
+  // nlohmann::json::exception, a number that overflows included); from_json is fed parsed documents.
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error&) {
-    return 0;  // not JSON at all: the loaders never see it
+  } catch (const nlohmann::json::exception&) {
+    return 0;
   }
   refusal_ok([&] {
-    if (which == 0) {
-      const auto image = image::from_json(j, "fuzz-image.json");
-      (void)image::to_json(image, true).dump();
-    } else {
-      const auto libc = static_cast<policy::Libc>(data[1] % 3);
-      (void)policy::Policies::from_json(libc, j, "fuzz-policy.json");
-    }
+    const auto libc = static_cast<policy::Libc>(data[1] % 3);
+    (void)policy::Policies::from_json(libc, j, "fuzz-policy.json");
   });
   return 0;
 }

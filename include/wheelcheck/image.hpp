@@ -186,7 +186,10 @@ struct Image {
 nlohmann::ordered_json to_json(const Image& image, bool provenance = false);
 Image from_json(const nlohmann::json& j, std::string_view what);  // throws Error(BadInput) naming `what`
 Image load_file(const std::string& path);                         // one file, layers not applied
-void save_file(const Image& image, const std::string& path);      // atomic
+// The text of a description file; throws Error(BadInput) naming `what` for text that is not JSON or not
+// a description.
+Image parse_description(std::string_view text, const std::string& what);
+void save_file(const Image& image, const std::string& path);  // atomic
 
 // Applies `layer` (already composed) under `image`: what the image states wins.
 Image compose(const Image& base, const Image& top);

@@ -594,15 +594,18 @@ void resolve_exports(Image& im) {
 
 }  // namespace
 
-Image load_file(const std::string& path) {
-  const std::string text = read_text_file(path, std::uint64_t{64} << 20);
+Image parse_description(std::string_view text, const std::string& what) {
   json j;
   try {
     j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw bad_input(path + ": not valid JSON: " + e.what());
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number that overflows
+    throw bad_input(what + ": not valid JSON: " + e.what());
   }
-  Image im = from_json(j, path);
+  return from_json(j, what);
+}
+
+Image load_file(const std::string& path) {
+  Image im = parse_description(read_text_file(path, std::uint64_t{64} << 20), path);
   im.file = path;
   resolve_exports(im);
   return im;

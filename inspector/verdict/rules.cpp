@@ -102,7 +102,7 @@ RuleSet parse(std::string_view text, const std::string& what) {
   json j;
   try {
     j = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number that overflows
     throw bad_input(what + ": not valid JSON: " + e.what());
   }
   if (!j.is_object()) fail(what, "(document)", "expected an object");

@@ -793,3 +793,21 @@ TEST(BadInput, LiefReaderRejectsMalformedElf) {
 }
 
 }  // namespace
+
+// Found by the image fuzz target: nlohmann/json reports a number too large for a double as out_of_range,
+// not parse_error. An image description or a rules file holding one is bad input (exit 2), not a crash
+// or an internal error (exit 70).
+TEST(BadInput, JsonNumberOverflowInADescriptionOrRulesIsBadInput) {
+  TempDir dir;
+  const std::string file = dir.file("overflow.json");
+  write_binary(file, "{\"schema\": 1e99999}\n");
+  const auto show = run(shell_quote(binary_path()) + " image show " + shell_quote(file));
+  EXPECT_EQ(show.exit_code, 2) << show.err;
+  EXPECT_NE(show.err.find("not valid JSON"), std::string::npos) << show.err;
+  EXPECT_NE(show.err.find("number overflow"), std::string::npos) << show.err;
+  const auto rules = run(
+      shell_quote(binary_path()) + " gates --image cuda13.0 --rules " + shell_quote(file) + " " +
+      shell_quote(std::string(WHEELCHECK_SAMPLES_DIR_DEFAULT) + "/flagos/flagtree-0.6.1-cp312-cp312-linux_x86_64.whl"));
+  EXPECT_EQ(rules.exit_code, 2) << rules.err;
+  EXPECT_NE(rules.err.find("not valid JSON"), std::string::npos) << rules.err;
+}
