@@ -54,6 +54,8 @@ Json wheel(const std::string& filename, const std::string& project, const std::s
               {"results", results}};
 }
 
+// A list of one finding is written Json::array({...}): `{x}` for a Json x is an array in GCC but a copy of
+// x in clang (the sanitizer build), as nlohmann/json's FAQ warns.
 // Four wheels on two images: every verdict kind appears, one wheel failed, one was seen before (and
 // is listed first in the report, so the renderings must reorder it).
 Json example_report() {
@@ -78,21 +80,22 @@ Json example_report() {
       wheel("flagcx-0.3.0-py3-none-linux_x86_64.whl", "flagcx", "0.3.0", false,
             {result("cuda13.0", true, "compatible", ""),
              result("ascend-cann9", true, "unknown", "holds only if the driver is new enough", Json::object(),
-                    {finding("driver", "condition", "", "", "needs a driver >= 580.65.06")},
+                    Json::array({finding("driver", "condition", "", "", "needs a driver >= 580.65.06")}),
                     {"holds only if the driver is >= 580.65.06"})}));
   r["wheels"].push_back(
       wheel("flagtree-0.6.1-cp312-cp312-linux_x86_64.whl", "flagtree", "0.6.1", true,
             {result("cuda13.0", true, "degraded",
                     "route flagtree-tle-dist (optional) is off: triton/_C/libflagcx.so needs libcudart.so.12",
                     {{"USE_TLE_DIST", "0"}},
-                    {finding("missing-library", "error", "triton/_C/libflagcx.so", "libcudart.so.12",
-                             "libcudart.so.12 is not in the image")}),
+                    Json::array({finding("missing-library", "error", "triton/_C/libflagcx.so", "libcudart.so.12",
+                                         "libcudart.so.12 is not in the image")})),
              result("ascend-cann9", false, "incompatible", "tags target CUDA")}));
-  r["wheels"].push_back(
-      wheel("flag_gems_cpp_cuda-1.2.0-cp312-cp312-linux_x86_64.whl", "flag-gems-cpp-cuda", "1.2.0", true,
-            {result("cuda13.0", true, "incompatible", "libfoo.so needs GLIBC_2.39", Json::object(),
-                    {finding("missing-version", "error", "flag_gems/libfoo.so", "libc.so.6", "glibc is too old")}),
-             result("ascend-cann9", true, "compatible", "")}));
+  r["wheels"].push_back(wheel(
+      "flag_gems_cpp_cuda-1.2.0-cp312-cp312-linux_x86_64.whl", "flag-gems-cpp-cuda", "1.2.0", true,
+      {result(
+           "cuda13.0", true, "incompatible", "libfoo.so needs GLIBC_2.39", Json::object(),
+           Json::array({finding("missing-version", "error", "flag_gems/libfoo.so", "libc.so.6", "glibc is too old")})),
+       result("ascend-cann9", true, "compatible", "")}));
   r["wheels"].push_back(wheel("flagcx-0.4.0-py3-none-linux_x86_64.whl", "flagcx", "0.4.0", true, Json::array(),
                               "HTTP 404 fetching the wheel"));
   r["pins"] = Json::array();
