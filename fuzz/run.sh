@@ -3,6 +3,7 @@
 #
 #   fuzz/run.sh [SECONDS]     fuzz every target SECONDS (default 60), JOBS at a time (default nproc)
 #   fuzz/run.sh --replay      no fuzzing: every target runs once over its corpus and fuzz/regressions
+#   TARGETS="zip elf" fuzz/run.sh 600     only those targets
 #
 # BUILD_DIR (default build-sanitize) is configured with clang-14 and WHEELCHECK_FUZZ=ON when it is not
 # yet, only the fuzz targets are built, and the seeds (fuzz/seeds.py) are written into
@@ -25,7 +26,7 @@ case ${1:-} in
 esac
 build=$(realpath -m "${BUILD_DIR:-$repo/build-sanitize}")
 jobs=${JOBS:-$(nproc)}
-targets=(elf zip inflate_tail dist_info names demangle ldconfig index image)
+read -r -a targets <<<"${TARGETS:-elf zip inflate_tail dist_info names demangle ldconfig index image}"
 
 # --- tools -------------------------------------------------------------------------------------------
 missing=()
