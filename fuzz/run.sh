@@ -19,7 +19,7 @@ mode=fuzz
 seconds=60
 case ${1:-} in
   --replay) mode=replay ;;
-  -h | --help) sed -n '2,12p' "${BASH_SOURCE[0]}"; exit 0 ;;
+  -h | --help) sed -n '2,13p' "${BASH_SOURCE[0]}"; exit 0 ;;
   '') ;;
   *[!0-9]*) echo "run.sh: SECONDS must be a number, or --replay" >&2; exit 2 ;;
   *) seconds=$1 ;;
