@@ -195,6 +195,16 @@ struct Route {
   std::vector<std::pair<std::string, std::string>> gates;  // set when it is unavailable
 };
 
+// The NVIDIA driver a wheel needs in an image: the highest of what its CUDA runtime needs and what its
+// PTX needs to be JIT-compiled where it must be (inspector/verdict/cuda.cpp).
+struct DriverNeed {
+  std::string version;  // "580.65.06"
+  std::string because;  // "the CUDA 13 runtime (libcudart.so.13 of lib/libfoo.so)", or the PTX that sets it
+  std::string image_driver;        // the image's driver, "" when unknown
+  std::optional<bool> satisfied;   // against the image's driver; nullopt when that is unknown
+  std::vector<std::string> notes;  // the other floors considered and why they are lower or conditional
+};
+
 struct Report {
   std::string schema{k_verdict_schema};
   Verdict verdict = Verdict::Compatible;
@@ -207,6 +217,7 @@ struct Report {
   std::vector<Route> routes;
   std::vector<MemberReport> members;
   std::vector<std::string> notes;  // what the check assumed (preloaded distributions, install folder)
+  std::optional<DriverNeed> driver;  // absent when nothing in the wheel needs an NVIDIA driver
 };
 
 struct CheckOptions {

@@ -1,0 +1,117 @@
+// The accelerator side of a wheel: the GPU code an ELF member embeds (its CUDA fatbins), which GPUs
+// that code runs on, and the NVIDIA driver it needs.
+//
+// A fatbin (`.nv_fatbin`, one container per compiled object) holds entries of two kinds: SASS (a cubin
+// for one real architecture, `sm_80`, `sm_90a`, `sm_100f`) and PTX (virtual code for `compute_80`, ...,
+// that the driver compiles just in time for the GPU it finds, if it knows the PTX's ISA version). Only
+// the entries' headers are read, never the code (inspector/cuda/fatbin.cpp). NVIDIA's compatibility
+// rules (inspector/cuda/coverage.cpp) and published tables (inspector/cuda/tables.cpp, sources cited
+// there and in docs/cuda.md) turn them into coverage and a driver floor.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace wheelcheck::cuda {
+
+// A GPU architecture as nvcc names it: major.minor compute capability and a suffix. `a` (architecture-
+// specific: that exact GPU only) and `f` (family-specific: the same major, an equal or newer minor).
+struct Arch {
+  int major = 0;
+  int minor = 0;
+  char suffix = 0;  // 0, 'a' or 'f'
+  int number() const { return major * 10 + minor; }
+  auto operator<=>(const Arch&) const = default;
+};
+// "sm_90a", "compute_80", "sm_100f", "9.0", "90", "12.0": nullopt when it is none of them.
+std::optional<Arch> parse_arch(std::string_view text);
+std::string sm_name(const Arch& a);       // sm_90a
+std::string compute_name(const Arch& a);  // compute_90a
+
+// A PTX ISA version (the `.version` directive: 9.0 for CUDA 13.0).
+struct PtxIsa {
+  int major = 0;
+  int minor = 0;
+  auto operator<=>(const PtxIsa&) const = default;
+  std::string text() const;  // "9.0"
+};
+
+enum class CodeKind { Sass, Ptx };
+std::string kind_name(CodeKind kind);  // "sass", "ptx"
+
+// Entries alike in kind, architecture, compression and PTX ISA, counted (libcublasLt.so.13 has
+// thousands of entries, a handful of distinct ones).
+struct Variant {
+  CodeKind kind = CodeKind::Sass;
+  Arch arch;
+  bool compressed = false;
+  std::optional<PtxIsa> ptx_isa;  // PTX entries: the ISA version the entry's header states
+  std::uint64_t entries = 0;
+  bool operator==(const Variant&) const = default;
+};
+
+// What one ELF member's fatbins hold. Absent (no value in elf::Binary::cuda) for a member without any.
+struct Fatbins {
+  std::uint64_t containers = 0;
+  std::uint64_t entries = 0;
+  std::vector<Variant> variants;  // sorted: kind, then arch, then compression, then PTX ISA
+  // Why the entries could not be read, when they could not ("" when read): a headers-only read of a
+  // deflated member (its fatbin lies in the middle), or a container whose headers do not hold together.
+  std::string unread;
+  std::uint64_t section_size = 0;  // bytes of .nv_fatbin
+  bool operator==(const Fatbins&) const = default;
+
+  std::vector<Arch> sass() const;                // distinct, ascending
+  std::vector<Arch> ptx() const;                 // distinct, ascending
+  std::optional<PtxIsa> newest_ptx_isa() const;  // the newest ISA of its PTX entries
+};
+
+// --- NVIDIA's compatibility rules (inspector/cuda/coverage.cpp) --------------------------------------
+
+// SASS for `sass` runs on `gpu`: the same major and an equal or newer minor; `a`: that exact GPU only;
+// `f`: the family (the same major, an equal or newer minor).
+bool sass_runs_on(const Arch& sass, const Arch& gpu);
+// PTX for `ptx` can be JIT-compiled for `gpu`: any GPU at or above its compute capability; `a`: that
+// exact GPU only; `f`: the family only.
+bool ptx_jits_for(const Arch& ptx, const Arch& gpu);
+
+// How a member's fatbins serve one GPU.
+struct GpuCoverage {
+  Arch gpu;
+  bool runs = false;       // SASS runs on it, or PTX can be JIT-compiled for it
+  bool needs_jit = false;  // runs only through PTX, JIT-compiled by the driver
+  std::optional<Arch> by;  // the entry that serves it: the best SASS, else the newest usable PTX
+  std::optional<PtxIsa> ptx_isa;  // that PTX's ISA version, when it is PTX
+  std::string explanation;        // one sentence for people: what serves it, or what the member carries
+};
+GpuCoverage coverage(const Fatbins& fatbins, const Arch& gpu);
+// The GPUs a member's code runs on, in words, for an image whose GPUs are unknown: "sm_80-sm_89 (SASS
+// sm_80, sm_86), sm_90a only (SASS sm_90a), or any GPU newer than sm_80 through PTX JIT (compute_80)".
+std::string runs_on_text(const Fatbins& fatbins);
+
+// --- NVIDIA's published tables (inspector/cuda/tables.cpp; every number cites its source there and in
+// docs/cuda.md) ----------------------------------------------------------------------------------------
+
+// The Linux x86_64 driver a toolkit's GA release needs ("CUDA Toolkit and Corresponding Driver
+// Versions"): 13.0 -> 580.65.06. nullopt for a release the table does not list.
+std::optional<std::string> toolkit_driver(int major, int minor);
+// The driver floor of a major's minor version compatibility (every X.y runtime runs on it, without PTX
+// JIT of newer PTX): 12 -> 525.60.13, 13 -> 580.65.06.
+std::optional<std::string> major_driver(int major);
+// The first toolkit whose compiler emits (and whose driver JIT-compiles) a PTX ISA version: 9.0 -> 13.0.
+std::optional<std::pair<int, int>> ptx_isa_toolkit(const PtxIsa& isa);
+// The oldest GPU architecture a toolkit major still compiles for and ships libraries for (CUDA 13:
+// sm_75; CUDA 12: sm_50). nullopt when not known.
+std::optional<Arch> oldest_supported_arch(int toolkit_major);
+// Driver versions compared field by field ("580.65.06" >= "580.65"): have >= need.
+bool driver_at_least(std::string_view have, std::string_view need);
+
+// Reads the fatbin containers of a `.nv_fatbin` section (or any run of containers) from its bytes:
+// entries' headers only. Throws Error(BadInput) for a container whose headers do not hold together.
+Fatbins read_fatbins(std::span<const std::byte> section);
+
+}  // namespace wheelcheck::cuda
