@@ -82,9 +82,9 @@ bool ptx_jits_for(const Arch& ptx, const Arch& gpu);
 // How a member's fatbins serve one GPU.
 struct GpuCoverage {
   Arch gpu;
-  bool runs = false;       // SASS runs on it, or PTX can be JIT-compiled for it
-  bool needs_jit = false;  // runs only through PTX, JIT-compiled by the driver
-  std::optional<Arch> by;  // the entry that serves it: the best SASS, else the newest usable PTX
+  bool runs = false;              // SASS runs on it, or PTX can be JIT-compiled for it
+  bool needs_jit = false;         // runs only through PTX, JIT-compiled by the driver
+  std::optional<Arch> by;         // the entry that serves it: the best SASS, else the newest usable PTX
   std::optional<PtxIsa> ptx_isa;  // that PTX's ISA version, when it is PTX
   std::string explanation;        // one sentence for people: what serves it, or what the member carries
 };
@@ -111,7 +111,8 @@ std::optional<Arch> oldest_supported_arch(int toolkit_major);
 bool driver_at_least(std::string_view have, std::string_view need);
 
 // Reads the fatbin containers of a `.nv_fatbin` section (or any run of containers) from its bytes:
-// entries' headers only. Throws Error(BadInput) for a container whose headers do not hold together.
+// entries' headers only. A container whose headers do not hold together leaves `unread` saying where
+// (a member's GPU code is beside the point of whether it loads, so this never throws).
 Fatbins read_fatbins(std::span<const std::byte> section);
 
 }  // namespace wheelcheck::cuda

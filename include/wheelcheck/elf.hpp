@@ -10,10 +10,12 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "wheelcheck/bytes.hpp"
+#include "wheelcheck/cuda.hpp"
 
 namespace wheelcheck::elf {
 
@@ -106,7 +108,8 @@ struct Binary {
   std::vector<Symbol> symbols;       // .dynsym without the null entry at index 0
   std::vector<VersionNeed> version_needs;
   std::vector<VersionDefinition> version_definitions;
-  std::optional<int> x86_isa_level;  // 1..4 from GNU_PROPERTY_X86_ISA_1_NEEDED (x86-64-v1..v4)
+  std::optional<int> x86_isa_level;   // 1..4 from GNU_PROPERTY_X86_ISA_1_NEEDED (x86-64-v1..v4)
+  std::optional<cuda::Fatbins> cuda;  // the GPU code of its .nv_fatbin section; absent without one
   bool operator==(const Binary&) const = default;
 };
 
@@ -138,7 +141,10 @@ struct ReaderLimits {
 //   on nullopt, stream the member again from offset 0 (s.wants(offset) tells what to keep) and repeat.
 class ElfScanner {
  public:
-  explicit ElfScanner(std::uint64_t file_size, ReaderLimits limits = {});
+  // `stream_fatbins`: every byte of the file passes through feed() on the first pass (a member streamed
+  // whole), so the fatbin containers are read as they pass; otherwise fatbin_section() says where they
+  // are and the caller reads them (read_elf_random).
+  explicit ElfScanner(std::uint64_t file_size, ReaderLimits limits = {}, bool stream_fatbins = true);
   ~ElfScanner();
   ElfScanner(const ElfScanner&) = delete;
   ElfScanner& operator=(const ElfScanner&) = delete;
@@ -153,6 +159,8 @@ class ElfScanner {
   std::optional<std::pair<std::uint64_t, std::uint64_t>> next_wanted() const;
   void skip_to(std::uint64_t offset);
   int passes() const;
+  // The file range of .nv_fatbin, once the section headers are parsed; nullopt without one.
+  std::optional<std::pair<std::uint64_t, std::uint64_t>> fatbin_section() const;
 
  private:
   struct Impl;
@@ -169,8 +177,11 @@ Binary read_elf_file(const std::string& path, ReaderLimits limits = {});
 // The same over any random access to `size` bytes (a zip member read headers-only): `read_at` fills the
 // span with the bytes at the offset; it is asked only for what the scanner wants, in increasing order
 // within a pass.
+// The fatbin's entries are read header by header the same way, unless `skip_fatbins` says why not
+// (a deflated member read headers-only: its fatbin lies where only a full inflate reaches); Binary::cuda
+// then names the section and gives that reason.
 Binary read_elf_random(std::uint64_t size, const std::function<void(std::uint64_t, std::span<std::byte>)>& read_at,
-                       ReaderLimits limits = {});
+                       ReaderLimits limits = {}, std::string_view skip_fatbins = {});
 // LIEF on bytes in memory (only the LIEF path ever holds a whole member).
 Binary read_elf_lief(const std::vector<std::uint8_t>& bytes, const std::string& name);
 

@@ -13,12 +13,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "inspector/cuda/fatbin.hpp"
 #include "wheelcheck/elf.hpp"
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/util.hpp"
@@ -129,7 +131,7 @@ struct Header {
   std::uint16_t machine;
   std::uint32_t flags;
   std::uint64_t phoff, shoff;
-  std::uint16_t phentsize, phnum, shentsize, shnum;
+  std::uint16_t phentsize, phnum, shentsize, shnum, shstrndx;
 };
 
 // A program header (`readelf -l`).
@@ -141,6 +143,7 @@ struct Segment {
 
 // A section header (`readelf -S`).
 struct Section {
+  std::uint32_t name;  // sh_name: an offset into the section name table
   std::uint32_t type;
   std::uint32_t link;
   std::uint64_t offset, size, entsize, addr;
@@ -246,6 +249,13 @@ struct ElfScanner::Impl {
   // Note segments and sections (notes.cpp).
   std::optional<int> x86_isa_level(const Segment& s);
   std::optional<int> x86_isa_level(const std::vector<Section>& secs);
+
+  // The CUDA fatbin (fatbins.cpp): its containers as the first pass streams by, and .nv_fatbin's range.
+  std::unique_ptr<cuda::FatbinWalker> fatbin_walker;  // seeking over the whole first pass, when streamed
+  std::optional<Range> fatbin_range;
+  void want_section_names(const Header& h);
+  std::optional<Range> find_fatbin_section(const Header& h, const std::vector<Section>& secs);
+  void read_fatbins(const Header& h, const std::vector<Section>& secs, Binary& bin);
 };
 
 }  // namespace wheelcheck::elf

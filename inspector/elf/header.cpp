@@ -43,6 +43,7 @@ detail::Header ElfScanner::Impl::header() {
     h.phnum = r.u16(56);
     h.shentsize = r.u16(58);
     h.shnum = r.u16(60);
+    h.shstrndx = r.u16(62);
   } else {
     h.phoff = r.u32(28);
     h.shoff = r.u32(32);
@@ -51,6 +52,7 @@ detail::Header ElfScanner::Impl::header() {
     h.phnum = r.u16(44);
     h.shentsize = r.u16(46);
     h.shnum = r.u16(48);
+    h.shstrndx = r.u16(50);
   }
   const std::uint16_t min_ph = cls == Class::Elf64 ? 56 : 32;
   const std::uint16_t min_sh = cls == Class::Elf64 ? 64 : 40;
@@ -111,6 +113,7 @@ std::vector<detail::Section> ElfScanner::Impl::sections(const Header& h) {
   for (std::uint64_t i = 0; i < h.shnum; ++i) {
     const std::uint64_t b = i * h.shentsize;
     Section s{};
+    s.name = r.u32(b);
     s.type = r.u32(b + 4);
     if (cls == Class::Elf64) {
       s.addr = r.u64(b + 16);

@@ -401,6 +401,19 @@ void mark_copy_relocations(const L::Binary& lief, Binary& bin) {
   }
 }
 
+// The .nv_fatbin section's containers, read from the whole copy (inspector/cuda/fatbin.cpp).
+std::optional<cuda::Fatbins> fatbins(const std::vector<const L::Section*>& sections,
+                                     const std::vector<std::uint8_t>& bytes, Endian endian) {
+  if (endian != Endian::Little) return std::nullopt;
+  for (const auto* s : sections) {
+    if (s->name() != ".nv_fatbin" || raw(s->type()) != 1 || s->size() == 0) continue;
+    if (s->file_offset() > bytes.size() || s->size() > bytes.size() - s->file_offset()) return std::nullopt;
+    const auto* p = reinterpret_cast<const std::byte*>(bytes.data()) + s->file_offset();
+    return cuda::read_fatbins(std::span<const std::byte>(p, static_cast<std::size_t>(s->size())));
+  }
+  return std::nullopt;
+}
+
 Binary translate(const L::Binary& lief, const std::vector<std::uint8_t>& bytes) {
   const L::Header& h = lief.header();
   Binary bin;
@@ -420,6 +433,7 @@ Binary translate(const L::Binary& lief, const std::vector<std::uint8_t>& bytes) 
   if (lief.has_interpreter()) bin.interpreter = lief.interpreter();
   const auto sections = usable_sections(lief, bytes);
   bin.x86_isa_level = x86_isa_level(lief, sections, bytes, bin.endian, bin.elf_class);
+  bin.cuda = fatbins(sections, bytes, bin.endian);
   if (!bin.has_dynamic) return bin;
   check_dynamic_complete(lief);
   const auto entries = dynamic_entries(lief);

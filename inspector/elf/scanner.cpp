@@ -148,6 +148,7 @@ void ElfScanner::Impl::feed(const std::byte* data, std::size_t size) {
     if (c.complete()) completed_something = true;
   }
   pos = chunk_end;
+  if (fatbin_walker && pass == 1) fatbin_walker->feed(chunk_begin, std::span<const std::byte>(data, size));
   if (completed_something) plan();
 }
 
@@ -193,6 +194,7 @@ void ElfScanner::Impl::plan_unchecked() {
   }
   const auto segs = segments(h);
   if (!planned_from_phdrs) {
+    if (pass == 1 && fatbin_walker) want_section_names(h);
     planned_from_phdrs = true;
     for (const auto& s : segs) {
       if (s.type == detail::PT_DYNAMIC || s.type == detail::PT_INTERP || s.type == detail::PT_NOTE ||
@@ -201,6 +203,8 @@ void ElfScanner::Impl::plan_unchecked() {
       }
     }
   }
+  // The section names, for .nv_fatbin (fatbins.cpp): exactly, once the section headers are captured.
+  if (const auto secs = sections(h); h.shstrndx < secs.size()) want(secs[h.shstrndx].offset, secs[h.shstrndx].size);
   const Segment* dyn = nullptr;
   for (const auto& s : segs) {
     if (s.type == detail::PT_DYNAMIC) dyn = &s;
@@ -243,6 +247,7 @@ Binary ElfScanner::Impl::parse() {
     return s.type == detail::PT_NOTE || s.type == detail::PT_GNU_PROPERTY;
   });
   if (!bin.x86_isa_level && !note_segments) bin.x86_isa_level = x86_isa_level(secs);
+  read_fatbins(h, secs, bin);
   if (dyn == nullptr) return bin;
   bin.has_dynamic = true;
   const auto entries = dynamic_entries(*dyn);
@@ -295,8 +300,9 @@ std::optional<Binary> ElfScanner::Impl::finish_pass() {
 
 // --- the public scanner and the readers --------------------------------------------------------------
 
-ElfScanner::ElfScanner(std::uint64_t file_size, ReaderLimits limits)
+ElfScanner::ElfScanner(std::uint64_t file_size, ReaderLimits limits, bool stream_fatbins)
     : m_impl(std::make_unique<Impl>(file_size, limits)) {
+  if (stream_fatbins) m_impl->fatbin_walker = std::make_unique<cuda::FatbinWalker>(0, file_size, true);
   // The first pass keeps a speculative prefix: the ELF header and, in practice, every dynamic table.
   m_impl->want(0, std::min(file_size, std::max<std::uint64_t>(limits.speculative_prefix, 64)));
 }
@@ -320,6 +326,10 @@ std::optional<Binary> ElfScanner::finish_pass() {
 }
 int ElfScanner::passes() const {
   return m_impl->pass;
+}
+std::optional<std::pair<std::uint64_t, std::uint64_t>> ElfScanner::fatbin_section() const {
+  if (!m_impl->fatbin_range) return std::nullopt;
+  return std::pair{m_impl->fatbin_range->begin, m_impl->fatbin_range->end};
 }
 
 bool has_elf_magic(const void* data, std::size_t size) {
@@ -351,10 +361,36 @@ Binary read_elf_fast(const ByteSource& source, const ReaderLimits& limits) {
 
 }  // namespace
 
+namespace {
+
+// The fatbin's entries through random access: a directed walk that reads only their headers.
+void read_fatbins_at(ElfScanner& scanner, Binary& bin,
+                     const std::function<void(std::uint64_t, std::span<std::byte>)>& read_at,
+                     std::string_view skip_fatbins) {
+  const auto range = scanner.fatbin_section();
+  if (!range || !bin.cuda) return;
+  if (!skip_fatbins.empty()) {
+    bin.cuda->unread = std::string(skip_fatbins);
+    return;
+  }
+  cuda::FatbinWalker walker(range->first, range->second, false);
+  std::vector<std::byte> buf;
+  while (!walker.done()) {
+    buf.resize(walker.wanted_length());
+    read_at(walker.wanted(), buf);
+    walker.feed(walker.wanted(), buf);
+  }
+  auto f = cuda::merge_containers(walker.containers(), range->first, range->second);
+  if (!walker.failure().empty()) f.unread = walker.failure();
+  bin.cuda = std::move(f);
+}
+
+}  // namespace
+
 Binary read_elf_random(std::uint64_t size, const std::function<void(std::uint64_t, std::span<std::byte>)>& read_at,
-                       ReaderLimits limits) {
+                       ReaderLimits limits, std::string_view skip_fatbins) {
   limits.speculative_prefix = std::min<std::uint64_t>(limits.speculative_prefix, 64 << 10);
-  ElfScanner scanner(size, limits);
+  ElfScanner scanner(size, limits, false);
   std::vector<std::byte> buf;
   for (;;) {
     while (auto range = scanner.next_wanted()) {
@@ -364,7 +400,10 @@ Binary read_elf_random(std::uint64_t size, const std::function<void(std::uint64_
       scanner.feed(buf.data(), buf.size());
     }
     scanner.skip_to(size);
-    if (auto b = scanner.finish_pass()) return std::move(*b);
+    if (auto b = scanner.finish_pass()) {
+      read_fatbins_at(scanner, *b, read_at, skip_fatbins);
+      return std::move(*b);
+    }
   }
 }
 

@@ -164,6 +164,25 @@ void put_elf(Out& o, const elf::Binary& b) {
     o.str(d.name);
     o.strs(d.parents);
   }
+  o.u8(b.cuda ? 1 : 0);
+  if (!b.cuda) return;
+  const auto& c = *b.cuda;
+  o.u64(c.containers);
+  o.u64(c.entries);
+  o.u64(c.section_size);
+  o.str(c.unread);
+  o.u64(c.variants.size());
+  for (const auto& v : c.variants) {
+    o.u8(v.kind == cuda::CodeKind::Ptx ? 1 : 0);
+    o.u64(static_cast<std::uint64_t>(v.arch.major));
+    o.u64(static_cast<std::uint64_t>(v.arch.minor));
+    o.u8(static_cast<std::uint8_t>(v.arch.suffix));
+    o.u8(v.compressed ? 1 : 0);
+    o.u8(v.ptx_isa ? 1 : 0);
+    o.u64(v.ptx_isa ? static_cast<std::uint64_t>(v.ptx_isa->major) : 0);
+    o.u64(v.ptx_isa ? static_cast<std::uint64_t>(v.ptx_isa->minor) : 0);
+    o.u64(v.entries);
+  }
 }
 
 elf::Binary get_elf(In& in) {
@@ -216,6 +235,25 @@ elf::Binary get_elf(In& in) {
     d.hash = static_cast<std::uint32_t>(in.u64());
     d.name = in.str();
     d.parents = in.strs();
+  }
+  if (in.u8() == 0) return b;
+  auto& c = b.cuda.emplace();
+  c.containers = in.u64();
+  c.entries = in.u64();
+  c.section_size = in.u64();
+  c.unread = in.str();
+  c.variants.resize(in.count());
+  for (auto& v : c.variants) {
+    v.kind = in.u8() != 0 ? cuda::CodeKind::Ptx : cuda::CodeKind::Sass;
+    v.arch.major = static_cast<int>(in.u64());
+    v.arch.minor = static_cast<int>(in.u64());
+    v.arch.suffix = static_cast<char>(in.u8());
+    v.compressed = in.u8() != 0;
+    const bool isa = in.u8() != 0;
+    const auto isa_major = static_cast<int>(in.u64());
+    const auto isa_minor = static_cast<int>(in.u64());
+    if (isa) v.ptx_isa = cuda::PtxIsa{isa_major, isa_minor};
+    v.entries = in.u64();
   }
   return b;
 }
@@ -339,9 +377,13 @@ std::string ProfileCache::default_dir() {
 }
 
 namespace {
+// The cache's own format, raised whenever what a profile holds grows (2: the members' CUDA fatbins), so
+// an older entry is a miss rather than a profile read without the new facts.
+constexpr int k_cache_format = 2;
+
 std::string entry_base(const std::string& dir, const std::string& sha, const std::string& reader) {
   return dir + "/profiles/" + sha.substr(0, 2) + "/" + sha + "." + reader + ".v" +
-         std::to_string(k_profile_schema_version);
+         std::to_string(k_profile_schema_version) + "." + std::to_string(k_cache_format);
 }
 }  // namespace
 

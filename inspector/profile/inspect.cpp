@@ -239,9 +239,14 @@ MemberResult process_member_headers(const wheel::ZipArchive& archive, const whee
   m.path = info.name;
   m.size = info.size;
   try {
+    // A stored member's fatbin is read header by header; a deflated one's lies where only inflating the
+    // member up to it would reach, which a headers-only read never does.
+    const char* skip = info.method == 0 ? ""
+                                        : "a headers-only read does not inflate the middle of a compressed member, "
+                                          "where its fatbin lies (read the wheel in full to see it)";
     m.elf = elf::read_elf_random(
         info.size, [&](std::uint64_t offset, std::span<std::byte> out) { reader->read(offset, out); },
-        options.elf_limits);
+        options.elf_limits, skip);
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::Io) throw;
     m.error = e.what();

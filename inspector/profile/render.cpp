@@ -114,6 +114,58 @@ void write_elf(JsonWriter& w, const elf::Binary& b) {
   w.end_object();
 }
 
+// members[].cuda: what the member's fatbins hold (docs/inspect.schema.json).
+void write_cuda(JsonWriter& w, const cuda::Fatbins& f) {
+  w.begin_object();
+  w.key("sass").begin_array();
+  for (const auto& a : f.sass()) w.value(cuda::sm_name(a));
+  w.end_array();
+  w.key("ptx").begin_array();
+  for (const auto& a : f.ptx()) w.value(cuda::compute_name(a));
+  w.end_array();
+  w.key("newest_ptx_isa");
+  if (const auto isa = f.newest_ptx_isa())
+    w.value(isa->text());
+  else
+    w.null();
+  w.field("containers", f.containers).field("entries", f.entries).field("section_size", f.section_size);
+  w.key("variants").begin_array();
+  for (const auto& v : f.variants) {
+    w.begin_object().field("kind", cuda::kind_name(v.kind));
+    w.field("arch", v.kind == cuda::CodeKind::Ptx ? cuda::compute_name(v.arch) : cuda::sm_name(v.arch));
+    w.field("compressed", v.compressed);
+    w.key("ptx_isa");
+    if (v.ptx_isa)
+      w.value(v.ptx_isa->text());
+    else
+      w.null();
+    w.field("entries", v.entries).end_object();
+  }
+  w.end_array();
+  w.key("unread");
+  if (f.unread.empty())
+    w.null();
+  else
+    w.value(f.unread);
+  w.end_object();
+}
+
+// "SASS sm_80 sm_90a, PTX compute_80 (PTX ISA 9.0); 2 containers, 3 entries (1 compressed)".
+std::string cuda_line(const cuda::Fatbins& f) {
+  if (!f.unread.empty()) return fmt::format(".nv_fatbin of {} not read: {}", format_size(f.section_size), f.unread);
+  std::string sass, ptx;
+  for (const auto& a : f.sass()) sass += " " + cuda::sm_name(a);
+  for (const auto& a : f.ptx()) ptx += " " + cuda::compute_name(a);
+  std::uint64_t compressed = 0;
+  for (const auto& v : f.variants) compressed += v.compressed ? v.entries : 0;
+  std::string out = "SASS" + (sass.empty() ? std::string(" none") : sass) + ", PTX" + (ptx.empty() ? " none" : ptx);
+  if (const auto isa = f.newest_ptx_isa()) out += " (PTX ISA " + isa->text() + ")";
+  out += fmt::format("; {} container{}, {} entr{}", f.containers, f.containers == 1 ? "" : "s", f.entries,
+                     f.entries == 1 ? "y" : "ies");
+  if (compressed != 0) out += fmt::format(" ({} compressed)", compressed);
+  return out;
+}
+
 }  // namespace
 
 namespace {
@@ -170,6 +222,10 @@ void write_json(JsonWriter& w, const WheelProfile& p) {
       write_elf(w, *m.elf);
     else
       w.null();
+    if (m.elf && m.elf->cuda) {
+      w.key("cuda");
+      write_cuda(w, *m.elf->cuda);
+    }
     w.end_object();
   }
   w.end_array();
@@ -282,6 +338,7 @@ std::string profile_to_text(const WheelProfile& p, bool color) {
     out += fmt::format("  symbols   {} undefined ({} weak), {} exported", undef, weak, exported);
     if (!b.version_definitions.empty()) out += fmt::format(", {} version definitions", b.version_definitions.size());
     out += "\n";
+    if (b.cuda) out += "  cuda      " + cuda_line(*b.cuda) + "\n";
   }
   return out;
 }

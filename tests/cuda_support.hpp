@@ -1,0 +1,101 @@
+// Test support for the accelerator side: CUDA kernels built at test time with the machine's nvcc for
+// chosen -gencode sets, each with what nvcc was asked to embed, so a test can check the fatbin reader
+// (and the coverage verdict) against the build itself. The libraries are built once per build folder
+// and set of cases and shared by every test process (about 4 s of nvcc per case); a test skips, saying
+// why, where there is no nvcc.
+#pragma once
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "support.hpp"
+#include "wheelcheck/util.hpp"
+
+namespace wheelcheck::test {
+
+struct KernelCase {
+  std::string name;               // the library's stem: libk_<name>.so
+  std::string flags;              // the nvcc flags (-gencode sets, compression)
+  std::vector<std::string> sass;  // what the flags embed, as nvcc names it
+  std::vector<std::string> ptx;
+  int compressed = -1;  // 1: every entry compressed, 0: none, -1: nvcc decides per entry
+};
+
+inline const std::vector<KernelCase>& kernel_cases() {
+  static const std::vector<KernelCase> cases = {
+      {"sm80", "-gencode arch=compute_80,code=sm_80", {"sm_80"}, {}, -1},
+      {"sm80_ptx", "-gencode arch=compute_80,code=[sm_80,compute_80]", {"sm_80"}, {"compute_80"}, -1},
+      {"multi",
+       "-gencode arch=compute_75,code=sm_75 -gencode arch=compute_86,code=sm_86 -gencode arch=compute_90a,code=sm_90a",
+       {"sm_75", "sm_86", "sm_90a"},
+       {},
+       -1},
+      {"family",
+       "-gencode arch=compute_100f,code=[sm_100f,compute_100f] -gencode arch=compute_120,code=sm_120",
+       {"sm_100f", "sm_120"},
+       {"compute_100f"},
+       -1},
+      {"ptx_only", "-gencode arch=compute_120,code=compute_120", {}, {"compute_120"}, -1},
+      {"compressed",
+       "--compress-mode=size -gencode arch=compute_89,code=[sm_89,compute_89]",
+       {"sm_89"},
+       {"compute_89"},
+       1},
+      {"uncompressed", "--no-compress -gencode arch=compute_90,code=[sm_90,compute_90]", {"sm_90"}, {"compute_90"}, 0},
+  };
+  return cases;
+}
+
+inline std::string nvcc_path() {
+  if (const char* e = std::getenv("WHEELCHECK_NVCC"); e != nullptr && *e != '\0') return e;
+  for (const char* p : {"/usr/local/cuda-13.0/bin/nvcc", "/usr/local/cuda/bin/nvcc"}) {
+    if (is_file(p)) return p;
+  }
+  return have_program("nvcc") ? "nvcc" : "";
+}
+
+// The folder of built kernels (libk_<case>.so each); "" with `error` saying why when they cannot be built.
+inline std::string kernel_dir(std::string& error) {
+  namespace fs = std::filesystem;
+  const std::string nvcc = nvcc_path();
+  if (nvcc.empty()) {
+    error = "no nvcc (CUDA 13.0 under /usr/local/cuda-13.0, or $WHEELCHECK_NVCC): kernels cannot be built here";
+    return "";
+  }
+  static const std::string source =
+      "__global__ void add(float* a, const float* b, int n) {\n"
+      "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+      "  if (i < n) a[i] += b[i];\n"
+      "}\n"
+      "extern \"C\" void launch(float* a, const float* b, int n) { add<<<(n + 255) / 256, 256>>>(a, b, n); }\n";
+  Hasher h;
+  h.update(source.data(), source.size());
+  for (const auto& c : kernel_cases()) h.update(c.flags.data(), c.flags.size());
+  const fs::path dir =
+      fs::path(WHEELCHECK_SAMPLES_DIR_DEFAULT).parent_path() / ("fatbin-kernels-" + to_hex(h.finish()).substr(0, 16));
+  if (fs::exists(dir / "done")) return dir.string();
+  const std::string fresh = dir.string() + ".tmp" + std::to_string(::getpid());
+  fs::remove_all(fresh);
+  fs::create_directories(fresh);
+  write_binary(fresh + "/k.cu", source);
+  for (const auto& c : kernel_cases()) {
+    const auto r = run(shell_quote(nvcc) + " -shared -Xcompiler -fPIC -cudart shared " + c.flags + " -o " +
+                       shell_quote(fresh + "/libk_" + c.name + ".so") + " " + shell_quote(fresh + "/k.cu"));
+    if (r.exit_code != 0) {
+      error = "nvcc " + c.flags + " failed: " + r.out + r.err;
+      fs::remove_all(fresh);
+      return "";
+    }
+  }
+  write_binary(fresh + "/done", "");
+  std::error_code ec;
+  fs::rename(fresh, dir, ec);  // another process may have won: its folder is as good
+  if (ec) fs::remove_all(fresh);
+  return dir.string();
+}
+
+}  // namespace wheelcheck::test

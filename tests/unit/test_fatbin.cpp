@@ -1,0 +1,200 @@
+// The fatbin reader against the build itself: kernels compiled here with nvcc for chosen -gencode sets
+// (tests/cuda_support.hpp) must read back as exactly what nvcc was asked to embed, through every reader
+// (a file read with pread, a deflated member streamed once, a stored member read header by header,
+// LIEF's whole copy), and the real CUDA 13.0 libraries of this machine must read without error. Damaged
+// containers are cut and corrupted here to check that a bad fatbin never makes the member unreadable.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "cuda_support.hpp"
+#include "inspector/cuda/fatbin.hpp"
+#include "wheelcheck/elf.hpp"
+#include "wheelcheck/profile.hpp"
+
+namespace wheelcheck::test {
+namespace {
+
+std::vector<std::string> names(const std::vector<cuda::Arch>& v, bool ptx) {
+  std::vector<std::string> out;
+  for (const auto& a : v) out.push_back(ptx ? cuda::compute_name(a) : cuda::sm_name(a));
+  return out;
+}
+
+std::vector<std::string> sorted(std::vector<std::string> v) {
+  std::sort(v.begin(), v.end(), [](const std::string& a, const std::string& b) {
+    auto num = [](const std::string& s) { return std::stoi(s.substr(s.find('_') + 1)); };
+    return num(a) != num(b) ? num(a) < num(b) : a < b;
+  });
+  return v;
+}
+
+// What a case's library must read as, whichever reader read it.
+void expect_case(const KernelCase& c, const std::optional<cuda::Fatbins>& f, const std::string& how) {
+  SCOPED_TRACE(c.name + " via " + how + " (" + c.flags + ")");
+  ASSERT_TRUE(f.has_value()) << "no .nv_fatbin found";
+  EXPECT_EQ(f->unread, "");
+  EXPECT_EQ(names(f->sass(), false), sorted(c.sass));
+  EXPECT_EQ(names(f->ptx(), true), sorted(c.ptx));
+  EXPECT_GE(f->containers, 1U);
+  std::uint64_t counted = 0;
+  for (const auto& v : f->variants) {
+    counted += v.entries;
+    if (v.kind == cuda::CodeKind::Ptx) {
+      ASSERT_TRUE(v.ptx_isa.has_value());
+      EXPECT_EQ(v.ptx_isa->text(), "9.0");  // CUDA 13.0's nvcc writes PTX ISA 9.0
+    } else {
+      EXPECT_FALSE(v.ptx_isa.has_value());
+    }
+    if (c.compressed == 1) EXPECT_TRUE(v.compressed) << cuda::sm_name(v.arch);
+    if (c.compressed == 0) EXPECT_FALSE(v.compressed) << cuda::sm_name(v.arch);
+  }
+  EXPECT_EQ(counted, f->entries);
+  EXPECT_GT(f->section_size, 0U);
+}
+
+class Fatbin : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string error;
+    m_dir = kernel_dir(error);
+    if (m_dir.empty()) GTEST_SKIP() << error;
+  }
+  std::string lib(const KernelCase& c) const { return m_dir + "/libk_" + c.name + ".so"; }
+  std::string m_dir;
+};
+
+TEST_F(Fatbin, FilesReadAsBuilt) {
+  for (const auto& c : kernel_cases()) expect_case(c, elf::read_elf_file(lib(c)).cuda, "pread");
+}
+
+TEST_F(Fatbin, LiefReadsTheSame) {
+  for (const auto& c : kernel_cases()) {
+    const std::string bytes = read_file(lib(c));
+    const std::vector<std::uint8_t> v(bytes.begin(), bytes.end());
+    const auto lief = elf::read_elf_lief(v, c.name);
+    expect_case(c, lief.cuda, "LIEF");
+    EXPECT_EQ(lief.cuda, elf::read_elf_file(lib(c)).cuda) << c.name;
+  }
+}
+
+// Every kernel in one wheel, deflated: each member streams once through the seeking walker.
+TEST_F(Fatbin, StreamedMembersReadAsBuilt) {
+  TempDir tmp;
+  std::vector<std::pair<std::string, std::string>> files;
+  for (const auto& c : kernel_cases()) files.emplace_back("kern/libk_" + c.name + ".so", lib(c));
+  const auto wheel = make_wheel(tmp, "kern-1.0-py3-none-linux_x86_64.whl", files);
+  const auto p = inspect_wheel(wheel);
+  ASSERT_EQ(p.members.size(), kernel_cases().size());
+  for (const auto& c : kernel_cases()) {
+    const auto it = std::find_if(p.members.begin(), p.members.end(),
+                                 [&](const MemberProfile& m) { return m.path == "kern/libk_" + c.name + ".so"; });
+    ASSERT_NE(it, p.members.end());
+    ASSERT_TRUE(it->elf.has_value()) << it->error;
+    expect_case(c, it->elf->cuda, "stream");
+    EXPECT_EQ(it->elf->cuda, elf::read_elf_file(lib(c)).cuda) << c.name;
+  }
+  // The cache's binary form keeps them.
+  const auto back = deserialize_profile(serialize_profile(p));
+  for (std::size_t i = 0; i < p.members.size(); ++i) EXPECT_EQ(back.members[i].elf->cuda, p.members[i].elf->cuda);
+}
+
+// Headers-only: a stored member's fatbin is read header by header; a deflated one's is named, unread.
+TEST_F(Fatbin, HeadersOnlyStoredAndDeflated) {
+  TempDir tmp;
+  const auto& c = kernel_cases()[3];  // family: SASS and PTX, several containers
+  const auto stored = make_wheel(tmp, "st-1.0-py3-none-linux_x86_64.whl", {{"k/libk.so", lib(c)}}, {"--stored"});
+  const auto deflated = make_wheel(tmp, "de-1.0-py3-none-linux_x86_64.whl", {{"k/libk.so", lib(c)}});
+  InspectOptions o;
+  o.verify = Verify::Headers;
+  const auto ps = inspect_wheel(stored, o);
+  ASSERT_EQ(ps.members.size(), 1U);
+  expect_case(c, ps.members[0].elf->cuda, "headers-only stored");
+  const auto pd = inspect_wheel(deflated, o);
+  ASSERT_EQ(pd.members.size(), 1U);
+  ASSERT_TRUE(pd.members[0].elf->cuda.has_value());
+  EXPECT_NE(pd.members[0].elf->cuda->unread.find("headers-only"), std::string::npos);
+  EXPECT_TRUE(pd.members[0].elf->cuda->variants.empty());
+  EXPECT_EQ(pd.members[0].elf->cuda->section_size, ps.members[0].elf->cuda->section_size);
+}
+
+// The section's bytes, cut and corrupted: never an exception, always a reason.
+TEST_F(Fatbin, DamagedContainersSayWhy) {
+  const auto& c = kernel_cases()[1];
+  const auto r = run("objcopy -O binary --only-section=.nv_fatbin " + shell_quote(lib(c)) + " /dev/stdout");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::byte> section(r.out.size());
+  std::memcpy(section.data(), r.out.data(), r.out.size());
+  const auto whole = cuda::read_fatbins(section);
+  EXPECT_EQ(whole.unread, "");
+  EXPECT_EQ(whole, elf::read_elf_file(lib(c)).cuda.value());
+
+  auto cut = section;
+  cut.resize(section.size() - 40);  // the last entry's payload runs past the end
+  EXPECT_NE(cuda::read_fatbins(cut).unread.find("runs past"), std::string::npos);
+
+  auto bad_magic = section;
+  bad_magic[0] = std::byte{0x11};
+  EXPECT_NE(cuda::read_fatbins(bad_magic).unread.find("no fatbin container"), std::string::npos);
+
+  auto huge_entry = section;
+  const std::uint32_t big = 1U << 30;
+  std::memcpy(huge_entry.data() + 16 + 4, &big, sizeof big);  // the first entry's header size
+  EXPECT_NE(cuda::read_fatbins(huge_entry).unread.find("entry header"), std::string::npos);
+
+  // Seeking over the same damage finds nothing rather than something false.
+  cuda::FatbinWalker seek(0, bad_magic.size(), true);
+  seek.feed(0, bad_magic);
+  for (const auto& k : seek.containers()) EXPECT_GT(k.begin, 0U);
+}
+
+// Byte by byte: the seeking walker gathers headers that chunk boundaries cut.
+TEST_F(Fatbin, SeekingAcrossTinyChunks) {
+  const auto& c = kernel_cases()[2];
+  const std::string bytes = read_file(lib(c));
+  cuda::FatbinWalker whole(0, bytes.size(), true);
+  whole.feed(0, std::as_bytes(std::span(bytes.data(), bytes.size())));
+  cuda::FatbinWalker tiny(0, bytes.size(), true);
+  for (std::size_t i = 0; i < bytes.size(); i += 7) {
+    const std::size_t n = std::min<std::size_t>(7, bytes.size() - i);
+    tiny.feed(i, std::as_bytes(std::span(bytes.data() + i, n)));
+  }
+  ASSERT_FALSE(whole.containers().empty());
+  ASSERT_EQ(tiny.containers().size(), whole.containers().size());
+  for (std::size_t i = 0; i < whole.containers().size(); ++i) {
+    EXPECT_EQ(tiny.containers()[i].begin, whole.containers()[i].begin);
+    EXPECT_EQ(tiny.containers()[i].variants, whole.containers()[i].variants);
+  }
+}
+
+// The real CUDA 13.0 libraries of this machine: every one with a fatbin reads without error.
+TEST(FatbinRealLibraries, Cuda13LibrariesRead) {
+  const std::string lib64 = "/usr/local/cuda-13.0/lib64";
+  if (!is_dir(lib64)) GTEST_SKIP() << "no CUDA 13.0 under /usr/local/cuda-13.0 on this machine";
+  std::size_t with_fatbins = 0;
+  for (const auto* name : {"libcublasLt.so.13", "libcublas.so.13", "libcudnn_ops.so.9", "libcudnn_graph.so.9",
+                           "libcusparse.so.12", "libcurand.so.10", "libcudart.so.13"}) {
+    const std::string path = lib64 + "/" + name;
+    if (!is_file(path)) continue;
+    SCOPED_TRACE(name);
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto b = elf::read_elf_file(path);
+    const auto ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+    if (!b.cuda) continue;
+    ++with_fatbins;
+    EXPECT_EQ(b.cuda->unread, "");
+    EXPECT_GT(b.cuda->entries, 0U);
+    EXPECT_FALSE(b.cuda->sass().empty());
+    for (const auto& a : b.cuda->sass()) EXPECT_GE(a.number(), 75) << "CUDA 13 builds for sm_75 and up";
+    std::printf("  %s: %llu containers, %llu entries, SASS %zu archs, PTX %zu archs (%lld ms)\n", name,
+                static_cast<unsigned long long>(b.cuda->containers), static_cast<unsigned long long>(b.cuda->entries),
+                b.cuda->sass().size(), b.cuda->ptx().size(), static_cast<long long>(ms));
+  }
+  EXPECT_GE(with_fatbins, 2U) << "cuBLAS and cuDNN carry fatbins";
+}
+
+}  // namespace
+}  // namespace wheelcheck::test
