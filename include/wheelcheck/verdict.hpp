@@ -49,6 +49,9 @@ enum class FindingKind {
   RequiresPython,       // requires-python
   Driver,               // driver
   DriverTooOld,         // driver-too-old
+  GpuCoverage,          // gpu-coverage: no SASS runs on the GPU and no PTX can be JIT-compiled for it
+  GpuArchDropped,       // gpu-arch-dropped: the image's toolkit no longer builds or ships code for its GPU
+  FatbinUnread,         // fatbin-unread: a member's GPU code could not be read, its coverage not checked
   IsaLevel,             // isa-level
   DeclaredLibrary,      // declared-library
   CpuPlatform,          // cpu-platform
@@ -198,8 +201,8 @@ struct Route {
 // The NVIDIA driver a wheel needs in an image: the highest of what its CUDA runtime needs and what its
 // PTX needs to be JIT-compiled where it must be (inspector/verdict/cuda.cpp).
 struct DriverNeed {
-  std::string version;  // "580.65.06"
-  std::string because;  // "the CUDA 13 runtime (libcudart.so.13 of lib/libfoo.so)", or the PTX that sets it
+  std::string version;             // "580.65.06"
+  std::string because;             // "the CUDA 13 runtime (libcudart.so.13 of lib/libfoo.so)", or the PTX that sets it
   std::string image_driver;        // the image's driver, "" when unknown
   std::optional<bool> satisfied;   // against the image's driver; nullopt when that is unknown
   std::vector<std::string> notes;  // the other floors considered and why they are lower or conditional
@@ -216,7 +219,7 @@ struct Report {
   std::vector<std::string> conditions;
   std::vector<Route> routes;
   std::vector<MemberReport> members;
-  std::vector<std::string> notes;  // what the check assumed (preloaded distributions, install folder)
+  std::vector<std::string> notes;    // what the check assumed (preloaded distributions, install folder)
   std::optional<DriverNeed> driver;  // absent when nothing in the wheel needs an NVIDIA driver
 };
 
@@ -230,10 +233,6 @@ struct CheckOptions {
 };
 // An image with `policy` set (a packaging target) is judged as that policy does (policy_check.cpp).
 Report check(const WheelProfile& wheel, const image::Image& image, const CheckOptions& options = {});
-
-// The smallest NVIDIA driver each CUDA major's runtime needs (minor version compatibility), "" if none
-// is known. Source in inspector/verdict/cuda.cpp.
-std::string minimum_driver(int cuda_major);
 
 // The finding that decided the verdict, the worst of them: for incompatible an error outside the optional
 // routes that are off, for unknown such a condition, for degraded an error inside one; null for compatible.

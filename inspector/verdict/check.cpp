@@ -95,7 +95,9 @@ class Checker {
     for (const Object* root : roots()) r.members.push_back(check_root(*root));
     flush_unknown();
     count_symbols_of_missing_libraries();
-    for (auto& f : cuda_findings(m_space, m_image, m_findings)) add(std::move(f));
+    auto cuda = cuda_check(m_space, m_image, m_findings);
+    for (auto& f : cuda.findings) add(std::move(f));
+    r.driver = std::move(cuda.driver);
     r.findings = worst_first(std::move(m_findings));
     mark_members_that_fail(r);
     if (m_options.rules != nullptr) evaluate_routes(r, *m_options.rules, m_space, m_wheel);

@@ -1,44 +1,24 @@
-// CUDA: the runtime major each member needs (libcudart.so.12) against the image's toolkit, and the
-// NVIDIA driver that runtime needs against the image's driver (a condition when the driver is unknown),
-// with the floors NVIDIA publishes for each major.
+// CUDA: the runtime major each member needs (libcudart.so.12) against the image's toolkit; the GPU code
+// of each member (its fatbins) against the image's GPUs; and the NVIDIA driver all of it needs against
+// the image's driver, with a condition wherever the image does not know its GPUs or its driver.
+//
+// The rules (which SASS runs on which GPU, which PTX the driver can JIT-compile) are NVIDIA's, in
+// inspector/cuda/coverage.cpp; the numbers (the driver each toolkit and each PTX ISA needs, the GPUs a
+// toolkit still supports) are NVIDIA's published tables, in inspector/cuda/tables.cpp and docs/cuda.md.
 #include "inspector/verdict/cuda.hpp"
 
 #include <algorithm>
 #include <map>
 #include <regex>
+#include <set>
 
 #include <fmt/format.h>
 
+#include "wheelcheck/util.hpp"
+
 namespace wheelcheck::verdict {
 
-// NVIDIA's CUDA Toolkit release notes, "CUDA Toolkit and Minimum Required Driver Version for CUDA Minor
-// Version Compatibility" (Table 2 of the CUDA 12 and 13 notes): a CUDA X.y runtime runs on any driver at
-// or above the floor of its major.
-std::string minimum_driver(int cuda_major) {
-  switch (cuda_major) {
-    case 11: return "450.80.02";
-    case 12: return "525.60.13";
-    case 13: return "580.65.06";
-    default: return "";
-  }
-}
-
 namespace {
-
-bool driver_older(const std::string& have, const std::string& need) {
-  std::vector<long> a, b;
-  for (const auto* s : {&have, &need}) {
-    auto& out = s == &have ? a : b;
-    std::size_t i = 0;
-    while (i < s->size()) {
-      long v = 0;
-      while (i < s->size() && std::isdigit(static_cast<unsigned char>((*s)[i]))) v = v * 10 + ((*s)[i++] - '0');
-      out.push_back(v);
-      ++i;
-    }
-  }
-  return a < b;
-}
 
 std::optional<int> major_of(const image::Fact& f) {
   if (!f.known()) return std::nullopt;
@@ -48,6 +28,282 @@ std::optional<int> major_of(const image::Fact& f) {
     return std::nullopt;
   }
 }
+
+bool nvidia(const image::Image& image) {
+  return image.toolkit && image.toolkit->kind == image::ToolkitKind::Cuda;
+}
+
+// The image's GPUs ("sm_80,sm_90a" -> sm_80, sm_90): nullopt when unknown. A GPU is a compute
+// capability; a suffix written in the description names the same GPU.
+std::optional<std::vector<cuda::Arch>> image_gpus(const image::Image& image) {
+  if (!image.gpu_archs.known()) return std::nullopt;
+  std::vector<cuda::Arch> out;
+  for (const auto& s : split(*image.gpu_archs.value, ",", false)) {
+    if (auto a = cuda::parse_arch(trim(s))) {
+      a->suffix = 0;
+      out.push_back(*a);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+// "sm_80 sm_86 + PTX compute_80": what a member carries, shortly.
+std::string carries(const cuda::Fatbins& f) {
+  std::vector<std::string> parts;
+  for (const auto& a : f.sass()) parts.push_back(cuda::sm_name(a));
+  std::string out = fmt::format("{}", fmt::join(parts, " "));
+  parts.clear();
+  for (const auto& a : f.ptx()) parts.push_back(cuda::compute_name(a));
+  if (!parts.empty()) out += (out.empty() ? "PTX " : " + PTX ") + fmt::format("{}", fmt::join(parts, " "));
+  return out.empty() ? "no GPU code" : out;
+}
+
+// A floor on the driver and what sets it.
+struct Floor {
+  std::string version;
+  std::string because;
+};
+
+// The driver a PTX ISA needs to be JIT-compiled: that of the first toolkit that writes it.
+std::optional<Floor> ptx_floor(const cuda::PtxIsa& isa) {
+  const auto tk = cuda::ptx_isa_toolkit(isa);
+  if (!tk) return std::nullopt;
+  const auto d = cuda::toolkit_driver(tk->first, tk->second);
+  if (!d) return std::nullopt;
+  return Floor{*d, fmt::format("PTX ISA {} (CUDA {}.{})", isa.text(), tk->first, tk->second)};
+}
+
+std::string members_text(const std::vector<std::string>& members) {
+  if (members.size() <= 3) return fmt::format("{}", fmt::join(members, ", "));
+  return fmt::format("{}, {}, {} and {} more", members[0], members[1], members[2], members.size() - 3);
+}
+
+class CudaCheck {
+ public:
+  CudaCheck(const resolve::Space& space, const image::Image& image, const std::vector<Finding>& findings)
+      : m_space(space), m_image(image), m_findings(findings), m_gpus(image_gpus(image)) {}
+
+  CudaResult run() {
+    if (!nvidia(m_image)) return {};  // a vendor's CUDA-compatible runtime has its own driver and GPUs
+    runtime_floors();
+    dropped_archs();
+    for (const resolve::Object* o : m_space.wheel_members()) {
+      if (o->binary != nullptr && o->binary->cuda) member_code(*o, *o->binary->cuda);
+    }
+    unknown_gpu_conditions();
+    driver_need();
+    return std::move(m_out);
+  }
+
+ private:
+  // 1. The CUDA runtime each member needs, and the floor its major sets (minor version compatibility).
+  void runtime_floors() {
+    std::map<int, std::string> majors;  // CUDA major -> the member that needs it
+    for (const resolve::Object* o : m_space.wheel_members()) {
+      if (o->binary == nullptr) continue;
+      for (const auto& n : o->needed) {
+        if (auto m = cudart_major(n)) majors.emplace(*m, o->member);
+        if (n == "libcuda.so.1") {
+          if (auto tk = major_of(m_image.toolkit->version)) majors.emplace(*tk, o->member);
+        }
+      }
+    }
+    for (const auto& [major, member] : majors) {
+      // A runtime that does not resolve is already an error; its driver is beside the point.
+      const std::string soname = fmt::format("libcudart.so.{}", major);
+      if (std::any_of(m_findings.begin(), m_findings.end(),
+                      [&](const Finding& f) { return f.kind == FindingKind::MissingLibrary && f.library == soname; })) {
+        continue;
+      }
+      const auto need = cuda::major_driver(major);
+      if (!need) continue;
+      add_floor({*need, fmt::format("the CUDA {} runtime ({} of {})", major, soname, member)}, member, soname,
+                "CUDA minor version compatibility floors (NVIDIA's CUDA Toolkit release notes, docs/cuda.md)");
+    }
+  }
+
+  // 2. GPUs the image declares that its toolkit no longer builds for.
+  void dropped_archs() {
+    const auto tk = major_of(m_image.toolkit->version);
+    if (!m_gpus || !tk) return;
+    const auto oldest = cuda::oldest_supported_arch(*tk);
+    if (!oldest) return;
+    for (const auto& g : *m_gpus) {
+      if (g.number() >= oldest->number()) continue;
+      m_out.findings.push_back(
+          make(FindingKind::GpuArchDropped, Severity::Warning)
+              .version(cuda::sm_name(g))
+              .explain(fmt::format("CUDA {} no longer supports {}: its nvcc cannot build for it and its libraries "
+                                   "carry no code for it (the oldest it supports is {}).",
+                                   *tk, cuda::sm_name(g), cuda::sm_name(*oldest)))
+              .fix(fmt::format("keep these runners on an older CUDA major, or move them to {} or newer GPUs",
+                               cuda::sm_name(*oldest)))
+              .evidence("the toolkit's supported architectures (NVIDIA's release notes, docs/cuda.md)"));
+    }
+  }
+
+  // 3. One member's GPU code against the image's GPUs, or remembered for the condition when they are
+  // unknown; its PTX's driver floor where the driver must JIT-compile it.
+  void member_code(const resolve::Object& o, const cuda::Fatbins& f) {
+    if (!f.unread.empty()) {
+      m_out.findings.push_back(make(FindingKind::FatbinUnread, Severity::Info)
+                                   .member(o.member)
+                                   .explain("its GPU code was not checked against the image's GPUs: " + f.unread + ".")
+                                   .evidence(".nv_fatbin of " + o.member));
+      return;
+    }
+    if (f.variants.empty()) return;
+    if (!m_gpus) {
+      m_unknown[cuda::runs_on_text(f)].push_back(o.member);
+      m_carried[cuda::runs_on_text(f)] = carries(f);
+      // Without SASS every GPU JIT-compiles its PTX: the PTX's floor holds whatever the GPU.
+      if (const auto isa = f.newest_ptx_isa()) {
+        if (auto floor = ptx_floor(*isa)) {
+          floor->because =
+              fmt::format("the {} of {}, JIT-compiled on {}", floor->because, o.member,
+                          f.sass().empty() ? "every GPU (it has no SASS)" : "a GPU its SASS does not cover");
+          if (f.sass().empty()) {
+            add_floor(*floor, o.member, "", ".nv_fatbin of " + o.member);
+          } else {
+            m_conditional.push_back(*floor);
+          }
+        }
+      }
+      return;
+    }
+    for (const auto& g : *m_gpus) {
+      const auto c = cuda::coverage(f, g);
+      if (!c.runs) {
+        const auto n = g.number();
+        m_out.findings.push_back(
+            make(FindingKind::GpuCoverage, Severity::Error)
+                .member(o.member)
+                .version(cuda::sm_name(g))
+                .explain(c.explanation + " The first launch fails with \"no kernel image is available for execution "
+                                         "on the device\".")
+                .fix(fmt::format("a build with -gencode arch=compute_{0},code=sm_{0}, or with PTX "
+                                 "(code=compute_XY for an XY at or below {0}) for the driver to JIT-compile",
+                                 n))
+                .evidence(".nv_fatbin of " + o.member + ": " + carries(f))
+                .evidence("the image's GPUs: " + *m_image.gpu_archs.value));
+        continue;
+      }
+      if (c.needs_jit && c.ptx_isa) {
+        if (auto floor = ptx_floor(*c.ptx_isa)) {
+          floor->because = fmt::format("the {} of {}, JIT-compiled for {}", floor->because, o.member, cuda::sm_name(g));
+          add_floor(*floor, o.member, "", ".nv_fatbin of " + o.member);
+        }
+      }
+    }
+  }
+
+  // 4. With the GPUs unknown: one condition per distinct set of GPUs the code runs on.
+  void unknown_gpu_conditions() {
+    for (const auto& [runs_on, members] : m_unknown) {
+      m_out.findings.push_back(
+          make(FindingKind::GpuCoverage, Severity::Condition)
+              .member(members.front())
+              .version(m_carried[runs_on])
+              .explain(fmt::format("holds only if the GPU is {}; the image's GPUs are unknown ({}). Members: {}.",
+                                   runs_on, m_image.gpu_archs.note.empty() ? "not described" : m_image.gpu_archs.note,
+                                   members_text(members)))
+              .fix("check `nvidia-smi --query-gpu=compute_cap` on the runner, or describe gpu_archs in the image")
+              .evidence(".nv_fatbin of " + members.front()));
+    }
+  }
+
+  void add_floor(const Floor& floor, const std::string& member, const std::string& library,
+                 const std::string& evidence) {
+    m_floors.push_back({floor, member, library, evidence});
+  }
+
+  // 5. The highest floor: the driver the wheel needs; an error against an older known driver, one
+  // condition when the driver is unknown.
+  void driver_need() {
+    if (m_floors.empty()) return;
+    std::size_t top = 0;
+    for (std::size_t i = 1; i < m_floors.size(); ++i) {
+      if (!cuda::driver_at_least(m_floors[top].floor.version, m_floors[i].floor.version)) top = i;
+    }
+    const auto& t = m_floors[top];
+    DriverNeed need;
+    need.version = t.floor.version;
+    need.because = t.floor.because;
+    const bool known = m_image.driver.known();
+    if (known) {
+      need.image_driver = *m_image.driver.value;
+      need.satisfied = cuda::driver_at_least(need.image_driver, need.version);
+    }
+    for (std::size_t i = 0; i < m_floors.size(); ++i) {
+      if (i != top)
+        need.notes.push_back(fmt::format(">= {} for {}", m_floors[i].floor.version, m_floors[i].floor.because));
+    }
+    for (const auto& c : m_conditional) {
+      if (!cuda::driver_at_least(need.version, c.version)) {
+        need.notes.push_back(fmt::format(">= {} only for {}", c.version, c.because));
+      }
+    }
+    if (const auto tk = m_image.toolkit->version.value) {
+      const auto parts = split(*tk, ".", false);
+      try {
+        if (parts.size() >= 2) {
+          if (const auto d = cuda::toolkit_driver(std::stoi(parts[0]), std::stoi(parts[1]))) {
+            need.notes.push_back(
+                fmt::format("the image's CUDA {} toolkit itself ships with driver >= {} (its new "
+                            "features and JIT of its own PTX need that one)",
+                            *tk, *d));
+          }
+        }
+      } catch (...) {
+      }
+    }
+    // Every floor the image's driver does not meet is an error; an unknown driver, one condition.
+    if (known) {
+      for (const auto& f : m_floors) {
+        if (cuda::driver_at_least(need.image_driver, f.floor.version)) continue;
+        m_out.findings.push_back(
+            make(FindingKind::DriverTooOld, Severity::Error)
+                .member(f.member)
+                .library(f.library)
+                .version(f.floor.version)
+                .explain(fmt::format("{} needs an NVIDIA driver >= {}; the image's driver is {}.", f.floor.because,
+                                     f.floor.version, need.image_driver))
+                .fix(fmt::format("a driver >= {} on the host, or a build for an older CUDA", f.floor.version))
+                .evidence(f.evidence));
+      }
+    } else {
+      m_out.findings.push_back(
+          make(FindingKind::Driver, Severity::Condition)
+              .member(t.member)
+              .library(t.library)
+              .version(need.version)
+              .explain(fmt::format("needs an NVIDIA driver >= {} because of {}; the image's driver version is unknown "
+                                   "({}).",
+                                   need.version, need.because,
+                                   m_image.driver.note.empty() ? "not described" : m_image.driver.note))
+              .fix("check `nvidia-smi` on the runner, or describe the driver in the image")
+              .evidence(t.evidence));
+    }
+    m_out.driver = std::move(need);
+  }
+
+  struct Placed {
+    Floor floor;
+    std::string member, library, evidence;
+  };
+
+  const resolve::Space& m_space;
+  const image::Image& m_image;
+  const std::vector<Finding>& m_findings;
+  std::optional<std::vector<cuda::Arch>> m_gpus;
+  std::vector<Placed> m_floors;
+  std::vector<Floor> m_conditional;                           // PTX floors that hold only on some GPUs
+  std::map<std::string, std::vector<std::string>> m_unknown;  // runs-on text -> members
+  std::map<std::string, std::string> m_carried;               // runs-on text -> what those members carry
+  CudaResult m_out;
+};
 
 }  // namespace
 
@@ -83,52 +339,8 @@ void explain_missing_cudart(Draft& f, const std::string& who, int major, const s
   }
 }
 
-std::vector<Finding> cuda_findings(const resolve::Space& space, const image::Image& image,
-                                   const std::vector<Finding>& findings) {
-  std::vector<Finding> out;
-  std::map<int, std::string> majors;  // CUDA major -> the member that needs it
-  for (const resolve::Object* o : space.wheel_members()) {
-    if (o->binary == nullptr) continue;
-    for (const auto& n : o->needed) {
-      if (auto m = cudart_major(n)) majors.emplace(*m, o->member);
-      if (n == "libcuda.so.1" && image.toolkit && image.toolkit->kind == image::ToolkitKind::Cuda) {
-        if (auto tk = major_of(image.toolkit->version)) majors.emplace(*tk, o->member);
-      }
-    }
-  }
-  if (majors.empty()) return out;
-  const bool nvidia = !image.toolkit || image.toolkit->kind == image::ToolkitKind::Cuda;
-  if (!nvidia) return out;  // a vendor's CUDA-compatible runtime has its own driver
-  for (const auto& [major, member] : majors) {
-    // A runtime that does not resolve is already an error; its driver is beside the point.
-    const std::string soname = fmt::format("libcudart.so.{}", major);
-    if (std::any_of(findings.begin(), findings.end(),
-                    [&](const Finding& f) { return f.kind == FindingKind::MissingLibrary && f.library == soname; })) {
-      continue;
-    }
-    const std::string need = minimum_driver(major);
-    if (need.empty()) continue;
-    if (image.driver.known() && !driver_older(*image.driver.value, need)) continue;
-    // The one driver finding: an error against a known, older driver; a condition when it is unknown.
-    const bool known = image.driver.known();
-    Draft f =
-        make(known ? FindingKind::DriverTooOld : FindingKind::Driver, known ? Severity::Error : Severity::Condition)
-            .member(member)
-            .library(soname)
-            .version(need)
-            .evidence("CUDA minor version compatibility floors (NVIDIA's CUDA Toolkit release notes)");
-    if (known) {
-      f.explain(fmt::format("the CUDA {} runtime needs an NVIDIA driver >= {}; the image's driver is {}.", major, need,
-                            *image.driver.value));
-      f.fix(fmt::format("a driver >= {} on the host, or a build for an older CUDA", need));
-    } else {
-      f.explain(fmt::format("needs an NVIDIA driver >= {} (CUDA {}); the image's driver version is unknown ({}).", need,
-                            major, image.driver.note.empty() ? "not described" : image.driver.note));
-      f.fix("check `nvidia-smi` on the runner, or describe the driver in the image");
-    }
-    out.push_back(std::move(f));
-  }
-  return out;
+CudaResult cuda_check(const resolve::Space& space, const image::Image& image, const std::vector<Finding>& findings) {
+  return CudaCheck(space, image, findings).run();
 }
 
 }  // namespace wheelcheck::verdict

@@ -1,5 +1,6 @@
 // Internal to the verdict: the CUDA checks (inspector/verdict/cuda.cpp): the runtime a member needs
-// against the image's toolkit, and the driver that runtime needs against the image's driver.
+// against the image's toolkit, the members' GPU code against the image's GPUs, and the driver all of it
+// needs against the image's driver.
 #pragma once
 
 #include <optional>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "inspector/verdict/findings.hpp"
+#include "wheelcheck/cuda.hpp"
 #include "wheelcheck/image.hpp"
 #include "wheelcheck/resolve.hpp"
 #include "wheelcheck/verdict.hpp"
@@ -21,9 +23,15 @@ std::string cudart_list(const std::vector<std::string>& sonames);
 // against the image's CUDA, and the runtime or build that would fit.
 void explain_missing_cudart(Draft& f, const std::string& who, int major, const std::string& soname,
                             const image::Image& image);
-// The driver each CUDA runtime the wheel's members need asks for, against the image's driver: an error
-// when it is older, a condition when it is unknown. A runtime already missing (in `findings`) is skipped.
-std::vector<Finding> cuda_findings(const resolve::Space& space, const image::Image& image,
-                                   const std::vector<Finding>& findings);
+struct CudaResult {
+  std::vector<Finding> findings;
+  std::optional<DriverNeed> driver;
+};
+// For an NVIDIA image: the GPU coverage of every member's fatbins (errors against known GPUs, conditions
+// naming the GPUs that would work when they are unknown), GPUs the toolkit no longer supports, and the
+// driver the wheel needs (the highest floor of its CUDA runtimes and of the PTX the driver must JIT-compile)
+// against the image's driver: errors when it is older, one condition when it is unknown. A runtime
+// already missing (in `findings`) sets no floor.
+CudaResult cuda_check(const resolve::Space& space, const image::Image& image, const std::vector<Finding>& findings);
 
 }  // namespace wheelcheck::verdict

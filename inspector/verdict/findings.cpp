@@ -83,6 +83,9 @@ std::string kind_name(FindingKind kind) {
     case FindingKind::RequiresPython: return "requires-python";
     case FindingKind::Driver: return "driver";
     case FindingKind::DriverTooOld: return "driver-too-old";
+    case FindingKind::GpuCoverage: return "gpu-coverage";
+    case FindingKind::GpuArchDropped: return "gpu-arch-dropped";
+    case FindingKind::FatbinUnread: return "fatbin-unread";
     case FindingKind::IsaLevel: return "isa-level";
     case FindingKind::DeclaredLibrary: return "declared-library";
     case FindingKind::CpuPlatform: return "cpu-platform";
@@ -139,6 +142,10 @@ std::string summary(const Finding& f) {
     case FindingKind::Driver: return "driver >= " + f.required_version + " needed";
     case FindingKind::DriverTooOld: return "driver too old: needs >= " + f.required_version;
     case FindingKind::IsaLevel: return "needs an " + f.required_version + " CPU";
+    case FindingKind::GpuCoverage:
+      return f.severity == Severity::Error ? "no kernel image for " + f.required_version
+                                           : "runs only on " + f.required_version;
+    case FindingKind::GpuArchDropped: return f.required_version + " not supported by the toolkit";
     case FindingKind::DeclaredLibrary: return f.library + " taken from the image's declaration";
     default: return kind_name(f.kind);
   }
