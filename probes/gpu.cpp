@@ -30,8 +30,8 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
-#include <map>
 #include <regex>
 #include <thread>
 

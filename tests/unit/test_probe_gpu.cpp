@@ -3,8 +3,6 @@
 // shell scripts (one GPU, two kinds, garbage, a failure, a hang, endless output) and fake
 // /proc/driver/nvidia folders in the format the kernel module writes, through the stage itself and
 // through `wheelcheck probe --root /` with WHEELCHECK_NVIDIA_SMI and WHEELCHECK_PROC_NVIDIA.
-#include <sys/stat.h>
-
 #include <chrono>
 #include <filesystem>
 #include <fstream>
