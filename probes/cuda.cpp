@@ -9,9 +9,11 @@
 // the distributions.
 //
 // The driver: user-space libcuda is versioned by its file name (libcuda.so.580.65.06), and in containers
-// it is mounted from the host at run time, so a root usually lacks it; when the root is "/", the kernel
-// module's /proc/driver/nvidia/version says it. The GPUs a root will run on are never in it.
+// it is mounted from the host at run time, so a root usually lacks it. The GPUs a root will run on are
+// never in it. When the root is "/", the machine itself says both (nvidia-smi, /proc/driver/nvidia:
+// probes/gpu.cpp), and libcuda's file name only when it cannot say the driver.
 #include <filesystem>
+#include <optional>
 #include <regex>
 #include <set>
 
@@ -143,30 +145,25 @@ std::optional<image::Toolkit> find_cuda(const RootFs& root, const image::Image& 
 }
 
 void find_driver(const RootFs& root, image::Image& im) {
-  std::optional<std::string> driver;
-  std::string driver_note;
+  std::optional<Fact> libcuda;
   for (const auto& l : im.libraries) {
     if (l.soname != "libcuda.so.1") continue;
     const std::string file = base_name(l.path);
     if (file.rfind("libcuda.so.", 0) == 0 && file != "libcuda.so.1") {
-      driver = file.substr(std::string_view("libcuda.so.").size());
-      driver_note = "file name of " + l.path;
+      libcuda =
+          Fact::known_as(file.substr(std::string_view("libcuda.so.").size()), "file name of " + l.path, Origin::Probed);
       break;
     }
   }
-  if (!driver && std::filesystem::equivalent(root.host_root(), "/")) {
-    try {
-      const std::string text = read_text_file("/proc/driver/nvidia/version", 1 << 16);
-      std::smatch m;
-      if (std::regex_search(text, m, std::regex(R"(Kernel Module\s+([0-9]+\.[0-9]+(\.[0-9]+)?))"))) {
-        driver = m[1].str();
-        driver_note = "/proc/driver/nvidia/version";
-      }
-    } catch (const Error&) {
-    }
+  if (std::filesystem::equivalent(root.host_root(), "/")) {
+    // This machine: the driver it runs (nvidia-smi, the kernel module), else the libcuda it ships.
+    GpuFacts gpus = this_machine_gpus(gpu_sources_from_environment());
+    im.driver = !gpus.driver.known() && libcuda ? *libcuda : std::move(gpus.driver);
+    im.gpu_archs = std::move(gpus.gpu_archs);
+    return;
   }
-  if (driver) {
-    im.driver = Fact::known_as(*driver, driver_note, Origin::Probed);
+  if (libcuda) {
+    im.driver = *libcuda;
   } else if (im.toolkit) {
     im.driver =
         Fact::unknown("no libcuda.so.1 in the root: the driver comes from the host at run time", Origin::Probed);

@@ -2,6 +2,7 @@
 // holds it, and what they hand each other. The numbers are those of the list at the top of probe.cpp.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -155,6 +156,53 @@ void derive_c_runtime(const RootFs& root, const Interpreter& interpreter, const 
 // The CUDA toolkit and the GPU driver (probes/cuda.cpp).
 std::optional<image::Toolkit> find_cuda(const RootFs& root, const image::Image& image, const std::string& arch,
                                         std::vector<Problem>& findings);
+// For the root "/", the driver and the GPUs are this machine's (probes/gpu.cpp); for any other root, the
+// driver is libcuda.so.<version>'s, when the root ships it.
 void find_driver(const RootFs& root, image::Image& image);
+
+// --- Stage 6, the GPUs of the probing machine itself (probes/gpu.cpp) --------------------------------
+
+// The NVIDIA driver's version and the GPUs' architectures ("sm_80,sm_90"), each known or unknown with
+// the reason.
+struct GpuFacts {
+  image::Fact driver;
+  image::Fact gpu_archs;
+};
+// What `nvidia-smi --query-gpu=driver_version,compute_cap,name --format=csv,noheader` printed, as facts:
+// a pure function of the text. Output that is not such lines, or lists no GPU, leaves both unknown.
+GpuFacts facts_from_nvidia_smi(std::string_view output);
+// A compute capability as nvidia-smi prints it, as nvcc names the architecture: "9.0" -> "sm_90",
+// "12.1" -> "sm_121"; "" for anything else.
+std::string sm_of_compute_cap(std::string_view cap);
+// /proc/driver/nvidia/version's kernel module version ("580.65.06"), and the model an information file of
+// /proc/driver/nvidia/gpus/* names ("" when none).
+std::optional<std::string> kernel_module_version(std::string_view version_file);
+std::string gpu_model(std::string_view information);
+
+// Where this machine's GPUs are read from.
+struct GpuSources {
+  std::string nvidia_smi;                           // the program to run; "" when there is none
+  std::string proc_nvidia = "/proc/driver/nvidia";  // the kernel module's folder
+  std::chrono::milliseconds timeout{5000};          // for nvidia-smi, which is killed past it
+  std::size_t max_output = std::size_t{1} << 20;    // nvidia-smi's output, at most
+};
+// $WHEELCHECK_NVIDIA_SMI (set but empty: none), else nvidia-smi on $PATH; $WHEELCHECK_PROC_NVIDIA, else
+// /proc/driver/nvidia.
+GpuSources gpu_sources_from_environment();
+// The first executable `name` in the absolute folders of a PATH-style list; "" when none.
+std::string find_on_path(std::string_view name, std::string_view path);
+GpuFacts this_machine_gpus(const GpuSources& sources);
+
+// A program run without a shell, its standard input and error on /dev/null, in a process group of its
+// own that is killed past `timeout` or once its output passes `max_output` bytes.
+struct ProgramRun {
+  bool started = false;
+  int exit_code = -1;      // -1 when it did not exit by itself
+  bool timed_out = false;  // killed at the timeout
+  bool too_much = false;   // killed for writing more than max_output
+  std::string out;         // its standard output, at most max_output bytes
+  std::string error;       // why it could not start, or the signal that ended it
+};
+ProgramRun run_bounded(const std::vector<std::string>& argv, std::chrono::milliseconds timeout, std::size_t max_output);
 
 }  // namespace wheelcheck::probe

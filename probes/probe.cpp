@@ -19,8 +19,9 @@
 //   6. Facts derived from the files: glibc's version from libc.so.6's version definitions (musl's from
 //      the apk database), the newest GLIBCXX_/CXXABI_ of libstdc++.so.6 (probes/libc.cpp), the CUDA
 //      version (version.json, version.txt, the nvidia-cuda-runtime distribution, libcudart's soname, in
-//      that order), the driver version from libcuda.so.<version> or /proc/driver/nvidia/version when the
-//      root is "/" (probes/cuda.cpp); without an interpreter, the machine most of its libraries are for.
+//      that order), the driver version from libcuda.so.<version> (probes/cuda.cpp); when the root is "/",
+//      the machine's own driver and GPU architectures from nvidia-smi, else /proc/driver/nvidia
+//      (probes/gpu.cpp); without an interpreter, the machine most of its libraries are for.
 // A layer then keeps only what its files show. What could not be determined is written as unknown with
 // the reason; what could not be read is a finding.
 #include "wheelcheck/probe.hpp"

@@ -331,6 +331,8 @@ Command add_probe(CLI::App& app) {
       "Reads etc/ld.so.conf (with includes), etc/ld.so.cache (old and new formats), every shared library in\n"
       "the loader's folders (headers, dynamic sections and dynamic symbols only), Pythons and their\n"
       "distributions (*.dist-info), the CUDA version (version.json, the runtime's distribution, libcudart).\n"
+      "For --root /, the NVIDIA driver and the GPUs' architectures from nvidia-smi ($WHEELCHECK_NVIDIA_SMI\n"
+      "replaces it), else /proc/driver/nvidia ($WHEELCHECK_PROC_NVIDIA replaces it).\n"
       "What it cannot determine is written as unknown, with the reason.\n\n" +
       std::string(k_exit_codes));
   return {c, [a] { return run_probe(*a); }};
