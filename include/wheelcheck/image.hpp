@@ -41,6 +41,12 @@ enum class ImageKind { Image, Layer };
 std::string image_kind_name(ImageKind kind);
 ImageKind parse_image_kind(std::string_view text);  // throws Error(BadInput)
 
+// Whether the CI uses an image today (current), or plans to move to it (planned: declared beside today's
+// image of its platform, with a note saying what the switch waits on). Written as "current" and "planned".
+enum class ImageStatus { Current, Planned };
+std::string image_status_name(ImageStatus status);
+ImageStatus parse_image_status(std::string_view text);  // throws Error(BadInput)
+
 // The CUDA toolkit or a vendor's: MACA (MetaX), CANN (Ascend), DTK (Hygon), TopsRider (Enflame), MUSA
 // (Moore Threads), the PPU SDK. Written as "cuda", "maca", "cann", "dtk", "tops", "musa", "ppu".
 enum class ToolkitKind { Cuda, Maca, Cann, Dtk, Tops, Musa, Ppu };
@@ -126,6 +132,9 @@ struct Toolkit {
   ToolkitKind kind = ToolkitKind::Cuda;
   Fact version;  // toolkit version ("13.0")
   Fact runtime;  // runtime library version ("13.0.96"), when it differs or is all that is known
+  // The toolkit's published minimum driver ("610.43.02" for CUDA 13.3 GA), or why it is unknown. Not the
+  // image's driver: that is the host's (Image::driver).
+  Fact driver_floor;
   std::vector<std::string> runtime_sonames;  // sonames a wheel built for it needs ("libcudart.so.13")
 };
 
@@ -150,8 +159,10 @@ struct Image {
   std::string name;
   std::string summary;
   ImageKind kind = ImageKind::Image;
-  std::string group;   // "flagos", "generated", "target", "" for the user's own
-  std::string policy;  // a packaging target: the platform tag whose policy it is ("manylinux_2_17_x86_64")
+  ImageStatus status = ImageStatus::Current;
+  std::string planned_note;  // a planned image: what the switch to it waits on
+  std::string group;         // "flagos", "generated", "target", "" for the user's own
+  std::string policy;        // a packaging target: the platform tag whose policy it is ("manylinux_2_17_x86_64")
   Origin origin = Origin::Declared;
   std::string generated_by;  // the committed command that regenerates this file
   std::vector<std::string> sources;

@@ -150,6 +150,12 @@ std::string toolkit_of(const image::Image& im) {
   return image::toolkit_kind_name(im.toolkit->kind) + " " + im.toolkit->version.text();
 }
 
+// The toolkit's published minimum driver: "610.43.02", "unknown", or "-" when the description says nothing.
+std::string driver_floor_of(const image::Image& im) {
+  if (!im.toolkit || !im.toolkit->driver_floor.set) return "-";
+  return im.toolkit->driver_floor.text();
+}
+
 std::string libc_of(const image::Image& im) {
   if (!im.libc_kind.set && !im.libc_version.set) return "-";
   return (im.libc_kind.known() ? *im.libc_kind.value : std::string("libc")) + " " + im.libc_version.text();
@@ -201,6 +207,8 @@ int run_images(const ImagesArgs& a) {
         nlohmann::ordered_json j;
         j["name"] = im.name;
         j["kind"] = image::image_kind_name(im.kind);
+        j["status"] = image::image_status_name(im.status);
+        if (!im.planned_note.empty()) j["planned_note"] = im.planned_note;
         j["group"] = im.group;
         if (!im.policy.empty()) j["policy"] = im.policy;
         j["summary"] = im.summary;
@@ -209,6 +217,7 @@ int run_images(const ImagesArgs& a) {
         j["python"] = python_of(im);
         j["torch"] = torch_of(im);
         j["toolkit"] = toolkit_of(im);
+        j["driver_floor"] = driver_floor_of(im);
         j["unknown"] = im.unknowns();
         j["file"] = im.file;
         out.push_back(j);
@@ -231,15 +240,25 @@ int run_images(const ImagesArgs& a) {
       out += targets_text(db, bold(k_group_titles.at(group)));
       continue;
     }
+    // Today's images first, then the planned ones under their own heading.
     std::vector<const image::Image*> rows;
-    for (const auto& im : images) {
-      if (im.group == group || (std::string(group).empty() && !k_group_titles.count(im.group))) rows.push_back(&im);
+    for (const auto status : {image::ImageStatus::Current, image::ImageStatus::Planned}) {
+      for (const auto& im : images) {
+        if (im.status != status) continue;
+        if (im.group == group || (std::string(group).empty() && !k_group_titles.count(im.group))) rows.push_back(&im);
+      }
     }
     if (rows.empty()) continue;
     out += bold(k_group_titles.at(group)) + "\n";
     out += fmt::format("  {:<20} {:<8} {:<13} {:<7} {:<12} {:<12} {}\n", "NAME", "ARCH", "LIBC", "PYTHON", "TORCH",
                        "TOOLKIT", "UNKNOWN");
+    bool planned_heading = false;
     for (const auto* im : rows) {
+      if (im->status == image::ImageStatus::Planned && !planned_heading) {
+        out += "  " + bold("Planned") + ": images the CI plans to move to, declared beside today's " +
+               paint.dim("(wheelcheck WHEEL --image TODAY,PLANNED compares them)") + "\n";
+        planned_heading = true;
+      }
       std::string unknown;
       for (const auto& u : im->unknowns()) {
         const auto paren = u.find(" (");
@@ -247,7 +266,18 @@ int run_images(const ImagesArgs& a) {
       }
       out += fmt::format("  {:<20} {:<8} {:<13} {:<7} {:<12} {:<12} {}\n", im->name, im->arch.text(), libc_of(*im),
                          python_of(*im), torch_of(*im), toolkit_of(*im), unknown.empty() ? "-" : unknown);
-      if (!im->summary.empty()) out += "  " + std::string(21, ' ') + paint.dim(im->summary) + "\n";
+      const std::string indent = "  " + std::string(21, ' ');
+      if (!im->summary.empty()) out += indent + paint.dim(im->summary) + "\n";
+      if (im->status == image::ImageStatus::Planned) {
+        out += indent + paint.yellow("planned") + (im->planned_note.empty() ? "" : ": " + im->planned_note) + "\n";
+      }
+      if (im->toolkit && im->toolkit->driver_floor.set) {
+        const image::Fact& floor = im->toolkit->driver_floor;
+        out += indent + "toolkit's minimum driver: " +
+               (floor.known() ? *floor.value
+                              : paint.yellow("unknown") + (floor.note.empty() ? "" : " (" + floor.note + ")")) +
+               "\n";
+      }
     }
     out += "\n";
   }

@@ -43,6 +43,16 @@ ImageKind parse_image_kind(std::string_view text) {
   throw bad_input("unknown kind \"" + std::string(text) + "\" (expected \"image\" or \"layer\")");
 }
 
+std::string image_status_name(ImageStatus status) {
+  return status == ImageStatus::Planned ? "planned" : "current";
+}
+
+ImageStatus parse_image_status(std::string_view text) {
+  if (text == "current") return ImageStatus::Current;
+  if (text == "planned") return ImageStatus::Planned;
+  throw bad_input("unknown status \"" + std::string(text) + "\" (expected \"current\" or \"planned\")");
+}
+
 namespace {
 
 constexpr std::pair<ToolkitKind, std::string_view> k_toolkit_names[] = {
@@ -103,6 +113,7 @@ std::vector<std::string> Image::unknowns() const {
   if (toolkit) {
     fact(toolkit->version, toolkit_kind_name(toolkit->kind) + " toolkit version");
     fact(toolkit->runtime, toolkit_kind_name(toolkit->kind) + " runtime version");
+    fact(toolkit->driver_floor, toolkit_kind_name(toolkit->kind) + " toolkit's minimum driver");
   }
   fact(driver, "driver version");
   fact(gpu_archs, "GPU architectures");
@@ -180,6 +191,8 @@ ojson to_json(const Image& im, bool provenance) {
   j["name"] = im.name;
   if (!im.summary.empty()) j["summary"] = im.summary;
   j["kind"] = image_kind_name(im.kind);
+  if (provenance || im.status != ImageStatus::Current) j["status"] = image_status_name(im.status);
+  if (!im.planned_note.empty()) j["planned_note"] = im.planned_note;
   if (!im.group.empty()) j["group"] = im.group;
   if (!im.policy.empty()) j["policy"] = im.policy;
   j["origin"] = origin_name(im.origin);
@@ -265,6 +278,7 @@ ojson to_json(const Image& im, bool provenance) {
     t["kind"] = toolkit_kind_name(im.toolkit->kind);
     if (im.toolkit->version.set) t["version"] = fact_json(im.toolkit->version, o);
     if (im.toolkit->runtime.set) t["runtime"] = fact_json(im.toolkit->runtime, o);
+    if (im.toolkit->driver_floor.set) t["driver_floor"] = fact_json(im.toolkit->driver_floor, o);
     if (!im.toolkit->runtime_sonames.empty()) t["runtime_sonames"] = strings(im.toolkit->runtime_sonames);
     j["toolkit"] = t;
   }
@@ -385,10 +399,10 @@ Image from_json(const json& j, std::string_view what) {
   Reader r(what);
   Image im;
   r.object(j, "(document)");
-  r.only(j, {"schema",       "name",    "summary",   "kind",        "group",         "policy",  "origin",
-             "generated_by", "sources", "layers",    "exports_dir", "arch",          "python",  "libc",
-             "libstdcxx",    "loader",  "libraries", "pythons",     "distributions", "toolkit", "driver",
-             "gpu_archs",    "env",     "findings",  "$comment"},
+  r.only(j, {"schema", "name",      "summary", "kind",     "status",    "planned_note",  "group",
+             "policy", "origin",    "sources", "layers",   "arch",      "generated_by",  "exports_dir",
+             "python", "libc",      "loader",  "pythons",  "libraries", "distributions", "toolkit",
+             "driver", "gpu_archs", "env",     "findings", "libstdcxx", "$comment"},
          "");
   auto schema = j.find("schema");
   if (schema == j.end()) r.fail("schema", "missing (expected \"" + std::string(k_schema) + "\")");
@@ -404,6 +418,17 @@ Image from_json(const json& j, std::string_view what) {
     } catch (const Error&) {
       r.fail("kind", "expected \"image\" or \"layer\"");
     }
+  }
+  if (const std::string status = r.opt_str(j, "status", ""); !status.empty()) {
+    try {
+      im.status = parse_image_status(status);
+    } catch (const Error&) {
+      r.fail("status", "expected \"current\" or \"planned\"");
+    }
+  }
+  im.planned_note = r.opt_str(j, "planned_note", "");
+  if (!im.planned_note.empty() && im.status != ImageStatus::Planned) {
+    r.fail("planned_note", "says what the switch to a planned image waits on: needs \"status\": \"planned\"");
   }
   im.group = r.opt_str(j, "group", "");
   im.policy = r.opt_str(j, "policy", "");
@@ -530,7 +555,7 @@ Image from_json(const json& j, std::string_view what) {
   }
   if (auto it = j.find("toolkit"); it != j.end()) {
     r.object(*it, "toolkit");
-    r.only(*it, {"kind", "version", "runtime", "runtime_sonames"}, "toolkit");
+    r.only(*it, {"kind", "version", "runtime", "driver_floor", "runtime_sonames"}, "toolkit");
     Toolkit t;
     const std::string kind = r.opt_str(*it, "kind", "toolkit");
     if (kind.empty()) r.fail("toolkit.kind", "missing (cuda, maca, cann, dtk, tops, musa, ppu)");
@@ -541,6 +566,7 @@ Image from_json(const json& j, std::string_view what) {
     }
     t.version = r.fact(*it, "version", o, "toolkit");
     t.runtime = r.fact(*it, "runtime", o, "toolkit");
+    t.driver_floor = r.fact(*it, "driver_floor", o, "toolkit");
     t.runtime_sonames = r.str_list(*it, "runtime_sonames", "toolkit");
     im.toolkit = std::move(t);
   }
@@ -587,8 +613,9 @@ void resolve_exports(Image& im) {
     if (f->set) f->layer = im.name;
   }
   if (im.toolkit) {
-    if (im.toolkit->version.set) im.toolkit->version.layer = im.name;
-    if (im.toolkit->runtime.set) im.toolkit->runtime.layer = im.name;
+    for (Fact* f : {&im.toolkit->version, &im.toolkit->runtime, &im.toolkit->driver_floor}) {
+      if (f->set) f->layer = im.name;
+    }
   }
 }
 
@@ -651,6 +678,8 @@ Image compose(const Image& base, const Image& top) {
   out.name = top.name;
   out.summary = top.summary;
   out.kind = top.kind;
+  out.status = top.status;
+  out.planned_note = top.planned_note;
   out.group = top.group;
   out.policy = top.policy;
   out.origin = top.origin;
@@ -687,6 +716,7 @@ Image compose(const Image& base, const Image& top) {
     } else {
       override_fact(out.toolkit->version, top.toolkit->version);
       override_fact(out.toolkit->runtime, top.toolkit->runtime);
+      override_fact(out.toolkit->driver_floor, top.toolkit->driver_floor);
       if (!top.toolkit->runtime_sonames.empty()) out.toolkit->runtime_sonames = top.toolkit->runtime_sonames;
     }
   }

@@ -22,6 +22,9 @@ std::string render_text(const Image& im, bool color) {
   out += "\n";
   out += fmt::format("  {} ({}{}){}\n", image_kind_name(im.kind), origin_name(im.origin),
                      im.group.empty() ? "" : ", group " + im.group, im.file.empty() ? "" : ", " + im.file);
+  if (im.status == ImageStatus::Planned) {
+    out += "  " + st.yellow("planned") + (im.planned_note.empty() ? "" : ": " + im.planned_note) + "\n";
+  }
   if (!im.layers.empty()) out += "  layers: " + join(im.layers, " + ") + "\n";
   for (const auto& s : im.sources) out += "  source: " + s + "\n";
   if (!im.generated_by.empty()) out += "  regenerate: " + im.generated_by + "\n";
@@ -41,6 +44,7 @@ std::string render_text(const Image& im, bool color) {
   if (im.toolkit) {
     fact(toolkit_kind_name(im.toolkit->kind) + " toolkit", im.toolkit->version);
     fact(toolkit_kind_name(im.toolkit->kind) + " runtime", im.toolkit->runtime);
+    fact(toolkit_kind_name(im.toolkit->kind) + " driver floor", im.toolkit->driver_floor);
     if (!im.toolkit->runtime_sonames.empty()) {
       out += fmt::format("  {:<22} {}\n", "runtime sonames", join(im.toolkit->runtime_sonames, ", "));
     }

@@ -242,3 +242,105 @@ TEST(Db, JsonRoundTripIsStable) {
     EXPECT_EQ(image::to_json(twice).dump(2), text);
   }
 }
+
+// The images the FlagOS CI plans to move to, declared beside today's: each is marked planned, says what the
+// switch waits on, carries its toolkit's version, keeps the host driver unknown, and states the toolkit's
+// published minimum driver where one is published (unknown, with the reason, where none is).
+TEST(Db, PlannedImagesStandBesideTodaysWithTheirToolkits) {
+  const auto db = source_db();
+  struct Planned {
+    const char* name;
+    const char* today;
+    const char* version;
+    const char* floor;  // "" when not published
+  };
+  const Planned planned[] = {{"cuda13.3", "cuda13.0", "13.3", "610.43.02"},
+                             {"metax-maca3.8.1.3", "metax-maca3.8", "3.8.1.3", ""},
+                             {"musa5.2", "musa5.1", "5.2", ""},
+                             {"gcu-tops1.9.10", "gcu-tops", "1.9.10", ""}};
+  for (const auto& p : planned) {
+    SCOPED_TRACE(p.name);
+    const image::Image im = db.get(p.name);
+    const image::Image today = db.get(p.today);
+    EXPECT_EQ(im.status, image::ImageStatus::Planned);
+    EXPECT_EQ(today.status, image::ImageStatus::Current);
+    EXPECT_NE(im.planned_note.find("driver confirmation"), std::string::npos) << im.planned_note;
+    EXPECT_EQ(im.group, "flagos");
+    EXPECT_EQ(im.arch.text(), today.arch.text());
+    ASSERT_TRUE(im.toolkit.has_value());
+    EXPECT_EQ(im.toolkit->kind, today.toolkit->kind);
+    EXPECT_EQ(im.toolkit->version.text(), p.version);
+    EXPECT_EQ(im.toolkit->runtime_sonames, today.toolkit->runtime_sonames);
+    EXPECT_FALSE(im.driver.known()) << "the floor a toolkit publishes is not the runners' driver";
+    EXPECT_NE(im.driver.note.find("not published"), std::string::npos) << im.driver.note;
+    ASSERT_TRUE(im.toolkit->driver_floor.set);
+    if (*p.floor != '\0') {
+      EXPECT_EQ(im.toolkit->driver_floor.text(), p.floor);
+    } else {
+      EXPECT_FALSE(im.toolkit->driver_floor.known());
+      EXPECT_NE(im.toolkit->driver_floor.note.find("not published"), std::string::npos);
+      EXPECT_TRUE(contains(im.unknowns(), "toolkit's minimum driver (not published"));
+    }
+    ASSERT_NE(im.distribution("torch"), nullptr);
+    EXPECT_EQ(im.distribution("torch")->version, "2.10.0+cpu");
+    EXPECT_FALSE(im.sources.empty());
+  }
+  // CUDA 13.3: Python 3.12 and Ubuntu 24.04 as today's, its runtime declared without an export table (no
+  // CUDA 13.3 binary here), never CUDA 13.0's tables under the 13.3 name.
+  const auto cuda = db.get("cuda13.3");
+  ASSERT_EQ(cuda.pythons.size(), 1U);
+  EXPECT_EQ(cuda.pythons[0].version, "3.12");
+  EXPECT_EQ(cuda.libc_version.text(), "2.39");
+  bool cudart = false;
+  for (const auto& l : cuda.libraries) {
+    EXPECT_EQ(l.path.find("cuda-13.0"), std::string::npos) << l.path;
+    if (l.soname != "libcudart.so.13") continue;
+    cudart = true;
+    EXPECT_TRUE(l.exports.empty());
+    EXPECT_NE(l.exports_unknown.find("13.3"), std::string::npos) << l.exports_unknown;
+  }
+  EXPECT_TRUE(cudart);
+  EXPECT_EQ(db.get("cuda13.0").toolkit->driver_floor.text(), "580.65.06");
+}
+
+TEST(Db, StatusAndDriverFloorAreReadWrittenAndNotInherited) {
+  const auto planned = image::from_json(nlohmann::json::parse(R"({"schema": "wheelcheck-image/1", "name": "p",
+    "status": "planned", "planned_note": "waits on driver confirmation",
+    "toolkit": {"kind": "cuda", "version": "13.3", "driver_floor": {"value": "unknown", "note": "not published"}}})"),
+                                        "p");
+  EXPECT_EQ(planned.status, image::ImageStatus::Planned);
+  EXPECT_FALSE(planned.toolkit->driver_floor.known());
+  const auto j = image::to_json(planned);
+  EXPECT_EQ(j["status"], "planned");
+  EXPECT_EQ(j["planned_note"], "waits on driver confirmation");
+  EXPECT_EQ(j["toolkit"]["driver_floor"]["note"], "not published");
+  // A current image writes no status (the default); `image show --json` (provenance) always does.
+  const auto current = image::from_json(nlohmann::json::parse(R"({"schema": "wheelcheck-image/1", "name": "c"})"), "c");
+  EXPECT_FALSE(image::to_json(current).contains("status"));
+  EXPECT_EQ(image::to_json(current, true)["status"], "current");
+  // The status is the description's own: an image over a planned layer is current.
+  EXPECT_EQ(image::compose(planned, current).status, image::ImageStatus::Current);
+  EXPECT_EQ(image::compose(current, planned).planned_note, "waits on driver confirmation");
+  // A layer's floor stands until the top states its own.
+  auto layer = planned;
+  layer.toolkit->driver_floor = image::Fact::known_as("580.65.06", "release notes", image::Origin::Declared);
+  auto top = planned;
+  top.toolkit->driver_floor = image::Fact{};
+  EXPECT_EQ(image::compose(layer, top).toolkit->driver_floor.text(), "580.65.06");
+  top.toolkit->driver_floor = image::Fact::known_as("610.43.02", "release notes", image::Origin::Declared);
+  EXPECT_EQ(image::compose(layer, top).toolkit->driver_floor.text(), "610.43.02");
+  for (const auto& [doc, field] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"schema": "wheelcheck-image/1", "name": "x", "planned_note": "waits"})", "planned_note"},
+           {R"({"schema": "wheelcheck-image/1", "name": "x", "status": "later"})", "status"},
+           {R"({"schema": "wheelcheck-image/1", "name": "x", "toolkit": {"kind": "cuda", "driver_floor": 5}})",
+            "toolkit.driver_floor"}}) {
+    SCOPED_TRACE(doc);
+    try {
+      image::from_json(nlohmann::json::parse(doc), "x");
+      FAIL() << "must be refused";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+      EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
+    }
+  }
+}
