@@ -246,5 +246,7 @@ int exit_code(const Report& report);
 std::string render_text(const Report& report, bool color);
 nlohmann::ordered_json to_json(const Report& report);
 nlohmann::ordered_json route_to_json(const Route& route);
+// {"needs", "because", "image_driver", "satisfied", "notes"}: a report's "driver" (null when absent).
+nlohmann::ordered_json driver_to_json(const DriverNeed& driver);
 
 }  // namespace wheelcheck::verdict

@@ -162,7 +162,7 @@ class CudaCheck {
       if (const auto isa = f.newest_ptx_isa()) {
         if (auto floor = ptx_floor(*isa)) {
           floor->because =
-              fmt::format("the {} of {}, JIT-compiled on {}", floor->because, o.member,
+              fmt::format("the {} of {} (JIT-compiled on {})", floor->because, o.member,
                           f.sass().empty() ? "every GPU (it has no SASS)" : "a GPU its SASS does not cover");
           if (f.sass().empty()) {
             add_floor(*floor, o.member, "", ".nv_fatbin of " + o.member);
@@ -173,16 +173,18 @@ class CudaCheck {
       }
       return;
     }
+    std::map<cuda::PtxIsa, std::vector<std::string>> jit;  // PTX ISA -> the GPUs that JIT-compile it
     for (const auto& g : *m_gpus) {
       const auto c = cuda::coverage(f, g);
       if (!c.runs) {
         const auto n = g.number();
+        const bool stop = !c.explanation.empty() && c.explanation.back() == '.';
         m_out.findings.push_back(
             make(FindingKind::GpuCoverage, Severity::Error)
                 .member(o.member)
                 .version(cuda::sm_name(g))
-                .explain(c.explanation + " The first launch fails with \"no kernel image is available for execution "
-                                         "on the device\".")
+                .explain(c.explanation + (stop ? " " : ". ") +
+                         "The first launch fails with \"no kernel image is available for execution on the device\".")
                 .fix(fmt::format("a build with -gencode arch=compute_{0},code=sm_{0}, or with PTX "
                                  "(code=compute_XY for an XY at or below {0}) for the driver to JIT-compile",
                                  n))
@@ -190,11 +192,13 @@ class CudaCheck {
                 .evidence("the image's GPUs: " + *m_image.gpu_archs.value));
         continue;
       }
-      if (c.needs_jit && c.ptx_isa) {
-        if (auto floor = ptx_floor(*c.ptx_isa)) {
-          floor->because = fmt::format("the {} of {}, JIT-compiled for {}", floor->because, o.member, cuda::sm_name(g));
-          add_floor(*floor, o.member, "", ".nv_fatbin of " + o.member);
-        }
+      if (c.needs_jit && c.ptx_isa) jit[*c.ptx_isa].push_back(cuda::sm_name(g));
+    }
+    for (const auto& [isa, gpus] : jit) {
+      if (auto floor = ptx_floor(isa)) {
+        floor->because =
+            fmt::format("the {} of {} (JIT-compiled for {})", floor->because, o.member, fmt::join(gpus, ", "));
+        add_floor(*floor, o.member, "", ".nv_fatbin of " + o.member);
       }
     }
   }

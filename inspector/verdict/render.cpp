@@ -35,7 +35,30 @@ std::string verdict_word(Verdict v, const Paint& p) {
   }
 }
 
+// "needs an NVIDIA driver >= 580.65.06 because of the CUDA 13 runtime (...); the image's is unknown",
+// then the other floors, dimmed.
+std::string driver_line(const DriverNeed& d, const Paint& p) {
+  std::string verdict = !d.satisfied   ? "the image's driver is unknown"
+                        : *d.satisfied ? p.green("the image's " + d.image_driver + " is enough")
+                                       : p.red("the image's " + d.image_driver + " is older");
+  std::string out =
+      fmt::format("needs an NVIDIA driver >= {} because of {}; {}\n", p.bold(d.version), d.because, verdict);
+  for (const auto& n : d.notes) out += "    " + p.dim(n) + "\n";
+  out.pop_back();
+  return out;
+}
+
 }  // namespace
+
+nlohmann::ordered_json driver_to_json(const DriverNeed& d) {
+  nlohmann::ordered_json j;
+  j["needs"] = d.version;
+  j["because"] = d.because;
+  j["image_driver"] = d.image_driver.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(d.image_driver);
+  j["satisfied"] = d.satisfied ? nlohmann::ordered_json(*d.satisfied) : nlohmann::ordered_json();
+  j["notes"] = d.notes;
+  return j;
+}
 
 std::string render_text(const Report& r, bool color) {
   const Paint p{color};
@@ -97,6 +120,7 @@ std::string render_text(const Report& r, bool color) {
     out += "\n" + p.green("ok") + "\n";
     for (const auto& s : fine) out += "    " + s + "\n";
   }
+  if (r.driver) out += "\n" + driver_line(*r.driver, p) + "\n";
   if (!r.conditions.empty()) {
     out += "\n" + p.yellow("Holds only if") + "\n";
     for (const auto& c : r.conditions) out += "    - " + c + "\n";
@@ -184,6 +208,7 @@ nlohmann::ordered_json to_json(const Report& r) {
   }
   j["members"] = std::move(members);
   j["notes"] = r.notes;
+  j["driver"] = r.driver ? driver_to_json(*r.driver) : nlohmann::ordered_json();
   return j;
 }
 
