@@ -24,8 +24,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "inspector/cuda/fatbin.hpp"
 #include "inspector/wheel/deflate_tail.hpp"
 #include "wheelcheck/bytes.hpp"
+#include "wheelcheck/cuda.hpp"
 #include "wheelcheck/cxx_names.hpp"
 #include "wheelcheck/elf.hpp"
 #include "wheelcheck/error.hpp"
@@ -460,6 +462,31 @@ int fuzz_image(const std::uint8_t* data, std::size_t size) {
   return 0;
 }
 
+// ---------------------------------------------------------------------------------------------------
+// fatbin
+
+int fuzz_fatbin(const std::uint8_t* data, std::size_t size) {
+  const auto copy = as_bytes(data, size);
+  const std::span<const std::byte> bytes(copy);
+  const auto whole = cuda::read_fatbins(bytes);
+  std::uint64_t counted = 0;
+  for (const auto& v : whole.variants) counted += v.entries;
+  if (counted > whole.entries) fail("read_fatbins counted more variants than entries");
+  (void)whole.sass();
+  (void)whole.ptx();
+  (void)cuda::runs_on_text(whole);
+  // Seeking, in chunks whose sizes the input's first byte picks, as a member streamed once feeds it.
+  cuda::FatbinWalker seek(0, size, true);
+  const std::size_t chunk = size == 0 ? 1 : std::size_t{data[0]} % 61 + 1;
+  for (std::size_t at = 0; at < size; at += chunk) seek.feed(at, bytes.subspan(at, std::min(chunk, size - at)));
+  for (const auto& c : seek.containers()) {
+    if (c.begin >= c.end || c.end > size) fail("a seeking walk kept a container outside the input");
+  }
+  const std::uint64_t begin = size >= 2 ? data[1] % (size / 2 + 1) : 0;
+  (void)cuda::merge_containers(seek.containers(), begin, size);
+  return 0;
+}
+
 const std::vector<Target>& targets() {
   static const std::vector<Target> all{
       {"elf", fuzz_elf},
@@ -471,6 +498,7 @@ const std::vector<Target>& targets() {
       {"ldconfig", fuzz_ldconfig},
       {"index", fuzz_index},
       {"image", fuzz_image},
+      {"fatbin", fuzz_fatbin},
   };
   return all;
 }

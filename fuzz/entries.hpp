@@ -36,6 +36,10 @@ int fuzz_index(const std::uint8_t* data, std::size_t size);
 // policy list the second byte modulo 3 picks the C library).
 int fuzz_image(const std::uint8_t* data, std::size_t size);
 
+// A CUDA fatbin section: read_fatbins (a directed walk), and a seeking walker fed in input-dependent
+// chunks with its containers merged over a range the input picks.
+int fuzz_fatbin(const std::uint8_t* data, std::size_t size);
+
 using Entry = int (*)(const std::uint8_t*, std::size_t);
 struct Target {
   std::string_view name;

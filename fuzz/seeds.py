@@ -37,6 +37,11 @@ namespace ns { struct X { std::string name() const { return "x"; } };
 std::vector<std::string> names(const X& x, int n) { return std::vector<std::string>(n, x.name()); } }
 """
 
+KERNEL_CU = r"""
+__global__ void add(float* a, const float* b, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) a[i] += b[i]; }
+extern "C" void launch(float* a, const float* b, int n) { add<<<(n + 255) / 256, 256>>>(a, b, n); }
+"""
+
 TAGS = ["cp312-cp312-manylinux_2_17_x86_64.manylinux2014_x86_64", "py3-none-any", "cp311-abi3-musllinux_1_2_aarch64",
         "pp310-pypy310_pp73-manylinux_2_28_aarch64", "cp39-cp39-macosx_11_0_arm64", "cp312-cp312-win_amd64",
         "cp38-cp38-manylinux1_i686", "cp310-cp310-manylinux2010_x86_64", "cp313-cp313t-linux_armv7l",
@@ -99,12 +104,49 @@ def build_elves(tmp):
         open(cc_src, "w").write(CXX_CC)
         if run(["g++", "-shared", "-fPIC", "-O1", "-o", cc_so, cc_src]).returncode == 0:
             out.append(("libx.so", open(cc_so, "rb").read()))
+    # GPU code: a kernel library from nvcc (CUDA 13.0 on this kind of machine), SASS and PTX, small with
+    # the shared CUDA runtime.
+    nvcc = next((p for p in ["/usr/local/cuda-13.0/bin/nvcc", shutil.which("nvcc") or ""] if p and os.path.isfile(p)), None)
+    if nvcc:
+        cu, so = os.path.join(tmp, "k.cu"), os.path.join(tmp, "libk.so")
+        open(cu, "w").write(KERNEL_CU)
+        if run([nvcc, "-shared", "-Xcompiler", "-fPIC", "-cudart", "shared", "-gencode",
+                "arch=compute_80,code=[sm_80,compute_80]", "-gencode", "arch=compute_90a,code=sm_90a",
+                "-o", so, cu]).returncode == 0:
+            out.append(("libk.so", open(so, "rb").read()))
     # Small system libraries only: the largest seed sets libFuzzer's -max_len, and so the cost of every input.
     for lib in ["libz.so.1", "libutil.so.1", "libdl.so.2", "libpthread.so.0"]:
         path = os.path.join("/usr/lib/x86_64-linux-gnu", lib)
         if os.path.isfile(path) and os.path.getsize(path) <= 128 << 10:
             out.append((lib, open(path, "rb").read()))
     return out
+
+
+def fatbin_seeds(corpus, elves, tmp):
+    """The .nv_fatbin sections of the GPU seeds, and containers written here: SASS, compressed PTX with
+    an ISA, an a/f pair, zero padding between containers, a cut entry."""
+    import struct
+    for name, data in elves:
+        if name != "libk.so":
+            continue
+        path, sec = os.path.join(tmp, "fatbin-src.so"), os.path.join(tmp, "fatbin.bin")
+        open(path, "wb").write(data)
+        if run(["objcopy", "-O", "binary", "--only-section=.nv_fatbin", path, sec]).returncode == 0:
+            corpus.add("fatbin", "nvcc", open(sec, "rb").read())
+
+    def entry(kind, arch, flags, isa=(0, 0), payload=b"\0" * 24, header=64):
+        head = struct.pack("<HHIQIIHHIIIQQQ", kind, 0x101, header, len(payload), 0, 0, isa[1], isa[0], arch, 0, 0,
+                           flags, 0, 0)
+        return head + b"\0" * (header - len(head)) + payload
+
+    def container(*entries):
+        body = b"".join(entries)
+        return struct.pack("<IHHQ", 0xBA55ED50, 1, 16, len(body)) + body
+
+    a = container(entry(2, 80, 0x11), entry(1, 80, 0x8011, (9, 0)))
+    b = container(entry(2, 90, 0x100011), entry(2, 100, 0x1200011, header=112), entry(1, 120, 0x208011, (9, 3), header=80))
+    corpus.add("fatbin", "written", a + b"\0" * 8 + b)
+    corpus.add("fatbin", "cut", (a + b)[:-30])
 
 
 def record_line(name, data):
@@ -270,6 +312,7 @@ def main():
             corpus.add("elf", name, data)
         zip_seeds(corpus, elves, args.build, shared, tmp)
         inflate_tail_seeds(corpus, elves)
+        fatbin_seeds(corpus, elves, tmp)
     dist_info_seeds(corpus)
     names_seeds(corpus)
     demangle_seeds(corpus)

@@ -123,6 +123,18 @@ void FatbinWalker::feed(std::uint64_t offset, std::span<const std::byte> data) {
 void FatbinWalker::scan_for_magic(std::uint64_t& offset, std::span<const std::byte>& data) {
   const std::uint64_t data_end = std::min(offset + data.size(), m_end);
   std::uint64_t p = m_pos;
+  // Eight words at a time, without a branch per word (the loop runs over every byte of a streamed
+  // member outside its containers), then word by word to place a hit or finish the chunk.
+  for (; p + 64 <= data_end; p += 64) {
+    const auto* block = data.data() + (p - offset);
+    bool hit = false;
+    for (int w = 0; w < 8; ++w) {
+      std::uint32_t word;
+      std::memcpy(&word, block + 8 * w, sizeof word);
+      hit |= word == k_magic;
+    }
+    if (hit) break;
+  }
   for (; p + 8 <= data_end; p += 8) {
     std::uint32_t word;
     std::memcpy(&word, data.data() + (p - offset), sizeof word);

@@ -6,7 +6,7 @@
 // runs a seeking walker over the whole first pass (it finds containers by their magic and skips their
 // payloads) and keeps, once the section headers are parsed, the containers inside `.nv_fatbin`. The
 // section names come from `.shstrtab`, which linkers put just before the section headers: the first pass
-// keeps a window of the file there (want_section_names). Without the names (an unusual layout), the
+// keeps a window of the file there (want_section_names), and so does a read with random access. Without the names (an unusual layout), the
 // section that holds the first container is taken for `.nv_fatbin`. `__nv_relfatbin` (relocatable
 // device code kept for a later device link) is never read: the runtime loads what `.nv_fatbin` holds.
 // Read with random access (a file, a stored member), the caller walks the range fatbin_section() gives.
@@ -30,7 +30,9 @@ constexpr const char* k_section = ".nv_fatbin";
 // The window before the section headers where `.shstrtab` sits in what GNU ld and LLD write.
 void ElfScanner::Impl::want_section_names(const Header& h) {
   if (h.shnum == 0 || h.shoff == 0 || h.shoff > file_size) return;
-  const std::uint64_t len = std::min(h.shoff, k_names_window);
+  // Streamed, the window rides along the one pass; with random access it is one more read near the
+  // section headers (a remote member's decoded tail), smaller, and a miss costs a small pass.
+  const std::uint64_t len = std::min(h.shoff, fatbin_walker ? k_names_window : k_names_window / 4);
   want(h.shoff - len, len);
 }
 

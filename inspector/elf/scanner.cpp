@@ -194,7 +194,7 @@ void ElfScanner::Impl::plan_unchecked() {
   }
   const auto segs = segments(h);
   if (!planned_from_phdrs) {
-    if (pass == 1 && fatbin_walker) want_section_names(h);
+    if (pass == 1) want_section_names(h);
     planned_from_phdrs = true;
     for (const auto& s : segs) {
       if (s.type == detail::PT_DYNAMIC || s.type == detail::PT_INTERP || s.type == detail::PT_NOTE ||
