@@ -5,10 +5,11 @@
 // streamed once cannot know the range before the fatbin has gone by. Streamed, the scanner therefore
 // runs a seeking walker over the whole first pass (it finds containers by their magic and skips their
 // payloads) and keeps, once the section headers are parsed, the containers inside `.nv_fatbin`. The
-// section names come from `.shstrtab`, which linkers put just before the section headers: the first pass
-// keeps a window of the file there (want_section_names), and so does a read with random access. Without the names (an
-// unusual layout), the section that holds the first container is taken for `.nv_fatbin`. `__nv_relfatbin` (relocatable
-// device code kept for a later device link) is never read: the runtime loads what `.nv_fatbin` holds.
+// section names come from `.shstrtab`, which linkers put just before the section headers: the first
+// pass keeps a window of the file there (want_section_names), and so does a read with random access.
+// Without the names (an unusual layout), the section that holds the first container is taken for
+// `.nv_fatbin`. `__nv_relfatbin` (relocatable device code kept for a later device link) is never read:
+// the runtime loads what `.nv_fatbin` holds.
 // Read with random access (a file, a stored member), the caller walks the range fatbin_section() gives.
 
 #include <algorithm>
