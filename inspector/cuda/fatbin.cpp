@@ -162,21 +162,31 @@ void FatbinWalker::scan_for_magic(std::uint64_t& offset, std::span<const std::by
 void FatbinWalker::on_complete() {
   switch (m_phase) {
     case Phase::Boundary: {
-      if (m_buf.size() >= 4 && load<std::uint32_t>(m_buf, 0) == k_magic) {
-        m_phase = Phase::ContainerHeader;
-        m_need = k_container_header;
-        if (m_buf.size() == m_need) on_complete();
-        return;
+      // Zero padding between containers is skipped 8 bytes at a time, keeping the bytes already gathered
+      // beyond it (a directed read gathers 16 at once): the walk never steps back over what it consumed.
+      for (;;) {
+        if (m_buf.size() >= 4 && load<std::uint32_t>(m_buf, 0) == k_magic) {
+          m_phase = Phase::ContainerHeader;
+          m_need = k_container_header;
+          if (m_buf.size() >= m_need) on_complete();
+          return;
+        }
+        const std::size_t step = std::min<std::size_t>(8, m_buf.size());
+        const bool zeros = std::all_of(m_buf.begin(), m_buf.begin() + static_cast<std::ptrdiff_t>(step),
+                                       [](std::byte b) { return b == std::byte{0}; });
+        if (!m_seeking && !zeros && m_buf.size() >= 8) {
+          reject("no fatbin container (magic 0xba55ed50) where one should begin");
+          return;
+        }
+        m_buf.erase(m_buf.begin(), m_buf.begin() + static_cast<std::ptrdiff_t>(step));
+        m_pos += step;
+        if (m_pos >= m_end || step == 0) {
+          next_boundary(m_end);
+          return;
+        }
+        m_need = static_cast<std::size_t>(std::min<std::uint64_t>(m_seeking ? 8 : k_container_header, m_end - m_pos));
+        if (m_buf.size() < m_need) return;  // gathered on the next bytes
       }
-      const bool zeros = std::all_of(
-          m_buf.begin(), m_buf.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(8, m_buf.size())),
-          [](std::byte b) { return b == std::byte{0}; });
-      if (m_seeking || zeros || m_buf.size() < 8) {
-        next_boundary(m_pos + std::min<std::size_t>(8, m_buf.size()));
-        return;
-      }
-      reject("no fatbin container (magic 0xba55ed50) where one should begin");
-      return;
     }
     case Phase::ContainerHeader: {
       const auto version = load<std::uint16_t>(m_buf, 4);

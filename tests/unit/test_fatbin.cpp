@@ -144,6 +144,17 @@ TEST_F(Fatbin, DamagedContainersSayWhy) {
   std::memcpy(huge_entry.data() + 16 + 4, &big, sizeof big);  // the first entry's header size
   EXPECT_NE(cuda::read_fatbins(huge_entry).unread.find("entry header"), std::string::npos);
 
+  // Zero padding between two containers (as a linker may leave): both are read, nothing is unread.
+  std::uint64_t first_size = 0;
+  std::memcpy(&first_size, section.data() + 8, sizeof first_size);
+  ASSERT_LT(16 + first_size, section.size()) << "the case has two containers";
+  auto padded = section;
+  padded.insert(padded.begin() + static_cast<std::ptrdiff_t>(16 + first_size), 8, std::byte{0});
+  auto read_padded = cuda::read_fatbins(padded);
+  EXPECT_EQ(read_padded.unread, "");
+  EXPECT_EQ(read_padded.containers, whole.containers);
+  EXPECT_EQ(read_padded.variants, whole.variants);
+
   // Seeking over the same damage finds nothing rather than something false.
   cuda::FatbinWalker seek(0, bad_magic.size(), true);
   seek.feed(0, bad_magic);
