@@ -29,8 +29,14 @@ std::optional<int> major_of(const image::Fact& f) {
   }
 }
 
+// An image without a toolkit is taken for NVIDIA's (a runtime the wheel brings, or --with, still needs
+// NVIDIA's driver); a vendor's CUDA-compatible toolkit is not.
 bool nvidia(const image::Image& image) {
-  return image.toolkit && image.toolkit->kind == image::ToolkitKind::Cuda;
+  return !image.toolkit || image.toolkit->kind == image::ToolkitKind::Cuda;
+}
+
+std::optional<int> toolkit_major(const image::Image& image) {
+  return image.toolkit ? major_of(image.toolkit->version) : std::nullopt;
 }
 
 // The image's GPUs ("sm_80,sm_90a" -> sm_80, sm_90): nullopt when unknown. A GPU is a compute
@@ -106,7 +112,7 @@ class CudaCheck {
       for (const auto& n : o->needed) {
         if (auto m = cudart_major(n)) majors.emplace(*m, o->member);
         if (n == "libcuda.so.1") {
-          if (auto tk = major_of(m_image.toolkit->version)) majors.emplace(*tk, o->member);
+          if (auto tk = toolkit_major(m_image)) majors.emplace(*tk, o->member);
         }
       }
     }
@@ -126,7 +132,7 @@ class CudaCheck {
 
   // 2. GPUs the image declares that its toolkit no longer builds for.
   void dropped_archs() {
-    const auto tk = major_of(m_image.toolkit->version);
+    const auto tk = toolkit_major(m_image);
     if (!m_gpus || !tk) return;
     const auto oldest = cuda::oldest_supported_arch(*tk);
     if (!oldest) return;
@@ -249,7 +255,7 @@ class CudaCheck {
         need.notes.push_back(fmt::format(">= {} only for {}", c.version, c.because));
       }
     }
-    if (const auto tk = m_image.toolkit->version.value) {
+    if (const auto tk = m_image.toolkit ? m_image.toolkit->version.value : std::nullopt) {
       const auto parts = split(*tk, ".", false);
       try {
         if (parts.size() >= 2) {
