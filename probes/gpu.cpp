@@ -38,6 +38,7 @@
 #include <fmt/format.h>
 
 #include "probes/detail.hpp"
+#include "wheelcheck/error.hpp"
 #include "wheelcheck/util.hpp"
 
 extern char** environ;
@@ -80,15 +81,14 @@ std::string quote_line(std::string_view text) {
   return "\"" + printable(line) + "\"";
 }
 
-// A file of /proc (whose size stat gives as 0), read to its end, at most `max` bytes; nullopt when it
-// cannot be opened.
+// A file of /proc (whose size stat gives as 0: read_text_file reads to its end), at most `max` bytes;
+// nullopt when it cannot be read.
 std::optional<std::string> read_small_file(const std::string& path, std::size_t max) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::string text(max, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(max));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  return text;
+  try {
+    return read_text_file(path, max);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
 }
 
 // One GPU line of nvidia-smi, or nullopt when the line is not "driver, compute capability, name".

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
+#include <vector>
 
 #include "wheelcheck/bytes.hpp"
 #include "wheelcheck/error.hpp"
@@ -16,8 +17,15 @@ namespace wheelcheck {
 std::string read_text_file(const std::string& path, std::uint64_t max_size) {
   FileSource source(path);
   if (source.size() > max_size) throw bad_input(path + " is larger than " + format_size(max_size));
-  auto bytes = read_file_bytes(path);
-  return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  // To the end of the file, not to the size stat gives: /proc and /sys files say 0 and hold text.
+  std::string text;
+  auto stream = source.open();
+  std::vector<std::byte> buf(std::size_t{64} << 10);
+  while (const auto n = stream->read(buf)) {
+    if (n > max_size - text.size()) throw bad_input(path + " is larger than " + format_size(max_size));
+    text.append(reinterpret_cast<const char*>(buf.data()), n);
+  }
+  return text;
 }
 
 void make_dirs(const std::string& path) {
