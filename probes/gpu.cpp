@@ -311,8 +311,9 @@ ProgramRun run_bounded(const std::vector<std::string>& argv, std::chrono::millis
   r.started = true;
 
   const auto deadline = Clock::now() + timeout;
+  // Rounded up: a timeout never fires before the deadline (poll's unit is a whole millisecond).
   auto left_ms = [&] {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
     return static_cast<int>(std::max<long long>(0, left));
   };
   char buf[16384];
@@ -320,6 +321,7 @@ ProgramRun run_bounded(const std::vector<std::string>& argv, std::chrono::millis
     pollfd p{fds[0], POLLIN, 0};
     const int ready = ::poll(&p, 1, left_ms());
     if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0 && Clock::now() < deadline) continue;
     if (ready <= 0) {
       r.timed_out = true;
       break;
