@@ -90,6 +90,18 @@ struct VersionDefinition {
   bool operator==(const VersionDefinition&) const = default;
 };
 
+// NT_GNU_ABI_TAG (.note.ABI-tag; `readelf -n`: "OS: Linux, ABI: 3.2.0"): the OS and the oldest kernel
+// the file's C library was configured for (glibc's --enable-kernel). It binds a statically linked file,
+// which carries that C library; a dynamically linked one runs on the system's own.
+struct AbiTag {
+  std::uint32_t os = 0;  // 0 Linux, 1 Hurd, 2 Solaris, 3 FreeBSD
+  std::uint32_t major = 0, minor = 0, patch = 0;
+  std::string os_name() const;  // "Linux", as readelf writes it; "OS 7" for a value it does not name
+  std::string version() const;  // "3.2.0"
+  bool linux_kernel() const { return os == 0; }
+  bool operator==(const AbiTag&) const = default;
+};
+
 struct Binary {
   Class elf_class = Class::Elf64;
   Endian endian = Endian::Little;
@@ -105,10 +117,13 @@ struct Binary {
   std::uint64_t flags = 0;           // DT_FLAGS
   std::uint64_t flags_1 = 0;         // DT_FLAGS_1
   bool has_dynamic = false;          // PT_DYNAMIC present (a static executable has none)
-  std::vector<Symbol> symbols;       // .dynsym without the null entry at index 0
+  // No PT_INTERP and no DT_NEEDED: it carries its C library inside it (gcc -static, -static-pie).
+  bool statically_linked() const { return interpreter.empty() && needed.empty(); }
+  std::vector<Symbol> symbols;  // .dynsym without the null entry at index 0
   std::vector<VersionNeed> version_needs;
   std::vector<VersionDefinition> version_definitions;
   std::optional<int> x86_isa_level;   // 1..4 from GNU_PROPERTY_X86_ISA_1_NEEDED (x86-64-v1..v4)
+  std::optional<AbiTag> abi_tag;      // NT_GNU_ABI_TAG; absent without one (or with a damaged one)
   std::optional<cuda::Fatbins> cuda;  // the GPU code of its .nv_fatbin section; absent without one
   bool operator==(const Binary&) const = default;
 };

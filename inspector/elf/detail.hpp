@@ -93,6 +93,8 @@ SymbolType symbol_type_from_info(std::uint8_t info);
 std::optional<int> x86_isa_level_from_property(std::span<const std::byte> desc, Endian endian, Class cls);
 // Walks a note segment or section and applies the decoder above to every GNU property note.
 std::optional<int> x86_isa_level_from_notes(std::span<const std::byte> notes, Endian endian, Class cls);
+// The first whole NT_GNU_ABI_TAG note (owner "GNU", type 1, four words) of a note segment or section.
+std::optional<AbiTag> abi_tag_from_notes(std::span<const std::byte> notes, Endian endian, Class cls);
 
 // ELF constants (gABI and the GNU extensions).
 constexpr std::uint32_t PT_LOAD = 1, PT_DYNAMIC = 2, PT_INTERP = 3, PT_NOTE = 4, PT_GNU_PROPERTY = 0x6474e553;
@@ -249,6 +251,8 @@ struct ElfScanner::Impl {
   // Note segments and sections (notes.cpp).
   std::optional<int> x86_isa_level(const Segment& s);
   std::optional<int> x86_isa_level(const std::vector<Section>& secs);
+  std::optional<AbiTag> abi_tag(const Segment& s);
+  std::optional<AbiTag> abi_tag(const std::vector<Section>& secs);
 
   // The CUDA fatbin (fatbins.cpp): its containers as the first pass streams by, and .nv_fatbin's range.
   std::unique_ptr<cuda::FatbinWalker> fatbin_walker;  // seeking over the whole first pass, when streamed

@@ -272,6 +272,28 @@ std::optional<int> x86_isa_level(const L::Binary& lief, const std::vector<const 
   return level;
 }
 
+// The ABI tag as the scanner finds it: the first PT_NOTE segment that holds one; in a file without note
+// segments, the first SHT_NOTE section that does.
+std::optional<AbiTag> abi_tag(const L::Binary& lief, const std::vector<const L::Section*>& sections,
+                              const std::vector<std::uint8_t>& bytes, Endian endian, Class cls) {
+  bool note_segments = false;
+  for (const L::Segment& s : lief.segments()) {
+    const auto type = raw(s.type());
+    if (type == PT_GNU_PROPERTY) note_segments = true;
+    if (type != PT_NOTE) continue;
+    note_segments = true;
+    const auto notes = file_range(bytes, s.file_offset(), s.physical_size(), "a note segment");
+    if (auto tag = detail::abi_tag_from_notes(notes, endian, cls)) return tag;
+  }
+  if (note_segments) return std::nullopt;
+  for (const auto* s : sections) {
+    if (s->type() != L::ELF_SECTION_TYPES::SHT_NOTE || !in_file(bytes, s->file_offset(), s->size())) continue;
+    const auto notes = file_range(bytes, s->file_offset(), s->size(), "a note section");
+    if (auto tag = detail::abi_tag_from_notes(notes, endian, cls)) return tag;
+  }
+  return std::nullopt;
+}
+
 void read_dynamic(const std::vector<const L::DynamicEntry*>& entries, Binary& bin) {
   for (const auto* e : entries) {
     switch (e->tag()) {
@@ -433,6 +455,7 @@ Binary translate(const L::Binary& lief, const std::vector<std::uint8_t>& bytes) 
   if (lief.has_interpreter()) bin.interpreter = lief.interpreter();
   const auto sections = usable_sections(lief, bytes);
   bin.x86_isa_level = x86_isa_level(lief, sections, bytes, bin.endian, bin.elf_class);
+  bin.abi_tag = abi_tag(lief, sections, bytes, bin.endian, bin.elf_class);
   bin.cuda = fatbins(sections, bytes, bin.endian);
   if (!bin.has_dynamic) return bin;
   check_dynamic_complete(lief);

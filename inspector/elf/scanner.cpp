@@ -3,9 +3,9 @@
 // A wheel member arrives from libzip as a stream that can only go forward, and can be hundreds of MB
 // (libcublasLt.so.13 is 541 MB, libtorch_cuda 1.2 GB). Everything wheelcheck needs from it is small:
 // the ELF header, the program headers, the dynamic section, and the tables the dynamic section points
-// at (.dynstr, .dynsym, .gnu.version, .gnu.version_r, .gnu.version_d, a hash table), the GNU property
-// note, and (at the very end) the section headers. So the scanner never holds the member: it keeps
-// only byte ranges it *wants*, and learns which ones it wants as the stream goes by.
+// at (.dynstr, .dynsym, .gnu.version, .gnu.version_r, .gnu.version_d, a hash table), the notes (the GNU
+// property note, the ABI tag), and (at the very end) the section headers. So the scanner never holds the
+// member: it keeps only byte ranges it *wants*, and learns which ones it wants as the stream goes by.
 //
 // The ranges, in the order a typical linker lays them out, and how each becomes known:
 //   [0, ehdr)                      always wanted;
@@ -32,7 +32,7 @@
 // readers' entry points. Each stage reads one ELF concept, in a file of its own: header.cpp (the ELF
 // header, program and section headers), dynamic.cpp (the dynamic section and its tables' layout),
 // symbols.cpp (.dynsym and the hash tables), versions.cpp (symbol versions), notes.cpp (the GNU
-// property note). inspector/elf/detail.hpp declares them.
+// property note and the ABI tag note). inspector/elf/detail.hpp declares them.
 
 #include <algorithm>
 #include <cstring>
@@ -236,8 +236,9 @@ Binary ElfScanner::Impl::parse() {
       bin.interpreter = interpreter(s);
     } else if (s.type == detail::PT_DYNAMIC) {
       dyn = &s;
-    } else if ((s.type == detail::PT_GNU_PROPERTY || s.type == detail::PT_NOTE) && !bin.x86_isa_level) {
-      bin.x86_isa_level = x86_isa_level(s);
+    } else if (s.type == detail::PT_GNU_PROPERTY || s.type == detail::PT_NOTE) {
+      if (!bin.x86_isa_level) bin.x86_isa_level = x86_isa_level(s);
+      if (s.type == detail::PT_NOTE && !bin.abi_tag) bin.abi_tag = abi_tag(s);
     }
   }
   // A file without note segments (an object file, an odd linker script) may still carry the property
@@ -247,6 +248,7 @@ Binary ElfScanner::Impl::parse() {
     return s.type == detail::PT_NOTE || s.type == detail::PT_GNU_PROPERTY;
   });
   if (!bin.x86_isa_level && !note_segments) bin.x86_isa_level = x86_isa_level(secs);
+  if (!bin.abi_tag && !note_segments) bin.abi_tag = abi_tag(secs);
   read_fatbins(h, secs, bin);
   if (dyn == nullptr) return bin;
   bin.has_dynamic = true;

@@ -133,6 +133,10 @@ void put_elf(Out& o, const elf::Binary& b) {
   o.u64(b.flags_1);
   o.u8(b.has_dynamic ? 1 : 0);
   o.u64(b.x86_isa_level ? static_cast<std::uint64_t>(*b.x86_isa_level) + 1 : 0);
+  o.u8(b.abi_tag ? 1 : 0);
+  if (b.abi_tag) {
+    for (const auto v : {b.abi_tag->os, b.abi_tag->major, b.abi_tag->minor, b.abi_tag->patch}) o.u64(v);
+  }
   o.u64(b.symbols.size());
   for (const auto& s : b.symbols) {
     o.str(s.name);
@@ -202,6 +206,11 @@ elf::Binary get_elf(In& in) {
   b.flags_1 = in.u64();
   b.has_dynamic = in.u8() != 0;
   if (const auto isa = in.u64()) b.x86_isa_level = static_cast<int>(isa - 1);
+  if (in.u8() != 0) {
+    elf::AbiTag tag;
+    for (auto* v : {&tag.os, &tag.major, &tag.minor, &tag.patch}) *v = static_cast<std::uint32_t>(in.u64());
+    b.abi_tag = tag;
+  }
   b.symbols.resize(in.count());
   for (auto& s : b.symbols) {
     s.name = in.str();
@@ -377,9 +386,9 @@ std::string ProfileCache::default_dir() {
 }
 
 namespace {
-// The cache's own format, raised whenever what a profile holds grows (2: the members' CUDA fatbins), so
-// an older entry is a miss rather than a profile read without the new facts.
-constexpr int k_cache_format = 2;
+// The cache's own format, raised whenever what a profile holds grows (2: the members' CUDA fatbins; 3: the
+// ABI tag note), so an older entry is a miss rather than a profile read without the new facts.
+constexpr int k_cache_format = 3;
 
 std::string entry_base(const std::string& dir, const std::string& sha, const std::string& reader) {
   return dir + "/profiles/" + sha.substr(0, 2) + "/" + sha + "." + reader + ".v" +

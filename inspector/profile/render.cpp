@@ -63,6 +63,15 @@ void write_elf(JsonWriter& w, const elf::Binary& b) {
     w.value(*b.x86_isa_level);
   else
     w.null();
+  w.key("abi_tag");
+  if (b.abi_tag) {
+    w.begin_object();
+    w.key("os").value(b.abi_tag->os_name());
+    w.key("kernel").value(b.abi_tag->version());
+    w.end_object();
+  } else {
+    w.null();
+  }
   w.key("version_needs").begin_object();
   for (const auto& need : b.version_needs) {
     w.key(need.file).begin_array();
@@ -302,6 +311,9 @@ std::string profile_to_text(const WheelProfile& p, bool color) {
     }
     const auto& b = *m.elf;
     std::string isa = b.x86_isa_level ? fmt::format(", needs x86-64-v{}", *b.x86_isa_level) : "";
+    // The ABI tag binds only a file that carries its C library (the kernel rule, docs/verdict.md).
+    if (b.abi_tag && b.statically_linked())
+      isa += fmt::format(", static: needs {} {}", b.abi_tag->os_name(), b.abi_tag->version());
     out += fmt::format("{}  {} {} {}, {}{}\n", paint.bold(printable(m.path)),
                        b.elf_class == elf::Class::Elf64 ? "ELF64" : "ELF32",
                        elf::machine_name(b.machine, b.elf_class, b.endian, b.e_flags), elf::type_name(b.type),
