@@ -9,7 +9,9 @@
 //      extension modules' file names (-linux-gnu, -linux-musl), else its own tags;
 //   2. every rule of the policy family, each giving the most compatible policy it allows (its ceiling):
 //      symbol versions, libraries outside the list (resolved in the wheel as glibc's loader would),
-//      blacklisted symbols, UCS2 and PyFPE symbols (Python 2 era ABIs), and the x86-64 ISA level;
+//      blacklisted symbols, UCS2 and PyFPE symbols (Python 2 era ABIs), the x86-64 ISA level, and the
+//      kernel a statically linked member's glibc needs (its NT_GNU_ABI_TAG note) against the kernel of
+//      the policy's systems (CentOS 5, 6, 7 for the legacy policies: consistency.cpp has the table);
 //   3. consistent_with: the least of the ceilings, as a platform tag (linux_<arch> when no policy holds).
 #pragma once
 
@@ -82,14 +84,14 @@ class Policies {
 image::Image target_image(const Policy& policy);
 
 // Why a wheel is not consistent with a more compatible tag: one rule, one library or symbol version.
-enum class Rule { Machine, Libc, ApiLevel, SymbolVersion, Library, Blacklist, Ucs2, PyFpe, IsaLevel };
-std::string rule_name(Rule rule);  // "machine", "libc", "api-level", "symbol-version", "library", ...
+enum class Rule { Machine, Libc, ApiLevel, SymbolVersion, Library, Blacklist, Ucs2, PyFpe, IsaLevel, Kernel };
+std::string rule_name(Rule rule);  // "machine", "libc", "api-level", "symbol-version", "library", ..., "kernel"
 
 struct Constraint {
   Rule rule = Rule::SymbolVersion;
   std::string member;                // the member whose reference it is; "" for the wheel as a whole
   std::string library;               // "libm.so.6"
-  std::string version;               // "GLIBC_2.29"
+  std::string version;               // "GLIBC_2.29"; "x86-64-v3" (isa-level); "Linux 3.2.0" (kernel)
   std::vector<std::string> symbols;  // the blacklisted, UCS2 or PyFPE symbols
   std::string ceiling;               // the most compatible tag this reason allows ("linux_aarch64" for none)
   int ceiling_priority = 0;

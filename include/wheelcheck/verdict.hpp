@@ -68,6 +68,7 @@ enum class FindingKind {
   PolicyUcs2,           // policy-ucs2
   PolicyPyfpe,          // policy-pyfpe
   PolicyIsaLevel,       // policy-isa-level
+  PolicyKernel,         // policy-kernel
   PolicyUnknown,        // policy-unknown
 };
 std::string kind_name(FindingKind kind);

@@ -12,12 +12,18 @@
 //                and not on the policy's list is external;
 //   blacklist    a root that needs a listed library and leaves one of its listed symbols undefined;
 //   UCS2, PyFPE  a Python 2 extension using PyUnicodeUCS2_* symbols, or any extension using PyFPE_jbuf;
-//   ISA level    x86-64 code that needs x86-64-v2 or newer (GNU_PROPERTY_X86_ISA_1_NEEDED).
+//   ISA level    x86-64 code that needs x86-64-v2 or newer (GNU_PROPERTY_X86_ISA_1_NEEDED);
+//   kernel       a statically linked member (no PT_INTERP, no DT_NEEDED) carries its own glibc, configured
+//                for the oldest kernel its NT_GNU_ABI_TAG note names: a policy holds when the kernel of
+//                the systems it covers is at least that one (the table at kernel_floor below; auditwheel
+//                has no such rule: a wheel-only analysis adds it because such a program fails at start
+//                with "FATAL: kernel too old" where the kernel is older).
 //
 // Each rule's ceiling is the most compatible policy it allows; consistent_with is the least of them.
 // auditwheel additionally reads the versions of external libraries it finds on its own host; a
 // wheel-only analysis cannot, and does not need to (an external library already makes it linux_<arch>).
 #include <algorithm>
+#include <array>
 
 #include <fmt/format.h>
 
@@ -38,6 +44,7 @@ std::string rule_name(Rule rule) {
     case Rule::Ucs2: return "ucs2";
     case Rule::PyFpe: return "pyfpe";
     case Rule::IsaLevel: return "isa-level";
+    case Rule::Kernel: return "kernel";
   }
   return "machine";
 }
@@ -120,6 +127,58 @@ LibcGuess detect_libc(const WheelProfile& wheel, const std::vector<const MemberP
   return {Libc::Glibc, "assumed: no member names its C library"};
 }
 
+// The kernel the systems of a glibc policy run, for the kernel rule. The three legacy policies name a
+// reference distribution and so a kernel; PEP 600 defines the perennial ones by glibc alone, and their
+// build images are the closest thing to a reference:
+//   manylinux_2_5   manylinux1      CentOS 5     Linux 2.6.18   PEP 513
+//   manylinux_2_12  manylinux2010   CentOS 6     Linux 2.6.32   PEP 571
+//   manylinux_2_17  manylinux2014   CentOS 7     Linux 3.10     PEP 599
+//   manylinux_2_24                  Debian 9     Linux 4.9      PEP 600; pypa's manylinux_2_24 image
+//   manylinux_2_28                  AlmaLinux 8  Linux 4.18     PEP 600; pypa's manylinux_2_28 image
+// A policy between two rows takes the older row's kernel (manylinux_2_26 and _2_27: Debian 9's 4.9; a
+// system with glibc 2.26 or newer runs Linux 3.2 at least, which glibc 2.26 itself requires, so any note
+// up to 3.2 holds there either way). No kernel is published for a policy newer than manylinux_2_28: it
+// takes AlmaLinux 8's 4.18 and says so (`published` false), so a note above 4.18 is judged against a
+// floor nobody promised, not waved through.
+struct KernelFloor {
+  std::array<std::uint32_t, 3> kernel{};
+  std::string reference;  // "CentOS 7 (PEP 599)"
+  bool published = false;
+};
+
+std::optional<KernelFloor> kernel_floor(const Policy& p) {
+  struct Row {
+    unsigned glibc_minor;
+    std::array<std::uint32_t, 3> kernel;
+    const char* reference;
+  };
+  static constexpr Row k_rows[] = {
+      {5, {2, 6, 18}, "CentOS 5 (PEP 513)"},
+      {12, {2, 6, 32}, "CentOS 6 (PEP 571)"},
+      {17, {3, 10, 0}, "CentOS 7 (PEP 599)"},
+      {24, {4, 9, 0}, "Debian 9, the manylinux_2_24 image (PEP 600)"},
+      {28, {4, 18, 0}, "AlmaLinux 8, the manylinux_2_28 image (PEP 600)"},
+  };
+  if (p.libc != Libc::Glibc) return std::nullopt;
+  const auto parts = split(p.libc_version(), ".", true);
+  if (parts.size() != 2 || parts[0] != "2") return std::nullopt;
+  unsigned minor = 0;
+  for (const char ch : parts[1]) {
+    if (ch < '0' || ch > '9' || minor > 1000) return std::nullopt;
+    minor = minor * 10 + static_cast<unsigned>(ch - '0');
+  }
+  const Row* row = nullptr;
+  for (const auto& r : k_rows) {
+    if (r.glibc_minor <= minor) row = &r;
+  }
+  if (row == nullptr) return std::nullopt;
+  return KernelFloor{row->kernel, row->reference, row->glibc_minor == minor};
+}
+
+std::string kernel_text(const std::array<std::uint32_t, 3>& k) {
+  return k[2] == 0 ? fmt::format("Linux {}.{}", k[0], k[1]) : fmt::format("Linux {}.{}.{}", k[0], k[1], k[2]);
+}
+
 // A family's versions: "GLIBC_2.29" -> ("GLIBC", "2.29"), as auditwheel splits them (at the first '_').
 std::pair<std::string, std::string> split_version(const std::string& v) {
   const auto u = v.find('_');
@@ -178,6 +237,7 @@ class Analyzer {
     blacklist(c);
     python_abi(c);
     isa(c);
+    kernel(c);
     int overall = m_list.front()->priority;
     for (int p : m_rule_priority) overall = std::min(overall, p);
     c.priority = overall;
@@ -455,6 +515,40 @@ class Analyzer {
                           m->path, *m->elf->x86_isa_level)});
       return;
     }
+  }
+
+  // Statically linked members against the kernel of each policy's systems (kernel_floor). A policy
+  // without a floor (none of glibc's) is not judged by this rule.
+  void kernel(Consistency& c) {
+    if (c.libc != Libc::Glibc) return;
+    int overall = m_list.front()->priority;
+    for (const auto* m : m_elfs) {
+      const auto& e = *m->elf;
+      if (!e.abi_tag || !e.abi_tag->linux_kernel() || !e.statically_linked()) continue;
+      const std::array<std::uint32_t, 3> need{e.abi_tag->major, e.abi_tag->minor, e.abi_tag->patch};
+      const Policy* short_of = nullptr;  // the least compatible policy whose kernel is too old
+      std::optional<KernelFloor> short_floor;
+      const int ceil = ceiling([&](const Policy& p) {
+        const auto floor = kernel_floor(p);
+        if (!floor || floor->kernel >= need) return true;
+        short_of = &p;  // the walk stops at the first policy that holds: this is the one above the ceiling
+        short_floor = floor;
+        return false;
+      });
+      overall = std::min(overall, ceil);
+      if (short_of == nullptr) continue;
+      const std::string needs = "Linux " + e.abi_tag->version();
+      Constraint k{Rule::Kernel, m->path, "", needs, {}, "", ceil, ""};
+      k.detail = fmt::format(
+          "{} is statically linked, and the glibc inside it needs {} or newer (its NT_GNU_ABI_TAG note); {} is "
+          "for {}, {}",
+          m->path, needs, short_of->tag(), kernel_text(short_floor->kernel), short_floor->reference);
+      if (!short_floor->published) k.detail += fmt::format(", assumed: no kernel is published for {}", short_of->tag());
+      if (ceil == 0)
+        k.detail += fmt::format(", and no {} policy is known to run a kernel that new", tag_prefix(c.libc));
+      add(c, std::move(k));
+    }
+    m_rule_priority.push_back(overall);
   }
 
   const WheelProfile& m_wheel;

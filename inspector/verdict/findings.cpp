@@ -102,6 +102,7 @@ std::string kind_name(FindingKind kind) {
     case FindingKind::PolicyUcs2: return "policy-ucs2";
     case FindingKind::PolicyPyfpe: return "policy-pyfpe";
     case FindingKind::PolicyIsaLevel: return "policy-isa-level";
+    case FindingKind::PolicyKernel: return "policy-kernel";
     case FindingKind::PolicyUnknown: return "policy-unknown";
   }
   return "unknown";

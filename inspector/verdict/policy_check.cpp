@@ -59,7 +59,9 @@ std::vector<Finding> archive_findings(const WheelProfile& wheel) {
 
 Finding tag_claim_finding(const policy::Overclaim& claim, bool decides) {
   std::vector<std::string> why, evidence;
+  bool kernel = false;  // a reason auditwheel does not judge: its `show` names a more compatible tag
   for (const auto* k : claim.because) {
+    kernel = kernel || k->rule == policy::Rule::Kernel;
     why.push_back(k->detail);
     evidence.push_back(fmt::format("{} ({}): {}", k->ceiling, policy::rule_name(k->rule), k->detail));
   }
@@ -67,10 +69,10 @@ Finding tag_claim_finding(const policy::Overclaim& claim, bool decides) {
       .version(claim.consistent_with)
       .explain(claim.detail + (why.empty() ? "" : ": " + fmt::format("{}", fmt::join(why, "; "))) + "." +
                (decides ? "" : " It loads here, but pip installs it on systems where it cannot."))
-      .fix(
-          fmt::format("tag the wheel {} (`auditwheel show` agrees; `auditwheel repair` grafts what a policy lacks), or "
-                      "rebuild it in the {} image its tag names",
-                      claim.consistent_with, claim.tag))
+      .fix(fmt::format("tag the wheel {} ({}), or rebuild it in the {} image its tag names", claim.consistent_with,
+                       kernel ? "`auditwheel show` judges no kernel, so it names a more compatible tag"
+                              : "`auditwheel show` agrees; `auditwheel repair` grafts what a policy lacks",
+                       claim.tag))
       .evidence(std::move(evidence));
 }
 
@@ -107,6 +109,7 @@ FindingKind policy_kind(policy::Rule rule) {
     case policy::Rule::Ucs2: return FindingKind::PolicyUcs2;
     case policy::Rule::PyFpe: return FindingKind::PolicyPyfpe;
     case policy::Rule::IsaLevel: return FindingKind::PolicyIsaLevel;
+    case policy::Rule::Kernel: return FindingKind::PolicyKernel;
   }
   return FindingKind::PolicyMachine;
 }
@@ -236,6 +239,13 @@ class PolicyChecker {
       case policy::Rule::IsaLevel:
         f.explanation = k.detail + ".";
         f.fix = "build for the baseline x86-64 (no -march=x86-64-v2 or newer), or tag the wheel linux_x86_64";
+        break;
+      case policy::Rule::Kernel:
+        f.explanation = k.detail + ".";
+        f.fix = fmt::format(
+            "link it dynamically (it then runs on the system's own glibc), or build its static glibc with an older "
+            "--enable-kernel; as it is, tag the wheel {}",
+            k.ceiling);
         break;
       case policy::Rule::Machine:
         f.explanation = k.detail + ".";
