@@ -10,6 +10,7 @@
 
 #include "commands.hpp"
 #include "wheelcheck/error.hpp"
+#include "wheelcheck/process.hpp"
 #include "wheelcheck/util.hpp"
 
 namespace wheelcheck::cli {
@@ -32,6 +33,8 @@ Environment:
   WHEELCHECK_DB         the image database folder (else installed beside the binary)
   WHEELCHECK_CACHE_DIR  profile cache folder (else $XDG_CACHE_HOME/wheelcheck, else ~/.cache/wheelcheck)
   NO_COLOR              no colour in text output, even on a terminal
+  SSL_CERT_FILE         the CA bundle for https (the static build, which has none compiled in, else
+                        looks in the distributions' usual places)
   PIP_INDEX_URL         scan: the index when no --index is given (PIP_EXTRA_INDEX_URL: more)
   NETRC                 credentials for indexes (else ~/.netrc); never sent to another host
   http_proxy, https_proxy, no_proxy   proxies for URLs (libcurl's own rules))";
@@ -90,11 +93,12 @@ std::string parse_message(const CLI::ParseError& e) {
 
 int main(int argc, char** argv) {
   using namespace wheelcheck;
+  prepare_process();
   CLI::App app{
       "wheelcheck: will this wheel's native code load and work in that image?\n\n"
       "Reads a wheel's ELF members (dynamic section, symbols, versions) straight out of the zip and\n"
       "describes target images (probed from real roots, or declared in the bundled db)."};
-  app.set_version_flag("--version", std::string("wheelcheck ") + WHEELCHECK_VERSION);
+  app.set_version_flag("--version", std::string("wheelcheck ") + WHEELCHECK_VERSION + " (" + build_description() + ")");
   app.require_subcommand(0, 1);
   // `wheelcheck WHEEL --image NAME`: the check is the default command.
   auto top = std::make_shared<cli::CheckArgs>();

@@ -1,5 +1,6 @@
 // The database of image descriptions (db/images, db/layers) and how one is found from any folder.
 #include <dirent.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,11 +18,18 @@ namespace wheelcheck::image {
 
 namespace {
 
+// The folder of the running executable: /proc/self/exe, else (a chroot or container without /proc) the
+// path execve was given (the auxiliary vector's AT_EXECFN), resolved as /proc would resolve it.
 std::string exe_dir() {
   char buf[PATH_MAX];
+  std::string p;
   const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return {};
-  std::string p(buf, static_cast<std::size_t>(n));
+  if (n > 0) {
+    p.assign(buf, static_cast<std::size_t>(n));
+  } else if (const auto* fn = reinterpret_cast<const char*>(::getauxval(AT_EXECFN)); fn != nullptr) {
+    if (::realpath(fn, buf) != nullptr) p = buf;
+  }
+  if (p.empty()) return {};
   const auto slash = p.find_last_of('/');
   return slash == std::string::npos ? std::string{} : p.substr(0, slash);
 }

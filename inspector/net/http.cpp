@@ -121,6 +121,11 @@ struct Client::Impl {
     std::error_code ec;
     if (!netrc.empty() && std::filesystem::is_regular_file(netrc, ec)) netrc_file = netrc;
     if (options.max_attempts < 1) options.max_attempts = 1;
+    // A libcurl without a CA bundle of its own (the static build's) verifies with the host's.
+    const auto* info = curl_version_info(CURLVERSION_NOW);
+    if (options.ca_file.empty() && info->cainfo == nullptr && info->capath == nullptr) {
+      options.ca_file = find_ca_bundle();
+    }
   }
 
   void log(const std::string& message) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <ctime>
 
 #include "wheelcheck/util.hpp"
@@ -50,6 +51,22 @@ bool retryable_code(CURLcode code) {
     case CURLE_HTTP2_STREAM: return true;
     default: return false;
   }
+}
+
+const std::vector<std::string> k_ca_bundles = {
+    "/etc/ssl/certs/ca-certificates.crt",                 // Debian, Ubuntu, Arch, Gentoo
+    "/etc/pki/tls/certs/ca-bundle.crt",                   // Fedora, RHEL, CentOS, Alma, Rocky
+    "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem",  // the same, newer releases
+    "/etc/ssl/ca-bundle.pem",                             // openSUSE
+    "/etc/ssl/cert.pem",                                  // Alpine, macOS-like layouts
+};
+
+std::string find_ca_bundle(const std::vector<std::string>& candidates) {
+  if (const char* env = std::getenv("SSL_CERT_FILE"); env != nullptr && *env != '\0') return env;
+  for (const auto& c : candidates) {
+    if (is_file(c)) return c;
+  }
+  return "";
 }
 
 int map_http_version(long v) {

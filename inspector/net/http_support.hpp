@@ -26,6 +26,12 @@ bool retryable_status(long status);       // 408, 429, 500, 502, 503, 504
 bool retryable_code(CURLcode code);       // timeouts, refused or reset connections, short answers, HTTP/2 errors
 int map_http_version(long curl_version);  // 10, 11, 2, 3; 0 unknown
 
+// The CA bundle for a libcurl built without one (the static binary runs on hosts whose bundle lives in
+// different places): $SSL_CERT_FILE when set, else the first of the distributions' usual files that
+// exists (Debian/Ubuntu, Fedora/RHEL, openSUSE, Alpine); "" when none does.
+extern const std::vector<std::string> k_ca_bundles;
+std::string find_ca_bundle(const std::vector<std::string>& candidates = k_ca_bundles);
+
 // Content-Range: "bytes A-B/SIZE", or "bytes */SIZE" for an unsatisfiable range.
 struct ContentRange {
   std::uint64_t first = 0, last = 0, size = 0;

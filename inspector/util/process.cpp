@@ -1,0 +1,46 @@
+// What the process sets up before any command runs, and what `--version` says the build is.
+//
+// OpenSSL is told never to load a configuration file: the static binary carries its own libcrypto, and
+// a host's openssl.cnf (or $OPENSSL_CONF) could name providers or engines built for the host's OpenSSL,
+// which this one must not load; the dynamic build needs nothing from it either (only SHA-256 and TLS
+// with default settings). The first initialisation wins in OpenSSL 3, so libcurl's own later
+// initialisation with configuration loading finds it already done.
+//
+// A static glibc resolves names with the modules built into it (files, dns) and would dlopen any other
+// module the host's nsswitch.conf names (mdns4_minimal, systemd, ...): a shared module built against
+// the host's libc.so.6, loaded into a process that has its own libc inside. Host lookups are therefore
+// confined to the built-in modules: /etc/hosts, then DNS, as resolv.conf says.
+#include <curl/curl.h>
+#include <gnu/libc-version.h>
+#include <nss.h>
+#include <openssl/crypto.h>
+#include <zip.h>
+
+#include <LIEF/version.h>
+#include <fmt/format.h>
+
+#include "wheelcheck/error.hpp"
+#include "wheelcheck/process.hpp"
+
+namespace wheelcheck {
+
+void prepare_process() {
+  if (OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG, nullptr) != 1) {
+    throw Error(ErrorKind::Internal, "OpenSSL could not be initialised");
+  }
+#ifdef WHEELCHECK_STATIC_GLIBC
+  __nss_configure_lookup("hosts", "files dns");
+#endif
+}
+
+std::string build_description() {
+  const auto* curl = curl_version_info(CURLVERSION_NOW);
+  std::string http2 = curl->nghttp2_version != nullptr ? fmt::format(", nghttp2 {}", curl->nghttp2_version) : "";
+  const std::string lief = LIEF_VERSION;
+  return fmt::format("{}; glibc {}, GCC {}.{}.{}, OpenSSL {}, libcurl {}{}, libzip {}, LIEF {}", WHEELCHECK_BUILD_KIND,
+                     gnu_get_libc_version(), __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__,
+                     OpenSSL_version(OPENSSL_VERSION_STRING), curl->version, http2, zip_libzip_version(),
+                     lief.substr(0, lief.find('-')));
+}
+
+}  // namespace wheelcheck
