@@ -6,13 +6,25 @@
 #      the image cannot run (FlagTree's TLE distributed loader, the FlagGems C++ route, FlagCX),
 #   4. report the decisions and print the pip commands it would run (it never runs pip).
 #
-#   samples/set_env_cuda.sh [WHEEL_DIR [IMAGE]]
+#   samples/set_env_cuda.sh [--pip] [WHEEL_DIR [IMAGE]]
+#     --pip       get wheelcheck the way a CI image without apt does: `pip install wheelcheck` into a venv
+#                 (offline here: --no-index --find-links dist/, the wheels scripts/package.sh writes; a
+#                 real setup script names its index instead), then run that venv's wheelcheck
 #     WHEEL_DIR   default build/samples/flagos under the repository root (cmake --build build --target samples)
 #     IMAGE       default cuda13.0 (a db image name, a description file or a root folder)
 #     $WHEELCHECK the binary, default build/wheelcheck under the repository root
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+if [[ ${1:-} == --pip ]]; then
+  shift
+  venv="$root/build/setup-venv"
+  [[ -x $venv/bin/python ]] || python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-index --find-links "$root/dist" wheelcheck ||
+    { echo "error: no wheelcheck wheel in $root/dist (make it: scripts/package.sh x86_64)" >&2; exit 2; }
+  WHEELCHECK="$venv/bin/wheelcheck"
+  echo "+ pip install wheelcheck  ->  $("$WHEELCHECK" --version)"
+fi
 wheel_dir="${1:-$root/build/samples/flagos}"
 IMAGE="${2:-cuda13.0}"
 WHEELCHECK="${WHEELCHECK:-$root/build/wheelcheck}"

@@ -38,7 +38,7 @@ quiet() {
 }
 
 # --- What the package step itself needs -----------------------------------------------------------
-need=(cmake make g++ python3 xz-utils patch file)
+need=(cmake make g++ python3 xz-utils patch)
 case ${1:-all} in
   x86_64) arches=(x86_64); need+=(nasm) ;;
   aarch64) arches=(aarch64); need+=(gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user-static) ;;
@@ -187,13 +187,17 @@ build_arch() {
   # reports nlohmann-json's iterators (false positives); the x86_64 builds and the sanitizers keep it.
   local cross_flags=(-DCMAKE_CXX_FLAGS=)
   [[ $arch == "$(uname -m)" ]] || cross_flags=(-DWHEELCHECK_WARNINGS_OFF=-Wno-null-dereference)
+  # Compiled in batches (a unity build): the same code in about half the time on two cores.
   cmake -S "$root" -B "$dir/build" "${cmake_common[@]}" "${cross_flags[@]}" -DWHEELCHECK_STATIC=ON -DWHEELCHECK_WERROR=ON \
+    -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=12 \
     -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" -DCMAKE_C_FLAGS_RELEASE="-O2 -DNDEBUG" \
     -DWHEELCHECK_STATIC_SYSROOT="$sysroot" -DWHEELCHECK_STATIC_PREFIX="$prefix" -DWHEELCHECK_TRIPLET="$tri" >/dev/null
   local log=$dir/build.log
   cmake --build "$dir/build" -j"$jobs" --target wheelcheck >"$log" 2>&1 || { tail -40 "$log" >&2; die "$arch: the static build failed"; }
-  # The one warning a static glibc link always gives: getaddrinfo's NSS modules (inspector/util/process.cpp
-  # confines lookups to the built-in ones). Any other warning fails the package step.
+  # The warnings a static glibc link always gives, one per function that can load NSS modules or shared
+  # objects (getaddrinfo, getpwuid_r, gethostbyname, dlopen: inspector/util/process.cpp confines the
+  # lookups to glibc's built-in modules, and OpenSSL, never configured, loads no provider). Any other
+  # warning fails the package step.
   if grep -v 'statically linked applications requires at runtime the shared libraries' "$log" | grep -q 'warning:'; then
     grep 'warning:' "$log" >&2; die "$arch: the static build warned"
   fi

@@ -9,7 +9,7 @@
 // A static glibc resolves names with the modules built into it (files, dns) and would dlopen any other
 // module the host's nsswitch.conf names (mdns4_minimal, systemd, ...): a shared module built against
 // the host's libc.so.6, loaded into a process that has its own libc inside. Host lookups are therefore
-// confined to the built-in modules: /etc/hosts, then DNS, as resolv.conf says.
+// confined to the built-in modules: /etc/hosts, then DNS, as resolv.conf says; users and groups to /etc.
 #include <curl/curl.h>
 #include <gnu/libc-version.h>
 #include <nss.h>
@@ -30,6 +30,9 @@ void prepare_process() {
   }
 #ifdef WHEELCHECK_STATIC_GLIBC
   __nss_configure_lookup("hosts", "files dns");
+  // libcurl asks for the home folder (getpwuid_r) when $HOME is unset; users and groups come from /etc only.
+  __nss_configure_lookup("passwd", "files");
+  __nss_configure_lookup("group", "files");
 #endif
 }
 
