@@ -93,7 +93,10 @@ std::string parse_message(const CLI::ParseError& e) {
 
 int main(int argc, char** argv) {
   using namespace wheelcheck;
-  prepare_process();
+  if (!prepare_process()) {
+    std::fprintf(stderr, "wheelcheck: error: internal: OpenSSL could not be initialised\n");
+    return k_exit_internal;
+  }
   CLI::App app{
       "wheelcheck: will this wheel's native code load and work in that image?\n\n"
       "Reads a wheel's ELF members (dynamic section, symbols, versions) straight out of the zip and\n"

@@ -19,21 +19,19 @@
 #include <LIEF/version.h>
 #include <fmt/format.h>
 
-#include "wheelcheck/error.hpp"
 #include "wheelcheck/process.hpp"
 
 namespace wheelcheck {
 
-void prepare_process() {
-  if (OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG, nullptr) != 1) {
-    throw Error(ErrorKind::Internal, "OpenSSL could not be initialised");
-  }
+bool prepare_process() {
+  if (OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG, nullptr) != 1) return false;
 #ifdef WHEELCHECK_STATIC_GLIBC
   __nss_configure_lookup("hosts", "files dns");
   // libcurl asks for the home folder (getpwuid_r) when $HOME is unset; users and groups come from /etc only.
   __nss_configure_lookup("passwd", "files");
   __nss_configure_lookup("group", "files");
 #endif
+  return true;
 }
 
 std::string build_description() {
