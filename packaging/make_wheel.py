@@ -32,6 +32,11 @@ def files_under(folder):
             yield path, os.path.relpath(path, folder)
 
 
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
 def record_hash(data):
     return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
 
@@ -44,13 +49,13 @@ def write_wheel(args):
     entries = []  # (archive name, bytes, executable)
     for path, rel in files_under(args.python_package):
         if rel.endswith(".py"):
-            entries.append((f"wheelcheck/{rel}", open(path, "rb").read(), False))
-    entries.append((f"{data}/scripts/wheelcheck", open(os.path.join(args.stage, "bin/wheelcheck"), "rb").read(), True))
+            entries.append((f"wheelcheck/{rel}", read(path), False))
+    entries.append((f"{data}/scripts/wheelcheck", read(os.path.join(args.stage, "bin/wheelcheck")), True))
     for path, rel in files_under(os.path.join(args.stage, "share")):
-        entries.append((f"{data}/data/share/{rel}", open(path, "rb").read(), False))
+        entries.append((f"{data}/data/share/{rel}", read(path), False))
     licenses = []
     for path, rel in files_under(os.path.join(args.stage, "licenses")):
-        entries.append((f"{info}/licenses/{rel}", open(path, "rb").read(), False))
+        entries.append((f"{info}/licenses/{rel}", read(path), False))
         licenses.append(rel)
     metadata = "\n".join([
         "Metadata-Version: 2.1",
