@@ -47,6 +47,10 @@ case ${1:-all} in
   -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
   *) die "unknown architecture '$1': x86_64, aarch64 or all (--help)" ;;
 esac
+for a in "${arches[@]}"; do
+  [[ $a == "$(uname -m)" || -f packaging/toolchain-$a.cmake ]] ||
+    die "building for $a on a $(uname -m) machine is not supported (this script runs on x86_64 Debian 12)"
+done
 missing=()
 for p in "${need[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
