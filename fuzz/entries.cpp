@@ -484,6 +484,24 @@ int fuzz_fatbin(const std::uint8_t* data, std::size_t size) {
   }
   const std::uint64_t begin = size >= 2 ? data[1] % (size / 2 + 1) : 0;
   (void)cuda::merge_containers(seek.containers(), begin, size);
+  // Through random access over one section that is the whole input, the walk must find the same
+  // containers, reading only the headers inside them; two sections split at `begin` keep only what
+  // lies wholly in one of them.
+  auto read_at = [&](std::uint64_t at, std::span<std::byte> out) {
+    if (at > size || out.size() > size - at) fail("seek_containers read past the end");
+    if (!out.empty()) std::memcpy(out.data(), copy.data() + at, out.size());
+  };
+  const auto random = cuda::seek_containers({{"all", 0, size}}, size, read_at);
+  if (random.size() != seek.containers().size()) fail("seek_containers and a streamed walk disagree");
+  for (std::size_t i = 0; i < random.size(); ++i) {
+    if (random[i].begin != seek.containers()[i].begin || random[i].variants != seek.containers()[i].variants) {
+      fail("seek_containers and a streamed walk disagree on a container");
+    }
+  }
+  const std::vector<cuda::SectionSpan> halves{{"a", 0, begin}, {"b", begin, size}};
+  cuda::Fatbins f;
+  cuda::add_embedded(f, cuda::seek_containers(halves, size, read_at), halves);
+  if (f.embedded_containers > random.size()) fail("add_embedded kept more containers than were found");
   return 0;
 }
 

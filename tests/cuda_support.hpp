@@ -23,6 +23,9 @@ struct KernelCase {
   std::vector<std::string> sass;  // what the flags embed, as nvcc names it
   std::vector<std::string> ptx;
   int compressed = -1;  // 1: every entry compressed, 0: none, -1: nvcc decides per entry
+  // -gencode sets of a second fatbin (nvcc -fatbin) that the library keeps as data in .cask_resource, as
+  // cuBLASLt does, to load it itself: its code is in `sass` and `ptx` too, but not in .nv_fatbin.
+  std::string embed = {};
 };
 
 inline const std::vector<KernelCase>& kernel_cases() {
@@ -46,6 +49,12 @@ inline const std::vector<KernelCase>& kernel_cases() {
        {"compute_89"},
        1},
       {"uncompressed", "--no-compress -gencode arch=compute_90,code=[sm_90,compute_90]", {"sm_90"}, {"compute_90"}, 0},
+      {"loaded",
+       "-gencode arch=compute_80,code=sm_80",
+       {"sm_75", "sm_80", "sm_120"},
+       {"compute_120"},
+       -1,
+       "-gencode arch=compute_75,code=sm_75 -gencode arch=compute_120,code=[sm_120,compute_120]"},
   };
   return cases;
 }
@@ -74,7 +83,10 @@ inline std::string kernel_dir(std::string& error) {
       "extern \"C\" void launch(float* a, const float* b, int n) { add<<<(n + 255) / 256, 256>>>(a, b, n); }\n";
   Hasher h;
   h.update(source.data(), source.size());
-  for (const auto& c : kernel_cases()) h.update(c.flags.data(), c.flags.size());
+  for (const auto& c : kernel_cases()) {
+    h.update(c.flags.data(), c.flags.size());
+    h.update(c.embed.data(), c.embed.size());
+  }
   const fs::path dir =
       fs::path(WHEELCHECK_SAMPLES_DIR_DEFAULT).parent_path() / ("fatbin-kernels-" + to_hex(h.finish()).substr(0, 16));
   if (fs::exists(dir / "done")) return dir.string();
@@ -83,8 +95,26 @@ inline std::string kernel_dir(std::string& error) {
   fs::create_directories(fresh);
   write_binary(fresh + "/k.cu", source);
   for (const auto& c : kernel_cases()) {
+    std::string inputs = shell_quote(fresh + "/k.cu");
+    if (!c.embed.empty()) {
+      // The second fatbin as a byte array in .cask_resource, 8-byte aligned as nvcc aligns containers.
+      const std::string fatbin = fresh + "/embed_" + c.name + ".fatbin";
+      const auto r = run(shell_quote(nvcc) + " -fatbin " + c.embed + " -o " + shell_quote(fatbin) + " " + inputs);
+      if (r.exit_code != 0) {
+        error = "nvcc -fatbin " + c.embed + " failed: " + r.out + r.err;
+        fs::remove_all(fresh);
+        return "";
+      }
+      std::string cpp =
+          "__attribute__((section(\".cask_resource\"), aligned(8), used))\n"
+          "static const unsigned char loaded_code[] = {";
+      for (const unsigned char b : read_file(fatbin)) cpp += std::to_string(b) + ",";
+      cpp += "};\nextern \"C\" const void* loaded_code_image() { return loaded_code; }\n";
+      write_binary(fresh + "/embed_" + c.name + ".cpp", cpp);
+      inputs += " " + shell_quote(fresh + "/embed_" + c.name + ".cpp");
+    }
     const auto r = run(shell_quote(nvcc) + " -shared -Xcompiler -fPIC -cudart shared " + c.flags + " -o " +
-                       shell_quote(fresh + "/libk_" + c.name + ".so") + " " + shell_quote(fresh + "/k.cu"));
+                       shell_quote(fresh + "/libk_" + c.name + ".so") + " " + inputs);
     if (r.exit_code != 0) {
       error = "nvcc " + c.flags + " failed: " + r.out + r.err;
       fs::remove_all(fresh);

@@ -62,12 +62,29 @@ struct Fatbins {
   // Why the entries could not be read, when they could not ("" when read): a headers-only read of a
   // deflated member (its fatbin lies in the middle), or a container whose headers do not hold together.
   std::string unread;
-  std::uint64_t section_size = 0;  // bytes of .nv_fatbin
+  std::uint64_t section_size = 0;  // bytes of .nv_fatbin (0: the member has none)
+  // GPU code outside .nv_fatbin, which the library loads itself (cuModuleLoadData on its own data): the
+  // kernels of cuFFT in .ldata, of cuBLASLt and cuDNN in .cask_resource. Its variants are in `variants`
+  // with .nv_fatbin's (a member serves the GPUs any of its code serves); `containers` and `entries` count
+  // .nv_fatbin's alone. __nv_relfatbin (input to a later device link, never loaded) is not read.
+  std::uint64_t embedded_containers = 0;
+  std::uint64_t embedded_entries = 0;
+  std::vector<std::string> embedded_sections;  // the sections that hold them, in file order
+  // Why the other sections were not looked through ("" when they were): a headers-only read.
+  std::string embedded_unread;
   bool operator==(const Fatbins&) const = default;
 
   std::vector<Arch> sass() const;                // distinct, ascending
   std::vector<Arch> ptx() const;                 // distinct, ascending
   std::optional<PtxIsa> newest_ptx_isa() const;  // the newest ISA of its PTX entries
+};
+
+// A section of an ELF file by name and file range (where GPU code may lie).
+struct SectionSpan {
+  std::string name;
+  std::uint64_t begin = 0;
+  std::uint64_t end = 0;
+  bool operator==(const SectionSpan&) const = default;
 };
 
 // --- NVIDIA's compatibility rules (inspector/cuda/coverage.cpp) --------------------------------------

@@ -176,6 +176,9 @@ class ElfScanner {
   int passes() const;
   // The file range of .nv_fatbin, once the section headers are parsed; nullopt without one.
   std::optional<std::pair<std::uint64_t, std::uint64_t>> fatbin_section() const;
+  // The sections that may hold GPU code the library loads itself (cuda::Fatbins::embedded_*), in file
+  // order, once the section headers and their names are parsed.
+  const std::vector<cuda::SectionSpan>& loaded_code_sections() const;
 
  private:
   struct Impl;
@@ -187,16 +190,21 @@ std::string reader_name(ReaderKind kind);
 
 // Reads a whole ELF from a source with the chosen reader (the fast one streams, LIEF loads it whole).
 Binary read_elf(const ByteSource& source, ReaderKind kind = ReaderKind::Fast, ReaderLimits limits = {});
-// A file on disk, read with pread: only the header, tables and dynamic section, never the code.
-Binary read_elf_file(const std::string& path, ReaderLimits limits = {});
+// A file on disk, read with pread: only the header, tables and dynamic section, never the code (the
+// fatbins' headers, and the bytes between containers in sections that may hold GPU code the library
+// loads itself, unless `skip_loaded_code` says why not).
+Binary read_elf_file(const std::string& path, ReaderLimits limits = {}, std::string_view skip_loaded_code = {});
 // The same over any random access to `size` bytes (a zip member read headers-only): `read_at` fills the
 // span with the bytes at the offset; it is asked only for what the scanner wants, in increasing order
 // within a pass.
 // The fatbin's entries are read header by header the same way, unless `skip_fatbins` says why not
 // (a deflated member read headers-only: its fatbin lies where only a full inflate reaches); Binary::cuda
-// then names the section and gives that reason.
+// then names the section and gives that reason. The other sections that may hold GPU code are looked
+// through (every byte between containers) unless `skip_loaded_code` says why not (a headers-only read,
+// which fetches no data sections); Fatbins::embedded_unread then gives that reason.
 Binary read_elf_random(std::uint64_t size, const std::function<void(std::uint64_t, std::span<std::byte>)>& read_at,
-                       ReaderLimits limits = {}, std::string_view skip_fatbins = {});
+                       ReaderLimits limits = {}, std::string_view skip_fatbins = {},
+                       std::string_view skip_loaded_code = {});
 // LIEF on bytes in memory (only the LIEF path ever holds a whole member).
 Binary read_elf_lief(const std::vector<std::uint8_t>& bytes, const std::string& name);
 

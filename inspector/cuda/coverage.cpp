@@ -203,6 +203,9 @@ std::string runs_on_text(const Fatbins& fatbins) {
   for (const auto& c : clauses) texts.push_back(c.text);
   std::string text = either(texts);
   if (!fatbins.unread.empty()) text += "; some entries could not be read (" + fatbins.unread + ")";
+  if (!fatbins.embedded_unread.empty()) {
+    text += "; GPU code the library may load itself was not looked for (" + fatbins.embedded_unread + ")";
+  }
   return text;
 }
 

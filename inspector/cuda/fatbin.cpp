@@ -302,6 +302,60 @@ Fatbins merge_containers(const std::vector<Container>& containers, std::uint64_t
   return f;
 }
 
+bool may_hold_loaded_code(std::string_view name, std::uint32_t type, std::uint64_t flags) {
+  constexpr std::uint32_t k_sht_nobits = 8;
+  constexpr std::uint64_t k_shf_alloc = 0x2;
+  return (flags & k_shf_alloc) != 0 && type != k_sht_nobits && name != ".nv_fatbin" && name != "__nv_relfatbin";
+}
+
+void add_embedded(Fatbins& f, const std::vector<Container>& containers, const std::vector<SectionSpan>& sections) {
+  std::map<std::tuple<CodeKind, Arch, bool, std::optional<PtxIsa>>, std::uint64_t> merged;
+  for (const auto& v : f.variants) merged[{v.kind, v.arch, v.compressed, v.ptx_isa}] += v.entries;
+  auto s = sections.begin();
+  for (const auto& c : containers) {  // both ascending
+    while (s != sections.end() && s->end <= c.begin) ++s;
+    if (s == sections.end()) break;
+    if (c.begin < s->begin || c.end > s->end) continue;
+    ++f.embedded_containers;
+    f.embedded_entries += c.entries;
+    if (f.embedded_sections.empty() || f.embedded_sections.back() != s->name) {
+      if (std::find(f.embedded_sections.begin(), f.embedded_sections.end(), s->name) == f.embedded_sections.end()) {
+        f.embedded_sections.push_back(s->name);
+      }
+    }
+    for (const auto& v : c.variants) merged[{v.kind, v.arch, v.compressed, v.ptx_isa}] += v.entries;
+  }
+  f.variants.clear();
+  for (const auto& [key, n] : merged) {
+    Variant v;
+    std::tie(v.kind, v.arch, v.compressed, v.ptx_isa) = key;
+    v.entries = n;
+    f.variants.push_back(v);
+  }
+}
+
+std::vector<Container> seek_containers(const std::vector<SectionSpan>& sections, std::uint64_t file_size,
+                                       const std::function<void(std::uint64_t, std::span<std::byte>)>& read_at) {
+  constexpr std::uint64_t k_chunk = std::uint64_t{1} << 20;
+  FatbinWalker walker(0, file_size, true);
+  std::vector<std::byte> buf;
+  for (const auto& s : sections) {
+    const std::uint64_t end = std::min(s.end, file_size);
+    while (!walker.done()) {
+      const std::uint64_t at = std::max(s.begin, walker.wanted());
+      if (at >= end) break;
+      // Between containers every byte is looked at; inside one, only the header it asks for.
+      const std::uint64_t len = walker.in_container() && at == walker.wanted()
+                                    ? std::min<std::uint64_t>(walker.wanted_length(), end - at)
+                                    : std::min(k_chunk, end - at);
+      buf.resize(static_cast<std::size_t>(len));
+      read_at(at, buf);
+      walker.feed(at, buf);
+    }
+  }
+  return walker.containers();
+}
+
 Fatbins read_fatbins(std::span<const std::byte> section) {
   FatbinWalker w(0, section.size(), false);
   w.feed(0, section);

@@ -10,8 +10,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "wheelcheck/cuda.hpp"
@@ -37,6 +39,8 @@ class FatbinWalker {
   std::uint64_t wanted() const { return m_pos + m_buf.size(); }
   std::size_t wanted_length() const { return m_need - m_buf.size(); }
   bool done() const { return m_failed || m_pos >= m_end; }
+  // Reading a container's headers (seeking: past its magic), rather than looking for the next one.
+  bool in_container() const { return m_phase != Phase::Boundary; }
 
   // Directed: why the containers could not be read ("" when they could). Seeking never fails: what does
   // not hold together is not a container.
@@ -67,5 +71,20 @@ class FatbinWalker {
 // The containers of a seeking walk that lie inside [begin, end) merged into one Fatbins; `unread` says
 // so when they do not tile the range (a container the walk could not follow).
 Fatbins merge_containers(const std::vector<Container>& containers, std::uint64_t begin, std::uint64_t end);
+
+// A section that may hold GPU code the library loads itself: allocated (SHF_ALLOC), with bytes in the file
+// (not SHT_NOBITS), and neither .nv_fatbin (read as the runtime's own) nor __nv_relfatbin (device-link
+// input, never loaded).
+bool may_hold_loaded_code(std::string_view name, std::uint32_t type, std::uint64_t flags);
+
+// The containers of a seeking walk that lie wholly inside one of `sections` (ascending), added to `f` as
+// code outside .nv_fatbin: counted in f.embedded_*, their variants merged into f.variants.
+void add_embedded(Fatbins& f, const std::vector<Container>& containers, const std::vector<SectionSpan>& sections);
+
+// A seeking walk over `sections` (ascending, within a file of file_size bytes) through random access:
+// every byte between containers is read (their magic is looked for at 8-byte aligned offsets), never a
+// payload.
+std::vector<Container> seek_containers(const std::vector<SectionSpan>& sections, std::uint64_t file_size,
+                                       const std::function<void(std::uint64_t, std::span<std::byte>)>& read_at);
 
 }  // namespace wheelcheck::cuda

@@ -148,6 +148,7 @@ struct Section {
   std::uint32_t name;  // sh_name: an offset into the section name table
   std::uint32_t type;
   std::uint32_t link;
+  std::uint64_t flags;  // sh_flags
   std::uint64_t offset, size, entsize, addr;
 };
 
@@ -257,6 +258,10 @@ struct ElfScanner::Impl {
   // The CUDA fatbin (fatbins.cpp): its containers as the first pass streams by, and .nv_fatbin's range.
   std::unique_ptr<cuda::FatbinWalker> fatbin_walker;  // seeking over the whole first pass, when streamed
   std::optional<Range> fatbin_range;
+  // Sections that may hold GPU code the library loads itself (cuda::may_hold_loaded_code), in file order;
+  // empty when the section names could not be read (embedded_unknown then says so).
+  std::vector<cuda::SectionSpan> embedded_spans;
+  bool embedded_unknown = false;
   void want_section_names(const Header& h);
   std::optional<Range> find_fatbin_section(const Header& h, const std::vector<Section>& secs);
   void read_fatbins(const Header& h, const std::vector<Section>& secs, Binary& bin);

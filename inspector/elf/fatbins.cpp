@@ -44,19 +44,27 @@ std::optional<detail::Range> ElfScanner::Impl::find_fatbin_section(const Header&
     }
     return Range{s.offset, s.offset + s.size};
   };
+  embedded_spans.clear();
+  embedded_unknown = false;
   if (h.shstrndx < secs.size()) {
     const Section& names = secs[h.shstrndx];
     if (names.offset <= file_size && names.size <= file_size - names.offset && have(names.offset, names.size)) {
       const auto table = view(names.offset, names.size, ".shstrtab");
+      std::optional<Range> found;
       for (const auto& s : secs) {
         if (s.name >= table.size()) continue;
         const auto* p = reinterpret_cast<const char*>(table.data()) + s.name;
-        const std::size_t room = table.size() - s.name;
-        if (strnlen(p, room) == std::strlen(k_section) && std::memcmp(p, k_section, std::strlen(k_section)) == 0) {
-          return range_of(s);
+        const std::string_view name(p, strnlen(p, table.size() - s.name));
+        if (name == k_section) {
+          if (!found) found = range_of(s);
+        } else if (s.size != 0 && s.offset <= file_size && s.size <= file_size - s.offset &&
+                   cuda::may_hold_loaded_code(name, s.type, s.flags)) {
+          embedded_spans.push_back({std::string(name), s.offset, s.offset + s.size});
         }
       }
-      return std::nullopt;
+      std::sort(embedded_spans.begin(), embedded_spans.end(),
+                [](const cuda::SectionSpan& a, const cuda::SectionSpan& b) { return a.begin < b.begin; });
+      return found;
     }
     // Read with random access, the names cost one more small read: ask for them (never past the
     // passes the reader allows, which a well-formed file does not come near).
@@ -65,6 +73,7 @@ std::optional<detail::Range> ElfScanner::Impl::find_fatbin_section(const Header&
       throw detail::NeedBytes{names.offset, names.size};
     }
   }
+  embedded_unknown = true;
   // No names: the section that holds the first container the stream showed.
   if (!fatbin_walker || fatbin_walker->containers().empty()) return std::nullopt;
   const auto first = fatbin_walker->containers().front().begin;
@@ -85,15 +94,28 @@ void ElfScanner::Impl::read_fatbins(const Header& h, const std::vector<Section>&
   } else {
     fatbin_range = find_fatbin_section(h, secs);
   }
-  if (!fatbin_range) return;
+  const char* no_names = "the section names could not be read, so only the fatbin's own section was";
   if (fatbin_walker) {
-    bin.cuda = cuda::merge_containers(fatbin_walker->containers(), fatbin_range->begin, fatbin_range->end);
-    if (!fatbin_walker->failure().empty()) bin.cuda->unread = fatbin_walker->failure();
+    std::optional<cuda::Fatbins> f;
+    if (fatbin_range) {
+      f = cuda::merge_containers(fatbin_walker->containers(), fatbin_range->begin, fatbin_range->end);
+      if (!fatbin_walker->failure().empty()) f->unread = fatbin_walker->failure();
+    }
+    if (!embedded_spans.empty()) {
+      cuda::Fatbins all = f ? *f : cuda::Fatbins{};
+      cuda::add_embedded(all, fatbin_walker->containers(), embedded_spans);
+      if (f || all.embedded_containers > 0) f = std::move(all);
+    } else if (f && embedded_unknown && !secs.empty()) {
+      f->embedded_unread = no_names;
+    }
+    bin.cuda = std::move(f);
     return;
   }
+  if (!fatbin_range) return;
   cuda::Fatbins f;
   f.section_size = fatbin_range->end - fatbin_range->begin;
   f.unread = "its entries were not read";  // read_elf_random reads them, or says why not
+  if (embedded_unknown) f.embedded_unread = no_names;
   bin.cuda = std::move(f);
 }
 

@@ -116,12 +116,14 @@ std::vector<detail::Section> ElfScanner::Impl::sections(const Header& h) {
     s.name = r.u32(b);
     s.type = r.u32(b + 4);
     if (cls == Class::Elf64) {
+      s.flags = r.u64(b + 8);
       s.addr = r.u64(b + 16);
       s.offset = r.u64(b + 24);
       s.size = r.u64(b + 32);
       s.link = r.u32(b + 40);
       s.entsize = r.u64(b + 56);
     } else {
+      s.flags = r.u32(b + 8);
       s.addr = r.u32(b + 12);
       s.offset = r.u32(b + 16);
       s.size = r.u32(b + 20);

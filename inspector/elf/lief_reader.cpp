@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <map>
 #include <memory>
@@ -423,17 +424,33 @@ void mark_copy_relocations(const L::Binary& lief, Binary& bin) {
   }
 }
 
-// The .nv_fatbin section's containers, read from the whole copy (inspector/cuda/fatbin.cpp).
+// The .nv_fatbin section's containers, read from the whole copy (inspector/cuda/fatbin.cpp), and those in
+// the other sections that may hold GPU code the library loads itself.
 std::optional<cuda::Fatbins> fatbins(const std::vector<const L::Section*>& sections,
                                      const std::vector<std::uint8_t>& bytes, Endian endian) {
   if (endian != Endian::Little) return std::nullopt;
+  std::optional<cuda::Fatbins> f;
+  std::vector<cuda::SectionSpan> spans;
   for (const auto* s : sections) {
-    if (s->name() != ".nv_fatbin" || raw(s->type()) != 1 || s->size() == 0) continue;
-    if (s->file_offset() > bytes.size() || s->size() > bytes.size() - s->file_offset()) return std::nullopt;
-    const auto* p = reinterpret_cast<const std::byte*>(bytes.data()) + s->file_offset();
-    return cuda::read_fatbins(std::span<const std::byte>(p, static_cast<std::size_t>(s->size())));
+    if (s->size() == 0 || s->file_offset() > bytes.size() || s->size() > bytes.size() - s->file_offset()) continue;
+    if (s->name() == ".nv_fatbin" && raw(s->type()) == 1) {
+      if (f) continue;
+      const auto* p = reinterpret_cast<const std::byte*>(bytes.data()) + s->file_offset();
+      f = cuda::read_fatbins(std::span<const std::byte>(p, static_cast<std::size_t>(s->size())));
+    } else if (cuda::may_hold_loaded_code(s->name(), static_cast<std::uint32_t>(raw(s->type())), s->flags())) {
+      spans.push_back({s->name(), s->file_offset(), s->file_offset() + s->size()});
+    }
   }
-  return std::nullopt;
+  if (spans.empty()) return f;
+  std::sort(spans.begin(), spans.end(),
+            [](const cuda::SectionSpan& a, const cuda::SectionSpan& b) { return a.begin < b.begin; });
+  const auto read_at = [&](std::uint64_t at, std::span<std::byte> out) {
+    std::memcpy(out.data(), bytes.data() + at, out.size());
+  };
+  cuda::Fatbins all = f ? *f : cuda::Fatbins{};
+  cuda::add_embedded(all, cuda::seek_containers(spans, bytes.size(), read_at), spans);
+  if (f || all.embedded_containers > 0) f = std::move(all);
+  return f;
 }
 
 Binary translate(const L::Binary& lief, const std::vector<std::uint8_t>& bytes) {

@@ -333,6 +333,9 @@ std::optional<std::pair<std::uint64_t, std::uint64_t>> ElfScanner::fatbin_sectio
   if (!m_impl->fatbin_range) return std::nullopt;
   return std::pair{m_impl->fatbin_range->begin, m_impl->fatbin_range->end};
 }
+const std::vector<cuda::SectionSpan>& ElfScanner::loaded_code_sections() const {
+  return m_impl->embedded_spans;
+}
 
 bool has_elf_magic(const void* data, std::size_t size) {
   return size >= 4 && std::memcmp(data,
@@ -365,32 +368,43 @@ Binary read_elf_fast(const ByteSource& source, const ReaderLimits& limits) {
 
 namespace {
 
-// The fatbin's entries through random access: a directed walk that reads only their headers.
-void read_fatbins_at(ElfScanner& scanner, Binary& bin,
+// The fatbin's entries through random access: a directed walk that reads only their headers; then the
+// other sections that may hold GPU code, looked through between containers.
+void read_fatbins_at(ElfScanner& scanner, std::uint64_t size, Binary& bin,
                      const std::function<void(std::uint64_t, std::span<std::byte>)>& read_at,
-                     std::string_view skip_fatbins) {
-  const auto range = scanner.fatbin_section();
-  if (!range || !bin.cuda) return;
-  if (!skip_fatbins.empty()) {
-    bin.cuda->unread = std::string(skip_fatbins);
+                     std::string_view skip_fatbins, std::string_view skip_loaded_code) {
+  if (const auto range = scanner.fatbin_section(); range && bin.cuda) {
+    if (!skip_fatbins.empty()) {
+      bin.cuda->unread = std::string(skip_fatbins);
+      return;
+    }
+    cuda::FatbinWalker walker(range->first, range->second, false);
+    std::vector<std::byte> buf;
+    while (!walker.done()) {
+      buf.resize(walker.wanted_length());
+      read_at(walker.wanted(), buf);
+      walker.feed(walker.wanted(), buf);
+    }
+    auto f = cuda::merge_containers(walker.containers(), range->first, range->second);
+    if (!walker.failure().empty()) f.unread = walker.failure();
+    f.embedded_unread = bin.cuda->embedded_unread;  // the section names could not be read
+    bin.cuda = std::move(f);
+  }
+  const auto& spans = scanner.loaded_code_sections();
+  if (spans.empty()) return;
+  if (!skip_loaded_code.empty()) {
+    if (bin.cuda) bin.cuda->embedded_unread = std::string(skip_loaded_code);
     return;
   }
-  cuda::FatbinWalker walker(range->first, range->second, false);
-  std::vector<std::byte> buf;
-  while (!walker.done()) {
-    buf.resize(walker.wanted_length());
-    read_at(walker.wanted(), buf);
-    walker.feed(walker.wanted(), buf);
-  }
-  auto f = cuda::merge_containers(walker.containers(), range->first, range->second);
-  if (!walker.failure().empty()) f.unread = walker.failure();
-  bin.cuda = std::move(f);
+  cuda::Fatbins f = bin.cuda ? *bin.cuda : cuda::Fatbins{};
+  cuda::add_embedded(f, cuda::seek_containers(spans, size, read_at), spans);
+  if (bin.cuda || f.embedded_containers > 0) bin.cuda = std::move(f);
 }
 
 }  // namespace
 
 Binary read_elf_random(std::uint64_t size, const std::function<void(std::uint64_t, std::span<std::byte>)>& read_at,
-                       ReaderLimits limits, std::string_view skip_fatbins) {
+                       ReaderLimits limits, std::string_view skip_fatbins, std::string_view skip_loaded_code) {
   limits.speculative_prefix = std::min<std::uint64_t>(limits.speculative_prefix, 64 << 10);
   ElfScanner scanner(size, limits, false);
   std::vector<std::byte> buf;
@@ -403,16 +417,17 @@ Binary read_elf_random(std::uint64_t size, const std::function<void(std::uint64_
     }
     scanner.skip_to(size);
     if (auto b = scanner.finish_pass()) {
-      read_fatbins_at(scanner, *b, read_at, skip_fatbins);
+      read_fatbins_at(scanner, size, *b, read_at, skip_fatbins, skip_loaded_code);
       return std::move(*b);
     }
   }
 }
 
-Binary read_elf_file(const std::string& path, ReaderLimits limits) {
+Binary read_elf_file(const std::string& path, ReaderLimits limits, std::string_view skip_loaded_code) {
   const FileRandomAccess file(path);
   return read_elf_random(
-      file.size(), [&](std::uint64_t offset, std::span<std::byte> out) { file.read_at(offset, out); }, limits);
+      file.size(), [&](std::uint64_t offset, std::span<std::byte> out) { file.read_at(offset, out); }, limits, {},
+      skip_loaded_code);
 }
 
 Binary read_elf(const ByteSource& source, ReaderKind kind, ReaderLimits limits) {

@@ -175,6 +175,10 @@ void put_elf(Out& o, const elf::Binary& b) {
   o.u64(c.entries);
   o.u64(c.section_size);
   o.str(c.unread);
+  o.u64(c.embedded_containers);
+  o.u64(c.embedded_entries);
+  o.strs(c.embedded_sections);
+  o.str(c.embedded_unread);
   o.u64(c.variants.size());
   for (const auto& v : c.variants) {
     o.u8(v.kind == cuda::CodeKind::Ptx ? 1 : 0);
@@ -251,6 +255,10 @@ elf::Binary get_elf(In& in) {
   c.entries = in.u64();
   c.section_size = in.u64();
   c.unread = in.str();
+  c.embedded_containers = in.u64();
+  c.embedded_entries = in.u64();
+  c.embedded_sections = in.strs();
+  c.embedded_unread = in.str();
   c.variants.resize(in.count());
   for (auto& v : c.variants) {
     v.kind = in.u8() != 0 ? cuda::CodeKind::Ptx : cuda::CodeKind::Sass;
@@ -387,8 +395,9 @@ std::string ProfileCache::default_dir() {
 
 namespace {
 // The cache's own format, raised whenever what a profile holds grows (2: the members' CUDA fatbins; 3: the
-// ABI tag note), so an older entry is a miss rather than a profile read without the new facts.
-constexpr int k_cache_format = 3;
+// ABI tag note; 4: GPU code outside .nv_fatbin), so an older entry is a miss rather than a profile read
+// without the new facts.
+constexpr int k_cache_format = 4;
 
 std::string entry_base(const std::string& dir, const std::string& sha, const std::string& reader) {
   return dir + "/profiles/" + sha.substr(0, 2) + "/" + sha + "." + reader + ".v" +

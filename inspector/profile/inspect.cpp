@@ -246,7 +246,9 @@ MemberResult process_member_headers(const wheel::ZipArchive& archive, const whee
                                           "where its fatbin lies (read the wheel in full to see it)";
     m.elf = elf::read_elf_random(
         info.size, [&](std::uint64_t offset, std::span<std::byte> out) { reader->read(offset, out); },
-        options.elf_limits, skip);
+        options.elf_limits, skip,
+        "a headers-only read fetches no data sections, where a library may keep GPU code it loads itself "
+        "(read the wheel in full to see it)");
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::Io) throw;
     m.error = e.what();

@@ -156,6 +156,17 @@ void write_cuda(JsonWriter& w, const cuda::Fatbins& f) {
     w.null();
   else
     w.value(f.unread);
+  w.key("loaded_by_the_library").begin_object();
+  w.field("containers", f.embedded_containers).field("entries", f.embedded_entries);
+  w.key("sections").begin_array();
+  for (const auto& s : f.embedded_sections) w.value(s);
+  w.end_array();
+  w.key("unread");
+  if (f.embedded_unread.empty())
+    w.null();
+  else
+    w.value(f.embedded_unread);
+  w.end_object();
   w.end_object();
 }
 
@@ -169,9 +180,17 @@ std::string cuda_line(const cuda::Fatbins& f) {
   for (const auto& v : f.variants) compressed += v.compressed ? v.entries : 0;
   std::string out = "SASS" + (sass.empty() ? std::string(" none") : sass) + ", PTX" + (ptx.empty() ? " none" : ptx);
   if (const auto isa = f.newest_ptx_isa()) out += " (PTX ISA " + isa->text() + ")";
-  out += fmt::format("; {} container{}, {} entr{}", f.containers, f.containers == 1 ? "" : "s", f.entries,
-                     f.entries == 1 ? "y" : "ies");
+  auto counts = [](std::uint64_t containers, std::uint64_t entries) {
+    return fmt::format("{} container{}, {} entr{}", containers, containers == 1 ? "" : "s", entries,
+                       entries == 1 ? "y" : "ies");
+  };
+  if (f.section_size != 0) out += "; " + counts(f.containers, f.entries);
+  if (f.embedded_containers != 0) {
+    out += fmt::format("{}{} in {} (loaded by the library itself)", f.section_size != 0 ? " + " : "; ",
+                       counts(f.embedded_containers, f.embedded_entries), join(f.embedded_sections, ", "));
+  }
   if (compressed != 0) out += fmt::format(" ({} compressed)", compressed);
+  if (!f.embedded_unread.empty()) out += "; other sections not looked through: " + f.embedded_unread;
   return out;
 }
 

@@ -157,7 +157,7 @@ class CudaCheck {
       m_out.findings.push_back(make(FindingKind::FatbinUnread, Severity::Info)
                                    .member(o.member)
                                    .explain("its GPU code was not checked against the image's GPUs: " + f.unread + ".")
-                                   .evidence(".nv_fatbin of " + o.member));
+                                   .evidence("the fatbins of " + o.member));
       return;
     }
     if (f.variants.empty()) return;
@@ -171,7 +171,7 @@ class CudaCheck {
               fmt::format("the {} of {} (JIT-compiled on {})", floor->because, o.member,
                           f.sass().empty() ? "every GPU (it has no SASS)" : "a GPU its SASS does not cover");
           if (f.sass().empty()) {
-            add_floor(*floor, o.member, "", ".nv_fatbin of " + o.member);
+            add_floor(*floor, o.member, "", "the fatbins of " + o.member);
           } else {
             m_conditional.push_back(*floor);
           }
@@ -185,16 +185,25 @@ class CudaCheck {
       if (!c.runs) {
         const auto n = g.number();
         const bool stop = !c.explanation.empty() && c.explanation.back() == '.';
+        // Code the library loads itself may lie in sections that were not looked through: then the
+        // missing kernel image is a condition on that code, not a certainty.
+        const bool partial = !f.embedded_unread.empty();
+        const std::string consequence =
+            partial ? fmt::format(
+                          "Unless GPU code the library loads itself serves {} (its other sections were not "
+                          "looked through: {}), the first launch fails with \"no kernel image is available "
+                          "for execution on the device\".",
+                          cuda::sm_name(g), f.embedded_unread)
+                    : "The first launch fails with \"no kernel image is available for execution on the device\".";
         m_out.findings.push_back(
-            make(FindingKind::GpuCoverage, Severity::Error)
+            make(FindingKind::GpuCoverage, partial ? Severity::Condition : Severity::Error)
                 .member(o.member)
                 .version(cuda::sm_name(g))
-                .explain(c.explanation + (stop ? " " : ". ") +
-                         "The first launch fails with \"no kernel image is available for execution on the device\".")
+                .explain(c.explanation + (stop ? " " : ". ") + consequence)
                 .fix(fmt::format("a build with -gencode arch=compute_{0},code=sm_{0}, or with PTX "
                                  "(code=compute_XY for an XY at or below {0}) for the driver to JIT-compile",
                                  n))
-                .evidence(".nv_fatbin of " + o.member + ": " + carries(f))
+                .evidence("the fatbins of " + o.member + ": " + carries(f))
                 .evidence("the image's GPUs: " + *m_image.gpu_archs.value));
         continue;
       }
@@ -204,7 +213,7 @@ class CudaCheck {
       if (auto floor = ptx_floor(isa)) {
         floor->because =
             fmt::format("the {} of {} (JIT-compiled for {})", floor->because, o.member, fmt::join(gpus, ", "));
-        add_floor(*floor, o.member, "", ".nv_fatbin of " + o.member);
+        add_floor(*floor, o.member, "", "the fatbins of " + o.member);
       }
     }
   }
@@ -220,7 +229,7 @@ class CudaCheck {
                                    runs_on, m_image.gpu_archs.note.empty() ? "not described" : m_image.gpu_archs.note,
                                    members_text(members)))
               .fix("check `nvidia-smi --query-gpu=compute_cap` on the runner, or describe gpu_archs in the image")
-              .evidence(".nv_fatbin of " + members.front()));
+              .evidence("the fatbins of " + members.front()));
     }
   }
 

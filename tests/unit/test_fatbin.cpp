@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
+#include <set>
 
 #include "cuda_support.hpp"
 #include "inspector/cuda/fatbin.hpp"
@@ -31,14 +33,24 @@ std::vector<std::string> sorted(std::vector<std::string> v) {
   return v;
 }
 
-// What a case's library must read as, whichever reader read it.
-void expect_case(const KernelCase& c, const std::optional<cuda::Fatbins>& f, const std::string& how) {
-  SCOPED_TRACE(c.name + " via " + how + " (" + c.flags + ")");
+// What a case's library must read as, whichever reader read it (`loaded_code`: the sections outside
+// .nv_fatbin are looked through, as every reader but a headers-only one does).
+void expect_case(const KernelCase& c, const std::optional<cuda::Fatbins>& f, const std::string& how,
+                 bool loaded_code = true) {
+  SCOPED_TRACE(c.name + " via " + how + " (" + c.flags + (c.embed.empty() ? "" : "; embedded " + c.embed) + ")");
   ASSERT_TRUE(f.has_value()) << "no .nv_fatbin found";
   EXPECT_EQ(f->unread, "");
   EXPECT_EQ(names(f->sass(), false), sorted(c.sass));
   EXPECT_EQ(names(f->ptx(), true), sorted(c.ptx));
   EXPECT_GE(f->containers, 1U);
+  EXPECT_EQ(f->embedded_unread, "");
+  if (c.embed.empty()) {
+    EXPECT_EQ(f->embedded_containers, 0U);
+    EXPECT_TRUE(f->embedded_sections.empty());
+  } else {
+    EXPECT_EQ(f->embedded_containers, 1U);  // nvcc -fatbin writes one container
+    EXPECT_EQ(f->embedded_sections, std::vector<std::string>{".cask_resource"});
+  }
   std::uint64_t counted = 0;
   for (const auto& v : f->variants) {
     counted += v.entries;
@@ -51,7 +63,7 @@ void expect_case(const KernelCase& c, const std::optional<cuda::Fatbins>& f, con
     if (c.compressed == 1) EXPECT_TRUE(v.compressed) << cuda::sm_name(v.arch);
     if (c.compressed == 0) EXPECT_FALSE(v.compressed) << cuda::sm_name(v.arch);
   }
-  EXPECT_EQ(counted, f->entries);
+  EXPECT_EQ(counted, f->entries + f->embedded_entries);
   EXPECT_GT(f->section_size, 0U);
 }
 
@@ -111,13 +123,37 @@ TEST_F(Fatbin, HeadersOnlyStoredAndDeflated) {
   o.verify = Verify::Headers;
   const auto ps = inspect_wheel(stored, o);
   ASSERT_EQ(ps.members.size(), 1U);
-  expect_case(c, ps.members[0].elf->cuda, "headers-only stored");
+  auto head = ps.members[0].elf->cuda;
+  ASSERT_TRUE(head.has_value());
+  // A headers-only read fetches no data sections: it says so, and reads .nv_fatbin alone.
+  EXPECT_NE(head->embedded_unread.find("headers-only"), std::string::npos);
+  head->embedded_unread.clear();
+  expect_case(c, head, "headers-only stored");
   const auto pd = inspect_wheel(deflated, o);
   ASSERT_EQ(pd.members.size(), 1U);
   ASSERT_TRUE(pd.members[0].elf->cuda.has_value());
   EXPECT_NE(pd.members[0].elf->cuda->unread.find("headers-only"), std::string::npos);
   EXPECT_TRUE(pd.members[0].elf->cuda->variants.empty());
   EXPECT_EQ(pd.members[0].elf->cuda->section_size, ps.members[0].elf->cuda->section_size);
+}
+
+// Code a library keeps in another section to load itself: a full read finds it (the streamed member
+// above, each reader), a headers-only read of the stored member reads .nv_fatbin alone and says why.
+TEST_F(Fatbin, LoadedCodeOutsideNvFatbin) {
+  const auto it =
+      std::find_if(kernel_cases().begin(), kernel_cases().end(), [](const KernelCase& c) { return !c.embed.empty(); });
+  ASSERT_NE(it, kernel_cases().end());
+  TempDir tmp;
+  const auto stored = make_wheel(tmp, "st-1.0-py3-none-linux_x86_64.whl", {{"k/libk.so", lib(*it)}}, {"--stored"});
+  expect_case(*it, inspect_wheel(stored).members.at(0).elf->cuda, "stored, full read");
+  InspectOptions o;
+  o.verify = Verify::Headers;
+  const auto head = inspect_wheel(stored, o).members.at(0).elf->cuda;
+  ASSERT_TRUE(head.has_value());
+  EXPECT_NE(head->embedded_unread.find("headers-only"), std::string::npos);
+  EXPECT_EQ(head->embedded_containers, 0U);
+  EXPECT_EQ(names(head->sass(), false), std::vector<std::string>{"sm_80"});  // .nv_fatbin's alone
+  EXPECT_TRUE(head->ptx().empty());
 }
 
 // The section's bytes, cut and corrupted: never an exception, always a reason.
@@ -180,31 +216,80 @@ TEST_F(Fatbin, SeekingAcrossTinyChunks) {
   }
 }
 
-// The real CUDA 13.0 libraries of this machine: every one with a fatbin reads without error.
+// The real CUDA 13.0 libraries of this machine: every shared library of lib64 (cuBLAS, cuDNN, cuFFT, NCCL,
+// ...) is read, and every one with GPU code reads without error, for GPUs CUDA 13 builds for, its code
+// outside .nv_fatbin too.
 TEST(FatbinRealLibraries, Cuda13LibrariesRead) {
+  namespace fs = std::filesystem;
   const std::string lib64 = "/usr/local/cuda-13.0/lib64";
   if (!is_dir(lib64)) GTEST_SKIP() << "no CUDA 13.0 under /usr/local/cuda-13.0 on this machine";
-  std::size_t with_fatbins = 0;
-  for (const auto* name : {"libcublasLt.so.13", "libcublas.so.13", "libcudnn_ops.so.9", "libcudnn_graph.so.9",
-                           "libcusparse.so.12", "libcurand.so.10", "libcudart.so.13"}) {
-    const std::string path = lib64 + "/" + name;
-    if (!is_file(path)) continue;
+  std::vector<std::string> libs;
+  for (const auto& e : fs::directory_iterator(lib64)) {
+    const auto name = e.path().filename().string();
+    if (e.is_regular_file() && !e.is_symlink() && name.find(".so") != std::string::npos) libs.push_back(name);
+  }
+  std::sort(libs.begin(), libs.end());
+  std::set<std::string> with_fatbins;
+  std::uint64_t containers = 0;
+  std::uint64_t entries = 0;
+  std::uint64_t embedded = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (const auto& name : libs) {
     SCOPED_TRACE(name);
     const auto t0 = std::chrono::steady_clock::now();
-    const auto b = elf::read_elf_file(path);
+    const auto b = elf::read_elf_file(lib64 + "/" + name);
     const auto ms =
         std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
     if (!b.cuda) continue;
-    ++with_fatbins;
+    with_fatbins.insert(name);
+    containers += b.cuda->containers;
+    entries += b.cuda->entries;
     EXPECT_EQ(b.cuda->unread, "");
-    EXPECT_GT(b.cuda->entries, 0U);
-    EXPECT_FALSE(b.cuda->sass().empty());
-    for (const auto& a : b.cuda->sass()) EXPECT_GE(a.number(), 75) << "CUDA 13 builds for sm_75 and up";
-    std::printf("  %s: %llu containers, %llu entries, SASS %zu archs, PTX %zu archs (%lld ms)\n", name,
-                static_cast<unsigned long long>(b.cuda->containers), static_cast<unsigned long long>(b.cuda->entries),
-                b.cuda->sass().size(), b.cuda->ptx().size(), static_cast<long long>(ms));
+    EXPECT_GT(b.cuda->entries + b.cuda->embedded_entries, 0U);
+    EXPECT_EQ(b.cuda->section_size == 0, b.cuda->containers == 0);  // libcupti: its code is all elsewhere
+    EXPECT_EQ(b.cuda->embedded_unread, "");
+    EXPECT_FALSE(b.cuda->sass().empty() && b.cuda->ptx().empty());
+    // The toolkit's own registered code is for sm_75 and up. cuDNN 9's precompiled engines (a product of
+    // its own) still carry two sm_70 entries, and cuSPARSE keeps sm_70 SASS among the code it loads itself.
+    if (name.rfind("libcudnn", 0) != 0 && b.cuda->embedded_containers == 0) {
+      for (const auto& a : b.cuda->sass()) EXPECT_GE(a.number(), 75) << "CUDA 13 builds for sm_75 and up";
+    }
+    embedded += b.cuda->embedded_entries;
+    std::printf(
+        "  %s: %llu containers, %llu entries in .nv_fatbin; %llu containers, %llu entries in %s; SASS %zu "
+        "archs, PTX %zu archs (%lld ms)\n",
+        name.c_str(), static_cast<unsigned long long>(b.cuda->containers),
+        static_cast<unsigned long long>(b.cuda->entries), static_cast<unsigned long long>(b.cuda->embedded_containers),
+        static_cast<unsigned long long>(b.cuda->embedded_entries),
+        b.cuda->embedded_sections.empty() ? "no other section" : join(b.cuda->embedded_sections, ", ").c_str(),
+        b.cuda->sass().size(), b.cuda->ptx().size(), static_cast<long long>(ms));
+    // cuFFT registers one small container and loads its kernels itself from .ldata: read only .nv_fatbin,
+    // it would seem to run on Turing alone.
+    if (name == "libcufft.so.12") {
+      EXPECT_EQ(b.cuda->embedded_sections, std::vector<std::string>{".ldata"});
+      EXPECT_GT(b.cuda->embedded_containers, 1000U);
+      EXPECT_TRUE(cuda::coverage(*b.cuda, cuda::Arch{9, 0, 0}).runs);
+      EXPECT_TRUE(cuda::coverage(*b.cuda, cuda::Arch{12, 0, 0}).runs);
+    }
+    if (name == "libcublasLt.so.13") {
+      EXPECT_NE(std::find(b.cuda->embedded_sections.begin(), b.cuda->embedded_sections.end(), ".cask_resource"),
+                b.cuda->embedded_sections.end());
+    }
   }
-  EXPECT_GE(with_fatbins, 2U) << "cuBLAS and cuDNN carry fatbins";
+  const auto total =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+  std::printf(
+      "  %zu libraries read, %zu with GPU code: %llu containers, %llu entries in .nv_fatbin, %llu entries "
+      "elsewhere (%lld ms)\n",
+      libs.size(), with_fatbins.size(), static_cast<unsigned long long>(containers),
+      static_cast<unsigned long long>(entries), static_cast<unsigned long long>(embedded),
+      static_cast<long long>(total));
+  for (const auto* name : {"libcublasLt.so.13", "libcublas.so.13", "libcudnn_ops.so.9"}) {
+    if (std::find(libs.begin(), libs.end(), name) != libs.end()) {
+      EXPECT_TRUE(with_fatbins.count(name)) << name << " carries fatbins";
+    }
+  }
+  EXPECT_GE(with_fatbins.size(), 2U) << "cuBLAS and cuDNN carry fatbins";
 }
 
 }  // namespace

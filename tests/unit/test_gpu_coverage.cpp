@@ -5,6 +5,7 @@
 // work; the driver a wheel needs must follow its PTX where only PTX serves the GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -32,6 +33,8 @@ const std::map<std::string, std::set<std::string>>& expected_runs() {
       {"ptx_only", {"sm_120", "sm_121"}},
       {"compressed", {"sm_89", "sm_90", "sm_100", "sm_103", "sm_120", "sm_121"}},
       {"uncompressed", {"sm_90", "sm_100", "sm_103", "sm_120", "sm_121"}},
+      // .nv_fatbin: sm_80; loaded by the library itself: sm_75, sm_120 and compute_120.
+      {"loaded", {"sm_75", "sm_80", "sm_86", "sm_89", "sm_120", "sm_121"}},
   };
   return m;
 }
@@ -111,6 +114,9 @@ TEST_F(GpuCoverage, UnknownGpusNameTheOnesThatWork) {
       {"multi", {"sm_75-sm_79", "sm_86-sm_89", "sm_90a only"}},
       {"family", {"sm_100-sm_109 family", "sm_120-sm_129"}},
       {"ptx_only", {"any GPU from sm_120 up through PTX JIT (compute_120)"}},
+      {"loaded",
+       {"sm_75-sm_79 (SASS sm_75)", "sm_80-sm_89 (SASS sm_80)", "sm_120-sm_129 (SASS sm_120)",
+        "any GPU from sm_120 up through PTX JIT (compute_120)"}},
   };
   for (const auto& c : kernel_cases()) {
     if (!must_name.count(c.name)) continue;
@@ -152,6 +158,32 @@ TEST_F(GpuCoverage, PtxJitSetsTheDriverFloor) {
   const auto j = verdict::to_json(unknown);
   EXPECT_EQ(j["driver"]["needs"], "580.65.06");
   EXPECT_TRUE(j["driver"]["satisfied"].is_null());
+}
+
+// Read headers-only, a stored member's other sections are not fetched: a GPU that .nv_fatbin does not
+// serve is then a condition on the code the library may load itself, never a certain failure.
+TEST_F(GpuCoverage, HeadersOnlyMissesAreConditions) {
+  TempDir dir;
+  const auto it =
+      std::find_if(kernel_cases().begin(), kernel_cases().end(), [](const KernelCase& c) { return !c.embed.empty(); });
+  ASSERT_NE(it, kernel_cases().end());
+  const auto whl = make_wheel(dir, "k-1.0-py3-none-linux_x86_64.whl",
+                              {{"k/libk.so", m_kernels + "/libk_" + it->name + ".so"}}, {"--stored"});
+  InspectOptions o;
+  o.verify = Verify::Headers;
+  const auto head = inspect_wheel(whl, o);
+  // sm_120: served by the loaded code (full read), not by .nv_fatbin's sm_80 (headers-only).
+  const auto full = verdict::check(inspect_wheel(whl), cuda_image(dir, "610.43.02", "sm_120"));
+  EXPECT_TRUE(of_kind(full, verdict::FindingKind::GpuCoverage).empty());
+  const auto r = verdict::check(head, cuda_image(dir, "610.43.02", "sm_120"));
+  const auto cov = of_kind(r, verdict::FindingKind::GpuCoverage);
+  ASSERT_EQ(cov.size(), 1U);
+  EXPECT_EQ(cov[0]->severity, verdict::Severity::Condition);
+  EXPECT_NE(cov[0]->explanation.find("Unless GPU code the library loads itself serves sm_120"), std::string::npos)
+      << cov[0]->explanation;
+  // sm_86: .nv_fatbin's sm_80 serves it in either read.
+  EXPECT_TRUE(
+      of_kind(verdict::check(head, cuda_image(dir, "610.43.02", "sm_86")), verdict::FindingKind::GpuCoverage).empty());
 }
 
 TEST_F(GpuCoverage, ToolkitDroppedArchitecturesAreSaid) {
