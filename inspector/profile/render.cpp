@@ -123,6 +123,15 @@ void write_elf(JsonWriter& w, const elf::Binary& b) {
   w.end_object();
 }
 
+// A reason, or null when there is none ("" means nothing went unread).
+void reason_or_null(JsonWriter& w, const char* key, const std::string& reason) {
+  w.key(key);
+  if (reason.empty())
+    w.null();
+  else
+    w.value(reason);
+}
+
 // members[].cuda: what the member's fatbins hold (docs/inspect.schema.json).
 void write_cuda(JsonWriter& w, const cuda::Fatbins& f) {
   w.begin_object();
@@ -151,21 +160,13 @@ void write_cuda(JsonWriter& w, const cuda::Fatbins& f) {
     w.field("entries", v.entries).end_object();
   }
   w.end_array();
-  w.key("unread");
-  if (f.unread.empty())
-    w.null();
-  else
-    w.value(f.unread);
+  reason_or_null(w, "unread", f.unread);
   w.key("loaded_by_the_library").begin_object();
   w.field("containers", f.embedded_containers).field("entries", f.embedded_entries);
   w.key("sections").begin_array();
   for (const auto& s : f.embedded_sections) w.value(s);
   w.end_array();
-  w.key("unread");
-  if (f.embedded_unread.empty())
-    w.null();
-  else
-    w.value(f.embedded_unread);
+  reason_or_null(w, "unread", f.embedded_unread);
   w.end_object();
   w.end_object();
 }
