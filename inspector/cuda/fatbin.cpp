@@ -57,6 +57,27 @@ void add_variant(std::vector<Variant>& to, const Variant& v) {
   to.push_back(v);
 }
 
+// Variants alike in kind, architecture, compression and PTX ISA counted together, in Fatbins' order.
+class VariantTally {
+ public:
+  void add(const std::vector<Variant>& vs) {
+    for (const auto& v : vs) m_counts[{v.kind, v.arch, v.compressed, v.ptx_isa}] += v.entries;
+  }
+  std::vector<Variant> sorted() const {
+    std::vector<Variant> out;
+    for (const auto& [key, n] : m_counts) {
+      Variant v;
+      std::tie(v.kind, v.arch, v.compressed, v.ptx_isa) = key;
+      v.entries = n;
+      out.push_back(v);
+    }
+    return out;
+  }
+
+ private:
+  std::map<std::tuple<CodeKind, Arch, bool, std::optional<PtxIsa>>, std::uint64_t> m_counts;
+};
+
 std::string hex_offset(std::uint64_t v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
@@ -274,7 +295,7 @@ void FatbinWalker::on_complete() {
 Fatbins merge_containers(const std::vector<Container>& containers, std::uint64_t begin, std::uint64_t end) {
   Fatbins f;
   f.section_size = end - begin;
-  std::map<std::tuple<CodeKind, Arch, bool, std::optional<PtxIsa>>, std::uint64_t> merged;
+  VariantTally tally;
   std::uint64_t cursor = begin;
   std::uint64_t covered = 0;
   bool tiled = true;
@@ -286,15 +307,10 @@ Fatbins merge_containers(const std::vector<Container>& containers, std::uint64_t
     covered += c.end - c.begin;
     ++f.containers;
     f.entries += c.entries;
-    for (const auto& v : c.variants) merged[{v.kind, v.arch, v.compressed, v.ptx_isa}] += v.entries;
+    tally.add(c.variants);
   }
   if (end - cursor > 64 && cursor < end) tiled = false;
-  for (const auto& [key, n] : merged) {
-    Variant v;
-    std::tie(v.kind, v.arch, v.compressed, v.ptx_isa) = key;
-    v.entries = n;
-    f.variants.push_back(v);
-  }
+  f.variants = tally.sorted();
   if (!tiled) {
     f.unread = "its fatbin containers could not all be followed (" + std::to_string(f.containers) + " read, " +
                std::to_string(covered) + " of " + std::to_string(end - begin) + " bytes)";
@@ -309,8 +325,8 @@ bool may_hold_loaded_code(std::string_view name, std::uint32_t type, std::uint64
 }
 
 void add_embedded(Fatbins& f, const std::vector<Container>& containers, const std::vector<SectionSpan>& sections) {
-  std::map<std::tuple<CodeKind, Arch, bool, std::optional<PtxIsa>>, std::uint64_t> merged;
-  for (const auto& v : f.variants) merged[{v.kind, v.arch, v.compressed, v.ptx_isa}] += v.entries;
+  VariantTally tally;
+  tally.add(f.variants);
   auto s = sections.begin();
   for (const auto& c : containers) {  // both ascending
     while (s != sections.end() && s->end <= c.begin) ++s;
@@ -318,20 +334,11 @@ void add_embedded(Fatbins& f, const std::vector<Container>& containers, const st
     if (c.begin < s->begin || c.end > s->end) continue;
     ++f.embedded_containers;
     f.embedded_entries += c.entries;
-    if (f.embedded_sections.empty() || f.embedded_sections.back() != s->name) {
-      if (std::find(f.embedded_sections.begin(), f.embedded_sections.end(), s->name) == f.embedded_sections.end()) {
-        f.embedded_sections.push_back(s->name);
-      }
-    }
-    for (const auto& v : c.variants) merged[{v.kind, v.arch, v.compressed, v.ptx_isa}] += v.entries;
+    // Sections ascend, so a section already named is the last one named.
+    if (f.embedded_sections.empty() || f.embedded_sections.back() != s->name) f.embedded_sections.push_back(s->name);
+    tally.add(c.variants);
   }
-  f.variants.clear();
-  for (const auto& [key, n] : merged) {
-    Variant v;
-    std::tie(v.kind, v.arch, v.compressed, v.ptx_isa) = key;
-    v.entries = n;
-    f.variants.push_back(v);
-  }
+  f.variants = tally.sorted();
 }
 
 std::vector<Container> seek_containers(const std::vector<SectionSpan>& sections, std::uint64_t file_size,
