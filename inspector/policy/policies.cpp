@@ -2,6 +2,12 @@
 // named by its PEP 600 / PEP 656 platform tag, and the image a check against that target uses.
 #include <algorithm>
 #include <charconv>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/policy.hpp"
@@ -70,12 +76,28 @@ Policies Policies::from_json(Libc libc, const nlohmann::json& list, std::string_
   Policies out;
   auto bad = [&](const std::string& why) { return bad_input(std::string(what) + ": " + why); };
   if (!list.is_array()) throw bad("not a list of policies");
+  // Every list of names in a policy (aliases, symbol versions, allowed libraries, blacklisted symbols) is
+  // a JSON array of strings; anything else is a malformed policy, named with where it was found, never a
+  // json type_error escaping from a get<std::string>().
+  auto strings = [&](const nlohmann::json& j, const std::string& where) {
+    if (!j.is_array()) throw bad(where + " is not a list of strings");
+    std::vector<std::string> names;
+    names.reserve(j.size());
+    for (const auto& v : j) {
+      if (!v.is_string()) throw bad(where + " holds " + std::string(v.type_name()) + ", not a string");
+      names.push_back(v.get<std::string>());
+    }
+    return names;
+  };
   for (const auto& p : list) {
     if (!p.is_object() || !p.contains("name") || !p["name"].is_string() || !p.contains("priority") ||
         !p["priority"].is_number_integer())
       throw bad("a policy without a name or a priority");
     const std::string name = p["name"].get<std::string>();
     if (name == "linux") continue;  // the base policy: linux_<arch>, no list
+    const auto priority = p["priority"].get<std::int64_t>();
+    if (priority < std::numeric_limits<int>::min() || priority > std::numeric_limits<int>::max())
+      throw bad(name + ": priority " + std::to_string(priority) + " is out of range");
     static const nlohmann::json k_empty_list = nlohmann::json::array(), k_empty_object = nlohmann::json::object();
     auto member = [&](const char* key, const nlohmann::json& fallback) -> const nlohmann::json& {
       const auto it = p.find(key);
@@ -83,23 +105,29 @@ Policies Policies::from_json(Libc libc, const nlohmann::json& list, std::string_
     };
     const auto& versions = member("symbol_versions", k_empty_object);
     if (!versions.is_object()) throw bad(name + ": symbol_versions is not an object");
+    const auto aliases = strings(member("aliases", k_empty_list), name + ": aliases");
+    const auto whitelist = strings(member("lib_whitelist", k_empty_list), name + ": lib_whitelist");
+    const auto& blacklist_json = member("blacklist", k_empty_object);
+    if (!blacklist_json.is_object()) throw bad(name + ": blacklist is not an object");
+    std::map<std::string, std::set<std::string>> blacklist;
+    for (const auto& [lib, syms] : blacklist_json.items()) {
+      auto& set = blacklist[lib];
+      for (auto& sym : strings(syms, name + ": blacklist." + lib)) set.insert(std::move(sym));
+    }
     for (const auto& [arch, families] : versions.items()) {
       Policy pol;
       pol.libc = libc;
       pol.name = name;
-      pol.priority = p["priority"].get<int>();
+      pol.priority = static_cast<int>(priority);
       pol.arch = arch;
-      for (const auto& a : member("aliases", k_empty_list)) pol.aliases.push_back(a.get<std::string>());
+      pol.aliases = aliases;
       if (!families.is_object()) throw bad(name + "_" + arch + ": symbol versions are not an object");
       for (const auto& [family, vs] : families.items()) {
         auto& set = pol.symbol_versions[family];
-        for (const auto& v : vs) set.insert(v.get<std::string>());
+        for (auto& v : strings(vs, name + "_" + arch + ": symbol_versions." + family)) set.insert(std::move(v));
       }
-      for (const auto& l : member("lib_whitelist", k_empty_list)) pol.whitelist.insert(l.get<std::string>());
-      for (const auto& [lib, syms] : member("blacklist", k_empty_object).items()) {
-        auto& set = pol.blacklist[lib];
-        for (const auto& s : syms) set.insert(s.get<std::string>());
-      }
+      pol.whitelist.insert(whitelist.begin(), whitelist.end());
+      pol.blacklist = blacklist;
       out.m_all.push_back(std::move(pol));
     }
   }

@@ -341,3 +341,43 @@ TEST(Policy, IsaLevelAboveTheBaselineIsLinuxOnly) {
   ASSERT_NE(k, nullptr);
   EXPECT_EQ(k->version, "x86-64-v3");
 }
+
+// A policy document of the wrong shape is a malformed input with a typed error naming where the wrong
+// value is (what `fuzz_image` found: an "aliases" list holding a number threw a json type_error).
+TEST(Policy, WrongTypesInAPolicyAreTypedErrors) {
+  const auto load = [](const char* text) {
+    return policy::Policies::from_json(policy::Libc::Glibc, nlohmann::json::parse(text), "p.json");
+  };
+  const std::pair<const char*, const char*> cases[] = {
+      {R"([{"name":"manylinux_2_17","priority":80,"aliases":[1],"symbol_versions":{"x86_64":{}}}])",
+       "manylinux_2_17: aliases holds number, not a string"},
+      {R"([{"name":"manylinux_2_17","priority":80,"aliases":"manylinux2014","symbol_versions":{}}])",
+       "manylinux_2_17: aliases is not a list of strings"},
+      {R"([{"name":"manylinux_2_17","priority":80,"symbol_versions":{"x86_64":{"GLIBC":[2.17]}}}])",
+       "symbol_versions.GLIBC holds number"},
+      {R"([{"name":"manylinux_2_17","priority":80,"symbol_versions":{"x86_64":{"GLIBC":"2.17"}}}])",
+       "symbol_versions.GLIBC is not a list of strings"},
+      {R"([{"name":"manylinux_2_17","priority":80,"lib_whitelist":[null],"symbol_versions":{}}])",
+       "lib_whitelist holds null"},
+      {R"([{"name":"manylinux_2_17","priority":80,"blacklist":[],"symbol_versions":{}}])",
+       "blacklist is not an object"},
+      {R"([{"name":"manylinux_2_17","priority":80,"blacklist":{"libz.so.1":[{}]},"symbol_versions":{}}])",
+       "blacklist.libz.so.1 holds object"},
+      {R"([{"name":"manylinux_2_17","priority":99999999999,"symbol_versions":{}}])", "out of range"},
+  };
+  for (const auto& [text, message] : cases) {
+    try {
+      (void)load(text);
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::BadInput) << text;
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("p.json: "), std::string::npos) << e.what();
+    }
+  }
+  // The right shapes still load.
+  const auto good = load(R"([{"name":"manylinux_2_17","priority":80,"aliases":["manylinux2014"],
+      "symbol_versions":{"x86_64":{"GLIBC":["2.17"]}},"lib_whitelist":["libc.so.6"],"blacklist":{"libz.so.1":["x"]}}])");
+  ASSERT_NE(good.find("manylinux2014_x86_64"), nullptr);
+  EXPECT_EQ(good.find("manylinux2014_x86_64")->whitelist.count("libc.so.6"), 1u);
+}
