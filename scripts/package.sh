@@ -3,7 +3,10 @@
 # it (README: Install):
 #
 #   scripts/package.sh [x86_64|aarch64|all]   # default: all
+#   scripts/package.sh --locked [ARCH]        # a release: only what the lock pins, or stop
 #   scripts/package.sh --relock               # re-pin packaging/sources.lock to the archive's current files
+#   --lock FILE                               # another lock than packaging/sources.lock (a test's, or a
+#                                             # dist/SOURCES.used, to rebuild exactly what a release used)
 #
 # writes, for each architecture, into dist/ (DIST=... to change):
 #   wheelcheck-<version>-py3-none-manylinux_2_17_<arch>.manylinux2014_<arch>.whl
@@ -19,7 +22,18 @@
 # WHEEL --image manylinux2014_<arch> must pass and `inspect` must find it consistent with
 # manylinux_2_17_<arch>; the aarch64 one runs under qemu-aarch64-static.
 #
-# Work folder: build-package/ (WHEELCHECK_PACKAGE_DIR=...); a second run rebuilds only wheelcheck itself.
+# Pins that moved: Debian removes superseded security updates, so a pinned file can vanish from the archive.
+# By default such an input is taken as the archive's signed indexes name it now (apt's own chain of trust:
+# InRelease's signature, the Packages/Sources hashes, the file's), with one warning line per moved input,
+# and the build goes on; --locked (what a release uses) refuses instead, naming each stale pin. Either
+# way dist/SOURCES.used records what was really used (a lock in the same format, each line with its
+# version and "as pinned" or "moved"), and `wheelcheck --version` says whether the sources were as pinned.
+#
+# Work folder: build-package/ (WHEELCHECK_PACKAGE_DIR=...). Kept outside the clone, in
+# $WHEELCHECK_BUILD_CACHE (default ~/.cache/wheelcheck/build; scripts/lib/cache.sh): the verified downloads, the
+# private apt state, ccache, and the libraries built from source, in static-deps/<arch>-<key>, where the
+# key is the sha256 of what they are built from (the sources used, the -dev packages, the compilers, this
+# script's recipe); so a second run, in this clone or a fresh one, builds only wheelcheck itself.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -28,6 +42,8 @@ dist=${DIST:-$root/dist}
 lock=$root/packaging/sources.lock
 jobs=$(nproc)
 started=$SECONDS
+# shellcheck source=scripts/lib/cache.sh
+source "$root/scripts/lib/cache.sh"
 
 say() { printf '\033[1mpackage:\033[0m %s\n' "$*" >&2; }
 die() { printf 'package: %s\n' "$*" >&2; exit 1; }
@@ -38,15 +54,28 @@ quiet() {
 }
 
 # --- What the package step itself needs -----------------------------------------------------------
-need=(cmake make g++ python3 xz-utils patch)
-case ${1:-all} in
+need=(cmake make g++ python3 xz-utils patch ccache)
+mode=default target=all
+while (($#)); do
+  case $1 in
+    --locked) mode=locked ;;
+    --relock) mode=relock ;;
+    --lock) (($# > 1)) || die "--lock needs a file"; lock=$(realpath "$2"); shift ;;
+    --lock=*) lock=$(realpath "${1#--lock=}") ;;
+    -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    x86_64 | aarch64 | all) target=$1 ;;
+    -*) die "unknown option '$1' (--help)" ;;
+    *) die "unknown architecture '$1': x86_64, aarch64 or all (--help)" ;;
+  esac
+  shift
+done
+[[ -f $lock ]] || die "no lock file $lock"
+case $target in
   x86_64) arches=(x86_64); need+=(nasm) ;;
   aarch64) arches=(aarch64); need+=(gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user-static) ;;
   all) arches=(x86_64 aarch64); need+=(nasm gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user-static) ;;
-  --relock) arches=() ;;
-  -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-  *) die "unknown architecture '$1': x86_64, aarch64 or all (--help)" ;;
 esac
+[[ $mode == relock ]] && arches=()
 for a in "${arches[@]}"; do
   [[ $a == "$(uname -m)" || -f packaging/toolchain-$a.cmake ]] ||
     die "building for $a on a $(uname -m) machine is not supported (this script runs on x86_64 Debian 12)"
@@ -62,40 +91,38 @@ if ((${#missing[@]})); then
     { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; }
 fi
 
-# --- Re-pinning: a private apt state (bookworm + security, sources and both architectures) ----------
-if [[ ${1:-} == --relock ]]; then
-  apt_dir=$work/apt
-  mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial"
-  read -r main security < <(python3 -c 'import sys; sys.path.insert(0, "packaging"); import lock; print(*lock.mirrors())')
-  for s in bookworm bookworm-updates; do
-    printf 'deb [arch=amd64,arm64] %s %s main\ndeb-src %s %s main\n' "$main" $s "$main" $s
-  done >"$apt_dir/sources.list"
-  printf 'deb [arch=amd64,arm64] %s bookworm-security main\ndeb-src %s bookworm-security main\n' \
-    "$security" "$security" >>"$apt_dir/sources.list"
-  printf '%s ' -oDir::State::Lists="$apt_dir/lists" -oDir::Etc::SourceList="$apt_dir/sources.list" \
-    -oDir::Etc::SourceParts=/dev/null -oDir::Cache="$apt_dir/cache" -oAPT::Architectures=amd64,arm64 \
-    -oDebug::NoLocking=1 -oAPT::Sandbox::User=root >"$apt_dir/options"
-  # shellcheck disable=SC2046
-  apt-get $(cat "$apt_dir/options") -qq update
-  python3 packaging/lock.py relock "$lock" "$apt_dir/options"
+# --- Re-pinning: a private apt state (bookworm + updates + security, sources and both architectures) --
+if [[ $mode == relock ]]; then
+  python3 packaging/lock.py relock "$lock" "$wheelcheck_cache/apt"
   git --no-pager diff --stat -- "$lock" || true
   exit 0
 fi
 
-# What the unpacked and source-built dependencies were made from: the lock, and the revision of the
-# build recipes below (bump it when a dependency's options change); a folder whose stamp differs is redone.
-deps_revision=2
-stamp="$(sha256sum <"$lock" | cut -c1-16)-$deps_revision"
+# The revision of the recipes below: bump it when a dependency's options change (the recipe's text is in
+# the cache key too, so this is for changes outside it).
+deps_revision=3
 version=$(sed -n 's/^project(wheelcheck VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
 [[ -n $version ]] || die "no version in CMakeLists.txt"
 debarch() { [[ $1 == x86_64 ]] && echo amd64 || echo arm64; }
 triplet() { echo "$1-linux-gnu"; }
 
-say "fetching the pinned sources (packaging/sources.lock)"
+say "fetching the pinned sources (${lock#"$root"/}$([[ $mode == locked ]] && echo ', --locked'))"
 fetch_args=()
 for a in "${arches[@]}"; do fetch_args+=(--arch "$(debarch "$a")"); done
-python3 packaging/lock.py fetch "$lock" "$work/downloads" "${fetch_args[@]}"
-lock_files() { sed -e 's/#.*//' "$lock" | awk -v k="$1" -v n="$2" '$1==k && $2==n {print $3}' | xargs -rn1 basename; }
+[[ $mode == locked ]] && fetch_args+=(--locked)
+downloads=$wheelcheck_cache/downloads
+mkdir -p "$work"
+used=$work/SOURCES.used
+python3 packaging/lock.py fetch "$lock" "$downloads" "$used" "$wheelcheck_cache/apt" "${fetch_args[@]}"
+# From here on, what was really used (as pinned, or what the archive names now) is the lock.
+lock_files() { sed -e 's/#.*//' "$used" | awk -v k="$1" -v n="$2" '$1==k && $2==n {print $3}' | xargs -rn1 basename; }
+# What --version says of the sources: as pinned, or which inputs moved.
+moved=$(sed -n 's/^\(src\|deb\) *\([^ ]*\) .*# \([^,]*\), moved: the lock pins \(.*\)$/\2 \3 (pinned \4)/p' "$used" | sort -u | paste -sd, - | sed 's/,/, /g')
+if [[ -n $moved ]]; then
+  sources_note="sources moved from the lock: $moved"
+else
+  sources_note="sources as pinned in the lock"
+fi
 
 # Unpacks a source package (orig tarball, then Debian's patches in their series order) into $2.
 unpack_source() {
@@ -103,8 +130,8 @@ unpack_source() {
   orig=$(lock_files src "$name" | grep '\.orig\.')
   debian=$(lock_files src "$name" | grep '\.debian\.')
   rm -rf "$dest" "$dest.tmp" && mkdir -p "$dest.tmp"
-  tar -xf "$work/downloads/$orig" -C "$dest.tmp" --strip-components=1
-  tar -xf "$work/downloads/$debian" -C "$dest.tmp"
+  tar -xf "$downloads/$orig" -C "$dest.tmp" --strip-components=1
+  tar -xf "$downloads/$debian" -C "$dest.tmp"
   if [[ -f $dest.tmp/debian/patches/series ]]; then
     while read -r p _; do
       [[ -z $p || $p == \#* ]] && continue
@@ -115,13 +142,50 @@ unpack_source() {
   mv "$dest.tmp" "$dest"
 }
 
+# build_deps ARCH SRC PREFIX: nghttp2, libcurl, libzip and ISA-L from Debian's sources (unpacked into SRC,
+# Debian's patches applied) built and installed into PREFIX, with the variables build_arch sets.
+build_deps() {
+  local arch=$1 src=$2 prefix=$3 dlog=$dir/deps.log
+  : >"$dlog"
+  mkdir -p "$prefix/include/isa-l" "$prefix/lib" "$src"
+  unpack_source nghttp2 "$src/nghttp2"
+  quiet "$dlog" cmake -S "$src/nghttp2" -B "$src/nghttp2/b" "${cmake_common[@]}" -DENABLE_LIB_ONLY=ON \
+    -DENABLE_STATIC_LIB=ON -DENABLE_SHARED_LIB=OFF -DENABLE_DOC=OFF -DWITH_LIBXML2=OFF -DWITH_JEMALLOC=OFF
+  quiet "$dlog" cmake --build "$src/nghttp2/b" -j"$jobs" --target install
+
+  unpack_source curl "$src/curl"
+  # HTTP(S) only, OpenSSL and nghttp2, no CA bundle compiled in (the client finds the host's at run time)
+  # and OpenSSL never told to load the host's configuration.
+  quiet "$dlog" cmake -S "$src/curl" -B "$src/curl/b" "${cmake_common[@]}" -DBUILD_CURL_EXE=OFF -DBUILD_TESTING=OFF \
+    -DHTTP_ONLY=ON -DCURL_USE_OPENSSL=ON -DOPENSSL_ROOT_DIR="$sysroot/usr" -DOPENSSL_USE_STATIC_LIBS=ON \
+    -DUSE_NGHTTP2=ON -DNGHTTP2_INCLUDE_DIR="$prefix/include" -DNGHTTP2_LIBRARY="$prefix/lib/libnghttp2.a" \
+    -DZLIB_INCLUDE_DIR="$sysroot/usr/include" -DZLIB_LIBRARY="$sysroot/usr/lib/$tri/libz.a" \
+    -DCURL_USE_LIBSSH2=OFF -DUSE_LIBIDN2=OFF -DCURL_BROTLI=OFF -DCURL_ZSTD=OFF -DENABLE_MANUAL=OFF \
+    -DCURL_CA_BUNDLE=none -DCURL_CA_PATH=none -DCURL_DISABLE_OPENSSL_AUTO_LOAD_CONFIG=ON \
+    -DENABLE_THREADED_RESOLVER=ON -DCURL_DISABLE_LDAP=ON -DCURL_DISABLE_LDAPS=ON -DCURL_USE_GSSAPI=OFF
+  quiet "$dlog" cmake --build "$src/curl/b" -j"$jobs" --target install
+
+  unpack_source libzip "$src/libzip"
+  quiet "$dlog" cmake -S "$src/libzip" -B "$src/libzip/b" "${cmake_common[@]}" -DENABLE_BZIP2=OFF -DENABLE_LZMA=OFF \
+    -DENABLE_ZSTD=OFF -DENABLE_COMMONCRYPTO=OFF -DENABLE_GNUTLS=OFF -DENABLE_MBEDTLS=OFF -DENABLE_OPENSSL=OFF \
+    -DENABLE_WINDOWS_CRYPTO=OFF -DBUILD_TOOLS=OFF -DBUILD_REGRESS=OFF -DBUILD_EXAMPLES=OFF -DBUILD_DOC=OFF \
+    -DZLIB_INCLUDE_DIR="$sysroot/usr/include" -DZLIB_LIBRARY="$sysroot/usr/lib/$tri/libz.a"
+  quiet "$dlog" cmake --build "$src/libzip/b" -j"$jobs" --target install
+
+  unpack_source libisal "$src/isal"
+  local isal_args=(CC="$cc")
+  [[ $arch == aarch64 ]] && isal_args+=(host_cpu=aarch64 arch=aarch64 AR="$tri-ar")
+  quiet "$dlog" make -C "$src/isal" -f Makefile.unx -j"$jobs" "${isal_args[@]}" lib
+  cp "$src/isal/bin/isa-l.a" "$prefix/lib/libisal.a"
+  cp "$src/isal/include/"*.h "$prefix/include/isa-l/"
+}
+
 build_arch() {
-  local arch=$1 da tri dir sysroot prefix cc cxx toolchain=() emu=()
+  local arch=$1 da tri dir sysroot prefix stamp cc cxx toolchain=() emu=()
   da=$(debarch "$arch")
   tri=$(triplet "$arch")
   dir=$work/$arch
   sysroot=$dir/sysroot
-  prefix=$dir/prefix
   if [[ $arch == "$(uname -m)" ]]; then
     cc=gcc cxx=g++
   else
@@ -129,61 +193,62 @@ build_arch() {
     toolchain=(-DCMAKE_TOOLCHAIN_FILE="$root/packaging/toolchain-$arch.cmake")
     emu=(qemu-"$arch"-static)
   fi
-  local launcher=()
-  command -v ccache >/dev/null && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-  local cmake_common=("${launcher[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx"
-    "${toolchain[@]}" -DCMAKE_INSTALL_PREFIX="$prefix" -DCMAKE_PREFIX_PATH="$prefix;$sysroot/usr"
-    -DCMAKE_POSITION_INDEPENDENT_CODE=OFF -DBUILD_SHARED_LIBS=OFF
-    -DCMAKE_C_FLAGS="-isystem $sysroot/usr/include/$tri -isystem $sysroot/usr/include")
+  # What the libraries built from source are made of; their folder in the cache is named by its sha256.
+  local key deps
+  key=$({
+    echo "revision $deps_revision"
+    sed -e 's/#.*//' "$used" | awk -v a="$da" '$1=="src" || $3 ~ ("_(" a "|all)[.]deb$")'
+    "$cc" --version | head -1
+    "$cxx" --version | head -1
+    cmake --version | head -1
+    declare -f build_deps unpack_source
+  } | sha256sum | cut -c1-24)
+  deps=$wheelcheck_cache/static-deps/$arch-$key
+  local cmake_common=()
+  # with_prefix PREFIX: the CMake options every build of this architecture shares, installing into PREFIX.
+  with_prefix() {
+    prefix=$1
+    cmake_common=("${cache_launcher[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx"
+      "${toolchain[@]}" -DCMAKE_INSTALL_PREFIX="$prefix" -DCMAKE_PREFIX_PATH="$prefix;$sysroot/usr"
+      -DCMAKE_POSITION_INDEPENDENT_CODE=OFF -DBUILD_SHARED_LIBS=OFF
+      -DCMAKE_C_FLAGS="-isystem $sysroot/usr/include/$tri -isystem $sysroot/usr/include")
+  }
 
   # Debian's -dev packages for this architecture, unpacked (static archives, headers, copyright files).
+  stamp=$(sed -e 's/#.*//' "$used" | awk -v a="$da" '$1=="deb" && $3 ~ ("_(" a "|all)[.]deb$")' | sha256sum | cut -c1-24)
   if [[ $(cat "$sysroot/.done" 2>/dev/null) != "$stamp" ]]; then
     say "$arch: unpacking Debian's -dev packages"
     rm -rf "$sysroot" && mkdir -p "$sysroot"
-    for deb in $(sed -e 's/#.*//' "$lock" | awk '$1=="deb" {print $3}' | xargs -n1 basename | grep -E "_($da|all)\.deb$"); do
-      dpkg-deb -x "$work/downloads/$deb" "$sysroot"
+    for deb in $(sed -e 's/#.*//' "$used" | awk '$1=="deb" {print $3}' | xargs -n1 basename | grep -E "_($da|all)\.deb$"); do
+      dpkg-deb -x "$downloads/$deb" "$sysroot"
     done
     echo "$stamp" >"$sysroot/.done"
   fi
 
-  # The libraries Debian has no usable static archive of, built from source with Debian's patches.
-  if [[ $(cat "$prefix/.done" 2>/dev/null) != "$stamp" ]]; then
-    rm -rf "$prefix" "$dir/src" && mkdir -p "$prefix/include/isa-l" "$prefix/lib" "$dir/src"
+  # The libraries Debian has no usable static archive of, built from source with Debian's patches, once
+  # per key: built beside their cache folder and renamed into it when complete.
+  if [[ -f $deps/.done ]]; then
+    say "$arch: nghttp2, libcurl, libzip and ISA-L from the cache (${deps/#"$HOME"/\~})"
+    touch "$deps/.done"
+  else
     say "$arch: building nghttp2, libcurl, libzip and ISA-L from Debian's sources"
-    local dlog=$dir/deps.log
-    : >"$dlog"
-    unpack_source nghttp2 "$dir/src/nghttp2"
-    quiet "$dlog" cmake -S "$dir/src/nghttp2" -B "$dir/src/nghttp2/b" "${cmake_common[@]}" -DENABLE_LIB_ONLY=ON \
-      -DENABLE_STATIC_LIB=ON -DENABLE_SHARED_LIB=OFF -DENABLE_DOC=OFF -DWITH_LIBXML2=OFF -DWITH_JEMALLOC=OFF
-    quiet "$dlog" cmake --build "$dir/src/nghttp2/b" -j"$jobs" --target install
-
-    unpack_source curl "$dir/src/curl"
-    # HTTP(S) only, OpenSSL and nghttp2, no CA bundle compiled in (the client finds the host's at run time)
-    # and OpenSSL never told to load the host's configuration.
-    quiet "$dlog" cmake -S "$dir/src/curl" -B "$dir/src/curl/b" "${cmake_common[@]}" -DBUILD_CURL_EXE=OFF -DBUILD_TESTING=OFF \
-      -DHTTP_ONLY=ON -DCURL_USE_OPENSSL=ON -DOPENSSL_ROOT_DIR="$sysroot/usr" -DOPENSSL_USE_STATIC_LIBS=ON \
-      -DUSE_NGHTTP2=ON -DNGHTTP2_INCLUDE_DIR="$prefix/include" -DNGHTTP2_LIBRARY="$prefix/lib/libnghttp2.a" \
-      -DZLIB_INCLUDE_DIR="$sysroot/usr/include" -DZLIB_LIBRARY="$sysroot/usr/lib/$tri/libz.a" \
-      -DCURL_USE_LIBSSH2=OFF -DUSE_LIBIDN2=OFF -DCURL_BROTLI=OFF -DCURL_ZSTD=OFF -DENABLE_MANUAL=OFF \
-      -DCURL_CA_BUNDLE=none -DCURL_CA_PATH=none -DCURL_DISABLE_OPENSSL_AUTO_LOAD_CONFIG=ON \
-      -DENABLE_THREADED_RESOLVER=ON -DCURL_DISABLE_LDAP=ON -DCURL_DISABLE_LDAPS=ON -DCURL_USE_GSSAPI=OFF
-    quiet "$dlog" cmake --build "$dir/src/curl/b" -j"$jobs" --target install
-
-    unpack_source libzip "$dir/src/libzip"
-    quiet "$dlog" cmake -S "$dir/src/libzip" -B "$dir/src/libzip/b" "${cmake_common[@]}" -DENABLE_BZIP2=OFF -DENABLE_LZMA=OFF \
-      -DENABLE_ZSTD=OFF -DENABLE_COMMONCRYPTO=OFF -DENABLE_GNUTLS=OFF -DENABLE_MBEDTLS=OFF -DENABLE_OPENSSL=OFF \
-      -DENABLE_WINDOWS_CRYPTO=OFF -DBUILD_TOOLS=OFF -DBUILD_REGRESS=OFF -DBUILD_EXAMPLES=OFF -DBUILD_DOC=OFF \
-      -DZLIB_INCLUDE_DIR="$sysroot/usr/include" -DZLIB_LIBRARY="$sysroot/usr/lib/$tri/libz.a"
-    quiet "$dlog" cmake --build "$dir/src/libzip/b" -j"$jobs" --target install
-
-    unpack_source libisal "$dir/src/isal"
-    local isal_args=(CC="$cc")
-    [[ $arch == aarch64 ]] && isal_args+=(host_cpu=aarch64 arch=aarch64 AR="$tri-ar")
-    quiet "$dlog" make -C "$dir/src/isal" -f Makefile.unx -j"$jobs" "${isal_args[@]}" lib
-    cp "$dir/src/isal/bin/isa-l.a" "$prefix/lib/libisal.a"
-    cp "$dir/src/isal/include/"*.h "$prefix/include/isa-l/"
-    echo "$stamp" >"$prefix/.done"
+    local tmp=$deps.tmp.$$
+    rm -rf "$tmp" "$dir/src" && mkdir -p "$tmp"
+    # Only static archives and headers are used from the prefix, so it can be renamed once complete.
+    with_prefix "$tmp/prefix"
+    build_deps "$arch" "$dir/src" "$prefix"
+    # What packaging/licenses.sh takes from the sources: their debian/copyright and upstream licence.
+    for lib in libzip isal curl nghttp2; do
+      mkdir -p "$tmp/src/$lib/debian"
+      cp "$dir/src/$lib/debian/copyright" "$tmp/src/$lib/debian/"
+      for f in LICENSE COPYING; do [[ -f $dir/src/$lib/$f ]] && cp "$dir/src/$lib/$f" "$tmp/src/$lib/"; done
+    done
+    date -u +%FT%TZ >"$tmp/.done"
+    rm -rf "$deps" && mv "$tmp" "$deps" && rm -rf "$dir/src"
   fi
+  with_prefix "$deps/prefix"
+  # Older builds of this architecture's libraries: the three used last are kept.
+  ls -1dt "$wheelcheck_cache/static-deps/$arch-"* 2>/dev/null | grep -v '\.tmp\.' | tail -n +4 | xargs -r rm -rf
 
   say "$arch: building wheelcheck (static)"
   # -O2 as the tested build (GCC 12's -O3 warns falsely inside libstdc++'s string code). The cross build
@@ -195,7 +260,8 @@ build_arch() {
   cmake -S "$root" -B "$dir/build" "${cmake_common[@]}" "${cross_flags[@]}" -DWHEELCHECK_STATIC=ON -DWHEELCHECK_WERROR=ON \
     -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=12 \
     -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" -DCMAKE_C_FLAGS_RELEASE="-O2 -DNDEBUG" \
-    -DWHEELCHECK_STATIC_SYSROOT="$sysroot" -DWHEELCHECK_STATIC_PREFIX="$prefix" -DWHEELCHECK_TRIPLET="$tri" >/dev/null
+    -DWHEELCHECK_STATIC_SYSROOT="$sysroot" -DWHEELCHECK_STATIC_PREFIX="$prefix" -DWHEELCHECK_TRIPLET="$tri" \
+    -DWHEELCHECK_BUILD_SOURCES="$sources_note" >/dev/null
   local log=$dir/build.log
   cmake --build "$dir/build" -j"$jobs" --target wheelcheck >"$log" 2>&1 || { tail -40 "$log" >&2; die "$arch: the static build failed"; }
   # The warnings a static glibc link always gives, one per function that can load NSS modules or shared
@@ -211,7 +277,7 @@ build_arch() {
   rm -rf "$stage" && mkdir -p "$stage/bin" "$stage/share/wheelcheck" "$stage/licenses"
   "$tri-strip" -o "$stage/bin/wheelcheck" "$dir/build/wheelcheck" 2>/dev/null || strip -o "$stage/bin/wheelcheck" "$dir/build/wheelcheck"
   cp -r "$root/db" "$stage/share/wheelcheck/db"
-  packaging/licenses.sh "$arch" "$sysroot" "$dir/src" "$stage/licenses"
+  packaging/licenses.sh "$arch" "$sysroot" "$deps/src" "$stage/licenses"
 
   mkdir -p "$dist"
   python3 packaging/make_wheel.py --version "$version" --arch "$arch" --stage "$stage" --dist "$dist" \
@@ -233,5 +299,7 @@ build_arch() {
   say "$arch: $(basename "$wheel") ($(du -k "$wheel" | cut -f1) KiB), $(basename "$tarball"): consistent with $consistent"
 }
 
+mkdir -p "$dist"
+cp "$used" "$dist/SOURCES.used"
 for a in "${arches[@]}"; do build_arch "$a"; done
 say "done in $((SECONDS - started)) s: $(ls "$dist" | tr '\n' ' ')"

@@ -38,10 +38,11 @@ std::string build_description() {
   const auto* curl = curl_version_info(CURLVERSION_NOW);
   std::string http2 = curl->nghttp2_version != nullptr ? fmt::format(", nghttp2 {}", curl->nghttp2_version) : "";
   const std::string lief = LIEF_VERSION;
-  return fmt::format("{}; glibc {}, GCC {}.{}.{}, OpenSSL {}, libcurl {}{}, libzip {}, LIEF {}", WHEELCHECK_BUILD_KIND,
-                     gnu_get_libc_version(), __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__,
+  const std::string sources = WHEELCHECK_BUILD_SOURCES;
+  return fmt::format("{}; glibc {}, GCC {}.{}.{}, OpenSSL {}, libcurl {}{}, libzip {}, LIEF {}{}{}",
+                     WHEELCHECK_BUILD_KIND, gnu_get_libc_version(), __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__,
                      OpenSSL_version(OPENSSL_VERSION_STRING), curl->version, http2, zip_libzip_version(),
-                     lief.substr(0, lief.find('-')));
+                     lief.substr(0, lief.find('-')), sources.empty() ? "" : "; ", sources);
 }
 
 }  // namespace wheelcheck
