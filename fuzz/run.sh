@@ -2,6 +2,9 @@
 # Builds and runs wheelcheck's libFuzzer targets (fuzz/README.md).
 #
 #   fuzz/run.sh [SECONDS]     fuzz every target SECONDS (default 60), JOBS at a time (default nproc)
+#   fuzz/run.sh --ci          CI's fuzzing, deterministic: each target a fixed number of runs (fuzz/ci-runs)
+#                             from a fixed seed over the seeds and fuzz/regressions alone, so the same
+#                             commit runs the same inputs and prints the same counts every time
 #   fuzz/run.sh --replay      no fuzzing: every target runs once over its corpus and fuzz/regressions
 #   TARGETS="zip elf" fuzz/run.sh 600     only those targets
 #
@@ -19,7 +22,8 @@ mode=fuzz
 seconds=60
 case ${1:-} in
   --replay) mode=replay ;;
-  -h | --help) sed -n '2,13p' "${BASH_SOURCE[0]}"; exit 0 ;;
+  --ci) mode=ci ;;
+  -h | --help) sed -n '2,16p' "${BASH_SOURCE[0]}"; exit 0 ;;
   '') ;;
   *[!0-9]*) echo "run.sh: SECONDS must be a number, or --replay" >&2; exit 2 ;;
   *) seconds=$1 ;;
@@ -42,8 +46,9 @@ if ((${#missing[@]})); then
 fi
 
 # --- build -------------------------------------------------------------------------------------------
-launcher=()
-command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+root=$repo
+# shellcheck source=scripts/lib/cache.sh
+source "$repo/scripts/lib/cache.sh"
 if ! grep -qs '^WHEELCHECK_FUZZ:BOOL=ON' "$build/CMakeCache.txt"; then
   if [[ -f $build/CMakeCache.txt ]] && ! grep -qs '^CMAKE_CXX_COMPILER:.*clang' "$build/CMakeCache.txt"; then
     echo "run.sh: $build is configured without clang; WHEELCHECK_FUZZ needs clang (remove it or set BUILD_DIR)" >&2
@@ -51,7 +56,7 @@ if ! grep -qs '^WHEELCHECK_FUZZ:BOOL=ON' "$build/CMakeCache.txt"; then
   fi
   echo "run.sh: configuring $build (clang-14, WHEELCHECK_FUZZ=ON)"
   CC=clang-14 CXX=clang++-14 cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWHEELCHECK_WERROR=ON \
-    -DWHEELCHECK_FUZZ=ON "${launcher[@]}" >/dev/null
+    -DWHEELCHECK_FUZZ=ON "${cache_launcher[@]}" >/dev/null
 fi
 echo "run.sh: building the fuzz targets in $build"
 cmake --build "$build" --target fuzz_targets -j"$(nproc)" >"$build/fuzz-build.log" 2>&1 ||
@@ -64,15 +69,34 @@ mkdir -p "$build/fuzz-logs"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
+# CI's run counts: "TARGET RUNS" a line. Each is about what a minute of fuzzing that target ran on this
+# kind of machine, two targets at a time, when they were set (the figures are in fuzz/README.md).
+declare -A ci_runs=()
+if [[ $mode == ci ]]; then
+  while read -r t n _; do [[ -z $t || $t == \#* ]] || ci_runs[$t]=$n; done <"$here/ci-runs"
+  for t in "${targets[@]}"; do
+    [[ -n ${ci_runs[$t]:-} ]] || { echo "run.sh: fuzz/ci-runs has no count for $t" >&2; exit 2; }
+  done
+fi
+
 run_target() {
   local t=$1 corpus=$build/fuzz-corpus/$t artifacts=$build/fuzz-artifacts/$t log=$build/fuzz-logs/$t.log
+  local args=(-timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$artifacts/")
+  if [[ $mode == ci ]]; then
+    # A fresh corpus of the seeds alone (what libFuzzer adds goes there and is dropped next time), a fixed
+    # seed and count: the same inputs every run. The hang limit has a margin for a loaded machine.
+    corpus=$build/fuzz-ci/$t
+    rm -rf "$corpus" && mkdir -p "$corpus"
+    cp "$build/fuzz-corpus/$t"/seed-* "$corpus/" 2>/dev/null || true
+    args=(-timeout=30 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$artifacts/" -seed=1
+          -runs="${ci_runs[$t]}")
+  fi
   local dirs=("$corpus")
   [[ -d $here/regressions/$t ]] && dirs+=("$here/regressions/$t")
   mkdir -p "$corpus" "$artifacts"
-  local args=(-timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$artifacts/")
   if [[ $mode == replay ]]; then
     args+=(-runs=0)
-  else
+  elif [[ $mode == fuzz ]]; then
     args+=(-max_total_time="$seconds")
   fi
   local rc=0
@@ -82,7 +106,7 @@ run_target() {
 
 start=$(date +%s)
 touch "$build/fuzz-logs/.start"
-echo "run.sh: $mode: ${targets[*]} ($([[ $mode == fuzz ]] && echo "${seconds}s each, ")$jobs at a time)"
+echo "run.sh: $mode: ${targets[*]} ($([[ $mode == fuzz ]] && echo "${seconds}s each, ")$([[ $mode == ci ]] && echo "fixed runs from seed 1, ")$jobs at a time)"
 for t in "${targets[@]}"; do
   while (($(jobs -rp | wc -l) >= jobs)); do wait -n || true; done
   run_target "$t" &
@@ -110,7 +134,8 @@ for t in "${targets[@]}"; do
   last=$(grep -E '^#[0-9]+' "$log" | tail -1 || true)
   cov=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$last")
   ft=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<<"$last")
-  corpus=$(find "$build/fuzz-corpus/$t" -type f | wc -l)
+  if [[ $mode == ci ]]; then corpus=$(find "$build/fuzz-ci/$t" -type f | wc -l)
+  else corpus=$(find "$build/fuzz-corpus/$t" -type f | wc -l); fi
   result=$(result_of "$log" "$rc")
   [[ $result == ok ]] || failed=1
   printf '%-13s %12s %9s %8s %8s %8s  %s\n' "$t" "${runs:--}" "${eps:--}" "${cov:--}" "${ft:--}" "$corpus" "$result"

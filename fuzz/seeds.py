@@ -163,12 +163,14 @@ def make_wheel(files, stored=False, name="demo", version="1.0", tag="cp312-cp312
     buf = io.BytesIO()
     method = zipfile.ZIP_STORED if stored else zipfile.ZIP_DEFLATED
     lines = []
+    # A fixed time stamp: the same seeds, byte for byte, on every run (CI's fuzzing is deterministic).
+    stamp = (2024, 1, 1, 0, 0, 0)
     with zipfile.ZipFile(buf, "w", method) as z:
         for arc, data in list(files) + [(k, v.encode()) for k, v in meta.items()]:
-            z.writestr(arc, data)
+            z.writestr(zipfile.ZipInfo(arc, stamp), data, method)
             lines.append(record_line(arc, data))
         lines.append(f"{info}/RECORD,,")
-        z.writestr(f"{info}/RECORD", "\n".join(lines) + "\n")
+        z.writestr(zipfile.ZipInfo(f"{info}/RECORD", stamp), "\n".join(lines) + "\n", method)
     return buf.getvalue()
 
 

@@ -2,28 +2,35 @@
 # Installs the Debian 12 packages wheelcheck builds and tests with. Idempotent: installs only what is
 # missing, so a second run costs a dpkg query. Run as root (CI and these machines are) or with sudo.
 #
-#   scripts/install-deps.sh           # build + test dependencies
-#   scripts/install-deps.sh --bench   # also hyperfine for bench/
+#   scripts/install-deps.sh --build   # what building and running wheelcheck and its samples needs (quickstart.sh)
+#   scripts/install-deps.sh           # that, and what the tests need (test.sh)
+#   scripts/install-deps.sh --bench   # that, and hyperfine for bench/
 set -euo pipefail
-build=(cmake g++ pkg-config make
-       liblief-dev libzip-dev libcurl4-openssl-dev nlohmann-json3-dev libfmt-dev libcli11-dev libgtest-dev
-       libisal-dev libssl-dev zlib1g-dev libgumbo-dev)
-# Test-time fixture builders: cross compilers for 32-bit and big-endian ELF, binutils for readelf/nm,
-# python3 to write hostile zips byte by byte, zip for ordinary ones; libsnappy1v5 is the very library
-# auditwheel resolved for python_snappy in ../shared/fixtures (its version needs count in auditwheel's answer);
+# The build: the compilers and libraries, ccache (scripts/lib/cache.sh), python3 to pack the sample
+# wheels, and the aarch64 cross compilers that build the Ascend sample (an aarch64 wheel).
+build=(cmake g++ pkg-config make ccache python3
+       liblief-dev libzip-dev libcurl4-openssl-dev nlohmann-json3-dev libfmt-dev libcli11-dev
+       libisal-dev libssl-dev zlib1g-dev libgumbo-dev gcc-aarch64-linux-gnu g++-aarch64-linux-gnu)
+# Test-time fixture builders: GoogleTest; cross compilers for 32-bit and big-endian ELF, binutils for
+# readelf/nm, zip for ordinary zips; libsnappy1v5 is the very library auditwheel resolved for
+# python_snappy in ../shared/fixtures (its version needs count in auditwheel's answer);
 # python3-jsonschema checks the db and the JSON output against docs/image.schema.json; libtree is the
 # peer the resolver is compared with; time (GNU time) measures a command's own peak memory. The loader
 # harness (tests/loader) lays out roots from python3.11 and libpython3.11 (the trace's stand-in for the
 # interpreter's exports) and runs aarch64 roots under qemu-user-static. The index client's tests serve
 # HTTP/2 with nghttpd (nghttp2-server) over a certificate made with openssl, and render the scan's HTML
 # report in headless chromium. clang-14 and libclang-rt-14-dev build the sanitized suite and the libFuzzer
-# targets (scripts/sanitize.sh, fuzz/run.sh).
-test=(binutils python3 python3-jsonschema zip libtree time libsnappy1v5 gcc-i686-linux-gnu g++-i686-linux-gnu gcc-powerpc64-linux-gnu g++-powerpc64-linux-gnu
-      gcc-aarch64-linux-gnu g++-aarch64-linux-gnu python3.11 libpython3.11 qemu-user-static
-      nghttp2-server openssl chromium clang-14 libclang-rt-14-dev)
-extra=()
-[[ ${1:-} == --bench ]] && extra=(hyperfine)
-wanted=("${build[@]}" "${test[@]}" "${extra[@]}")
+# targets (scripts/sanitize.sh, fuzz/run.sh); nasm, xz-utils and patch the static packages (package.sh).
+test=(libgtest-dev binutils python3-jsonschema zip libtree time libsnappy1v5 gcc-i686-linux-gnu g++-i686-linux-gnu
+      gcc-powerpc64-linux-gnu g++-powerpc64-linux-gnu python3.11 libpython3.11 qemu-user-static
+      nghttp2-server openssl chromium clang-14 libclang-rt-14-dev nasm xz-utils patch)
+case ${1:-} in
+  --build) wanted=("${build[@]}") ;;
+  '') wanted=("${build[@]}" "${test[@]}") ;;
+  --bench) wanted=("${build[@]}" "${test[@]}" hyperfine) ;;
+  -h | --help) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) echo "install-deps: unknown option '$1' (--build, --bench or none; --help)" >&2; exit 2 ;;
+esac
 missing=()
 for p in "${wanted[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

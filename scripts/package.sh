@@ -112,7 +112,7 @@ for a in "${arches[@]}"; do fetch_args+=(--arch "$(debarch "$a")"); done
 [[ $mode == locked ]] && fetch_args+=(--locked)
 downloads=$wheelcheck_cache/downloads
 mkdir -p "$work"
-used=$work/SOURCES.used
+used=$work/SOURCES-$target.used   # one per target: two runs with other targets do not share it
 python3 packaging/lock.py fetch "$lock" "$downloads" "$used" "$wheelcheck_cache/apt" "${fetch_args[@]}"
 # From here on, what was really used (as pinned, or what the archive names now) is the lock.
 lock_files() { sed -e 's/#.*//' "$used" | awk -v k="$1" -v n="$2" '$1==k && $2==n {print $3}' | xargs -rn1 basename; }

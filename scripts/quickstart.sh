@@ -6,12 +6,18 @@
 # with its verdicts and the gates it applies. Last, the nightly scan: the sample wheels laid out as
 # FlagOS's vendor indexes (tests/tools/sample_index.py) and served on loopback (tests/net/server.py,
 # started and stopped here), scanned into a report with pin advice.
-# Safe to run again (each step skips what is done).
+# Safe to run again (each step skips what is done). It installs only what building and running wheelcheck
+# needs (scripts/install-deps.sh --build) and builds only wheelcheck and the samples, as a unity build
+# (WHEELCHECK_UNITY); the test command (scripts/test.sh) installs and builds the rest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build -j"$(nproc)"
+root=$PWD
+# shellcheck source=scripts/lib/cache.sh
+source scripts/lib/cache.sh
+scripts/install-deps.sh --build
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWHEELCHECK_BUILD_TESTS=OFF -DWHEELCHECK_UNITY=ON \
+  "${cache_launcher[@]}" >/dev/null
+cmake --build build -j"$(nproc)" --target wheelcheck samples
 wc=build/wheelcheck
 s=build/samples/flagos
 show() { echo; echo "+ $*"; "$@" || echo "(exit $?)"; }

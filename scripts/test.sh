@@ -1,17 +1,170 @@
 #!/usr/bin/env bash
-# Quick start, part 2: installs what the build and the tests need, builds with warnings as errors, and
-# runs every test. Tests over the downloaded corpus (label "corpus") skip with a message when it is
-# absent; fetch it with ../shared/corpus/fetch-real-binaries.sh and make-real-wheels.sh. Then the
-# hardening half (scripts/sanitize.sh): the suite again under ASan and UBSan, and every fuzz target for a
-# minute; SANITIZE=0 skips it (a quick local run), FUZZ_SECONDS sets the minute. Before the tests,
-# scripts/package.sh builds the packages the "package" tests install (PACKAGE=0 skips it).
+# Quick start, part 2: installs what the build and the tests need, builds with warnings as errors, packs
+# the static binaries, and runs every test: the suite (CTest), the sanitized suite and the fuzzers.
+#
+#   scripts/test.sh [CTEST ARGS...]     e.g. scripts/test.sh -R Scan (both suites)
+#
+# Two lanes run side by side so that neither core idles (the stage table at the end shows where the time
+# went, each stage with its lane):
+#   gcc:    build/ (g++, warnings as errors, not a unity build: a missing include fails here), the static
+#           packages for x86_64 and aarch64 (scripts/package.sh all), then the suite (every label);
+#   clang:  build-sanitize/ (clang-14, ASan + UBSan + libFuzzer instrumentation), the sanitized suite,
+#           then CI's fuzzing (fuzz/run.sh --ci: a fixed number of runs per target from a fixed seed,
+#           the same every time). Tests over the downloaded
+# corpus (label "corpus") skip with a message when it is absent (../shared/corpus/fetch-real-binaries.sh
+# and make-real-wheels.sh fetch it). The clang lane's output is in build-logs/clang.log (its end is
+# shown when it fails). Caches outside the clone (scripts/lib/cache.sh: ccache, the static packages'
+# libraries, the downloads) make a second run, even in a fresh clone, mostly tests.
+#
+#   PACKAGE=0         no static packages (the package tests skip, saying why)
+#   SANITIZE=0        no sanitized suite and no fuzzing
+#   FUZZ=0            no fuzzing; FUZZ_SECONDS=N fuzzes N seconds a target instead of CI's fixed runs
+#   WHEELCHECK_BUILD_CACHE, CCACHE_DIR, CCACHE_MAXSIZE, WHEELCHECK_CCACHE=0: see scripts/lib/cache.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWHEELCHECK_WERROR=ON >/dev/null
-cmake --build build -j"$(nproc)"
-# The static binary for x86_64 and aarch64, its wheels and tarballs in dist/ (the "package" tests install
-# and run them); PACKAGE=0 skips it for a quick local run, and those tests then skip, saying why.
-[[ ${PACKAGE:-1} == 0 ]] || scripts/package.sh all
-ctest --test-dir build -j"$(nproc)" --output-on-failure --timeout 900 "$@"
-[[ ${SANITIZE:-1} == 0 ]] || scripts/sanitize.sh "$@"
+root=$PWD
+# shellcheck source=scripts/lib/cache.sh
+source scripts/lib/cache.sh
+logs=$root/build-logs
+rm -rf "$logs" && mkdir -p "$logs"
+started=$SECONDS
+ctest_args=("$@")
+
+# --- stages: each timed, its result kept for the table ----------------------------------------------
+# stage LANE NAME CMD...: runs CMD; records "lane name start seconds result" in build-logs/stages.
+stage() {
+  local lane=$1 name=$2 t0=$SECONDS rc=0
+  shift 2
+  echo "== $name ($lane lane, at $(clock $((t0 - started))))"
+  "$@" || rc=$?
+  printf '%s\t%s\t%s\t%s\t%s\n' "$lane" "$name" "$((t0 - started))" "$((SECONDS - t0))" \
+    "$([[ $rc == 0 ]] && echo ok || echo "FAILED (exit $rc)")" >>"$logs/stages"
+  return "$rc"
+}
+skipped() { printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$((SECONDS - started))" 0 "skipped ($3)" >>"$logs/stages"; }
+clock() { printf '%d:%02d' $(($1 / 60)) $(($1 % 60)); }
+
+# The ctest cost data (how long each test took last time) is kept in the cache, so that a fresh clone
+# starts the long tests first; it orders the tests and changes nothing else.
+costs=$wheelcheck_cache/ctest-costs
+suite() {  # suite BUILD_DIR NAME CTEST_ARGS...: one ctest run, its JUnit report in build-logs/NAME.xml
+  local dir=$1 name=$2 rc=0
+  shift 2
+  rm -rf "$dir/test-cache"   # the tests' profile cache (tests/CMakeLists.txt): every run starts without one
+  mkdir -p "$dir/Testing/Temporary" "$costs"
+  [[ -f $costs/$name.txt ]] && cp "$costs/$name.txt" "$dir/Testing/Temporary/CTestCostData.txt"
+  ctest --test-dir "$dir" --show-only=json-v1 "$@" >"$logs/$name.tests.json" 2>/dev/null || true
+  ctest --test-dir "$dir" -j"$(nproc)" --output-on-failure --output-junit "$logs/$name.xml" "$@" || rc=$?
+  [[ -f $dir/Testing/Temporary/CTestCostData.txt ]] && cp "$dir/Testing/Temporary/CTestCostData.txt" "$costs/$name.txt"
+  return "$rc"
+}
+
+build_gcc() {
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWHEELCHECK_WERROR=ON -DWHEELCHECK_UNITY=OFF \
+    -DWHEELCHECK_BUILD_TESTS=ON "${cache_launcher[@]}" >/dev/null
+  cmake --build build -j"$(nproc)"
+}
+build_clang() {
+  CC=clang-14 CXX=clang++-14 cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWHEELCHECK_WERROR=ON \
+    -DWHEELCHECK_FUZZ=ON "${cache_launcher[@]}" >/dev/null
+  cmake --build build-sanitize -j"$(nproc)"
+}
+sanitized_suite() {
+  # Leaks are reported (LSan is part of ASan); a report of any kind fails the test that met it.
+  ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=0} \
+  UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
+    suite build-sanitize sanitized -L unit --timeout 1200 "${ctest_args[@]}"
+}
+fuzz() {
+  if [[ -n ${FUZZ_SECONDS:-} ]]; then
+    BUILD_DIR=build-sanitize fuzz/run.sh "$FUZZ_SECONDS"
+  else
+    BUILD_DIR=build-sanitize fuzz/run.sh --ci
+  fi
+}
+
+# --- the lanes ----------------------------------------------------------------------------------------
+lane_gcc() {
+  local ok=0
+  stage gcc "build (g++)" build_gcc || return 1
+  if [[ ${PACKAGE:-1} != 0 ]]; then
+    # Both architectures in one run: dist/SOURCES.used then lists what each was built from.
+    stage gcc "package (x86_64, aarch64)" scripts/package.sh all || ok=1
+  else
+    skipped gcc "package (x86_64, aarch64)" PACKAGE=0
+  fi
+  stage gcc "suite (every label)" suite build suite --timeout 2400 "${ctest_args[@]}" || ok=1
+  return "$ok"
+}
+lane_clang() {
+  local ok=0
+  if [[ ${SANITIZE:-1} == 0 ]]; then
+    skipped clang "sanitized build, suite, fuzz" SANITIZE=0
+    return 0
+  fi
+  stage clang "build (clang, sanitized)" build_clang || return 1
+  stage clang "sanitized suite (unit)" sanitized_suite || ok=1
+  if [[ ${FUZZ:-1} == 0 ]]; then
+    skipped clang "fuzz" FUZZ=0
+  else
+    stage clang "fuzz ($([[ -n ${FUZZ_SECONDS:-} ]] && echo "${FUZZ_SECONDS} s a target" || echo "fixed runs"))" fuzz || ok=1
+  fi
+  return "$ok"
+}
+
+# --- the table, printed however the run ends --------------------------------------------------------
+report() {
+  local rc=$?
+  [[ -n ${clang_pid:-} ]] && kill "$clang_pid" 2>/dev/null
+  echo
+  echo "scripts/test.sh: where the time went (wall clock; the two lanes run side by side)"
+  printf '  %-6s %-34s %7s %7s  %s\n' lane stage start wall result
+  if [[ -f $logs/stages ]]; then
+    sort -t$'\t' -k3,3n "$logs/stages" | while IFS=$'\t' read -r lane name start secs result; do
+      printf '  %-6s %-34s %7s %7s  %s\n' "$lane" "$name" "$(clock "$start")" "$(clock "$secs")" "$result"
+    done
+  fi
+  printf '  %-6s %-34s %7s %7s\n' "" "total" "" "$(clock $((SECONDS - started)))"
+  python3 - "$logs" <<'PY' || true
+import glob, json, os, sys, xml.etree.ElementTree as ET
+rows, total = [], [0, 0, 0]
+for path in sorted(glob.glob(os.path.join(sys.argv[1], "*.xml"))):
+    try:
+        cases = ET.parse(path).getroot().iter("testcase")
+    except ET.ParseError:
+        continue
+    labels = {}
+    try:  # each test's label, from ctest --show-only=json-v1
+        for t in json.load(open(path[:-4] + ".tests.json"))["tests"]:
+            for p in t.get("properties", []):
+                if p["name"] == "LABELS":
+                    labels[t["name"]] = p["value"][0]
+    except (OSError, ValueError, KeyError, IndexError):
+        pass
+    counts, secs = {}, {}
+    for c in cases:
+        status = "failed" if c.find("failure") is not None or c.get("status") == "fail" else \
+                 "skipped" if c.find("skipped") is not None or c.get("status") in ("notrun", "disabled") else "passed"
+        key = (os.path.basename(path)[:-4], labels.get(c.get("name"), "-"))
+        counts.setdefault(key, [0, 0, 0])["passed failed skipped".split().index(status)] += 1
+        secs[key] = secs.get(key, 0.0) + float(c.get("time") or 0)
+    rows += [(key, value, secs[key]) for key, value in sorted(counts.items())]
+print("  tests, per suite and label (seconds: the tests' own times added up; they run two at a time)")
+for (suite, label), (p, f, s), t in rows:
+    print(f"  {suite + ' (' + label + ')':<32} {p:5} passed {f:3} failed {s:3} skipped {t:8.0f} s")
+    total = [total[0] + p, total[1] + f, total[2] + s]
+print(f"tests: {total[0]} passed, {total[1]} failed, {total[2]} skipped")
+PY
+  exit "$rc"
+}
+trap report EXIT
+
+stage - install scripts/install-deps.sh
+status=0
+( lane_clang ) >"$logs/clang.log" 2>&1 &
+clang_pid=$!
+lane_gcc || status=1
+wait "$clang_pid" || { status=1; echo "== the clang lane failed; the end of build-logs/clang.log:"; tail -80 "$logs/clang.log"; }
+clang_pid=
+grep -A14 '^target ' "$logs/clang.log" | tail -15 || true   # the fuzzing table
+exit "$status"

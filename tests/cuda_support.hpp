@@ -87,8 +87,8 @@ inline std::string kernel_dir(std::string& error) {
     h.update(c.flags.data(), c.flags.size());
     h.update(c.embed.data(), c.embed.size());
   }
-  const fs::path dir =
-      fs::path(WHEELCHECK_SAMPLES_DIR_DEFAULT).parent_path() / ("fatbin-kernels-" + to_hex(h.finish()).substr(0, 16));
+  const fs::path dir = fs::path(wheelcheck::test::build_samples_dir()).parent_path() /
+                       ("fatbin-kernels-" + to_hex(h.finish()).substr(0, 16));
   if (fs::exists(dir / "done")) return dir.string();
   const std::string fresh = dir.string() + ".tmp" + std::to_string(::getpid());
   fs::remove_all(fresh);

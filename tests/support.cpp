@@ -86,6 +86,9 @@ std::string make_wheel(const TempDir& dir, const std::string& wheel_name,
 std::string source_dir() {
   return WHEELCHECK_SOURCE_DIR;
 }
+std::string build_samples_dir() {
+  return WHEELCHECK_SAMPLES_DIR_DEFAULT;
+}
 std::string shared_dir() {
   return WHEELCHECK_SHARED_DIR;
 }

@@ -48,10 +48,11 @@ std::string make_wheel(const TempDir& dir, const std::string& wheel_name,
                        const std::vector<std::pair<std::string, std::string>>& files,
                        const std::vector<std::string>& options = {});
 
-std::string source_dir();   // the repository root (WHEELCHECK_SOURCE_DIR)
-std::string shared_dir();   // ../shared beside the repository (WHEELCHECK_SHARED_DIR)
-std::string binary_path();  // the wheelcheck executable (WHEELCHECK_BINARY)
-std::string corpus_dir();   // $WHEELCHECK_CORPUS or ~/.cache/wheelcheck-corpus
+std::string source_dir();         // the repository root (WHEELCHECK_SOURCE_DIR)
+std::string build_samples_dir();  // the build's samples folder (WHEELCHECK_SAMPLES_DIR_DEFAULT)
+std::string shared_dir();         // ../shared beside the repository (WHEELCHECK_SHARED_DIR)
+std::string binary_path();        // the wheelcheck executable (WHEELCHECK_BINARY)
+std::string corpus_dir();         // $WHEELCHECK_CORPUS or ~/.cache/wheelcheck-corpus
 std::vector<std::string> find_files(const std::string& dir, const std::string& suffix);
 
 // What `auditwheel show --json` said for one of ../shared/fixtures/auditwheel-wheels (its folder below

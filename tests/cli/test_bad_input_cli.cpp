@@ -805,9 +805,9 @@ TEST(BadInput, JsonNumberOverflowInADescriptionOrRulesIsBadInput) {
   EXPECT_EQ(show.exit_code, 2) << show.err;
   EXPECT_NE(show.err.find("not valid JSON"), std::string::npos) << show.err;
   EXPECT_NE(show.err.find("number overflow"), std::string::npos) << show.err;
-  const auto rules = run(
-      shell_quote(binary_path()) + " gates --image cuda13.0 --rules " + shell_quote(file) + " " +
-      shell_quote(std::string(WHEELCHECK_SAMPLES_DIR_DEFAULT) + "/flagos/flagtree-0.6.1-cp312-cp312-linux_x86_64.whl"));
+  const auto rules =
+      run(shell_quote(binary_path()) + " gates --image cuda13.0 --rules " + shell_quote(file) + " " +
+          shell_quote(wheelcheck::test::build_samples_dir() + "/flagos/flagtree-0.6.1-cp312-cp312-linux_x86_64.whl"));
   EXPECT_EQ(rules.exit_code, 2) << rules.err;
   EXPECT_NE(rules.err.find("not valid JSON"), std::string::npos) << rules.err;
 }

@@ -185,7 +185,7 @@ std::string shared_inputs(std::string& error) {
     h.update(text.data(), text.size());
   }
   const auto digest = h.finish();
-  const fs::path dir = fs::path(WHEELCHECK_SAMPLES_DIR_DEFAULT).parent_path() /
+  const fs::path dir = fs::path(wheelcheck::test::build_samples_dir()).parent_path() /
                        ("hostile-inputs-" + wheelcheck::to_hex(digest).substr(0, 16));
   if (fs::exists(dir / "manifest.json")) return dir.string();
   const std::string fresh = dir.string() + ".tmp" + std::to_string(::getpid());

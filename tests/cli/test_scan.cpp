@@ -44,11 +44,7 @@ constexpr const char* k_cx_ascend = "flagcx-0.9.0+ascend-cp312-cp312-linux_aarch
 // The samples folder: $WHEELCHECK_SAMPLES_DIR, else the build's samples folder.
 std::string samples_dir() {
   if (const char* s = std::getenv("WHEELCHECK_SAMPLES_DIR"); s != nullptr && *s != '\0') return s;
-#ifdef WHEELCHECK_SAMPLES_DIR_DEFAULT
-  return WHEELCHECK_SAMPLES_DIR_DEFAULT;
-#else
-  return source_dir() + "/build/samples";
-#endif
+  return build_samples_dir();
 }
 
 // Why these tests cannot run here ("" when they can).

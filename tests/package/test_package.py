@@ -115,6 +115,12 @@ def test_venv(args, wheel, samples, reference):
               "pip put the db in <venv>/share/wheelcheck/db")
         r = run([exe, "--version"], env=clean_env(), cwd="/")
         check(r.returncode == 0 and "(static, x86_64;" in r.stdout, f"--version names the build: {r.stdout.strip()}")
+        # What the binary was built from: dist/SOURCES.used, and --version says whether any input moved.
+        used_path = os.path.join(args.dist, "SOURCES.used")
+        if check(os.path.exists(used_path), "dist/SOURCES.used records what the packages were built from"):
+            moved = "moved: the lock pins" in open(used_path, encoding="utf-8").read()
+            check(("sources moved from the lock: " if moved else "sources as pinned in the lock") in r.stdout,
+                  f"--version says the sources were {'moved' if moved else 'as pinned'}, as SOURCES.used does")
         got = answers(exe, samples, "/", clean_env())
         same_answers(got, reference, "venv wheelcheck")
         db = db_used([exe], env=clean_env(), cwd="/")
