@@ -12,9 +12,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+scripts/install-deps.sh --build
+# After the install (ccache may have just been installed):
 # shellcheck source=scripts/lib/cache.sh
 source scripts/lib/cache.sh
-scripts/install-deps.sh --build
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWHEELCHECK_BUILD_TESTS=OFF -DWHEELCHECK_UNITY=ON \
   "${cache_launcher[@]}" >/dev/null
 cmake --build build -j"$(nproc)" --target wheelcheck samples

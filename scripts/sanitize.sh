@@ -10,9 +10,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+scripts/install-deps.sh
+# After the install (ccache may have just been installed):
 # shellcheck source=scripts/lib/cache.sh
 source scripts/lib/cache.sh
-scripts/install-deps.sh
 build=${SANITIZE_BUILD_DIR:-build-sanitize}
 CC=clang-14 CXX=clang++-14 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWHEELCHECK_WERROR=ON \
   -DWHEELCHECK_FUZZ=ON "${cache_launcher[@]}" >/dev/null

@@ -23,8 +23,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-# shellcheck source=scripts/lib/cache.sh
-source scripts/lib/cache.sh
 logs=$root/build-logs
 rm -rf "$logs" && mkdir -p "$logs"
 started=$SECONDS
@@ -46,7 +44,6 @@ clock() { printf '%d:%02d' $(($1 / 60)) $(($1 % 60)); }
 
 # The ctest cost data (how long each test took last time) is kept in the cache, so that a fresh clone
 # starts the long tests first; it orders the tests and changes nothing else.
-costs=$wheelcheck_cache/ctest-costs
 suite() {  # suite BUILD_DIR NAME CTEST_ARGS...: one ctest run, its JUnit report in build-logs/NAME.xml
   local dir=$1 name=$2 rc=0
   shift 2
@@ -160,6 +157,10 @@ PY
 trap report EXIT
 
 stage - install scripts/install-deps.sh
+# After the install: on a fresh machine ccache has just been installed, and every build must use it.
+# shellcheck source=scripts/lib/cache.sh
+source scripts/lib/cache.sh
+costs=$wheelcheck_cache/ctest-costs
 status=0
 ( lane_clang ) >"$logs/clang.log" 2>&1 &
 clang_pid=$!
