@@ -42,8 +42,6 @@ dist=${DIST:-$root/dist}
 lock=$root/packaging/sources.lock
 jobs=$(nproc)
 started=$SECONDS
-# shellcheck source=scripts/lib/cache.sh
-source "$root/scripts/lib/cache.sh"
 
 say() { printf '\033[1mpackage:\033[0m %s\n' "$*" >&2; }
 die() { printf 'package: %s\n' "$*" >&2; exit 1; }
@@ -90,6 +88,10 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
     { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; }
 fi
+
+# After the install (ccache may just have been installed): the caches outside the clone.
+# shellcheck source=scripts/lib/cache.sh
+source "$root/scripts/lib/cache.sh"
 
 # --- Re-pinning: a private apt state (bookworm + updates + security, sources and both architectures) --
 if [[ $mode == relock ]]; then
