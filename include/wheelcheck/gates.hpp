@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "wheelcheck/rules.hpp"
 #include "wheelcheck/verdict.hpp"
 
 namespace wheelcheck::gates {
@@ -31,7 +32,15 @@ struct Result {
   // "W fails its own integrity check (...): do not pin it", once per problem of each wheel that fails
   // its own integrity (verdict::integrity_problems): its gates cannot be trusted.
   std::vector<std::string> integrity;
+  // Set when the wheels could not be evaluated (an unreadable or missing wheel, an unknown image, a bad
+  // option): every gate of the rule sets is off, WHEELCHECK_VERDICT is "error", and the sh output ends
+  // with a line that makes `eval` itself fail, so that a script under `set -e` stops (fail closed).
+  std::string error;
 };
+
+// The gates of a check that could not be made: every gate of every route of `sets` at its off value
+// (the first value where two routes name one variable), with `error` as the reason.
+Result fail_closed(const std::vector<rules::RuleSet>& sets, const std::string& error);
 
 // Merges the gates of the unavailable routes of every report. Two routes setting one variable to two
 // values is an Error(BadInput) naming both routes and rule sets.

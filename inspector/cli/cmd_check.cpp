@@ -454,7 +454,8 @@ int check_and_print(const CheckArgs& a, const std::string& format, bool gates_ou
       profiles.push_back(inspect_any(w, {}, a.verify, cache_ptr, client, progress, a.limits).profile);
       failures.emplace_back();
     } catch (const Error& e) {
-      if (e.kind() == ErrorKind::Internal || e.kind() == ErrorKind::Usage) throw;
+      // Gates cannot be given for a wheel that was not read: the whole output fails closed.
+      if (e.kind() == ErrorKind::Internal || e.kind() == ErrorKind::Usage || gates_output) throw;
       std::fprintf(stderr, "wheelcheck: error: %s\n", e.what());
       profiles.emplace_back();
       failures.emplace_back(e);
@@ -527,20 +528,99 @@ int check_and_print(const CheckArgs& a, const std::string& format, bool gates_ou
   return rc;
 }
 
+// The rule sets whose gates a failed gates run turns off: the one --rules names, else every rule set of
+// the db (a setup script reads only the variables it knows); none when even they cannot be read.
+std::vector<rules::RuleSet> fail_closed_sets(const std::string& rules_arg, const std::string& db_arg) {
+  try {
+    if (rules_arg == "none") return {};
+    if (rules_arg.find('/') != std::string::npos || rules_arg.ends_with(".json")) return {rules::load(rules_arg)};
+    auto sets = rules::load_all(image::Db(image::Db::locate(db_arg)).dir() + "/rules");
+    if (!rules_arg.empty()) {
+      std::erase_if(sets, [&](const rules::RuleSet& rs) { return rs.name != rules_arg; });
+    }
+    return sets;
+  } catch (const Error&) {
+    return {};
+  }
+}
+
+void print_fail_closed(const CheckArgs& a, const std::string& message) {
+  const std::string format = a.json || a.format == "json" ? "json" : a.format == "github" ? "github" : "sh";
+  gates::Result g = gates::fail_closed(fail_closed_sets(a.rules, a.db), message);
+  if (a.images.size() == 1) g.image = a.images.front();
+  CheckArgs b = a;
+  try {
+    print_gates(b, format, g);
+  } catch (const Error& e) {
+    // $GITHUB_ENV cannot be written: the gates go to stdout, where the log shows them.
+    std::fprintf(stderr, "wheelcheck: error: %s\n", e.what());
+    std::fputs(gates::github_env(g).c_str(), stdout);
+  }
+}
+
 }  // namespace
 
 int run_check(const CheckArgs& a) {
-  const std::string format = output_format(a);
-  return check_and_print(a, format, a.gates || format == "sh" || format == "github");
+  const bool gates_like = a.gates || a.format == "sh" || a.format == "github";
+  if (!gates_like) {
+    const std::string format = output_format(a);
+    return check_and_print(a, format, false);
+  }
+  // Gates fail closed: whatever stops the check (a wheel that cannot be read, an unknown image, a bad
+  // option), every gate is printed at its off value, the verdict is "error" and the eval fails.
+  try {
+    const std::string format = output_format(a);
+    return check_and_print(a, format, true);
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::Internal) throw;
+    std::fprintf(stderr, "wheelcheck: error: %s\n", e.what());
+    print_fail_closed(a, e.what());
+    return exit_code_of(e);
+  }
+}
+
+int gates_parse_failure(const std::vector<std::string>& args, const std::string& message) {
+  CheckArgs a;
+  a.gates = true;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& w = args[i];
+    if (w == "--") break;
+    if (w == "--json") a.json = true;
+    for (auto [flag, slot] : {std::pair<const char*, std::string*>{"--format", &a.format},
+                              {"--rules", &a.rules},
+                              {"--db", &a.db},
+                              {"--env-file", &a.env_file},
+                              {"--summary", &a.summary},
+                              {"--image", nullptr},
+                              {"-i", nullptr}}) {
+      const std::string f(flag);
+      std::string value;
+      if (w == f && i + 1 < args.size()) {
+        value = args[i + 1];
+      } else if (w.rfind(f + "=", 0) == 0) {
+        value = w.substr(f.size() + 1);
+      } else {
+        continue;
+      }
+      if (slot != nullptr) {
+        *slot = value;
+      } else {
+        a.images.push_back(value);
+      }
+    }
+  }
+  if (a.format != "github" && a.format != "json") a.format = a.json ? "json" : "sh";
+  print_fail_closed(a, message);
+  return k_exit_bad_input;
 }
 
 Command add_gates(CLI::App& app) {
   auto a = std::make_shared<CheckArgs>();
   a->gates = true;
   auto* c = app.add_subcommand("gates", "The variables a setup script sets to turn off what cannot work in the image");
-  c->add_option("wheels", a->wheels, "Wheel files (.whl) or URLs: their gates are merged")
-      ->required()
-      ->check(wheel_file_or_url());
+  // Not checked by the parser: a wheel that is not there is that wheel's error (each entry of a batch
+  // stands on its own; gates fail closed).
+  c->add_option("wheels", a->wheels, "Wheel files (.whl) or URLs: their gates are merged")->required();
   add_check_options(*c, *a, true);
   c->footer(R"G(Examples:
   eval "$(wheelcheck gates flagtree.whl flag_gems_cpp.whl --with flagcx.whl --image cuda13.0)"
@@ -563,7 +643,7 @@ Command add_check(CLI::App& app) {
   auto a = std::make_shared<CheckArgs>();
   auto* c =
       app.add_subcommand("check", "Will this wheel's native code load and work in that image? (the default command)");
-  c->add_option("wheels", a->wheels, "Wheel files (.whl) or http(s) URLs")->required()->check(wheel_file_or_url());
+  c->add_option("wheels", a->wheels, "Wheel files (.whl) or http(s) URLs")->required();
   add_check_options(*c, *a, true);
   c->footer(std::string(k_check_help) + "\n" + k_exit_codes);
   return {c, [a] { return run_check(*a); }};

@@ -104,6 +104,11 @@ Command add_exports(CLI::App& app);
 Command add_scan(CLI::App& app);
 
 // The verdict: `wheelcheck check WHEEL --image NAME`, and the same at the top level (`wheelcheck WHEEL ...`).
+struct CheckArgs;
+// A gates command whose own words could not be parsed still fails closed: every gate off,
+// WHEELCHECK_VERDICT=error and an eval that fails (in the format the words ask for). Returns 2.
+int gates_parse_failure(const std::vector<std::string>& args, const std::string& message);
+
 struct CheckArgs {
   std::vector<std::string> wheels;
   std::vector<std::string> images;

@@ -87,6 +87,30 @@ std::string parse_message(const CLI::ParseError& e) {
   return what;
 }
 
+// The words ask for gates (`gates`, or a check with --format sh|github): a failure must fail closed.
+bool gates_requested(const CLI::App& command, const std::vector<std::string>& args) {
+  if (command.get_name() == "gates") return true;
+  if (command.get_name() != "check" && command.get_parent() != nullptr) return false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--") break;
+    if (args[i] == "--format=sh" || args[i] == "--format=github") return true;
+    if (args[i] == "--format" && i + 1 < args.size() && (args[i + 1] == "sh" || args[i + 1] == "github")) return true;
+  }
+  return false;
+}
+
+// A usage failure before the command ran: with --json, the JSON error object on stdout; for gates, the
+// fail-closed gates; then the error and the usage line on stderr.
+int early_failure(const CLI::App& app, const std::vector<std::string>& args, const std::string& message) {
+  const CLI::App& command = *command_of(app, args);
+  if (gates_requested(command, args)) {
+    gates_parse_failure(args, message);
+  } else if (json_requested(args)) {
+    print_json({{"error", error_entry("", usage_error(message))["error"]}});
+  }
+  return usage_failure(command, message);
+}
+
 }  // namespace
 
 }  // namespace wheelcheck::cli
@@ -106,8 +130,7 @@ int main(int argc, char** argv) {
   // `wheelcheck WHEEL --image NAME`: the check is the default command.
   auto top = std::make_shared<cli::CheckArgs>();
   app.add_option("wheels", top->wheels,
-                 "Wheel files or URLs to check (the default command; same as `wheelcheck check`)")
-      ->check(cli::wheel_file_or_url());
+                 "Wheel files or URLs to check (the default command; same as `wheelcheck check`)");
   cli::add_check_options(app, *top, false);
   app.footer(std::string(cli::k_check_help) + "\n\n" + cli::k_exit_codes);
 
@@ -116,7 +139,7 @@ int main(int argc, char** argv) {
                                    cli::add_exports(app), cli::add_scan(app)};
   const std::vector<std::string> args(argv + 1, argv + argc);
   if (!args.empty() && args.front() == "help") return cli::print_help(app, {args.begin() + 1, args.end()});
-  if (auto mistake = cli::find_mistake(app, args)) return cli::usage_failure(*cli::command_of(app, args), *mistake);
+  if (auto mistake = cli::find_mistake(app, args)) return cli::early_failure(app, args, *mistake);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -126,9 +149,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    const std::string message = cli::parse_message(e);
-    if (cli::json_requested(args)) cli::print_json({{"error", cli::error_entry("", usage_error(message))["error"]}});
-    return cli::usage_failure(*cli::command_of(app, args), message);
+    return cli::early_failure(app, args, cli::parse_message(e));
   }
   try {
     for (const auto& c : commands) {

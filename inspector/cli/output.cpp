@@ -44,7 +44,9 @@ int exit_code_of(const Error& e) {
 
 nlohmann::ordered_json error_entry(const std::string& wheel, const Error& e) {
   nlohmann::ordered_json j;
-  j["wheel"] = wheel;
+  // The same shape as a verdict's "wheel": an object, with the file name and the argument as given.
+  const auto slash = wheel.find_last_of('/');
+  j["wheel"] = {{"filename", slash == std::string::npos ? wheel : wheel.substr(slash + 1)}, {"given", wheel}};
   j["error"] = {{"kind", error_kind_name(e.kind())}, {"message", e.what()}, {"exit_code", exit_code_of(e)}};
   return j;
 }

@@ -11,16 +11,18 @@
 
 namespace wheelcheck::cli {
 
+namespace {
+std::string not_a_wheel_file(const std::string& s) {
+  if (net::is_url(s)) return "";
+  struct stat st {};
+  if (::stat(s.c_str(), &st) != 0) return "no such file: " + s + " (a wheel file or an http(s) URL)";
+  if (S_ISDIR(st.st_mode)) return s + " is a folder, not a wheel";
+  return "";
+}
+}  // namespace
+
 CLI::Validator wheel_file_or_url() {
-  return CLI::Validator(
-      [](std::string& s) -> std::string {
-        if (net::is_url(s)) return "";
-        struct stat st {};
-        if (::stat(s.c_str(), &st) != 0) return "no such file: " + s + " (a wheel file or an http(s) URL)";
-        if (S_ISDIR(st.st_mode)) return s + " is a folder, not a wheel";
-        return "";
-      },
-      "FILE|URL");
+  return CLI::Validator([](std::string& s) { return not_a_wheel_file(s); }, "FILE|URL");
 }
 
 net::ClientOptions client_options(bool quiet, const LimitArgs& limits) {
@@ -57,6 +59,7 @@ CachedInspect inspect_any(const std::string& where, InspectOptions options, cons
                           const ProfileCache* cache, std::unique_ptr<net::Client>& client, bool progress,
                           const LimitArgs& limits) {
   apply_limits(limits, options);
+  if (const std::string why = not_a_wheel_file(where); !why.empty()) throw bad_input(why);
   if (!net::is_url(where)) {
     if (verify == "headers") options.verify = Verify::Headers;
     return inspect_cached(where, options, cache);

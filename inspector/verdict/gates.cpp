@@ -113,9 +113,33 @@ Result merge(const std::vector<verdict::Report>& reports) {
   return r;
 }
 
+Result fail_closed(const std::vector<rules::RuleSet>& sets, const std::string& error) {
+  Result r;
+  r.error = error.empty() ? std::string("the wheels could not be evaluated") : error;
+  std::set<std::string> seen;
+  for (const auto& set : sets) {
+    for (const auto& route : set.routes) {
+      for (const auto& [var, value] : route.gates) {
+        if (seen.insert(var).second) r.gates.push_back({var, value, route.name, set.name, ""});
+      }
+    }
+  }
+  return r;
+}
+
+namespace {
+std::string verdict_word(const Result& r) {
+  return r.error.empty() ? verdict::verdict_name(r.verdict) : "error";
+}
+}  // namespace
+
 std::string to_sh(const Result& r) {
   std::string out = fmt::format("# wheelcheck {} gates for image {}: eval \"$(wheelcheck gates ...)\"\n",
-                                WHEELCHECK_VERSION, one_line(r.image));
+                                WHEELCHECK_VERSION, r.image.empty() ? "?" : one_line(r.image));
+  if (!r.error.empty()) {
+    out += "# ERROR: " + one_line(r.error) + "\n";
+    out += "# every gate is set to off (fail closed), and this eval returns 2: under `set -e` the script stops\n";
+  }
   for (const auto& w : r.integrity) out += "# WARNING: " + one_line(w) + "\n";
   for (const auto* rep : r.reports) {
     out += fmt::format("# {}: {}\n", one_line(rep->wheel), verdict::verdict_name(rep->verdict));
@@ -128,7 +152,8 @@ std::string to_sh(const Result& r) {
     }
   }
   for (const auto& g : r.gates) out += fmt::format("export {}={}\n", g.variable, shell_single_quote(g.value));
-  out += fmt::format("export WHEELCHECK_VERDICT={}\n", shell_single_quote(verdict::verdict_name(r.verdict)));
+  out += fmt::format("export WHEELCHECK_VERDICT={}\n", shell_single_quote(verdict_word(r)));
+  if (!r.error.empty()) out += "(exit 2)\n";
   return out;
 }
 
@@ -144,12 +169,16 @@ std::string github_env(const Result& r) {
     }
   };
   for (const auto& g : r.gates) line(g.variable, g.value);
-  line("WHEELCHECK_VERDICT", verdict::verdict_name(r.verdict));
+  line("WHEELCHECK_VERDICT", verdict_word(r));
   return out;
 }
 
 std::string github_annotations(const Result& r) {
   std::string out;
+  if (!r.error.empty()) {
+    out += "::error title=wheelcheck: gates not evaluated::" +
+           escape_data(r.error + " (every gate is set to off; the step fails)") + "\n";
+  }
   for (const auto& w : r.integrity) out += "::error::" + escape_data(w) + "\n";
   for (const auto* rep : r.reports) {
     const bool bad = rep->verdict == verdict::Verdict::Incompatible;
@@ -179,7 +208,8 @@ std::string github_annotations(const Result& r) {
 }
 
 std::string markdown_summary(const Result& r) {
-  std::string out = fmt::format("### wheelcheck on `{}`: {}\n\n", md(r.image), verdict::verdict_name(r.verdict));
+  std::string out = fmt::format("### wheelcheck on `{}`: {}\n\n", md(r.image), verdict_word(r));
+  if (!r.error.empty()) out += "**The gates could not be evaluated**: " + md(r.error) + ". Every gate is off.\n\n";
   out += "| wheel | verdict | route | available | why | gates |\n| --- | --- | --- | --- | --- | --- |\n";
   for (const auto* rep : r.reports) {
     if (rep->routes.empty()) {
@@ -210,8 +240,9 @@ nlohmann::ordered_json to_json(const Result& r) {
   using ojson = nlohmann::ordered_json;
   ojson j;
   j["schema"] = k_gates_schema;
-  j["verdict"] = verdict::verdict_name(r.verdict);
+  j["verdict"] = verdict_word(r);
   j["image"] = r.image;
+  if (!r.error.empty()) j["error"] = r.error;
   ojson wheels = ojson::array();
   ojson routes = ojson::array();
   for (const auto* rep : r.reports) {
