@@ -33,7 +33,12 @@ struct Filename {
   std::vector<Tag> tags;
   std::string normalized_name() const;  // PEP 503: lower case, runs of -_. become -
 };
-Filename parse_filename(std::string_view filename);         // throws Error(BadInput)
+Filename parse_filename(std::string_view filename);  // throws Error(BadInput)
+// The file name a wheel should have (PEP 427, the binary distribution format's escaping: runs of -_. in the
+// name become _, - in the version becomes _), with its tags compressed where they are one product
+// (cp312-cp312-manylinux_2_17_x86_64.manylinux2014_x86_64); throws Error(BadInput) when a part is empty.
+std::string canonical_filename(std::string_view name, std::string_view version, const std::optional<std::string>& build,
+                               const std::vector<std::string>& tags);
 std::string normalize_project_name(std::string_view name);  // PEP 503
 
 // ---------------------------------------------------------------------------------------------------

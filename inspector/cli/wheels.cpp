@@ -8,6 +8,7 @@
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/remote.hpp"
 #include "wheelcheck/util.hpp"
+#include "wheelcheck/wheel.hpp"
 
 namespace wheelcheck::cli {
 
@@ -62,7 +63,17 @@ CachedInspect inspect_any(const std::string& where, InspectOptions options, cons
   if (const std::string why = not_a_wheel_file(where); !why.empty()) throw bad_input(why);
   if (!net::is_url(where)) {
     if (verify == "headers") options.verify = Verify::Headers;
-    return inspect_cached(where, options, cache);
+    auto r = inspect_cached(where, options, cache);
+    const std::string given = where.substr(where.find_last_of('/') + 1);
+    if (given != r.profile.filename.filename) {
+      try {
+        wheel::parse_filename(given);  // a wheel file name of its own: kept as it is
+      } catch (const Error&) {
+        warn(given + " is not a wheel file name: read as " + r.profile.filename.filename +
+             " by its .dist-info (pip installs it only under that name)");
+      }
+    }
+    return r;
   }
   if (!client) client = std::make_unique<net::Client>(client_options(!progress, limits));
   remote::Fetch fetch;

@@ -313,7 +313,15 @@ WheelProfile inspect_input(const WheelInput& input, const std::string& filename,
     throw usage_error("--verify headers works with the fast ELF reader only (LIEF reads whole files)");
   }
   WheelProfile p;
-  p.filename = wheel::parse_filename(filename);
+  // A file saved under another name (flaggems.whl) is read by its .dist-info: the name and version of
+  // METADATA, the Tag lines of WHEEL (the command line warns, naming the name it should have).
+  std::optional<Error> name_error;
+  try {
+    p.filename = wheel::parse_filename(filename);
+  } catch (const Error& e) {
+    name_error = e;
+    p.filename.filename = filename.substr(filename.find_last_of('/') + 1);
+  }
   p.reader = elf::reader_name(options.reader);
   p.integrity = headers ? k_integrity_headers : k_integrity_full;
   p.size = input.file ? input.file->size() : FileSource(input.path).size();
@@ -356,6 +364,14 @@ WheelProfile inspect_input(const WheelInput& input, const std::string& filename,
       } catch (const Error& e) {
         p.record_problems.push_back({"malformed-record", record_path, e.what()});
       }
+    }
+  }
+  if (name_error) {
+    try {
+      p.filename = wheel::parse_filename(
+          wheel::canonical_filename(p.metadata.name, p.metadata.version, p.wheel_file.build, p.wheel_file.tags));
+    } catch (const Error& e) {
+      throw bad_input(std::string(name_error->what()) + "; nor does its .dist-info say what it is (" + e.what() + ")");
     }
   }
   std::map<std::string, std::string> algorithm_of;

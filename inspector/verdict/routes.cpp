@@ -1,9 +1,10 @@
 // Routes and the verdict. A route is a set of members (db/rules), core or optional for the wheel
 // checked. It is unavailable when an error names one of its members, or when a route it depends on is
 // unavailable (to a fixed point, in rule order); its reasons are the summaries of those errors.
-// The verdict then counts what is left: an error outside the members of unavailable optional routes is
-// incompatible; a condition outside them is unknown; errors confined to them are degraded. A wheel that
-// fails its own integrity (archive, record, unreadable-member) is never covered by a route.
+// The verdict then counts what is left: an error outside the members of unavailable optional routes (or
+// of a member that a core route holds too) is incompatible; a condition outside them is unknown; errors confined to
+// them are degraded. A wheel that fails its own integrity (archive, record, unreadable-member) is never covered by a
+// route.
 #include "inspector/verdict/routes.hpp"
 
 #include <algorithm>
@@ -54,12 +55,17 @@ void judge(Route& rt, const std::vector<Finding>& findings) {
   }
 }
 
-// The members of the unavailable optional routes: errors confined to them degrade the wheel.
+// The members of the unavailable optional routes that no core route holds: errors confined to them
+// degrade the wheel. A member's failure counts against every route that holds it, so a member of a core
+// route (flagcx/libflagcx.so, core for the FlagCX wheel and also in FlagTree's optional TLE route) is
+// never covered: its failure makes the wheel incompatible.
 std::set<std::string> off_members(const Report& r) {
-  std::set<std::string> off;
+  std::set<std::string> off, core;
   for (const auto& rt : r.routes) {
+    if (!rt.optional) core.insert(rt.members.begin(), rt.members.end());
     if (rt.optional && !rt.available) off.insert(rt.members.begin(), rt.members.end());
   }
+  for (const auto& m : core) off.erase(m);
   return off;
 }
 

@@ -173,6 +173,26 @@ RuleSet parse(std::string_view text, const std::string& what) {
     }
     rs.routes.push_back(std::move(route));
   }
+  // A member glob in a core route and in an optional one: the rule set contradicts itself (a failure of
+  // that member turns the optional route off, but can never leave the wheel merely degraded). An optional
+  // route that is core for some wheels (core_for) may share members: for those wheels the core route
+  // decides (routes.cpp), for the others both are optional.
+  for (const auto& a : rs.routes) {
+    if (a.optional) continue;
+    for (const auto& b : rs.routes) {
+      if (!b.optional) continue;
+      for (const auto& g : a.members) {
+        for (const auto& h : b.members) {
+          if (g == h || glob_match(g, h, true) || glob_match(h, g, true)) {
+            fail(what, "route " + b.name + ".members",
+                 "\"" + h + "\" is also a member of the core route \"" + a.name +
+                     "\": a member's failure counts against every route that holds it, so this optional route could "
+                     "never leave the wheel degraded; list it in one route, or make the routes' kinds agree");
+          }
+        }
+      }
+    }
+  }
   for (const auto& route : rs.routes) {
     for (const auto& dep : route.depends_on) {
       if (!names.count(dep)) fail(what, "route " + route.name + ".depends_on", "unknown route \"" + dep + "\"");

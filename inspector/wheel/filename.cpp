@@ -1,6 +1,7 @@
 // Wheel file names, as the binary distribution format specification (PEP 427, PEP 491) defines them:
 //   {distribution}-{version}(-{build tag})?-{python tag}-{abi tag}-{platform tag}.whl
 // Each tag may be a compressed set ("py2.py3"): the file supports every combination of the parts.
+#include <algorithm>
 #include <cctype>
 
 #include "wheelcheck/error.hpp"
@@ -81,6 +82,38 @@ Filename parse_filename(std::string_view path) {
     }
   }
   return f;
+}
+
+std::string canonical_filename(std::string_view name, std::string_view version, const std::optional<std::string>& build,
+                               const std::vector<std::string>& tags) {
+  std::string n;
+  for (const char c : name) {
+    const bool sep = c == '-' || c == '_' || c == '.';
+    if (sep && !n.empty() && n.back() == '_') continue;
+    n += sep ? '_' : c;
+  }
+  std::string v(version);
+  std::replace(v.begin(), v.end(), '-', '_');
+  if (n.empty() || v.empty() || tags.empty()) throw bad_input("no name, version or tag to make a wheel file name of");
+  // The tag sets in first-seen order; their product is the tag list when the tags are one compressed set.
+  std::vector<std::string> py, abi, plat;
+  std::vector<std::string> seen;
+  auto add = [](std::vector<std::string>& list, const std::string& x) {
+    if (std::find(list.begin(), list.end(), x) == list.end()) list.push_back(x);
+  };
+  for (const auto& t : tags) {
+    const auto parts = split(t, "-", true);
+    if (parts.size() != 3) throw bad_input("'" + t + "' is not a PYTHON-ABI-PLATFORM tag");
+    add(py, std::string(parts[0]));
+    add(abi, std::string(parts[1]));
+    add(plat, std::string(parts[2]));
+    add(seen, t);
+  }
+  const bool product = py.size() * abi.size() * plat.size() == seen.size();
+  const auto first = split(tags.front(), "-", true);
+  const std::string tag = product ? join(py, ".") + "-" + join(abi, ".") + "-" + join(plat, ".")
+                                  : std::string(first[0]) + "-" + std::string(first[1]) + "-" + std::string(first[2]);
+  return n + "-" + v + (build && !build->empty() ? "-" + *build : "") + "-" + tag + ".whl";
 }
 
 }  // namespace wheelcheck::wheel
