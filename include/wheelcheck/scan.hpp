@@ -15,13 +15,15 @@
 #include "wheelcheck/net.hpp"
 #include "wheelcheck/profile.hpp"
 #include "wheelcheck/remote.hpp"
+#include "wheelcheck/run.hpp"
 
 namespace wheelcheck::scan {
 
 struct Options {
   std::vector<std::string> indexes;   // simple API URLs (PEP 503/691)
   std::vector<std::string> projects;  // as written; normalized for URLs
-  std::vector<std::string> images;    // db names or files; empty: every db image the wheel's tags target
+  std::vector<std::string> images;    // db names or files; with targets empty: every FlagOS db image it is for
+  std::vector<run::Target> targets;   // images resolved by the caller (the command line's --image), first
   std::string state_dir;              // what was seen, and index pages for conditional requests
   int shard_index = 1;                // 1-based
   int shard_count = 1;

@@ -66,13 +66,16 @@ std::vector<std::string> search_dirs(const std::vector<WheelProfile>& a, const s
   return dirs;
 }
 
-// One row per image, one column per wheel ([1], [2], ... named below); with one wheel, the reason: the
-// worst of the findings that decided the cell's verdict.
-std::string matrix_text(const std::vector<verdict::Report>& reports, const std::vector<std::string>& wheels,
+// One row per image, one column per wheel ([1], [2], ... named below); with one wheel, the reason in words
+// (run::Cell::headline): the route that is off, the finding that decided, or why the image is not the
+// wheel's at all.
+std::string matrix_text(const std::vector<run::Cell>& cells, const std::vector<std::string>& wheels,
                         const std::vector<Target>& images, bool color) {
   const Paint p{color};
-  auto paint = [&](verdict::Verdict v, const std::string& text) {
-    return v == verdict::Verdict::Compatible     ? p.green(text)
+  auto paint = [&](const run::Cell& c, const std::string& text) {
+    const auto v = c.report.verdict;
+    return !c.targeted                           ? text
+           : v == verdict::Verdict::Compatible   ? p.green(text)
            : v == verdict::Verdict::Incompatible ? p.red(text)
                                                  : p.yellow(text);
   };
@@ -82,15 +85,16 @@ std::string matrix_text(const std::vector<verdict::Report>& reports, const std::
   for (std::size_t w = 0; w < wheels.size(); ++w) out += fmt::format("  {:<13}", fmt::format("[{}]", w + 1));
   if (wheels.size() == 1) out += "  reason";
   out += "\n";
+  const std::size_t reason_width = std::max<std::size_t>(40, terminal_width() - width - 17);
   for (std::size_t k = 0; k < images.size(); ++k) {
     out += fmt::format("{:<{}}", images[k].image.name, width);
     for (std::size_t w = 0; w < wheels.size(); ++w) {
-      const auto& r = reports[w * images.size() + k];
-      out += "  " + paint(r.verdict, fmt::format("{:<13}", verdict::verdict_name(r.verdict)));
-      const verdict::Finding* f = wheels.size() == 1 ? verdict::reason(r) : nullptr;
-      if (f != nullptr) {
-        std::string why = (f->member.empty() ? "" : f->member + ": ") + verdict::summary(*f);
-        if (why.size() > 70) why = why.substr(0, 67) + "...";
+      const auto& c = cells[w * images.size() + k];
+      const std::string word = c.targeted ? verdict::verdict_name(c.report.verdict) : "not for it";
+      out += "  " + paint(c, fmt::format("{:<13}", word));
+      if (wheels.size() == 1 && !c.headline.empty()) {
+        std::string why = c.targeted ? c.headline : c.not_targeted;
+        if (why.size() > reason_width) why = why.substr(0, reason_width - 3) + "...";
         out += "  " + why;
       }
     }
@@ -99,24 +103,6 @@ std::string matrix_text(const std::vector<verdict::Report>& reports, const std::
   out += "\n";
   for (std::size_t w = 0; w < wheels.size(); ++w) out += fmt::format("[{}] {}\n", w + 1, wheels[w]);
   out += "Details of one cell: wheelcheck WHEEL --image NAME (or --json for all of them).\n";
-  return out;
-}
-
-// --image takes a comma list ("cuda13.0,cuda13.3") as well as repeats. An argument that is an existing file
-// or folder, or a db name, is taken whole: a root folder whose name holds a comma is never split.
-std::vector<std::string> image_arguments(const std::vector<std::string>& given, const image::Db& db) {
-  std::vector<std::string> out;
-  for (const auto& arg : given) {
-    if (arg.find(',') == std::string::npos || is_dir(arg) || is_file(arg) || db.has(arg)) {
-      out.push_back(arg);
-      continue;
-    }
-    for (const auto& part : split(arg, ",", true)) {
-      const std::string name(trim(part));
-      if (name.empty()) throw usage_error("--image " + arg + ": an empty name in the list (NAME,NAME,...)");
-      out.push_back(name);
-    }
-  }
   return out;
 }
 
@@ -201,8 +187,10 @@ Presence differences(const std::vector<std::vector<std::string>>& per_image) {
 // One wheel against a few images, a column each: the verdict, the reason, the toolkit, the driver the wheel
 // needs there (from the verdict's driver need; "—" when it needs none) and the image's; then what changes
 // between them: the findings, routes and gates present in one image and not another.
-std::string side_by_side_text(const std::vector<verdict::Report>& reports, const std::string& wheel,
+std::string side_by_side_text(const std::vector<run::Cell>& cells, const std::string& wheel,
                               const std::vector<Target>& images, bool color) {
+  std::vector<verdict::Report> reports;
+  for (const auto& c : cells) reports.push_back(c.report);
   const Paint p{color};
   const std::string none = "—";
   std::size_t width = 28;
@@ -221,9 +209,10 @@ std::string side_by_side_text(const std::vector<verdict::Report>& reports, const
   using Image = image::Image;
   row("status", [](const Report&, const Image& im) { return image::image_status_name(im.status); });
   row("verdict", [](const Report& r, const Image&) { return verdict::verdict_name(r.verdict); });
-  row("reason", [&](const Report& r, const Image&) {
-    const verdict::Finding* f = verdict::reason(r);
-    return f == nullptr ? none : (f->member.empty() ? "" : f->member + ": ") + verdict::summary(*f);
+  std::size_t column = 0;
+  row("reason", [&](const Report&, const Image&) {
+    const run::Cell& c = cells[column++];
+    return c.headline.empty() ? none : c.headline;
   });
   row("toolkit", [&](const Report&, const Image& im) {
     return im.toolkit ? image::toolkit_kind_name(im.toolkit->kind) + " " + im.toolkit->version.text() : none;
@@ -364,40 +353,6 @@ std::string output_format(const CheckArgs& a) {
   return format;
 }
 
-// Routes and gates: --rules (a rule set of db/rules, a rules file, or none), else the rule set whose
-// applies_to names the wheel.
-class RuleChoice {
- public:
-  RuleChoice(const std::string& rules, const image::Db& db)
-      : m_none(rules == "none"), m_sets(rules::load_all(db.dir() + "/rules")) {
-    if (rules.empty() || m_none) return;
-    if (rules.find('/') != std::string::npos || rules.ends_with(".json")) {
-      m_chosen = rules::load(rules);
-      return;
-    }
-    std::vector<std::string> names;
-    for (const auto& rs : m_sets) {
-      if (rs.name == rules) m_chosen = rs;
-      names.push_back(rs.name);
-    }
-    if (!m_chosen) {
-      const auto near = closest(rules, names);
-      throw usage_error("--rules " + rules + ": no such rule set in " + db.dir() + "/rules" +
-                        (near ? "; did you mean " + *near + "?" : " (or give a file)"));
-    }
-  }
-  const rules::RuleSet* for_wheel(const WheelProfile& w) const {
-    if (m_none) return nullptr;
-    if (m_chosen) return &*m_chosen;
-    return rules::default_for(m_sets, w.filename.name);
-  }
-
- private:
-  bool m_none;
-  std::vector<rules::RuleSet> m_sets;
-  std::optional<rules::RuleSet> m_chosen;
-};
-
 }  // namespace
 
 void add_check_options(CLI::App& c, CheckArgs& a, bool image_required) {
@@ -435,6 +390,23 @@ void add_check_options(CLI::App& c, CheckArgs& a, bool image_required) {
 
 namespace {
 
+// A cell's JSON: the verdict document, and whether the image is one the wheel is for at all.
+nlohmann::ordered_json cell_json(const run::Cell& c) {
+  auto j = verdict::to_json(c.report);
+  j["targeted"] = c.targeted;
+  j["not_targeted"] = c.not_targeted;
+  j["headline"] = c.headline;
+  return j;
+}
+
+// A cell as text: a wheel for another machine, Python or toolkit is one line; else the whole report.
+std::string cell_text(const run::Cell& c, bool color) {
+  if (c.targeted) return verdict::render_text(c.report, color);
+  const Paint p{color};
+  return fmt::format("{} on {}: {} (not for this image: {}); exit {}\n", c.report.wheel, c.image, p.red("INCOMPATIBLE"),
+                     c.not_targeted, verdict::exit_code(c.report.verdict));
+}
+
 int check_and_print(const CheckArgs& a, const std::string& format, bool gates_output) {
   const bool json = format == "json";
   if (a.wheels.empty()) throw usage_error("no wheel given (wheelcheck WHEEL --image NAME; see --help)");
@@ -466,31 +438,29 @@ int check_and_print(const CheckArgs& a, const std::string& format, bool gates_ou
   ImageRequest request;
   request.env = parse_env(a.image_env, "--image-env");
   request.search_dirs = search_dirs(profiles, with);  // a wheel that could not be read is an empty profile
-  const auto images = resolve_images(image_arguments(a.images, db), db, request);
+  const auto images = resolve_images(a.images, db, request);
   if (gates_output && images.size() != 1) throw usage_error("gates need exactly one --image");
   std::vector<const WheelProfile*> with_ptrs;
   for (const auto& w : with) with_ptrs.push_back(&w);
-  const RuleChoice rules(a.rules, db);
+  const run::RuleChoice rules(a.rules, db.dir() + "/rules");
+  const run::Context context{with_ptrs, &rules, &db};
 
-  std::vector<verdict::Report> reports;       // wheel-major; none for a wheel that could not be read
+  std::vector<run::Cell> cells;               // wheel-major; none for a wheel that could not be read
   std::vector<std::string> names, integrity;  // integrity: each problem of each wheel, once
   verdict::Verdict overall = verdict::Verdict::Compatible;
   for (std::size_t i = 0; i < profiles.size(); ++i) {
     if (failures[i]) continue;
     const WheelProfile& profile = profiles[i];
     names.push_back(profile.filename.filename);
-    for (const auto& t : images) {
-      verdict::CheckOptions co;
-      co.with = with_ptrs;
-      co.memory_tables = t.tables.get();
-      co.rules = rules.for_wheel(profile);
-      co.policies = policy::claims_a_policy(profile) || !t.image.policy.empty() ? db.policies_if_present() : nullptr;
-      reports.push_back(verdict::check(profile, t.image, co));
-      overall = verdict::worst(overall, reports.back().verdict);
-    }
+    std::vector<const run::Cell*> mine;
+    const std::size_t first = cells.size();
+    for (const auto& t : images) cells.push_back(run::check(profile, t, context));
+    for (std::size_t k = first; k < cells.size(); ++k) mine.push_back(&cells[k]);
+    // An image the wheel is not for does not make a run over many images fail (--image all).
+    overall = verdict::worst(overall, run::overall(mine));
     // The same for every image: the wheel's own.
     if (!images.empty()) {
-      for (auto& line : verdict::integrity_problems(reports.back())) integrity.push_back(std::move(line));
+      for (auto& line : verdict::integrity_problems(cells.back().report)) integrity.push_back(std::move(line));
     }
   }
   for (const auto& w : integrity) {
@@ -504,6 +474,8 @@ int check_and_print(const CheckArgs& a, const std::string& format, bool gates_ou
       !integrity.empty() || std::any_of(failures.begin(), failures.end(), [](const auto& f) { return f.has_value(); });
   const int rc = bad_input ? k_exit_bad_input : verdict::exit_code(overall);
   if (gates_output) {
+    std::vector<verdict::Report> reports;
+    for (const auto& c : cells) reports.push_back(c.report);
     print_gates(a, format, gates::merge(reports));
     return bad_input ? k_exit_bad_input : k_exit_ok;
   }
@@ -515,15 +487,15 @@ int check_and_print(const CheckArgs& a, const std::string& format, bool gates_ou
         arr.push_back(error_entry(a.wheels[i], *failures[i]));
         continue;
       }
-      for (std::size_t k = 0; k < images.size(); ++k) arr.push_back(verdict::to_json(reports[next++]));
+      for (std::size_t k = 0; k < images.size(); ++k) arr.push_back(cell_json(cells[next++]));
     }
     print_json(arr.size() == 1 ? arr.front() : arr);
-  } else if (reports.size() == 1) {
-    std::fputs(verdict::render_text(reports.front(), use_color(stdout)).c_str(), stdout);
+  } else if (cells.size() == 1) {
+    std::fputs(cell_text(cells.front(), use_color(stdout)).c_str(), stdout);
   } else if (names.size() == 1 && images.size() <= k_side_by_side_max) {
-    std::fputs(side_by_side_text(reports, names.front(), images, use_color(stdout)).c_str(), stdout);
-  } else if (!reports.empty()) {
-    std::fputs(matrix_text(reports, names, images, use_color(stdout)).c_str(), stdout);
+    std::fputs(side_by_side_text(cells, names.front(), images, use_color(stdout)).c_str(), stdout);
+  } else if (!cells.empty()) {
+    std::fputs(matrix_text(cells, names, images, use_color(stdout)).c_str(), stdout);
   }
   return rc;
 }

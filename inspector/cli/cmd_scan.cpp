@@ -128,7 +128,6 @@ int run_scan(const ScanArgs& a) {
       if (!net::is_url(i)) throw usage_error("--index " + net::redact_url(i) + ": not an http(s) URL");
     }
     o.projects = a.projects;
-    o.images = a.images;
     const std::string cache_dir = a.cache_dir.empty() ? ProfileCache::default_dir() : a.cache_dir;
     const std::optional<ProfileCache> cache = open_cache(a.no_cache, a.cache_dir);
     o.state_dir = a.state.empty() ? cache_dir + "/scan-state" : a.state;
@@ -147,6 +146,8 @@ int run_scan(const ScanArgs& a) {
       };
     }
     image::Db db(image::Db::locate(a.db));
+    // The one --image resolver of every command: db names, patterns, all, description files, root folders.
+    o.targets = resolve_images(a.images, db, {});
     net::Client client(client_options(a.quiet, a.limits));
     report = scan::run(o, db, client, cache ? &*cache : nullptr);
     if (progress) {
@@ -174,7 +175,9 @@ Command add_scan(CLI::App& app) {
   c->add_option("--extra-index-url", a->extra_indexes, "Another index, read after --index (repeatable)");
   c->add_option("--project", a->projects, "A project name (repeatable)");
   c->add_option("--image,-i", a->images,
-                "An image to check against (repeatable; default: those each wheel's tags target)");
+                "An image to check against, as `check --image` takes it: a db name, a pattern, all, a description "
+                "file or a root folder (repeatable, or a comma list; default: every FlagOS image of the db each "
+                "wheel is for)");
   c->add_option("--state", a->state, "Scan state folder (default: <cache>/scan-state)");
   c->add_option("--report", a->report, "Write report.json, report.md and report.html here");
   c->add_option("--shard", a->shard, "i/N: check only the new wheels of shard i of N (a CI matrix)");

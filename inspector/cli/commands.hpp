@@ -18,6 +18,7 @@
 #include "wheelcheck/image.hpp"
 #include "wheelcheck/net.hpp"
 #include "wheelcheck/profile.hpp"
+#include "wheelcheck/run.hpp"
 
 namespace wheelcheck::cli {
 
@@ -40,7 +41,10 @@ std::string usage_line(const CLI::App& app);  // "usage: wheelcheck inspect WHEE
 // Output shared by the commands (inspector/cli/output.cpp). Colour and progress only on a terminal.
 bool use_color(std::FILE* f);
 bool show_progress(bool quiet);
-void warn(const std::string& message);                                   // "wheelcheck: warning: ..."
+// The terminal's columns when stdout is one (text is wrapped to it there); none off a terminal.
+std::optional<std::size_t> terminal_columns();
+std::size_t terminal_width();           // the same, else 120 (where a cell must be cut somewhere)
+void warn(const std::string& message);  // "wheelcheck: warning: ..."
 int usage_failure(const CLI::App& command, const std::string& message);  // error line + usage; returns 2
 std::string error_kind_name(ErrorKind kind);                             // usage, bad-input, io, internal
 int exit_code_of(const Error& e);                                        // 2, or 70 for a bug
@@ -84,10 +88,7 @@ inline const char* const k_verify_help =
 
 // The images an --image list names (inspector/cli/targets.cpp), with the tables of a root probed on the
 // fly kept alive beside its description.
-struct Target {
-  image::Image image;
-  std::shared_ptr<std::map<std::string, exports::Table>> tables;
-};
+using Target = run::Target;
 struct ImageRequest {
   std::map<std::string, std::string> env;  // the environment of a root folder probed on the fly
   std::vector<std::string> search_dirs;    // absolute RPATH/RUNPATH folders of the wheels: probed too

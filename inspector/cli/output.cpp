@@ -1,6 +1,7 @@
 // What every command shares on its way out: colour and progress only on a terminal, one format for
 // errors and warnings ("wheelcheck: error: ..."), and JSON documents that are complete even when a wheel
 // fails (the failed wheel is an entry carrying its error).
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -17,6 +18,23 @@ bool use_color(std::FILE* f) {
 
 bool show_progress(bool quiet) {
   return !quiet && ::isatty(STDERR_FILENO) != 0;
+}
+
+std::optional<std::size_t> terminal_columns() {
+  if (::isatty(STDOUT_FILENO) == 0) return std::nullopt;
+  winsize ws{};
+  if (::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40) return ws.ws_col;
+  const std::string columns = getenv_or("COLUMNS", "");
+  try {
+    const auto n = columns.empty() ? 0 : std::stoul(columns);
+    if (n >= 40) return n;
+  } catch (const std::exception&) {
+  }
+  return 100;
+}
+
+std::size_t terminal_width() {
+  return terminal_columns().value_or(120);
 }
 
 void warn(const std::string& message) {

@@ -47,6 +47,24 @@ Target probed(const std::string& root, const ImageRequest& request) {
   return {std::move(result.image), tables};
 }
 
+// --image takes a comma list ("cuda13.0,cuda13.3") as well as repeats. An argument that is an existing file
+// or folder, or a db name, is taken whole: a root folder whose name holds a comma is never split.
+std::vector<std::string> image_arguments(const std::vector<std::string>& given, const image::Db& db) {
+  std::vector<std::string> out;
+  for (const auto& arg : given) {
+    if (arg.find(',') == std::string::npos || is_dir(arg) || is_file(arg) || db.has(arg)) {
+      out.push_back(arg);
+      continue;
+    }
+    for (const auto& part : split(arg, ",", true)) {
+      const std::string name(trim(part));
+      if (name.empty()) throw usage_error("--image " + arg + ": an empty name in the list (NAME,NAME,...)");
+      out.push_back(name);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::map<std::string, std::string> parse_env(const std::vector<std::string>& assignments, const std::string& flag) {
@@ -63,7 +81,7 @@ std::vector<Target> resolve_images(const std::vector<std::string>& names, const 
                                    const ImageRequest& request) {
   std::vector<Target> out;
   bool probed_any = false;
-  for (const auto& name : names) {
+  for (const auto& name : image_arguments(names, db)) {
     if (name == "all") {
       for (const auto& n : db.file_image_names()) out.push_back({db.get(n), nullptr});
       continue;

@@ -31,6 +31,7 @@
 #include "wheelcheck/gates.hpp"
 #include "wheelcheck/index.hpp"
 #include "wheelcheck/rules.hpp"
+#include "wheelcheck/run.hpp"
 #include "wheelcheck/util.hpp"
 #include "wheelcheck/verdict.hpp"
 
@@ -154,11 +155,6 @@ index::ProjectPage fetch_page(const std::string& index_url, const std::string& p
 
 // --- images, tags and variants ---------------------------------------------------------------------------
 
-struct Target {
-  std::string name;
-  image::Image image;
-};
-
 // A profile made of what the index says (file name, Requires-Python): enough for the tag checks.
 WheelProfile listing_profile(const index::File& f) {
   WheelProfile p;
@@ -167,59 +163,22 @@ WheelProfile listing_profile(const index::File& f) {
   return p;
 }
 
-// Why the wheel's tags do not target the image ("" when they do): its Python, ABI, platform tags and
-// Requires-Python against the image, as pip would judge them.
+// Why a wheel is not for the image ("" when it is): tags, Requires-Python, machine and toolkit, as every
+// command judges them (run::not_targeted). For a listing, what its file name says.
 std::string not_targeted_reason(const WheelProfile& p, const image::Image& im) {
-  for (const auto& f : verdict::check_wheel_tags(p, im)) {
-    if (f.severity != verdict::Severity::Error) continue;
-    using verdict::FindingKind;
-    if (f.kind == FindingKind::TagPython || f.kind == FindingKind::TagAbi || f.kind == FindingKind::TagPlatform ||
-        f.kind == FindingKind::RequiresPython || f.kind == FindingKind::WrongArch) {
-      return f.explanation.empty() ? verdict::kind_name(f.kind) : f.explanation;
-    }
-  }
-  return "";
+  return run::not_targeted(p, im);
 }
 
-// The toolkit a local version label names: +cu130 -> cuda 13.0, +cann9 -> cann, +metax3.6 -> maca, ...
-struct Variant {
-  std::string kind;
-  std::string version;  // "13.0" for +cu130; "" when the label does not say
-};
-
-std::optional<Variant> variant_of(const std::string& version) {
-  const auto plus = version.find('+');
-  if (plus == std::string::npos) return std::nullopt;
-  const std::string label = ascii_lower(version.substr(plus + 1));
-  static const std::pair<const char*, const char*> k_prefixes[] = {
-      {"cu", "cuda"},       {"cann", "cann"}, {"ascend", "cann"}, {"metax", "maca"},   {"maca", "maca"},
-      {"hcu", "dtk"},       {"das", "dtk"},   {"dtk", "dtk"},     {"enflame", "tops"}, {"tops", "tops"},
-      {"mthreads", "musa"}, {"musa", "musa"}, {"ppu", "ppu"},     {"cpu", "cpu"}};
-  for (const auto& [prefix, kind] : k_prefixes) {
-    const std::string_view p(prefix);
-    if (label.compare(0, p.size(), p) != 0) continue;
-    Variant v{kind, ""};
-    const std::string rest = label.substr(p.size());
-    if (v.kind == "cuda" && rest.size() >= 2 && std::all_of(rest.begin(), rest.end(), ::isdigit)) {
-      v.version = rest.substr(0, rest.size() - 1) + "." + rest.substr(rest.size() - 1);  // cu130 -> 13.0
-    }
-    return v;
-  }
-  return std::nullopt;
-}
-
-// Why a variant cannot suit the image ("" when it can, or when either side does not say).
-std::string variant_mismatch(const std::string& version, const image::Image& im) {
-  const auto v = variant_of(version);
-  if (!v || v->kind == "cpu") return "";
-  const std::string have = im.toolkit ? image::toolkit_kind_name(im.toolkit->kind) : "";
-  if (have.empty()) return "a " + v->kind + " build; the image has no accelerator toolkit";
-  if (have != v->kind) return "a " + v->kind + " build; the image has " + have;
-  if (v->kind == "cuda" && !v->version.empty() && im.toolkit->version.known()) {
-    const std::string& image_version = *im.toolkit->version.value;
-    const auto major = [](const std::string& s) { return s.substr(0, s.find('.')); };
-    if (major(v->version) != major(image_version)) {
-      return "built for CUDA " + v->version + "; the image has CUDA " + image_version;
+// Why a variant cannot suit the image ("" when it can, or when either side does not say): a toolkit of
+// another major version than the image's (+cu126 on a CUDA 13 image).
+std::string variant_mismatch(const WheelProfile& p, const image::Image& im) {
+  if (!im.toolkit || !im.toolkit->version.known()) return "";
+  const std::string& image_version = *im.toolkit->version.value;
+  const auto major = [](const std::string& s) { return s.substr(0, s.find('.')); };
+  for (const auto& t : run::wheel_toolkits(p)) {
+    if (t.kind != image::toolkit_kind_name(im.toolkit->kind) || t.version.empty()) continue;
+    if (major(t.version) != major(image_version)) {
+      return "built for CUDA " + t.version + "; the image has CUDA " + image_version;
     }
   }
   return "";
@@ -227,32 +186,11 @@ std::string variant_mismatch(const std::string& version, const image::Image& im)
 
 // --- one check, as the report shows it -------------------------------------------------------------------
 
-// The one line a matrix cell shows: what makes the verdict what it is.
-std::string headline(const verdict::Report& r) {
-  using verdict::Severity;
-  using verdict::Verdict;
-  if (r.verdict == Verdict::Compatible) return "";
-  if (r.verdict == Verdict::Degraded || r.verdict == Verdict::Incompatible) {
-    for (const auto& route : r.routes) {
-      if (route.available || route.reasons.empty()) continue;
-      return fmt::format("route {} ({}) is off: {}", route.name, route.optional ? "optional" : "core",
-                         route.reasons.front());
-    }
-  }
-  const Severity wanted = r.verdict == Verdict::Unknown ? Severity::Condition : Severity::Error;
-  for (const auto& f : r.findings) {
-    if (f.severity != wanted) continue;
-    std::string what = f.explanation.empty() ? verdict::kind_name(f.kind) : f.explanation;
-    return f.member.empty() ? what : f.member + ": " + what;
-  }
-  return r.conditions.empty() ? "" : r.conditions.front();
-}
-
-Json result_json(const verdict::Report& r, bool targeted) {
+Json result_json(const run::Cell& c) {
   Json gates = Json::object();
-  for (const auto& g : gates::merge({r}).gates) gates[g.variable] = g.value;
+  for (const auto& g : gates::merge({c.report}).gates) gates[g.variable] = g.value;
   Json findings = Json::array();
-  for (const auto& f : r.findings) {
+  for (const auto& f : c.report.findings) {
     if (f.severity == verdict::Severity::Info) continue;
     findings.push_back(Json{{"kind", verdict::kind_name(f.kind)},
                             {"severity", verdict::severity_name(f.severity)},
@@ -263,35 +201,41 @@ Json result_json(const verdict::Report& r, bool targeted) {
                             {"explanation", f.explanation},
                             {"fix", f.fix}});
   }
-  return Json{{"image", r.image},          {"targeted", targeted}, {"verdict", verdict::verdict_name(r.verdict)},
-              {"headline", headline(r)},   {"gates", gates},       {"findings", findings},
-              {"conditions", r.conditions}};
+  return Json{{"image", c.image},
+              {"targeted", c.targeted},
+              {"verdict", verdict::verdict_name(c.report.verdict)},
+              {"headline", c.headline},
+              {"gates", gates},
+              {"findings", findings},
+              {"conditions", c.report.conditions}};
 }
 
 // --- the run ---------------------------------------------------------------------------------------------
 
+struct ScanTarget {
+  std::string name;  // as the report and the state name it
+  run::Target target;
+};
+
 class Scan {
  public:
   Scan(const Options& o, const image::Db& db, net::Client& client, const ProfileCache* cache)
-      : m_o(o), m_db(db), m_client(client), m_cache(cache), m_state(o.state_dir) {
-    m_rule_sets = rules::load_all(db.dir() + "/rules");
-    if (!o.rules.empty() && o.rules != "none") {
-      if (o.rules.find('/') != std::string::npos) {
-        m_chosen = rules::load(o.rules);
-      } else {
-        for (const auto& rs : m_rule_sets) {
-          if (rs.name == o.rules) m_chosen = rs;
-        }
-        if (!m_chosen) throw usage_error("--rules " + o.rules + ": no such rule set");
-      }
-    }
-    for (const auto& name : o.images) m_targets.push_back({name, db.resolve(name)});
-    // By default every image of the db except the packaging targets (manylinux/musllinux policies are
-    // what `inspect` measures a wheel against, not places it runs).
-    if (o.images.empty()) {
+      : m_o(o),
+        m_db(db),
+        m_client(client),
+        m_cache(cache),
+        m_state(o.state_dir),
+        m_rules(o.rules, db.dir() + "/rules"),
+        m_explicit(!o.targets.empty() || !o.images.empty()) {
+    // The images the caller resolved (the command line's one --image resolver: names, patterns, files,
+    // folders), else db names, else every FlagOS image of the db: not the packaging targets (what
+    // `inspect` measures a wheel against, not places it runs), nor the generic distributions.
+    for (const auto& t : o.targets) m_targets.push_back({t.image.name, t});
+    for (const auto& name : o.images) m_targets.push_back({name, {db.resolve(name), nullptr}});
+    if (!m_explicit) {
       for (const auto& name : db.image_names()) {
         auto im = db.get(name);
-        if (im.group != "target") m_targets.push_back({name, std::move(im)});
+        if (im.group != "target" && im.group != "generated") m_targets.push_back({name, {std::move(im), nullptr}});
       }
     }
   }
@@ -364,12 +308,6 @@ class Scan {
     return true;
   }
 
-  const rules::RuleSet* rules_for(const WheelProfile& w) const {
-    if (m_o.rules == "none") return nullptr;
-    if (m_chosen) return &*m_chosen;
-    return rules::default_for(m_rule_sets, w.filename.name);
-  }
-
   void check_new_wheels() {
     std::vector<const Listing*> todo;
     for (const auto& l : m_listings) {
@@ -402,6 +340,7 @@ class Scan {
       w["results"] = Json::array();
       say(fmt::format("wheel {}/{}: {}", n, todo.size(), l->file.filename));
       bool read = false;
+      std::vector<run::Cell> cells;
       try {
         remote::Fetch fetch;
         fetch.mode = m_o.mode;
@@ -422,7 +361,8 @@ class Scan {
           m_wheel_failed = true;
         }
         read = true;
-        w["results"] = check(fetched.profile);
+        cells = check(fetched.profile);
+        w["results"] = results_json(cells);
       } catch (const Error& e) {
         w["error"] = e.what();
         m_wheel_failed = true;
@@ -437,33 +377,40 @@ class Scan {
       Json remembered{{"filename", l->file.filename}, {"project", l->project},   {"version", version},
                       {"sha256", l->file.sha256()},   {"first_seen", now_iso()}, {"error", w["error"]},
                       {"results", Json::object()}};
-      for (const auto& r : w["results"]) {
-        remembered["results"][r["image"].get<std::string>()] = Json{{"verdict", r["verdict"]},
-                                                                    {"targeted", r["targeted"]},
-                                                                    {"headline", r["headline"]},
-                                                                    {"gates", r["gates"]},
-                                                                    {"conditions", r["conditions"]}};
+      // From the typed cells, not from the report's JSON; images the wheel is not for, with why.
+      for (const auto& c : cells) {
+        Json gates = Json::object();
+        for (const auto& g : gates::merge({c.report}).gates) gates[g.variable] = g.value;
+        remembered["results"][c.image] = Json{{"verdict", verdict::verdict_name(c.report.verdict)},
+                                              {"targeted", c.targeted},
+                                              {"headline", c.headline},
+                                              {"gates", gates},
+                                              {"conditions", c.report.conditions}};
       }
       m_state.wheels()[wheel_key(l->file.filename, l->file.sha256())] = remembered;
       m_wheels.push_back(std::move(w));
     }
   }
 
-  Json check(const WheelProfile& profile) {
-    Json results = Json::array();
+  // The cells of one wheel, through the one check every command shares; by default only the images it is
+  // for appear in the report (those it is not for are remembered, so that the pins pass over them).
+  std::vector<run::Cell> check(const WheelProfile& profile) {
+    std::vector<run::Cell> cells;
+    const run::Context context{{}, &m_rules, &m_db};
     for (const auto& t : m_targets) {
-      const std::string why_not = not_targeted_reason(profile, t.image);
-      const bool targeted = why_not.empty();
-      if (m_o.images.empty() && !targeted) continue;  // by default, only the images its tags target
-      verdict::CheckOptions co;
-      co.rules = rules_for(profile);
-      co.policies = m_db.policies_if_present();
-      const auto report = verdict::check(profile, t.image, co);
-      auto r = result_json(report, targeted);
-      r["image"] = t.name;
-      if (!targeted) r["headline"] = "not targeted: " + why_not;
-      results.push_back(std::move(r));
-      m_used_images.insert(t.name);
+      run::Cell cell = run::check(profile, t.target, context);
+      cell.image = t.name;
+      cells.push_back(std::move(cell));
+    }
+    return cells;
+  }
+
+  Json results_json(const std::vector<run::Cell>& cells) {
+    Json results = Json::array();
+    for (const auto& c : cells) {
+      if (!m_explicit && !c.targeted) continue;
+      results.push_back(result_json(c));
+      m_used_images.insert(c.image);
     }
     return results;
   }
@@ -471,7 +418,7 @@ class Scan {
   Json report_images() const {
     Json out = Json::array();
     for (const auto& t : m_targets) {
-      if (!m_o.images.empty() || m_used_images.count(t.name) != 0) out.push_back(t.name);
+      if (m_explicit || m_used_images.count(t.name) != 0) out.push_back(t.name);
     }
     return out;
   }
@@ -507,25 +454,29 @@ class Scan {
         return c ? *c > 0 : va > vb;
       });
       for (const auto& t : m_targets) {
-        if (!files.empty() && (!m_o.images.empty() || targets_any(files, t.image)))
-          out.push_back(pin(project, files, t));
+        if (!files.empty() && (m_explicit || targets_any(files, t))) out.push_back(pin(project, files, t));
       }
     }
     return out;
   }
 
-  // Whether the project publishes anything for the image (by default, pins only where it does).
-  static bool targets_any(const std::vector<const Listing*>& files, const image::Image& im) {
+  // Whether the project publishes anything for the image (by default, pins only where it does): a file
+  // whose name fits it, and that no check found to be for another machine, Python or toolkit.
+  bool targets_any(const std::vector<const Listing*>& files, const ScanTarget& t) {
     for (const auto* l : files) {
       try {
-        if (not_targeted_reason(listing_profile(l->file), im).empty()) return true;
+        if (!not_targeted_reason(listing_profile(l->file), t.target.image).empty()) continue;
       } catch (const Error&) {
+        continue;
       }
+      const auto it = m_state.wheels().find(wheel_key(l->file.filename, l->file.sha256()));
+      if (it == m_state.wheels().end() || !(*it)["results"].contains(t.name)) return true;
+      if ((*it)["results"][t.name].value("targeted", true)) return true;
     }
     return false;
   }
 
-  Json pin(const std::string& project, const std::vector<const Listing*>& files, const Target& t) {
+  Json pin(const std::string& project, const std::vector<const Listing*>& files, const ScanTarget& t) {
     Json passed = Json::array();
     Json pick = nullptr;
     for (const auto* l : files) {
@@ -535,9 +486,9 @@ class Scan {
         version = p.filename.version;
         if (l->file.yanked) {
           reason = "yanked" + (l->file.yanked_reason.empty() ? "" : ": " + l->file.yanked_reason);
-        } else if (auto why = not_targeted_reason(p, t.image); !why.empty()) {
-          reason = "wrong Python or platform tag: " + why;
-        } else if (auto variant = variant_mismatch(version, t.image); !variant.empty()) {
+        } else if (auto why = not_targeted_reason(p, t.target.image); !why.empty()) {
+          reason = "not for this image: " + why;
+        } else if (auto variant = variant_mismatch(p, t.target.image); !variant.empty()) {
           reason = "wrong toolkit variant: " + variant;
         }
       } catch (const Error& e) {
@@ -554,7 +505,9 @@ class Scan {
         } else {
           const auto& r = (*it)["results"][t.name];
           const std::string v = r["verdict"].get<std::string>();
-          if (v == "incompatible") {
+          if (!r.value("targeted", true)) {
+            reason = r.value("headline", std::string("not targeted"));
+          } else if (v == "incompatible") {
             reason = "incompatible: " + r["headline"].get<std::string>();
           } else {
             pick = Json{{"filename", l->file.filename}, {"version", version}, {"verdict", v}, {"gates", r["gates"]}};
@@ -572,9 +525,9 @@ class Scan {
   net::Client& m_client;
   const ProfileCache* m_cache;
   State m_state;
-  std::vector<rules::RuleSet> m_rule_sets;
-  std::optional<rules::RuleSet> m_chosen;
-  std::vector<Target> m_targets;
+  run::RuleChoice m_rules;
+  bool m_explicit;  // images were given: every one is reported, targeted or not
+  std::vector<ScanTarget> m_targets;
   std::vector<Listing> m_listings;
   std::set<std::string> m_used_images;
   Json m_wheels = Json::array();

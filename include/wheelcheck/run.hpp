@@ -1,0 +1,82 @@
+// One run of the check, many renderings: the wheels x images a command asks about, each checked the one
+// way (the rule set, the packaging policies, what the wheel targets, the assumptions), into typed cells.
+// check, gates, the matrix, side by side and the scan all take their answers from here
+// (inspector/verdict/run.cpp); each command only renders the cells (bloaty's BloatyMain / RollupOutput).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "wheelcheck/exports.hpp"
+#include "wheelcheck/image.hpp"
+#include "wheelcheck/profile.hpp"
+#include "wheelcheck/rules.hpp"
+#include "wheelcheck/verdict.hpp"
+
+namespace wheelcheck::run {
+
+// An image to check against, with the export tables of a root probed on the fly kept alive beside it.
+struct Target {
+  image::Image image;
+  std::shared_ptr<std::map<std::string, exports::Table>> tables;
+};
+
+// Routes and gates: --rules (a rule set of db/rules, a rules file, or none), else the rule set whose
+// applies_to names the wheel. Throws Error(Usage) for a name that is no rule set (with the closest).
+class RuleChoice {
+ public:
+  RuleChoice(const std::string& rules, const std::string& rules_dir);
+  const rules::RuleSet* for_wheel(const WheelProfile& wheel) const;
+
+ private:
+  bool m_none;
+  std::vector<rules::RuleSet> m_sets;
+  std::optional<rules::RuleSet> m_chosen;
+};
+
+// The accelerator toolkit a wheel is built for, read from what it is: its local version label (+cu130,
+// +cann9, +metax3.6, ...) and the runtimes its ELF members need (libcudart.so.N: CUDA N; libascendcl.so,
+// libhccl.so: CANN; libmcruntime.so: MACA; libgalaxyhip.so, libamdhip64.so: DTK; libtopsrt.so: TOPS;
+// libmusart.so: MUSA). Empty: the wheel needs none (it runs on any image its tags fit).
+struct WheelToolkit {
+  std::string kind;     // a toolkit_kind_name: cuda, cann, maca, dtk, tops, musa, ppu
+  std::string version;  // "13" or "13.0" where the label or soname says; "" otherwise
+  std::string because;  // "local version label +cu130", "flagcx/libflagcx.so needs libcudart.so.13"
+};
+std::vector<WheelToolkit> wheel_toolkits(const WheelProfile& wheel);
+
+// Why the wheel is not for the image at all, in words ("x86_64 wheel, aarch64 image", "cp311 wheel, the
+// image's Python is 3.12", "a CUDA build, a TOPS image"); "" when the image is one the wheel targets. Its
+// tags, Requires-Python and machine as pip and the loader judge them, and its toolkit.
+std::string not_targeted(const WheelProfile& wheel, const image::Image& image);
+
+// What every check of a run shares.
+struct Context {
+  std::vector<const WheelProfile*> with;  // wheels installed beside it (--with)
+  const RuleChoice* rules = nullptr;
+  const image::Db* db = nullptr;  // its packaging policies
+};
+
+// One wheel against one image.
+struct Cell {
+  std::string image;  // the image's name
+  bool targeted = true;
+  std::string not_targeted;  // why not, in words ("" when targeted)
+  verdict::Report report;
+  std::string headline;  // the reason that decided the verdict, in words ("" for compatible)
+};
+Cell check(const WheelProfile& wheel, const Target& target, const Context& context);
+
+// The reason that decided a report's verdict in one line: the route that is off and why ("route
+// flaggems-cpp (optional) is off: flag_gems/lib/libtriton_jit.so: undefined symbol ... [cxx-abi-mismatch]"),
+// else the deciding finding's summary; "" for compatible.
+std::string headline(const verdict::Report& report);
+
+// The verdict a set of cells stands for: the worst over the images the wheel targets (an image it is not
+// for does not make `--image all` fail); the worst of all when it targets none of them.
+verdict::Verdict overall(const std::vector<const Cell*>& cells);
+
+}  // namespace wheelcheck::run

@@ -1,0 +1,244 @@
+// One run of the check for every command (check, gates, the matrix, side by side, the scan).
+//
+// A cell is one wheel against one image:
+// 1. Is the image one the wheel is for at all? Its tags, Requires-Python and ELF machine (as pip and the
+//    loader judge them) and its accelerator toolkit (its local label and the runtimes its members need)
+//    against the image's. An image it is not for gives a one-line answer, in words, and does not count in
+//    the exit code of a command over many images.
+// 2. The check itself (verdict::check), with the rule set chosen for the wheel and the packaging
+//    policies where the wheel claims one or the image is a packaging target.
+// 3. The headline: the route that is off, else the deciding finding, in one line.
+#include "wheelcheck/run.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "wheelcheck/error.hpp"
+#include "wheelcheck/policy.hpp"
+#include "wheelcheck/util.hpp"
+#include "wheelcheck/wheel.hpp"
+
+namespace wheelcheck::run {
+
+RuleChoice::RuleChoice(const std::string& rules, const std::string& rules_dir)
+    : m_none(rules == "none"), m_sets(rules::load_all(rules_dir)) {
+  if (rules.empty() || m_none) return;
+  if (rules.find('/') != std::string::npos || rules.ends_with(".json")) {
+    m_chosen = rules::load(rules);
+    return;
+  }
+  std::vector<std::string> names;
+  for (const auto& rs : m_sets) {
+    if (rs.name == rules) m_chosen = rs;
+    names.push_back(rs.name);
+  }
+  if (!m_chosen) {
+    throw usage_error("--rules " + rules + ": no such rule set in " + rules_dir +
+                      (names.empty() ? std::string(" (give a file)") : " (there are: " + join(names, ", ") + ")"));
+  }
+}
+
+const rules::RuleSet* RuleChoice::for_wheel(const WheelProfile& w) const {
+  if (m_none) return nullptr;
+  if (m_chosen) return &*m_chosen;
+  return rules::default_for(m_sets, w.filename.name);
+}
+
+namespace {
+
+std::string upper_kind(std::string kind) {
+  for (char& c : kind) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return kind;
+}
+
+// The toolkit a local version label names: +cu130 -> cuda 13.0, +cann9 -> cann, +metax3.6 -> maca, ...
+std::optional<WheelToolkit> label_toolkit(const std::string& version) {
+  const auto plus = version.find('+');
+  if (plus == std::string::npos) return std::nullopt;
+  const std::string label = ascii_lower(version.substr(plus + 1));
+  static const std::pair<const char*, const char*> k_prefixes[] = {
+      {"cu", "cuda"},       {"cann", "cann"}, {"ascend", "cann"}, {"metax", "maca"},   {"maca", "maca"},
+      {"hcu", "dtk"},       {"das", "dtk"},   {"dtk", "dtk"},     {"enflame", "tops"}, {"tops", "tops"},
+      {"mthreads", "musa"}, {"musa", "musa"}, {"ppu", "ppu"}};
+  for (const auto& [prefix, kind] : k_prefixes) {
+    const std::string_view p(prefix);
+    if (label.compare(0, p.size(), p) != 0) continue;
+    WheelToolkit t{kind, "", "local version label +" + version.substr(plus + 1)};
+    const std::string rest = label.substr(p.size());
+    if (t.kind == "cuda" && rest.size() >= 2 && std::all_of(rest.begin(), rest.end(), ::isdigit)) {
+      t.version = rest.substr(0, rest.size() - 1) + "." + rest.substr(rest.size() - 1);  // cu130 -> 13.0
+    }
+    return t;
+  }
+  return std::nullopt;
+}
+
+// The toolkit a needed soname is the runtime of ("libcudart.so.13" -> cuda 13).
+std::optional<WheelToolkit> soname_toolkit(const std::string& soname) {
+  static const std::pair<const char*, const char*> k_runtimes[] = {
+      {"libcudart.so", "cuda"},   {"libascendcl.so", "cann"}, {"libhccl.so", "cann"},   {"libmcruntime.so", "maca"},
+      {"libgalaxyhip.so", "dtk"}, {"libamdhip64.so", "dtk"},  {"libtopsrt.so", "tops"}, {"libmusart.so", "musa"}};
+  for (const auto& [prefix, kind] : k_runtimes) {
+    const std::string p(prefix);
+    if (soname != p && soname.rfind(p + ".", 0) != 0) continue;
+    WheelToolkit t{kind, "", ""};
+    if (t.kind == "cuda" && soname.size() > p.size() + 1) t.version = soname.substr(p.size() + 1);
+    return t;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<WheelToolkit> wheel_toolkits(const WheelProfile& w) {
+  std::vector<WheelToolkit> out;
+  auto add = [&](WheelToolkit t) {
+    if (std::none_of(out.begin(), out.end(), [&](const WheelToolkit& o) { return o.kind == t.kind; }))
+      out.push_back(std::move(t));
+  };
+  if (auto label = label_toolkit(w.filename.version)) add(std::move(*label));
+  // A +cpu build needs no toolkit, whatever its members link.
+  const auto plus = w.filename.version.find('+');
+  if (plus != std::string::npos && ascii_lower(w.filename.version.substr(plus + 1)).rfind("cpu", 0) == 0) return {};
+  // The runtimes its members need, unless the wheel ships that runtime itself.
+  std::vector<std::string> shipped;
+  for (const auto& m : w.members) {
+    if (m.elf && m.elf->soname) shipped.push_back(*m.elf->soname);
+  }
+  for (const auto& m : w.members) {
+    if (!m.elf) continue;
+    for (const auto& need : m.elf->needed) {
+      if (std::find(shipped.begin(), shipped.end(), need) != shipped.end()) continue;
+      if (auto t = soname_toolkit(need)) {
+        t->because = m.path + " needs " + need;
+        add(std::move(*t));
+      }
+    }
+  }
+  return out;
+}
+
+namespace {
+
+std::string pythons_of(const image::Image& im) {
+  std::vector<std::string> v;
+  for (const auto& p : im.pythons) {
+    if (std::find(v.begin(), v.end(), p.version) == v.end()) v.push_back(p.version);
+  }
+  if (v.empty() && im.python.known()) v.push_back(*im.python.value);
+  return v.empty() ? "unknown" : join(v, ", ");
+}
+
+std::string first_sentence(const std::string& s) {
+  const auto dot = s.find(". ");
+  return dot == std::string::npos ? (s.ends_with(".") ? s.substr(0, s.size() - 1) : s) : s.substr(0, dot);
+}
+
+std::string python_tags(const WheelProfile& w) {
+  std::vector<std::string> v;
+  for (const auto& t : w.filename.tags) {
+    if (std::find(v.begin(), v.end(), t.python) == v.end()) v.push_back(t.python);
+  }
+  return join(v, ".");
+}
+
+}  // namespace
+
+std::string not_targeted(const WheelProfile& w, const image::Image& im) {
+  using verdict::FindingKind;
+  const std::string image_arch = im.arch.known() ? *im.arch.value : "";
+  for (const auto& f : verdict::check_wheel_tags(w, im)) {
+    if (f.severity != verdict::Severity::Error) continue;
+    switch (f.kind) {
+      case FindingKind::WrongArch: return f.required_version + " wheel, " + image_arch + " image";
+      case FindingKind::TagPlatform: {
+        std::vector<std::string> archs;
+        bool foreign = false;
+        for (const auto& t : w.filename.tags) {
+          const auto p = wheel::parse_platform(t.platform);
+          if (p.kind == wheel::Platform::Kind::Foreign) foreign = true;
+          if (!p.arch.empty() && std::find(archs.begin(), archs.end(), p.arch) == archs.end()) archs.push_back(p.arch);
+        }
+        const bool other_arch =
+            !image_arch.empty() && !archs.empty() &&
+            std::none_of(archs.begin(), archs.end(), [&](const auto& a) { return wheel::arch_matches(a, image_arch); });
+        if (other_arch) return join(archs, ".") + " wheel, " + image_arch + " image";
+        if (foreign) return "not a Linux wheel (" + w.filename.tags.front().platform + ")";
+        return first_sentence(f.explanation);
+      }
+      case FindingKind::TagPython: return python_tags(w) + " wheel, the image's Python is " + pythons_of(im);
+      case FindingKind::TagAbi: return first_sentence(f.explanation);
+      case FindingKind::RequiresPython:
+        return "Requires-Python " + f.required_version + ", the image's Python is " + pythons_of(im);
+      default: break;
+    }
+  }
+  const auto toolkits = wheel_toolkits(w);
+  if (toolkits.empty()) return "";
+  const std::string have = im.toolkit ? image::toolkit_kind_name(im.toolkit->kind) : "";
+  for (const auto& t : toolkits) {
+    if (t.kind == have) return "";
+  }
+  std::vector<std::string> kinds;
+  for (const auto& t : toolkits) kinds.push_back(upper_kind(t.kind));
+  return "a " + join(kinds, "/") + " build, " +
+         (have.empty() ? std::string("an image without an accelerator toolkit") : "a " + upper_kind(have) + " image");
+}
+
+std::string headline(const verdict::Report& r) {
+  using verdict::Verdict;
+  if (r.verdict == Verdict::Compatible) return "";
+  if (r.verdict == Verdict::Degraded || r.verdict == Verdict::Incompatible) {
+    // A core route that is off decides an incompatible wheel; else the first route off.
+    const verdict::Route* off = nullptr;
+    for (const auto& route : r.routes) {
+      if (route.available || route.reasons.empty()) continue;
+      if (off == nullptr || (off->optional && !route.optional && r.verdict == Verdict::Incompatible)) off = &route;
+    }
+    if (off != nullptr) {
+      return fmt::format("route {} ({}) is off: {}", off->name, off->optional ? "optional" : "core",
+                         off->reasons.front());
+    }
+  }
+  if (const verdict::Finding* f = verdict::reason(r)) {
+    const std::string what = verdict::summary(*f);
+    return f->member.empty() ? what : f->member + ": " + what;
+  }
+  return r.conditions.empty() ? "" : r.conditions.front();
+}
+
+Cell check(const WheelProfile& w, const Target& t, const Context& c) {
+  Cell cell;
+  cell.image = t.image.name;
+  cell.not_targeted = not_targeted(w, t.image);
+  cell.targeted = cell.not_targeted.empty();
+  verdict::CheckOptions co;
+  co.with = c.with;
+  co.memory_tables = t.tables.get();
+  co.rules = c.rules != nullptr ? c.rules->for_wheel(w) : nullptr;
+  co.policies = c.db != nullptr && (policy::claims_a_policy(w) || !t.image.policy.empty()) ? c.db->policies_if_present()
+                                                                                           : nullptr;
+  cell.report = verdict::check(w, t.image, co);
+  if (!cell.targeted && cell.report.verdict != verdict::Verdict::Incompatible) {
+    // Not for this image (a CUDA build on a TOPS image loads nothing it needs): never usable there.
+    cell.report.verdict = verdict::Verdict::Incompatible;
+  }
+  cell.headline = cell.targeted ? headline(cell.report) : "not targeted: " + cell.not_targeted;
+  return cell;
+}
+
+verdict::Verdict overall(const std::vector<const Cell*>& cells) {
+  verdict::Verdict targeted = verdict::Verdict::Compatible, all = verdict::Verdict::Compatible;
+  bool any = false;
+  for (const auto* c : cells) {
+    all = verdict::worst(all, c->report.verdict);
+    if (!c->targeted) continue;
+    any = true;
+    targeted = verdict::worst(targeted, c->report.verdict);
+  }
+  return any ? targeted : all;
+}
+
+}  // namespace wheelcheck::run
