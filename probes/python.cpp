@@ -128,6 +128,18 @@ std::vector<image::Python> find_pythons(const RootFs& root) {
     py.origin = Origin::Probed;
     pythons.push_back(std::move(py));
   }
+  // The image's default python3 (what `python3` runs: /usr/local/bin first, as PATH has it) comes first:
+  // a py3 wheel is installed for it.
+  for (const char* cmd : {"/usr/local/bin/python3", "/usr/bin/python3"}) {
+    const auto target = root.resolve(cmd);
+    if (!target) continue;
+    const auto it = std::find_if(pythons.begin(), pythons.end(), [&](const image::Python& py) {
+      const auto exe = py.executable.empty() ? std::nullopt : root.resolve(py.executable);
+      return exe && exe->image_path == target->image_path;
+    });
+    if (it != pythons.end()) std::rotate(pythons.begin(), it, it + 1);
+    if (it != pythons.end()) break;
+  }
   return pythons;
 }
 

@@ -42,6 +42,12 @@ struct Object {
   bool python_extension = false;
 };
 
+// The Python a wheel is installed into, as its tags select it, in tag order: cpXY (cpXYt) the CPython of
+// exactly that version (and build), cpXY-abi3 the newest at or above X.Y, pyX / pyXY the image's default
+// Python (the first listed: a probe lists what `python3` runs first). Null when no Python of the image
+// fits the tags (or it has none); `why` then says which were there.
+const image::Python* python_for(const WheelProfile& wheel, const image::Image& image);
+
 // The files of an image plus the wheels installed into it, indexed by path and by soname.
 class Space {
  public:
@@ -51,6 +57,7 @@ class Space {
         const std::map<std::string, exports::Table>* memory = nullptr);
   const image::Image& image() const { return m_image; }
   const std::string& site() const { return m_site; }
+  const image::Python* python() const { return m_python; }  // the Python it is installed for; null: none
   const std::vector<std::unique_ptr<Object>>& objects() const { return m_objects; }
   std::vector<const Object*> wheel_members() const;                      // the checked wheel's ELF members
   const Object* at(const std::string& path) const;                       // the object a path reaches, or null
@@ -72,6 +79,7 @@ class Space {
   const image::Image& m_image;
   const std::map<std::string, exports::Table>* m_memory = nullptr;
   std::string m_site;
+  const image::Python* m_python = nullptr;
   std::vector<std::unique_ptr<Object>> m_objects;
   std::map<std::string, const Object*> m_by_path;
   std::multimap<std::string, const Object*> m_declared;

@@ -220,7 +220,13 @@ struct Report {
   std::vector<std::string> conditions;
   std::vector<Route> routes;
   std::vector<MemberReport> members;
-  std::vector<std::string> notes;    // what the check assumed (preloaded distributions, install folder)
+  std::vector<std::string> notes;  // what the check assumed (preloaded distributions, install folder)
+  struct PythonUsed {
+    std::string version;
+    std::string executable;     // "" when the image does not say
+    std::string site_packages;  // where the wheel is installed
+  };
+  std::optional<PythonUsed> python;  // the Python its tags select; absent when none fits, or none is described
   std::optional<DriverNeed> driver;  // absent when nothing in the wheel needs an NVIDIA driver
 };
 

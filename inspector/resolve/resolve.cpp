@@ -163,15 +163,67 @@ std::string expand_tokens(const std::string& entry, const std::string& origin, c
   return out;
 }
 
+namespace {
+
+std::pair<int, int> version_of(const std::string& v) {
+  const auto dot = v.find('.');
+  try {
+    return {std::stoi(v.substr(0, dot)), dot == std::string::npos ? 0 : std::stoi(v.substr(dot + 1))};
+  } catch (const std::exception&) {
+    return {-1, -1};
+  }
+}
+
+bool free_threaded(const image::Python& p) {
+  return std::any_of(p.abi_tags.begin(), p.abi_tags.end(), [](const std::string& t) { return t.ends_with("t"); });
+}
+
+}  // namespace
+
+const image::Python* python_for(const WheelProfile& wheel, const image::Image& image) {
+  std::vector<const image::Python*> usable;
+  for (const auto& p : image.pythons) {
+    if (!p.site_packages.empty()) usable.push_back(&p);
+  }
+  if (usable.empty()) return nullptr;
+  for (const auto& tag : wheel.filename.tags) {
+    const wheel::Interpreter it = wheel::parse_interpreter(tag.python);
+    if (!it.valid) continue;
+    if (it.impl == "py" || tag.abi == "none") {
+      // Pure Python ABI: the default Python, if its major version fits (and its minor, for pyXY).
+      for (const auto* p : usable) {
+        const auto [major, minor] = version_of(p->version);
+        if (major == it.major && (it.minor < 0 || minor == it.minor)) return p;
+      }
+      continue;
+    }
+    if (it.impl != "cp") continue;
+    const image::Python* best = nullptr;
+    for (const auto* p : usable) {
+      const auto [major, minor] = version_of(p->version);
+      if (major != it.major) continue;
+      if (tag.abi == "abi3") {
+        if (free_threaded(*p) || minor < it.minor) continue;
+        if (best == nullptr || minor > version_of(best->version).second) best = p;
+      } else if (minor == it.minor && free_threaded(*p) == tag.abi.ends_with("t")) {
+        return p;
+      }
+    }
+    if (best != nullptr) return best;
+  }
+  return nullptr;
+}
+
 Space::Space(const image::Image& image, const WheelProfile& wheel, const std::vector<const WheelProfile*>& with,
              const std::map<std::string, exports::Table>* memory)
     : m_image(image), m_memory(memory) {
+  // The Python the wheel's tags select; with none that fits, the default one stands in (the tag check
+  // says the wheel is not for this image).
+  m_python = python_for(wheel, image);
   for (const auto& p : image.pythons) {
-    if (!p.site_packages.empty()) {
-      m_site = p.site_packages.front();
-      break;
-    }
+    if (m_python == nullptr && !p.site_packages.empty()) m_python = &p;
   }
+  if (m_python != nullptr) m_site = m_python->site_packages.front();
   if (m_site.empty()) m_site = "/site-packages";
   for (const auto& l : image.libraries) {
     auto o = std::make_unique<Object>();
@@ -196,7 +248,7 @@ Space::Space(const image::Image& image, const WheelProfile& wheel, const std::ve
     o->label = "the Python interpreter";
     o->exports_unknown = "the image describes no Python interpreter";
     for (const auto& p : image.pythons) {
-      if (p.site_packages.empty() || p.site_packages.front() != m_site) continue;
+      if (&p != m_python) continue;
       o->label = "the Python " + p.version + " interpreter" + (p.executable.empty() ? "" : " (" + p.executable + ")");
       o->path = p.executable;
       o->needed = p.needed;

@@ -92,6 +92,16 @@ class Checker {
     Report r = report_for(m_wheel, m_image);
     wheel_findings();
     r.notes = notes();
+    if (const auto* py = m_space.python(); py != nullptr && m_python_fits) {
+      r.python = Report::PythonUsed{py->version, py->executable, m_space.site()};
+    }
+    // A wheel that no Python of the image can install (its cpXY tag fits none of them): that is the one
+    // finding; its members bound against some other interpreter would only add noise.
+    if (!m_python_fits) {
+      r.findings = worst_first(std::move(m_findings));
+      decide(r);
+      return r;
+    }
     for (const Object* root : roots()) r.members.push_back(check_root(*root));
     flush_unknown();
     count_symbols_of_missing_libraries();
@@ -108,7 +118,11 @@ class Checker {
  private:
   // 1. The wheel as a whole.
   void wheel_findings() {
-    for (auto& f : check_wheel_tags(m_wheel, m_image)) add(std::move(f));
+    for (auto& f : check_wheel_tags(m_wheel, m_image)) {
+      if (f.severity == Severity::Error && (f.kind == FindingKind::TagPython || f.kind == FindingKind::TagAbi))
+        m_python_fits = false;
+      add(std::move(f));
+    }
     for (auto& f : archive_findings(m_wheel)) add(std::move(f));
     claim_finding();
     isa_findings();
@@ -146,8 +160,20 @@ class Checker {
 
   std::vector<std::string> notes() const {
     std::vector<std::string> out;
-    out.push_back("installed into " + m_space.site() +
-                  (m_image.pythons.empty() ? " (the image describes no Python: a stand-in folder)" : ""));
+    const image::Python* py = m_space.python();
+    std::string which;
+    if (m_image.pythons.empty()) {
+      which = " (the image describes no Python: a stand-in folder)";
+    } else if (py != nullptr && resolve::python_for(m_wheel, m_image) == py) {
+      which =
+          " (Python " + py->version + (py->executable.empty() ? "" : ", " + py->executable) +
+          ", the one its tags select" +
+          (m_image.pythons.size() > 1 ? " of the image's " + std::to_string(m_image.pythons.size()) + " Pythons" : "") +
+          ")";
+    } else if (py != nullptr) {
+      which = " (no Python of the image fits its tags; Python " + py->version + " stands in)";
+    }
+    out.push_back("installed into " + m_space.site() + which);
     for (const auto& n : m_space.preloaded_notes()) out.push_back(n);
     if (m_wheel.integrity == k_integrity_headers) {
       out.push_back("read headers-only" + (m_wheel.source.empty() ? std::string() : " from " + m_wheel.source) +
@@ -650,7 +676,8 @@ class Checker {
   const image::Image& m_image;
   const CheckOptions& m_options;
   resolve::Space m_space;
-  std::string m_root;  // the member being loaded (check_root), for the findings it surfaces
+  std::string m_root;         // the member being loaded (check_root), for the findings it surfaces
+  bool m_python_fits = true;  // no tag-python / tag-abi error: some Python of the image installs it
   std::map<std::pair<std::string, std::string>, UnknownGroup> m_unknown;  // (member, libraries) -> symbols
   // (member, version, symbol) of each unbound symbol met -> its condition group, or null for an error
   std::map<std::tuple<std::string, std::string, std::string>, UnknownGroup*> m_certain;

@@ -66,7 +66,9 @@ std::string render_text(const Report& r, bool color) {
   out += fmt::format("{} on {}: {}\n", p.bold(r.wheel), p.bold(r.image), verdict_word(r.verdict, p));
   if (!r.image_summary.empty()) out += p.dim("  " + r.image_summary) + "\n";
   for (const auto& n : r.notes) {
-    if (n.rfind("read headers-only", 0) == 0) out += p.dim("  " + n) + "\n";
+    // Where it is read from, and which Python it goes to where the image has several.
+    const bool which_python = n.find(" Pythons)") != std::string::npos || n.find(" stands in)") != std::string::npos;
+    if (n.rfind("read headers-only", 0) == 0 || which_python) out += p.dim("  " + n) + "\n";
   }
   // Findings grouped by member, members in order of their worst finding.
   std::vector<std::string> order;
@@ -208,6 +210,10 @@ nlohmann::ordered_json to_json(const Report& r) {
   }
   j["members"] = std::move(members);
   j["notes"] = r.notes;
+  j["python"] = r.python ? nlohmann::ordered_json{{"version", r.python->version},
+                                                  {"executable", r.python->executable},
+                                                  {"site_packages", r.python->site_packages}}
+                         : nlohmann::ordered_json(nullptr);
   j["driver"] = r.driver ? driver_to_json(*r.driver) : nlohmann::ordered_json();
   return j;
 }
