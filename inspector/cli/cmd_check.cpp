@@ -491,7 +491,7 @@ int check_and_print(const CheckArgs& a, const std::string& format, bool gates_ou
     }
     print_json(arr.size() == 1 ? arr.front() : arr);
   } else if (cells.size() == 1) {
-    std::fputs(cell_text(cells.front(), use_color(stdout)).c_str(), stdout);
+    std::fputs(wrap_to_terminal(cell_text(cells.front(), use_color(stdout))).c_str(), stdout);
   } else if (names.size() == 1 && images.size() <= k_side_by_side_max) {
     std::fputs(side_by_side_text(cells, names.front(), images, use_color(stdout)).c_str(), stdout);
   } else if (!cells.empty()) {

@@ -43,8 +43,10 @@ bool use_color(std::FILE* f);
 bool show_progress(bool quiet);
 // The terminal's columns when stdout is one (text is wrapped to it there); none off a terminal.
 std::optional<std::size_t> terminal_columns();
-std::size_t terminal_width();           // the same, else 120 (where a cell must be cut somewhere)
-void warn(const std::string& message);  // "wheelcheck: warning: ..."
+std::size_t terminal_width();  // the same, else 120 (where a cell must be cut somewhere)
+// Text wrapped at spaces to the terminal's width (continuation lines indented), on a terminal only.
+std::string wrap_to_terminal(const std::string& text);
+void warn(const std::string& message);                                   // "wheelcheck: warning: ..."
 int usage_failure(const CLI::App& command, const std::string& message);  // error line + usage; returns 2
 std::string error_kind_name(ErrorKind kind);                             // usage, bad-input, io, internal
 int exit_code_of(const Error& e);                                        // 2, or 70 for a bug

@@ -37,6 +37,47 @@ std::size_t terminal_width() {
   return terminal_columns().value_or(120);
 }
 
+std::string wrap_to_terminal(const std::string& text) {
+  const auto columns = terminal_columns();
+  if (!columns) return text;  // a pipe or a file gets whole lines, for grep
+  const std::size_t width = *columns;
+  // Visible columns of a line: escape sequences take none, UTF-8 continuation bytes none.
+  auto visible = [](std::string_view s) {
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      if (s[i] == '\x1b') {
+        while (i < s.size() && s[i] != 'm') ++i;
+        continue;
+      }
+      if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) ++n;
+    }
+    return n;
+  };
+  std::string out;
+  for (const auto& line : split(text, "\n", true)) {
+    if (visible(line) <= width) {
+      out += std::string(line) + "\n";
+      continue;
+    }
+    const std::size_t indent = line.find_first_not_of(' ') == std::string_view::npos ? 0 : line.find_first_not_of(' ');
+    const std::string lead(std::min<std::size_t>(indent + 2, width / 2), ' ');
+    std::string current(line.substr(0, indent));
+    bool first_word = true;
+    for (const auto& word : split(line.substr(indent), " ", false)) {
+      if (!first_word && visible(current) + 1 + visible(word) > width) {
+        out += current + "\n";
+        current = lead;
+        first_word = true;
+      }
+      current += (first_word ? "" : " ") + std::string(word);
+      first_word = false;
+    }
+    out += current + "\n";
+  }
+  if (!text.empty() && text.back() == '\n' && out.size() >= 2 && out.ends_with("\n\n")) out.pop_back();
+  return out;
+}
+
 void warn(const std::string& message) {
   std::fprintf(stderr, "wheelcheck: warning: %s\n", message.c_str());
 }

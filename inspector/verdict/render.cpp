@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "inspector/verdict/routes.hpp"
 #include "wheelcheck/util.hpp"
@@ -48,6 +49,49 @@ std::string driver_line(const DriverNeed& d, const Paint& p) {
   return out;
 }
 
+// The routes first, each on or off, with the member and reason that decided it, the extension modules
+// Python imports that fail with it, the variables to set, and what would bring it back.
+std::string routes_text(const Report& r, const Paint& p) {
+  if (r.routes.empty()) return "";
+  std::string out = "\n" + p.bold("Routes") + " (rule set " + r.routes.front().rule_set + ")\n";
+  for (const auto& rt : r.routes) {
+    const std::string kind = rt.optional ? "optional" : "core";
+    if (rt.available) {
+      out += fmt::format("  {} {} ({}) on{}\n", p.green("+"), rt.name, kind,
+                         rt.conditions.empty() ? "" : ", if: " + rt.conditions.front());
+      continue;
+    }
+    out += fmt::format("  {} {} ({}) is {}: {}\n", p.red("x"), rt.name, kind, p.red("off"),
+                       rt.reasons.empty() ? "unavailable" : rt.reasons.front());
+    for (std::size_t i = 1; i < rt.reasons.size() && i < 3; ++i) out += "      also: " + rt.reasons[i] + "\n";
+    // What Python imports: the route's extension modules that do not load.
+    std::vector<std::string> imports;
+    for (const auto& m : r.members) {
+      if (m.kind == "extension" && !m.loads &&
+          std::find(rt.members.begin(), rt.members.end(), m.path) != rt.members.end())
+        imports.push_back(m.path);
+    }
+    if (!imports.empty()) out += "      fails to import: " + join(imports, ", ") + "\n";
+    if (!rt.gates.empty()) {
+      std::vector<std::string> sets;
+      for (const auto& [k, v] : rt.gates) sets.push_back(k + "=" + v);
+      out += "      " + p.bold("set ") + join(sets, " ") + "   (eval \"$(wheelcheck gates ...)\" sets them)\n";
+    }
+    // What would bring it back: the fix of the first error that names one of its members.
+    for (const auto& f : r.findings) {
+      if (f.severity != Severity::Error || f.fix.empty()) continue;
+      const bool mine = std::find(rt.members.begin(), rt.members.end(), f.member) != rt.members.end() ||
+                        std::any_of(f.roots.begin(), f.roots.end(), [&](const std::string& m) {
+                          return std::find(rt.members.begin(), rt.members.end(), m) != rt.members.end();
+                        });
+      if (!mine) continue;
+      out += "      back on: " + f.fix + "\n";
+      break;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 nlohmann::ordered_json driver_to_json(const DriverNeed& d) {
@@ -65,6 +109,7 @@ std::string render_text(const Report& r, bool color) {
   std::string out;
   out += fmt::format("{} on {}: {}\n", p.bold(r.wheel), p.bold(r.image), verdict_word(r.verdict, p));
   if (!r.image_summary.empty()) out += p.dim("  " + r.image_summary) + "\n";
+  out += routes_text(r, p);
   for (const auto& n : r.notes) {
     // Where it is read from, and which Python it goes to where the image has several.
     const bool which_python = n.find(" Pythons)") != std::string::npos || n.find(" stands in)") != std::string::npos;
@@ -92,10 +137,18 @@ std::string render_text(const Report& r, bool color) {
       }
       ++shown;
       out += fmt::format("    {} {}\n", mark(f->severity, p), summary(*f));
-      out += "      " + f->explanation + "\n";
-      if (!f->object.empty() && !f->roots.empty()) {
-        out += "      " + p.dim(fmt::format("reached by: {}", fmt::join(f->roots, ", "))) + "\n";
+      if (f->severity == Severity::Warning && f->member.empty() && f->object.empty()) {
+        // A wheel-level warning (a local build's platform tag): its first sentence, nothing more.
+        const auto dot = f->explanation.find(": ");
+        out += "      " + p.dim(dot == std::string::npos ? f->explanation : f->explanation.substr(0, dot)) + "\n";
+        continue;
       }
+      out += "      " + f->explanation + "\n";
+      std::vector<std::string> others;
+      for (const auto& root : f->roots) {
+        if (root != f->member) others.push_back(root);
+      }
+      if (!others.empty()) out += "      " + p.dim(fmt::format("fails with it: {}", fmt::join(others, ", "))) + "\n";
       if (!f->candidates.empty()) {
         out += "      " + p.dim("instead: ") + f->candidates.front();
         if (f->candidates.size() > 1) out += p.dim(fmt::format(" (+{} more)", f->candidates.size() - 1));
@@ -124,8 +177,18 @@ std::string render_text(const Report& r, bool color) {
   }
   if (r.driver) out += "\n" + driver_line(*r.driver, p) + "\n";
   if (!r.conditions.empty()) {
+    // Each condition once: the findings above explain them; here, the list of what must hold.
     out += "\n" + p.yellow("Holds only if") + "\n";
-    for (const auto& c : r.conditions) out += "    - " + c + "\n";
+    std::set<std::string> open(r.conditions.begin(), r.conditions.end()), said;
+    for (const auto& f : r.findings) {
+      if (f.severity != Severity::Condition || !open.count(f.explanation) || !said.insert(f.explanation).second)
+        continue;
+      out += "    - " + (f.member.empty() ? std::string() : f.member + ": ") + summary(f) +
+             (f.fix.empty() ? "" : " (" + f.fix + ")") + "\n";
+    }
+    for (const auto& c : r.conditions) {
+      if (!said.count(c)) out += "    - " + c + "\n";
+    }
   }
   // The counts that decide the verdict: errors confined to optional routes that are off are counted
   // apart (they degrade, nothing more), and so are conditions within them (they decide nothing).
