@@ -31,7 +31,7 @@ inline constexpr std::string_view k_site_placeholder = "{site-packages}";
 
 // How a fact is known: read from real files (probed), written by a person from a cited source
 // (declared), or computed from other data (derived: a policy file, another fact).
-enum class Origin { Declared, Probed, Derived };
+enum class Origin { Declared, Probed, Derived, Assumed };
 std::string origin_name(Origin origin);
 Origin parse_origin(std::string_view text);  // throws Error(BadInput)
 
@@ -185,11 +185,25 @@ struct Image {
   Fact gpu_archs;  // "sm_90,sm_100" or unknown
   std::map<std::string, std::string> env;
   std::vector<Problem> findings;  // what a probe could not use
+  // Facts stated for a runner type ("assumed": {"driver": "580.95.05"}): applied when the description is
+  // loaded (image::assume), each listed in every answer that uses it.
+  std::map<std::string, std::string> assumed;
+  std::vector<std::string> assumptions;  // the assumptions applied, in words (not serialized)
 
   // Unknown facts a verdict may depend on, in words: "driver version (not published for the runners)".
   std::vector<std::string> unknowns() const;
   const Distribution* distribution(std::string_view name) const;  // by normalized name
 };
+
+// The facts a user may state where a description leaves them unknown (--assume FACT=VALUE, a
+// description's "assumed" block): driver, gpu_archs, toolkit_version, runtime (the toolkit's runtime
+// library version), libc_version, python, glibcxx.
+inline constexpr const char* k_assumable_facts =
+    "driver, gpu_archs, toolkit_version, runtime, libc_version, python, glibcxx";
+// Sets the fact (origin assumed) and records the assumption in image.assumptions, naming what the image
+// said before; `source` says who states it ("--assume", "the description"). Throws Error(Usage) for a fact
+// that cannot be assumed or a value of the wrong form.
+void assume(Image& image, const std::string& fact, const std::string& value, const std::string& source);
 
 // JSON (nlohmann::ordered_json keeps keys in the documented order, so output is deterministic).
 // With `provenance`, every fact is written as an object with its origin and the layer that set it (what

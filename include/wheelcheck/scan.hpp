@@ -23,9 +23,11 @@ struct Options {
   std::vector<std::string> indexes;   // simple API URLs (PEP 503/691)
   std::vector<std::string> projects;  // as written; normalized for URLs
   std::vector<std::string> images;    // db names or files; with targets empty: every FlagOS db image it is for
-  std::vector<run::Target> targets;   // images resolved by the caller (the command line's --image), first
-  std::string state_dir;              // what was seen, and index pages for conditional requests
-  int shard_index = 1;                // 1-based
+  std::vector<run::Target> targets;
+  std::vector<std::string> assume;  // FACT=VALUE, applied to every image (image::assume)   // images resolved by the
+                                    // caller (the command line's --image), first
+  std::string state_dir;            // what was seen, and index pages for conditional requests
+  int shard_index = 1;              // 1-based
   int shard_count = 1;
   std::optional<std::string> since;  // YYYY-MM-DD: only files uploaded on or after it are new
   remote::Mode mode = remote::Mode::Auto;

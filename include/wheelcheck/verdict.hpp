@@ -226,8 +226,9 @@ struct Report {
     std::string executable;     // "" when the image does not say
     std::string site_packages;  // where the wheel is installed
   };
-  std::optional<PythonUsed> python;  // the Python its tags select; absent when none fits, or none is described
-  std::optional<DriverNeed> driver;  // absent when nothing in the wheel needs an NVIDIA driver
+  std::vector<std::string> assumptions;  // facts taken for granted (--assume, a description's "assumed")
+  std::optional<PythonUsed> python;      // the Python its tags select; absent when none fits, or none is described
+  std::optional<DriverNeed> driver;      // absent when nothing in the wheel needs an NVIDIA driver
 };
 
 struct CheckOptions {

@@ -366,6 +366,7 @@ void add_check_options(CLI::App& c, CheckArgs& a, bool image_required) {
   c.add_option("--with", a.with, "Another wheel installed beside it in site-packages (repeatable)")
       ->check(wheel_file_or_url());
   c.add_option("--verify", a.verify, k_verify_help)->check(CLI::IsMember({"auto", "full", "headers"}));
+  c.add_option("--assume", a.assume, k_assume_help);
   c.add_option("--image-env", a.image_env,
                "For an --image that is a root folder: its environment, NAME=VALUE (repeatable; "
                "LD_LIBRARY_PATH counts for the loader)");
@@ -438,7 +439,8 @@ int check_and_print(const CheckArgs& a, const std::string& format, bool gates_ou
   ImageRequest request;
   request.env = parse_env(a.image_env, "--image-env");
   request.search_dirs = search_dirs(profiles, with);  // a wheel that could not be read is an empty profile
-  const auto images = resolve_images(a.images, db, request);
+  auto images = resolve_images(a.images, db, request);
+  apply_assumptions(images, a.assume);
   if (gates_output && images.size() != 1) throw usage_error("gates need exactly one --image");
   std::vector<const WheelProfile*> with_ptrs;
   for (const auto& w : with) with_ptrs.push_back(&w);

@@ -22,6 +22,7 @@ struct ScanArgs {
   std::vector<std::string> extra_indexes;
   std::vector<std::string> projects;
   std::vector<std::string> images;
+  std::vector<std::string> assume;
   std::string state;
   std::string report;
   std::string shard = "1/1";
@@ -148,6 +149,7 @@ int run_scan(const ScanArgs& a) {
     image::Db db(image::Db::locate(a.db));
     // The one --image resolver of every command: db names, patterns, all, description files, root folders.
     o.targets = resolve_images(a.images, db, {});
+    o.assume = a.assume;
     net::Client client(client_options(a.quiet, a.limits));
     report = scan::run(o, db, client, cache ? &*cache : nullptr);
     if (progress) {
@@ -178,6 +180,7 @@ Command add_scan(CLI::App& app) {
                 "An image to check against, as `check --image` takes it: a db name, a pattern, all, a description "
                 "file or a root folder (repeatable, or a comma list; default: every FlagOS image of the db each "
                 "wheel is for)");
+  c->add_option("--assume", a->assume, k_assume_help);
   c->add_option("--state", a->state, "Scan state folder (default: <cache>/scan-state)");
   c->add_option("--report", a->report, "Write report.json, report.md and report.html here");
   c->add_option("--shard", a->shard, "i/N: check only the new wheels of shard i of N (a CI matrix)");

@@ -98,6 +98,9 @@ struct ImageRequest {
 std::vector<Target> resolve_images(const std::vector<std::string>& names, const image::Db& db,
                                    const ImageRequest& request);
 std::map<std::string, std::string> parse_env(const std::vector<std::string>& assignments, const std::string& flag);
+// --assume FACT=VALUE, applied to every image (image::assume); the help text of the option.
+void apply_assumptions(std::vector<Target>& targets, const std::vector<std::string>& assume);
+extern const char* const k_assume_help;
 
 Command add_inspect(CLI::App& app);
 Command add_probe(CLI::App& app);
@@ -121,6 +124,7 @@ struct CheckArgs {
   bool no_cache = false;
   std::string cache_dir;
   bool quiet = false;
+  std::vector<std::string> assume;     // FACT=VALUE, for every image
   std::string format;                  // text, json, sh, github (default: text; gates: sh)
   std::string rules;                   // a rule set name, a file, or "none"; default: the one for the wheel
   std::string summary;                 // github: the Markdown table is appended here

@@ -126,4 +126,21 @@ std::vector<Target> resolve_images(const std::vector<std::string>& names, const 
   return out;
 }
 
+const char* const k_assume_help =
+    "FACT=VALUE: a fact of the images that their descriptions leave unknown, taken as given (repeatable): "
+    "driver=580.95.05, gpu_archs=sm_90,sm_100, toolkit_version=13.0, runtime=13.0.96, libc_version=2.39, "
+    "python=3.12, glibcxx=GLIBCXX_3.4.33. Every answer lists what it assumed";
+
+void apply_assumptions(std::vector<Target>& targets, const std::vector<std::string>& assume) {
+  std::vector<std::pair<std::string, std::string>> facts;
+  for (const auto& kv : assume) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) throw usage_error("--assume " + kv + ": expected FACT=VALUE");
+    facts.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  for (auto& t : targets) {
+    for (const auto& [fact, value] : facts) image::assume(t.image, fact, value, "--assume");
+  }
+}
+
 }  // namespace wheelcheck::cli

@@ -66,6 +66,14 @@ std::size_t distance(std::string_view a, std::string_view b) {
 
 // After all layers: facts that depend on others (the site-packages placeholder, LD_LIBRARY_PATH).
 void finish(Image& im) {
+  // A runner type's stated facts ("assumed"), after composition: each is listed in every answer.
+  for (const auto& [fact, value] : im.assumed) {
+    try {
+      assume(im, fact, value, "assumed by the description");
+    } catch (const Error& e) {
+      throw bad_input(im.name + ": \"assumed\": " + e.what());
+    }
+  }
   std::string site;
   for (const auto& p : im.pythons) {
     if (!p.site_packages.empty()) {

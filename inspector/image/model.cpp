@@ -22,6 +22,7 @@ std::string origin_name(Origin origin) {
     case Origin::Declared: return "declared";
     case Origin::Probed: return "probed";
     case Origin::Derived: return "derived";
+    case Origin::Assumed: return "assumed";
   }
   return "declared";
 }
@@ -30,7 +31,8 @@ Origin parse_origin(std::string_view text) {
   if (text == "declared") return Origin::Declared;
   if (text == "probed") return Origin::Probed;
   if (text == "derived") return Origin::Derived;
-  throw bad_input("unknown origin \"" + std::string(text) + "\" (expected declared, probed or derived)");
+  if (text == "assumed") return Origin::Assumed;
+  throw bad_input("unknown origin \"" + std::string(text) + "\" (expected declared, probed, derived or assumed)");
 }
 
 std::string image_kind_name(ImageKind kind) {
@@ -285,6 +287,7 @@ ojson to_json(const Image& im, bool provenance) {
   if (im.driver.set) j["driver"] = fact_json(im.driver, o);
   if (im.gpu_archs.set) j["gpu_archs"] = fact_json(im.gpu_archs, o);
   if (!im.env.empty()) j["env"] = im.env;
+  if (!im.assumed.empty()) j["assumed"] = im.assumed;
   if (!im.findings.empty()) {
     ojson a = ojson::array();
     for (const auto& f : im.findings) a.push_back({{"kind", f.kind}, {"path", f.path}, {"detail", f.detail}});
@@ -402,7 +405,7 @@ Image from_json(const json& j, std::string_view what) {
   r.only(j, {"schema", "name",      "summary", "kind",     "status",    "planned_note",  "group",
              "policy", "origin",    "sources", "layers",   "arch",      "generated_by",  "exports_dir",
              "python", "libc",      "loader",  "pythons",  "libraries", "distributions", "toolkit",
-             "driver", "gpu_archs", "env",     "findings", "libstdcxx", "$comment"},
+             "driver", "gpu_archs", "env",     "findings", "libstdcxx", "assumed",       "$comment"},
          "");
   auto schema = j.find("schema");
   if (schema == j.end()) r.fail("schema", "missing (expected \"" + std::string(k_schema) + "\")");
@@ -572,6 +575,10 @@ Image from_json(const json& j, std::string_view what) {
   }
   im.driver = r.fact(j, "driver", o, "");
   im.gpu_archs = r.fact(j, "gpu_archs", o, "");
+  if (auto it = j.find("assumed"); it != j.end()) {
+    r.object(*it, "assumed");
+    for (auto k = it->begin(); k != it->end(); ++k) im.assumed[k.key()] = r.str(k.value(), "assumed." + k.key());
+  }
   if (auto it = j.find("env"); it != j.end()) {
     r.object(*it, "env");
     for (auto k = it->begin(); k != it->end(); ++k) im.env[k.key()] = r.str(k.value(), "env." + k.key());
@@ -721,8 +728,82 @@ Image compose(const Image& base, const Image& top) {
     }
   }
   for (const auto& [k, v] : top.env) out.env[k] = v;
+  for (const auto& [k, v] : top.assumed) out.assumed[k] = v;
   out.findings.insert(out.findings.end(), top.findings.begin(), top.findings.end());
   return out;
+}
+
+namespace {
+
+bool dotted(std::string_view v, std::size_t min_parts) {
+  if (v.empty() || v.front() == '.' || v.back() == '.') return false;
+  std::size_t parts = 1;
+  for (const char c : v) {
+    if (c == '.') {
+      ++parts;
+    } else if (c < '0' || c > '9') {
+      return false;
+    }
+  }
+  return parts >= min_parts && v.find("..") == std::string_view::npos;
+}
+
+}  // namespace
+
+void assume(Image& im, const std::string& fact, const std::string& value, const std::string& source) {
+  Fact* target = nullptr;
+  std::string what = fact;
+  bool ok = dotted(value, 2);
+  if (fact == "driver") {
+    target = &im.driver;
+    what = "driver";
+    ok = dotted(value, 2);
+  } else if (fact == "gpu_archs") {
+    target = &im.gpu_archs;
+    what = "GPU architectures";
+    ok = !value.empty();
+    for (const auto& a : split(value, ",", true)) {
+      const std::string_view t = trim(a);
+      ok = ok && t.size() > 3 && t.substr(0, 3) == "sm_" && std::all_of(t.begin() + 3, t.end(), [](char c) {
+             return std::isdigit(static_cast<unsigned char>(c)) || c == 'a' || c == 'f';
+           });
+    }
+  } else if (fact == "toolkit_version" || fact == "runtime") {
+    if (!im.toolkit)
+      throw usage_error("--assume " + fact + "=" + value + ": " + im.name + " has no accelerator toolkit");
+    target = fact == "runtime" ? &im.toolkit->runtime : &im.toolkit->version;
+    what = toolkit_kind_name(im.toolkit->kind) + (fact == "runtime" ? " runtime version" : " toolkit version");
+  } else if (fact == "libc_version") {
+    target = &im.libc_version;
+    what = "C library version";
+  } else if (fact == "python") {
+    target = &im.python;
+    what = "Python version";
+    if (!im.pythons.empty()) {
+      throw usage_error("--assume python=" + value + ": " + im.name + " describes its Pythons (" +
+                        im.pythons.front().version + "...); a Python it does not have cannot be assumed");
+    }
+  } else if (fact == "glibcxx") {
+    target = &im.glibcxx;
+    what = "libstdc++ version (GLIBCXX_)";
+    ok = value.rfind("GLIBCXX_", 0) == 0 && dotted(value.substr(8), 2);
+  } else {
+    throw usage_error("--assume " + fact + "=" + value + ": not a fact that can be assumed (" + k_assumable_facts +
+                      ")");
+  }
+  if (!ok) {
+    throw usage_error("--assume " + fact + "=" + value + ": not a value of the right form (" +
+                      (fact == "gpu_archs" ? "sm_90,sm_100"
+                       : fact == "glibcxx" ? "GLIBCXX_3.4.30"
+                                           : "digits and dots, 580.95.05") +
+                      ")");
+  }
+  const std::string before = target->known()
+                                 ? "the image says " + *target->value
+                                 : "unknown to the image" + (target->note.empty() ? "" : " (" + target->note + ")");
+  *target = Fact::known_as(value, "assumed (" + source + ")", Origin::Assumed);
+  target->set = true;
+  im.assumptions.push_back(fact + "=" + value + " (" + what + ", " + source + "; " + before + ")");
 }
 
 }  // namespace wheelcheck::image

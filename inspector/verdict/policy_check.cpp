@@ -29,6 +29,7 @@ Report report_for(const WheelProfile& wheel, const image::Image& image) {
   r.wheel_sha256 = wheel.sha256;
   r.image = image.name;
   r.image_summary = image.summary;
+  r.assumptions = image.assumptions;
   return r;
 }
 

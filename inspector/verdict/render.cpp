@@ -109,6 +109,7 @@ std::string render_text(const Report& r, bool color) {
   std::string out;
   out += fmt::format("{} on {}: {}\n", p.bold(r.wheel), p.bold(r.image), verdict_word(r.verdict, p));
   if (!r.image_summary.empty()) out += p.dim("  " + r.image_summary) + "\n";
+  for (const auto& a : r.assumptions) out += "  " + p.yellow("assumed: ") + a + "\n";
   out += routes_text(r, p);
   for (const auto& n : r.notes) {
     // Where it is read from, and which Python it goes to where the image has several.
@@ -273,6 +274,7 @@ nlohmann::ordered_json to_json(const Report& r) {
   }
   j["members"] = std::move(members);
   j["notes"] = r.notes;
+  j["assumptions"] = r.assumptions;
   j["python"] = r.python ? nlohmann::ordered_json{{"version", r.python->version},
                                                   {"executable", r.python->executable},
                                                   {"site_packages", r.python->site_packages}}
