@@ -149,6 +149,9 @@ image::DistLibrary dist_library_record(const ElfFile& file, const std::string& r
   l.elf_class = b.elf_class == elf::Class::Elf64 ? 64 : 32;
   l.needed = b.needed;
   l.versions = version_names(b);
+  for (const auto& need : b.version_needs) {
+    for (const auto& v : need.versions) l.version_needs.push_back(need.file + " " + v.name);
+  }
   if (file.table) l.exports = table_key(file.image_path);
   return l;
 }

@@ -110,6 +110,9 @@ struct DistLibrary {
   int elf_class = 0;
   std::vector<std::string> needed;
   std::vector<std::string> versions;
+  // The versions it needs of other libraries (DT_VERNEED), "libc.so.6 GLIBC_2.38": what decides whether the
+  // distribution can be imported in the image at all.
+  std::vector<std::string> version_needs;
   std::string exports;
   std::string exports_file;
   std::string exports_unknown;

@@ -32,7 +32,8 @@ struct Object {
   int elf_class = 0;    // 0 when unknown
   std::vector<std::string> needed, rpath, runpath;
   std::uint64_t flags_1 = 0;
-  std::vector<std::string> versions;  // version definitions, when known
+  std::vector<std::string> versions;       // version definitions, when known
+  std::vector<std::string> version_needs;  // "libc.so.6 GLIBC_2.38", of a probed distribution's library
   bool versions_known = false;
   const elf::Binary* binary = nullptr;  // wheel members: every symbol is known
   std::string exports_file;             // image and distribution libraries with a table

@@ -38,8 +38,9 @@ class RuleChoice {
 };
 
 // The accelerator toolkit a wheel is built for, read from what it is: its local version label (+cu130,
-// +cann9, +metax3.6, ...) and the runtimes its ELF members need (libcudart.so.N: CUDA N; libascendcl.so,
-// libhccl.so: CANN; libmcruntime.so: MACA; libgalaxyhip.so, libamdhip64.so: DTK; libtopsrt.so: TOPS;
+// +cann9, +metax3.6, ...), its project name where a part of it is a toolkit's word (flag-gems-cpp-cuda,
+// cupy-cuda12x, nvidia-cublas-cu12, torch-npu), and the runtimes its ELF members need (libcudart.so.N: CUDA N;
+// libascendcl.so, libhccl.so: CANN; libmcruntime.so: MACA; libgalaxyhip.so, libamdhip64.so: DTK; libtopsrt.so: TOPS;
 // libmusart.so: MUSA). Empty: the wheel needs none (it runs on any image its tags fit).
 struct WheelToolkit {
   std::string kind;     // a toolkit_kind_name: cuda, cann, maca, dtk, tops, musa, ppu

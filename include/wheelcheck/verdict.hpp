@@ -114,6 +114,9 @@ struct Finding {
   std::string object;                   // the image library whose entry it is, when it is not the wheel's
                                         // ("/usr/lib/x86_64-linux-gnu/libfoo.so.1"); member is then ""
   std::vector<std::string> roots;       // every member whose load reaches it (JSON "loaded_by")
+  // A distribution the wheel requires cannot be imported in the image (torch's libc10.so needs a glibc the
+  // image lacks): the wheel cannot work there, whatever route holds its members.
+  bool provider = false;
 };
 
 // A finding in a short phrase, the same in the text report's headings, a route's reasons and a

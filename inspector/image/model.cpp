@@ -178,6 +178,7 @@ ojson dist_library_json(const DistLibrary& l) {
   ojson j = ojson::object();
   j["path"] = l.path;
   library_facts_json(j, l);
+  if (!l.version_needs.empty()) j["version_needs"] = strings(l.version_needs);
   return j;
 }
 
@@ -544,12 +545,16 @@ Image from_json(const json& j, std::string_view what) {
         for (std::size_t k = 0; k < libs->size(); ++k) {
           const std::string lf = f + ".libraries[" + std::to_string(k) + "]";
           const json& le = r.object((*libs)[k], lf);
-          r.only(le, {"path", "soname", "machine", "class", "needed", "versions", "exports", "exports_unknown"}, lf);
+          r.only(le,
+                 {"path", "soname", "machine", "class", "needed", "versions", "version_needs", "exports",
+                  "exports_unknown"},
+                 lf);
           DistLibrary l;
           l.path = r.opt_str(le, "path", lf);
           if (l.path.empty() || l.path[0] == '/') r.fail(lf + ".path", "expected a path relative to the location");
           l.soname = r.opt_str(le, "soname", lf);
           read_library_facts(r, le, lf, l);
+          l.version_needs = r.str_list(le, "version_needs", lf);
           d.libraries.push_back(std::move(l));
         }
       }

@@ -282,6 +282,7 @@ Space::Space(const image::Image& image, const WheelProfile& wheel, const std::ve
       o->elf_class = l.elf_class;
       o->needed = l.needed;
       o->versions = l.versions;
+      o->version_needs = l.version_needs;
       o->versions_known = !l.versions.empty() || !l.exports.empty();
       o->exports_file = l.exports_file;
       o->exports_unknown = !l.exports_unknown.empty() ? l.exports_unknown : d.exports_unknown;

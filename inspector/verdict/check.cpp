@@ -103,6 +103,7 @@ class Checker {
       return r;
     }
     for (const Object* root : roots()) r.members.push_back(check_root(*root));
+    provider_findings(r);
     flush_unknown();
     count_symbols_of_missing_libraries();
     auto cuda = cuda_check(m_space, m_image, m_findings);
@@ -316,6 +317,83 @@ class Checker {
           fmt::format(" {} undefined symbol{} of this member would have come from it{}.", count, count == 1 ? "" : "s",
                       several ? " or another missing library" : "");
     }
+  }
+
+  // 3b. The distributions the wheel requires that the image has (`import torch` runs before any of the
+  // wheel's modules): each library of theirs loaded as the import loads it. A library it needs that
+  // nothing provides, or a version it needs that the provider does not define, means the distribution
+  // cannot be imported there, and so the wheel cannot work: an error of this check, said as the image's,
+  // against every extension module of the wheel (and so every route that holds one).
+  void provider_findings(const Report& r) {
+    std::vector<std::string> modules;
+    for (const auto& m : r.members) {
+      if (m.kind == "extension") modules.push_back(m.path);
+    }
+    const std::string saved = std::exchange(m_root, "");
+    for (const Object* lib : m_space.preloaded()) {
+      const resolve::Load ld = resolve::load(m_space, *lib);
+      const std::string dist = lib->label;  // "torch 2.10.0+cpu"
+      const std::string name = dist.substr(0, dist.find(' '));
+      for (const auto& need : ld.needs) {
+        if (need.requester != lib) continue;
+        if (need.found == nullptr) {
+          Cause cause{FindingKind::MissingLibrary, lib->path, need.name, "provider"};
+          if (m_seen.count(cause)) continue;
+          Finding f = make(FindingKind::MissingLibrary, Severity::Error)
+                          .object(lib->path)
+                          .library(need.name)
+                          .roots(modules)
+                          .evidence(need.tried)
+                          .explain(fmt::format("{} in this image cannot be imported: {} needs {}, which nothing in "
+                                               "the image provides; the wheel requires {} (Requires-Dist), so none "
+                                               "of it can work here.",
+                                               name, base_of(lib->path), need.name, name))
+                          .fix(fmt::format("a {} build whose libraries this image can load, or an image with {}", name,
+                                           need.name));
+          f.provider = true;
+          add(std::move(f), std::move(cause));
+          continue;
+        }
+        for (const auto& vn : lib->version_needs) {
+          const auto space = vn.find(' ');
+          if (space == std::string::npos || vn.substr(0, space) != need.name) continue;
+          const std::string version = vn.substr(space + 1);
+          const Object* provider = need.found;
+          if (!provider->versions_known ||
+              std::find(provider->versions.begin(), provider->versions.end(), version) != provider->versions.end())
+            continue;
+          Cause cause{FindingKind::MissingVersion, lib->path, need.name, version};
+          if (m_seen.count(cause)) continue;
+          std::string have;
+          if (version.rfind("GLIBC_", 0) == 0 && m_image.libc_version.known()) {
+            have = "the image has glibc " + *m_image.libc_version.value;
+          } else {
+            std::string newest;
+            const std::string family = version.substr(0, version.find('_') + 1);
+            for (const auto& v : provider->versions) {
+              if (v.rfind(family, 0) == 0) newest = v;
+            }
+            have =
+                "the image's " + need.name + (newest.empty() ? " defines none of that family" : " stops at " + newest);
+          }
+          Finding f = make(FindingKind::MissingVersion, Severity::Error)
+                          .object(lib->path)
+                          .library(need.name)
+                          .version(version)
+                          .why(Why::VersionTooNew)
+                          .roots(modules)
+                          .explain(fmt::format("{} in this image cannot be imported: {} needs {}, {}; the wheel "
+                                               "requires {} (Requires-Dist), so none of it can work here.",
+                                               name, base_of(lib->path), version, have, name))
+                          .fix(fmt::format("a {} build for this image's {} (or an image that has {})", name, need.name,
+                                           version))
+                          .evidence(vn + " (DT_VERNEED of " + lib->path + ")");
+          f.provider = true;
+          add(std::move(f), std::move(cause));
+        }
+      }
+    }
+    m_root = saved;
   }
 
   // True when `cause` was met before: the root being checked joins that finding's loaded_by.

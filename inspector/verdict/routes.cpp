@@ -70,7 +70,7 @@ std::set<std::string> off_members(const Report& r) {
 }
 
 bool covered(const Finding& f, const std::set<std::string>& off) {
-  if (is_integrity(f.kind)) return false;
+  if (is_integrity(f.kind) || f.provider) return false;
   if (!f.member.empty() && off.count(f.member)) return true;
   return std::any_of(f.roots.begin(), f.roots.end(), [&](const std::string& m) { return off.count(m) != 0; });
 }

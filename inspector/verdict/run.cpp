@@ -90,6 +90,29 @@ std::optional<WheelToolkit> soname_toolkit(const std::string& soname) {
   return std::nullopt;
 }
 
+// The toolkit a project name says it is built for, as the indexes name such builds (flag-gems-cpp-cuda,
+// cupy-cuda12x, nvidia-cublas-cu12, torch-npu): a name part that is a toolkit's word.
+std::optional<WheelToolkit> name_toolkit(const std::string& name) {
+  static const std::pair<const char*, const char*> k_words[] = {
+      {"cuda", "cuda"}, {"cu", "cuda"},    {"npu", "cann"},  {"ascend", "cann"}, {"cann", "cann"},
+      {"maca", "maca"}, {"metax", "maca"}, {"musa", "musa"}, {"dtk", "dtk"},     {"dcu", "dtk"},
+      {"tops", "tops"}, {"gcu", "tops"},   {"ppu", "ppu"}};
+  for (const auto& part : split(ascii_lower(name), "-_.", false)) {
+    for (const auto& [word, kind] : k_words) {
+      const std::string_view w(word);
+      if (part.compare(0, w.size(), w) != 0) continue;
+      // "cuda", "cuda12x", "cu12", "cu130": the word, then only digits (and an x).
+      const std::string_view rest = std::string_view(part).substr(w.size());
+      if (!std::all_of(rest.begin(), rest.end(),
+                       [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == 'x'; }))
+        continue;
+      if (w == "cu" && rest.empty()) continue;
+      return WheelToolkit{kind, "", "project name " + name};
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::vector<WheelToolkit> wheel_toolkits(const WheelProfile& w) {
@@ -99,6 +122,7 @@ std::vector<WheelToolkit> wheel_toolkits(const WheelProfile& w) {
       out.push_back(std::move(t));
   };
   if (auto label = label_toolkit(w.filename.version)) add(std::move(*label));
+  if (auto named = name_toolkit(w.filename.name)) add(std::move(*named));
   // A +cpu build needs no toolkit, whatever its members link.
   const auto plus = w.filename.version.find('+');
   if (plus != std::string::npos && ascii_lower(w.filename.version.substr(plus + 1)).rfind("cpu", 0) == 0) return {};

@@ -1,0 +1,418 @@
+#!/usr/bin/env python3
+"""The job suite: the three everyday jobs run as their users run them, end to end, on roots, wheels and
+indexes built at test time (tests/jobs/build.py), each case of issue 25's "Why" pinned.
+
+  jobs.py --wheelcheck BIN --samples DIR --db DIR JOB
+
+JOB is one of:
+  setup        a setup script under `set -euo pipefail` that evals the gates, and its error paths (a missing
+               wheel, an unknown image, a mistyped option: the script stops, every gate off); github format
+  routes       a core route off is incompatible, whatever optional route also holds the member
+  renamed      a wheel saved under a short name (flaggems.whl) is read by its .dist-info
+  pythons      probe a root with five Pythons, then check cp310/cp311/cp312/cp313/abi3 wheels against it
+  torch        a torch in the image that cannot load (libc10.so needs GLIBC_2.38 on glibc 2.36)
+  scan         the nightly scan of seven loopback FlagOS vendor indexes with the default images, its pins
+  consistency  check, gates, the matrix and the scan give one verdict and reason per sample wheel x db image
+  output       the answer first: routes and what to set, one line for another machine, --image all's exit,
+               --assume, the JSON contract (option errors, a missing file in a batch)
+Exit 0 when every assertion holds, 1 otherwise (each failure named), 77 when a tool it needs is absent.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import build  # noqa: E402
+
+FAILURES = []
+A = None
+
+
+def check(cond, what, detail=""):
+    if cond:
+        print(f"  ok    {what}")
+    else:
+        print(f"  FAIL  {what}\n{detail}")
+        FAILURES.append(what)
+
+
+def wc(*args, env=None, cwd=None):
+    e = dict(os.environ, WHEELCHECK_DB=A.db, NO_COLOR="1")
+    e.pop("GITHUB_ENV", None)
+    if env:
+        e.update(env)
+    return subprocess.run([A.wheelcheck, *args], capture_output=True, text=True, env=e, cwd=cwd)
+
+
+def sh(script, env=None):
+    """Runs a setup script with bash, wheelcheck on its PATH."""
+    e = dict(os.environ, WHEELCHECK_DB=A.db, NO_COLOR="1",
+             PATH=os.path.dirname(os.path.abspath(A.wheelcheck)) + ":" + os.environ["PATH"])
+    e.pop("GITHUB_ENV", None)
+    if env:
+        e.update(env)
+    return subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=e)
+
+
+def sample(name):
+    path = os.path.join(A.samples, "flagos", name)
+    if not os.path.exists(path):
+        print(f"skip: {path} is not built (cmake --build build --target samples)")
+        sys.exit(77)
+    return path
+
+
+GEMS = "flag_gems_cpp_cuda-5.4.0-cp312-cp312-linux_x86_64.whl"
+TREE = "flagtree-0.6.1-cp312-cp312-linux_x86_64.whl"
+CX = "flagcx-0.9.0+cu130-cp312-cp312-linux_x86_64.whl"
+CX_ASCEND = "flagcx-0.9.0+ascend-cp312-cp312-linux_aarch64.whl"
+ALL_GATES = ["USE_TLE_DIST", "FLAGOS_USE_FLAGGEMS_CPP", "FLAGOS_BUILD_FLAGGEMS_CPP", "USE_C_EXTENSION",
+             "TORCH_DEVICE_BACKEND_AUTOLOAD", "WHEELCHECK_SKIP_FLAGCX"]
+PRINT_ENV = "; ".join(f'echo "{g}=${{{g}-unset}}"' for g in ALL_GATES + ["WHEELCHECK_VERDICT"])
+
+
+def env_of(out):
+    return dict(line.split("=", 1) for line in out.splitlines() if "=" in line and not line.startswith("#"))
+
+
+# --- setup: eval "$(wheelcheck gates ...)" under set -euo pipefail -----------------------------------------
+
+def job_setup(tmp):
+    tree, gems, cx = sample(TREE), sample(GEMS), sample(CX)
+    ok = sh(f'set -euo pipefail\neval "$(wheelcheck gates {tree} {gems} --with {cx} --image cuda13.0)"\n'
+            f'{PRINT_ENV}\necho continued')
+    env = env_of(ok.stdout)
+    check(ok.returncode == 0 and "continued" in ok.stdout, "the setup script runs through", ok.stdout + ok.stderr)
+    check(env.get("USE_TLE_DIST") == "0", "FlagTree's TLE loader is turned off (libflagcx.so needs CUDA 12)", ok.stdout)
+    check(env.get("FLAGOS_USE_FLAGGEMS_CPP") == "0" and env.get("USE_C_EXTENSION") == "0",
+          "FlagGems' C++ route is turned off (c10 ABI)", ok.stdout)
+    check(env.get("WHEELCHECK_VERDICT") in ("degraded", "unknown"), "the verdict is set", ok.stdout)
+
+    cases = {
+        "a missing wheel": f"wheelcheck gates {tmp}/nonexist.whl --image cuda13.0",
+        "an unknown image": f"wheelcheck gates {gems} --image cuda99.9",
+        "a mistyped option": f"wheelcheck gates {gems} --imag cuda13.0",
+        "a batch with one missing wheel": f"wheelcheck gates {gems} {tmp}/typo.whl --image cuda13.0",
+        "no wheel at all": "wheelcheck gates --image cuda13.0",
+    }
+    for what, cmd in cases.items():
+        r = sh(f'set -euo pipefail\neval "$({cmd})"\necho continued')
+        check(r.returncode != 0 and "continued" not in r.stdout, f"{what}: `set -e` stops the script",
+              r.stdout + r.stderr)
+        # Without set -e the script goes on, but with every route off and the verdict "error".
+        r = sh(f'eval "$({cmd} 2>/dev/null)"; echo "eval=$?"; {PRINT_ENV}')
+        env = env_of(r.stdout)
+        check(env.get("eval") == "2", f"{what}: the eval itself returns 2", r.stdout)
+        check(all(env.get(g) in ("0", "1") for g in ALL_GATES) and env.get("WHEELCHECK_VERDICT") == "error",
+              f"{what}: every gate is off and WHEELCHECK_VERDICT=error (fail closed)", r.stdout)
+
+    gh = os.path.join(tmp, "github_env")
+    r = wc("gates", os.path.join(tmp, "nonexist.whl"), "--image", "cuda13.0", "--format", "github",
+           env={"GITHUB_ENV": gh})
+    text = open(gh).read() if os.path.exists(gh) else ""
+    check(r.returncode == 2, "github: a missing wheel fails the step (exit 2)", r.stdout + r.stderr)
+    check("WHEELCHECK_VERDICT=error" in text and "USE_TLE_DIST=0" in text,
+          "github: $GITHUB_ENV gets every gate off and the verdict error", text)
+    check("::error" in r.stdout, "github: an ::error:: annotation says why", r.stdout)
+    r = wc("gates", os.path.join(tmp, "nonexist.whl"), "--image", "cuda13.0", "--json")
+    doc = json.loads(r.stdout or "{}")
+    check(doc.get("verdict") == "error" and doc.get("gates", {}).get("USE_TLE_DIST") == "0",
+          "json: the gates document says error, every gate off", r.stdout)
+
+
+# --- routes --------------------------------------------------------------------------------------------
+
+def job_routes(tmp):
+    cx = sample(CX)
+    r = sh(f'set -euo pipefail\neval "$(wheelcheck gates {cx} --image gcu-tops)"\n{PRINT_ENV}')
+    env = env_of(r.stdout)
+    check(env.get("WHEELCHECK_VERDICT") == "incompatible",
+          "FlagCX on a TOPS image: its core route is off, so it is incompatible, not degraded", r.stdout)
+    j = json.loads(wc(cx, "--image", "gcu-tops", "--json").stdout)
+    core = [rt for rt in j["routes"] if rt["name"] == "flagcx"]
+    check(core and not core[0]["optional"] and not core[0]["available"], "the flagcx route is core and off", j["routes"])
+    bad = os.path.join(tmp, "rules.json")
+    rules = json.load(open(os.path.join(A.db, "rules", "flagos.json")))
+    rules["routes"][0]["members"].append("flagcx/libflagcx.so")  # flagtree-core (core) and tle-dist (optional)
+    json.dump(rules, open(bad, "w"))
+    r = wc(cx, "--image", "cuda13.0", "--rules", bad)
+    check(r.returncode == 2 and "also a member of the core route" in r.stderr,
+          "a rules file listing a member in a core and an optional route is refused", r.stderr)
+
+
+# --- renamed ---------------------------------------------------------------------------------------------
+
+def job_renamed(tmp):
+    gems = sample(GEMS)
+    short = os.path.join(tmp, "flaggems.whl")
+    shutil.copy(gems, short)
+    a = wc(gems, "--image", "cuda13.0", "--json", "--no-cache")
+    b = wc(short, "--image", "cuda13.0", "--json", "--no-cache")
+    ja, jb = json.loads(a.stdout), json.loads(b.stdout)
+    check(b.returncode == a.returncode and jb["verdict"] == ja["verdict"],
+          f"flaggems.whl gets the same verdict as its real name ({ja['verdict']})", b.stderr)
+    check(b.stderr.count("warning") == 1 and GEMS in b.stderr, "one warning names the file name it should have",
+          b.stderr)
+    t = wc(short, "--image", "cuda13.0", "--no-cache")
+    check("flaggems-cpp (optional) is off" in t.stdout, "the text of the renamed wheel is the check's", t.stdout[:400])
+    junk = os.path.join(tmp, "notes.whl")
+    open(junk, "w").write("not a zip\n")
+    r = wc(junk, "--image", "cuda13.0")
+    check(r.returncode == 2 and "not a zip" in r.stderr, "a file that is no wheel at all is a clear error", r.stderr)
+
+
+# --- pythons: probe, then check ---------------------------------------------------------------------------
+
+def job_pythons(tmp):
+    root = build.many_pythons_root(os.path.join(tmp, "root"))
+    desc = os.path.join(tmp, "ci.json")
+    p = wc("probe", "--root", root, "--name", "ci", "-o", desc, "-q")
+    check(p.returncode == 0, "probe --root of a root with five Pythons", p.stderr)
+    listed = [py["version"] for py in json.load(open(desc)).get("pythons", [])]
+    check(sorted(listed) == ["3.10", "3.11", "3.12", "3.13"], f"every Python is recorded ({listed})", listed)
+    check(listed and listed[0] == "3.11", "the default python3 (Debian's 3.11) is listed first", listed)
+    wheels = tmp + "/wheels"
+    os.makedirs(wheels)
+    cases = [("cp311-cp311-linux_x86_64", "3.11", ["PyModule_Create2", "Py_Version"]),
+             ("cp312-cp312-linux_x86_64", "3.12", ["PyModule_Create2", "PyUnstable_Long_IsCompact"]),
+             ("cp313-cp313-linux_x86_64", "3.13", ["PyUnstable_Module_SetGIL"]),
+             ("cp310-abi3-linux_x86_64", "3.13", ["PyModule_Create2"])]
+    for tag, want, symbols in cases:
+        whl = build.extension_wheel(wheels, "ext", tag, symbols)
+        for image in (desc, root):
+            r = wc(whl, "--image", image, "--json", "--no-cache")
+            j = json.loads(r.stdout)
+            got = (j.get("python") or {}).get("version")
+            where = "the probed description" if image == desc else "the root probed on the fly"
+            check(r.returncode == 0 and got == want,
+                  f"{tag} against {where}: installed for Python {want} and compatible (got {got}, {j['verdict']})",
+                  json.dumps(j["findings"][:2], indent=1))
+        text = wc(whl, "--image", desc, "--no-cache").stdout
+        check(f"Python {want}" in text and "Pythons" in text, f"{tag}: the text says which Python it went to", text)
+    old = build.extension_wheel(wheels, "old", "cp39-cp39-linux_x86_64", ["PyModule_Create2"])
+    r = wc(old, "--image", desc, "--no-cache")
+    check(r.returncode == 1 and len(r.stdout.strip().splitlines()) == 1 and "3.9" in r.stdout.replace("cp39", "3.9"),
+          "a cp39 wheel (no Python 3.9 there) is one line and exit 1", r.stdout)
+    j = json.loads(wc(old, "--image", desc, "--json", "--no-cache").stdout)
+    check([f["kind"] for f in j["findings"] if f["severity"] == "error"] == ["tag-python"],
+          "its one error is tag-python", j["findings"])
+
+
+# --- torch that cannot load -------------------------------------------------------------------------------
+
+def job_torch(tmp):
+    results = {}
+    for bad in (False, True):
+        root = os.path.join(tmp, "bad" if bad else "good")
+        lib = build.torch_root(root, needs_glibc_238=bad)
+        whl = build.extension_wheel(os.path.join(tmp, "w" + str(bad)), "usestorch", "cp311-cp311-linux_x86_64",
+                                    ["c10_version", "PyModule_Create2"], requires_dist=["torch==2.10.0"],
+                                    needed=[(lib, "libc10.so")])
+        r = wc(whl, "--image", root, "--json", "--no-cache")
+        results[bad] = (r, json.loads(r.stdout))
+    r, j = results[False]
+    check(j["verdict"] == "compatible", "torch that loads: the wheel that needs it is compatible",
+          json.dumps(j["findings"][:3], indent=1))
+    r, j = results[True]
+    said = [f for f in j["findings"] if "cannot be imported" in f["explanation"]]
+    check(r.returncode == 1 and j["verdict"] == "incompatible", "torch that cannot load: the wheel is incompatible",
+          json.dumps(j["findings"][:3], indent=1))
+    check(said and "GLIBC_2.38" in said[0]["explanation"] and "2.36" in said[0]["explanation"],
+          "said as the image's: torch cannot be imported, libc10.so needs GLIBC_2.38, the image has glibc 2.36",
+          json.dumps(said, indent=1))
+
+
+# --- the nightly scan ------------------------------------------------------------------------------------
+
+VENDORS = ["nvidia", "metax", "ascend", "dcu", "musa", "ppu", "gcu"]
+
+
+class Index:
+    """Seven FlagOS vendor indexes on loopback (tests/net/server.py)."""
+
+    def __init__(self, tmp):
+        self.tree = os.path.join(tmp, "indexes")
+        layout = {"nvidia": [GEMS, CX, TREE], "ascend": [CX_ASCEND]}
+        for vendor in VENDORS:
+            os.makedirs(os.path.join(self.tree, f"flagos-pypi-{vendor}"), exist_ok=True)
+            for w in layout.get(vendor, []):
+                project = w.split("-")[0].replace("_", "-")
+                d = os.path.join(self.tree, f"flagos-pypi-{vendor}", project)
+                os.makedirs(d, exist_ok=True)
+                shutil.copy(sample(w), d)
+        self.proc = subprocess.Popen([sys.executable, os.path.join(HERE, "..", "net", "server.py"), "--root",
+                                      self.tree], stdout=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline()
+        self.port = int(line.split()[1])
+
+    def urls(self):
+        args = []
+        for vendor in VENDORS:
+            args += ["--index", f"http://127.0.0.1:{self.port}/flagos-pypi-{vendor}/simple/"]
+        return args
+
+    def close(self):
+        self.proc.kill()
+        self.proc.wait()
+
+
+PROJECTS = ["--project", "flag-gems-cpp-cuda", "--project", "flagcx", "--project", "flagtree"]
+
+
+def job_scan(tmp):
+    idx = Index(tmp)
+    try:
+        report, pins = os.path.join(tmp, "report"), os.path.join(tmp, "pins.env")
+        r = wc("scan", *idx.urls(), *PROJECTS, "--state", tmp + "/state", "--report", report, "--pins", pins, "-q",
+               "--no-cache")
+        check(r.returncode in (0, 1), f"the nightly scan runs (exit {r.returncode})", r.stderr[-2000:])
+        doc = json.load(open(os.path.join(report, "report.json")))
+        images = doc["images"]
+        check("debian12" not in images and "debian13" not in images, f"the generic debian images are not scanned ({images})")
+        for p in doc["pins"]:
+            if p["project"] != "flag-gems-cpp-cuda":
+                continue
+            check(p["image"].startswith("cuda"), f"flag-gems-cpp-cuda is pinned only for CUDA images (here {p['image']})",
+                  json.dumps(p, indent=1))
+        pinned = [p["image"] for p in doc["pins"] if p["project"] == "flag-gems-cpp-cuda" and p["pick"]]
+        check(pinned and all(i.startswith("cuda") for i in pinned), f"the CUDA images get its pin ({pinned})")
+        cx = {p["image"]: p for p in doc["pins"] if p["project"] == "flagcx"}
+        asc = cx.get("ascend-cann9") or {}
+        why = {p["filename"]: p["reason"] for p in asc.get("passed_over", [])}
+        check(asc and asc["pick"] is None and "libtorch_npu.so" in why.get(CX_ASCEND, ""),
+              "the Ascend image pins no FlagCX: its Ascend build needs libtorch_npu.so, absent there",
+              json.dumps(asc, indent=1))
+        env = open(pins).read()
+        for vendor_image in ("metax-maca3.8", "dcu-dtk26.04", "musa5.1", "ppu", "gcu-tops", "debian12"):
+            line = [l for l in env.splitlines() if vendor_image.replace(".", "_").replace("-", "_").upper() in l.upper()
+                    and "FLAG_GEMS_CPP" in l.upper() and "=" in l and not l.startswith("#")]
+            check(not any("5.4.0" in l for l in line), f"pins.env pins no CUDA FlagGems for {vendor_image}", "\n".join(line))
+        # --image takes what the check takes: a root folder, a description file.
+        root = build.many_pythons_root(os.path.join(tmp, "rootfs"))
+        r = wc("scan", *idx.urls(), "--project", "flagcx", "--image", root, "--state", tmp + "/state2", "-q",
+               "--no-cache", "--report", tmp + "/report2")
+        check(r.returncode in (0, 1) and "no such description" not in r.stderr,
+              f"scan --image ./rootfs probes the folder, as the check does (exit {r.returncode})", r.stderr[-800:])
+    finally:
+        idx.close()
+
+
+def job_consistency(tmp):
+    wheels = [sample(w) for w in (GEMS, TREE, CX, CX_ASCEND)] + [os.path.join(A.samples,
+                                                                             "hello_native-1.0-cp311-cp311-linux_x86_64.whl")]
+    # Every image of the db (what --image all names): not its layers, nor the packaging targets.
+    names = [i["name"] for i in json.loads(wc("images", "--json").stdout)
+             if i["kind"] == "image" and i["group"] != "target"]
+    # check, one cell at a time; the matrix (--image all --json); gates (sh comments: the verdict)
+    matrix = {}
+    for w in wheels:
+        cells = json.loads(wc(w, "--image", "all", "--json").stdout)
+        for c in cells:
+            matrix[(os.path.basename(w), c["image"]["name"])] = (c["verdict"], c["headline"])
+    single, gated = {}, {}
+    for w in wheels:
+        for n in names:
+            j = json.loads(wc(w, "--image", n, "--json").stdout)
+            single[(os.path.basename(w), n)] = (j["verdict"], j["headline"])
+            g = json.loads(wc("gates", w, "--image", n, "--json").stdout)
+            gated[(os.path.basename(w), n)] = g["wheels"][0]["verdict"] if g.get("wheels") else g.get("verdict")
+    check(set(single) == set(matrix), f"the matrix has every cell ({len(matrix)} of {len(single)})")
+    diff = [k for k in single if matrix.get(k) != single[k]]
+    check(not diff, "check and the matrix give the same verdict and reason in every cell",
+          "\n".join(f"{k}: {single[k]} vs {matrix.get(k)}" for k in diff[:5]))
+    diff = [k for k in single if gated[k] != single[k][0]]
+    check(not diff, "gates gives the same verdict in every cell",
+          "\n".join(f"{k}: {single[k][0]} vs {gated[k]}" for k in diff[:5]))
+    idx = Index(tmp)
+    try:
+        projects = []
+        for p in ("flag-gems-cpp-cuda", "flagcx", "flagtree"):
+            projects += ["--project", p]
+        r = wc("scan", *idx.urls(), *projects, "--image", ",".join(names), "--state", tmp + "/state", "-q",
+               "--no-cache", "--report", tmp + "/report")
+        doc = json.load(open(os.path.join(tmp, "report", "report.json")))
+        scanned = {}
+        for w in doc["wheels"]:
+            for res in w["results"]:
+                scanned[(w["filename"], res["image"])] = (res["verdict"], res["headline"])
+        diff = [k for k in scanned if single.get(k) != scanned[k]]
+        check(scanned and not diff, f"the scan gives the same verdict and reason as check ({len(scanned)} cells)",
+              "\n".join(f"{k}: {single.get(k)} vs {scanned[k]}" for k in diff[:5]) + r.stderr[-500:])
+    finally:
+        idx.close()
+
+
+# --- the answer first --------------------------------------------------------------------------------------
+
+def job_output(tmp):
+    gems, cx, asc = sample(GEMS), sample(CX), sample(CX_ASCEND)
+    t = wc(gems, "--image", "cuda13.0").stdout
+    check("flaggems-cpp (optional) is off" in t and "FLAGOS_USE_FLAGGEMS_CPP=0" in t,
+          "the check says which route is off and what to set", t[:800])
+    check("fails to import: flag_gems/c_operators" in t, "it names the module Python imports as what fails", t[:800])
+    r = wc(asc, "--image", "cuda13.0")
+    check(r.returncode == 1 and len(r.stdout.strip().splitlines()) == 1 and "aarch64 wheel, x86_64 image" in r.stdout,
+          "a wheel for another machine is one line", r.stdout)
+    r = wc(cx, "--image", "all")
+    check(r.returncode != 1 and "a CUDA build, a TOPS image" in r.stdout,
+          f"--image all counts only the images the wheel is for (exit {r.returncode}), in words", r.stdout)
+    r = wc(cx, "--image", "cuda13.0")
+    check(r.returncode == 4, "a CUDA wheel on the CUDA image without facts is unknown", r.stdout[-300:])
+    conds = [l for l in r.stdout.splitlines() if "580.65.06" in l and "needs" in l.lower()]
+    r = wc(cx, "--image", "cuda13.0", "--assume", "driver=580.95.05", "--assume", "gpu_archs=sm_90")
+    check(r.returncode == 0 and "assumed: driver=580.95.05" in r.stdout,
+          "--assume driver=... gpu_archs=... answers it, and says what it assumed", r.stdout[:600])
+    j = json.loads(wc(cx, "--image", "cuda13.0", "--assume", "driver=580.95.05", "--json").stdout)
+    check(any(a.startswith("driver=580.95.05") for a in j["assumptions"]), "the JSON lists the assumption", j["assumptions"])
+    desc = os.path.join(tmp, "runner.json")
+    base = json.load(open(os.path.join(A.db, "images", "cuda13.0.json")))
+    base["name"] = "cuda13.0-runner"
+    base["assumed"] = {"driver": "580.95.05", "gpu_archs": "sm_90"}
+    json.dump(base, open(desc, "w"))
+    r = wc(cx, "--image", desc)
+    check(r.returncode == 0 and "assumed by the description" in r.stdout,
+          "a description's assumed block does the same for a runner type", r.stdout[:600] + r.stderr)
+    r = wc(gems, "--image", "cuda13.0", "--imag", "x", "--json")
+    check(r.returncode == 2 and json.loads(r.stdout or "null") and "error" in json.loads(r.stdout),
+          "a mistyped option with --json prints the JSON error object", r.stdout + r.stderr)
+    r = wc(gems, os.path.join(tmp, "missing.whl"), cx, "--image", "cuda13.0", "--json")
+    doc = json.loads(r.stdout)
+    check(r.returncode == 2 and len(doc) == 3 and "error" in doc[1] and doc[2].get("verdict"),
+          "a missing file in a batch is that entry's error; the others are checked", r.stdout[:500])
+    check(all(isinstance(e["wheel"], dict) for e in doc), "every entry's wheel is an object")
+    long_lines = [l for l in t.splitlines() if len(l) > 400]
+    check(t.count("holds only if") <= 1, "each condition is said once")
+    _ = (conds, long_lines)
+
+
+JOBS = {"setup": job_setup, "routes": job_routes, "renamed": job_renamed, "pythons": job_pythons,
+        "torch": job_torch, "scan": job_scan, "consistency": job_consistency, "output": job_output}
+
+
+def main():
+    global A
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--wheelcheck", required=True)
+    ap.add_argument("--samples", required=True)
+    ap.add_argument("--db", required=True)
+    ap.add_argument("job", choices=sorted(JOBS))
+    A = ap.parse_args()
+    if shutil.which("gcc") is None or shutil.which("bash") is None:
+        print("skip: gcc and bash are needed to build the roots and run the setup scripts")
+        return 77
+    start = time.time()
+    with tempfile.TemporaryDirectory(prefix="wheelcheck-jobs-") as tmp:
+        print(f"job {A.job}:")
+        JOBS[A.job](tmp)
+    print(f"{len(FAILURES)} failed ({time.time() - start:.1f} s)")
+    return 1 if FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
