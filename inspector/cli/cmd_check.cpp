@@ -36,7 +36,9 @@ undefined symbol bound against the export tables of its load scope, versions inc
 runtime and the driver it needs. Unknown facts of the image make conditions, not guesses.
 
 Verdicts: compatible (0), incompatible (1), degraded (3: the core loads, optional parts cannot),
-unknown (4: the answer depends on a fact the image description does not know).)";
+unknown (4: the answer depends on a fact the image description does not know; --assume FACT=VALUE states
+it). A wheel for another machine, Python or accelerator toolkit is one line, and an image it is not for
+does not count in the exit code of --image all. A file not named like a wheel is read by its .dist-info.)";
 
 namespace {
 
@@ -607,9 +609,12 @@ that cannot work give their gates, merged over the wheels. Formats:
   github  VAR=value lines to --env-file or $GITHUB_ENV (else stdout), ::error::/::warning:: annotations,
           and a Markdown table appended to --summary FILE
   json    the verdicts, every route with its reasons, and the merged gates
-Exit 0 whenever the wheels could be evaluated, whatever the verdict (WHEELCHECK_VERDICT says it);
-2 on bad input (an unreadable wheel, a wheel that fails its own RECORD: the gates are still printed, with
-a warning on stderr and in their comments; an unknown image, a rule file with errors, conflicting gates).)G");
+Exit 0 whenever the wheels could be evaluated, whatever the verdict (WHEELCHECK_VERDICT says it).
+Gates fail closed: when they cannot evaluate the wheels (a wheel that is not there or cannot be read, an
+unknown image, a mistyped option, a rule file with errors), every gate of the rule set is printed at its
+off value, WHEELCHECK_VERDICT='error', and a last line `(exit 2)` makes the eval itself return 2 (under
+`set -e` the script stops); github writes them to $GITHUB_ENV and fails the step. Exit 2 then. A wheel
+that fails its own RECORD is evaluated (its gates are printed, with a warning) and exits 2 too.)G");
   return {c, [a] { return run_check(*a); }};
 }
 

@@ -9,12 +9,16 @@
 //    work deterministically. Yanked status is read from the page on every run, never from the state.
 // 3. Checks. Each new wheel's profile comes from the profile cache, else from the index (headers-only in
 //    byte ranges where the server allows, else a whole download verified against its sha256), and is
-//    checked against the images: those given, else every db image its tags target. Exit 1 when a new
-//    wheel is incompatible with an image its tags target.
-// 4. Pins. For each image and project, versions newest first: the first wheel that is not yanked, whose
-//    tags and Requires-Python fit the image, whose toolkit variant (+cu130, +cann9, ...) matches the
-//    image's toolkit, and whose verdict there is compatible, degraded (with its gates) or unknown (with
-//    its conditions); every newer one is listed with why it was passed over.
+//    checked against the images by run::check, the one check every command shares: the images given
+//    (resolved by the command line's --image resolver), else every FlagOS image of the db. A cell whose
+//    image the wheel is not for (tags, machine, toolkit) is "not targeted": by default it is left out of
+//    the report but remembered. Exit 1 when a new wheel is incompatible with an image it is for.
+// 4. Pins. For each image and project, versions newest first: the first wheel that is not yanked, that
+//    is for the image (tags, Requires-Python, toolkit: run::not_targeted, then what its check found),
+//    whose toolkit's major version is the image's (+cu126 on a CUDA 13 image is passed over), and whose
+//    verdict there is compatible, degraded (with its gates) or unknown (with its conditions); every newer
+//    one is listed with why it was passed over. No pin is made for an image no file of the project is for.
+//    The state is written from the typed cells, never read back from the report's JSON.
 // 5. The state is written atomically; the caller writes the report (JSON, Markdown, HTML).
 #include "wheelcheck/scan.hpp"
 
@@ -368,6 +372,9 @@ class Scan {
         read = true;
         cells = check(fetched.profile);
         w["results"] = results_json(cells);
+        for (const auto& c : cells) {
+          if (c.targeted && c.report.verdict == verdict::Verdict::Incompatible) m_new_incompatible = true;
+        }
       } catch (const Error& e) {
         w["error"] = e.what();
         m_wheel_failed = true;
@@ -430,12 +437,7 @@ class Scan {
 
   int exit_code() const {
     if (m_index_failed || m_wheel_failed) return 2;
-    for (const auto& w : m_wheels) {
-      for (const auto& r : w["results"]) {
-        if (r["targeted"].get<bool>() && r["verdict"] == "incompatible") return 1;
-      }
-    }
-    return 0;
+    return m_new_incompatible ? 1 : 0;
   }
 
   Json summary() const { return summary_of(m_wheels, m_listings.size()); }
@@ -539,6 +541,7 @@ class Scan {
   Json m_warnings = Json::array();
   bool m_index_failed = false;
   bool m_wheel_failed = false;
+  bool m_new_incompatible = false;  // a new wheel incompatible with an image it is for
 };
 
 }  // namespace
