@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
+
 #include "wheelcheck/cxx_names.hpp"
 #include "wheelcheck/util.hpp"
 
@@ -148,6 +150,23 @@ std::string summary(const Finding& f) {
                                            : "runs only on " + f.required_version;
     case FindingKind::GpuArchDropped: return f.required_version + " not supported by the toolkit";
     case FindingKind::DeclaredLibrary: return f.library + " taken from the image's declaration";
+    case FindingKind::TagPython:
+    case FindingKind::TagAbi:
+    case FindingKind::TagPlatform:
+    case FindingKind::RequiresPython:
+    case FindingKind::WrongArch: {
+      // The reason in words, not its code: the explanation's first clause ("the wheel needs CPython 3.11").
+      if (f.explanation.empty()) return kind_name(f.kind);
+      std::string phrase = f.explanation.substr(0, f.explanation.find_first_of(";:("));
+      const auto stop = phrase.find(". ");
+      if (stop != std::string::npos) phrase.resize(stop);
+      while (!phrase.empty() && (phrase.back() == ' ' || phrase.back() == '.' || phrase.back() == ','))
+        phrase.pop_back();
+      if (phrase.size() > 1 && std::isupper(static_cast<unsigned char>(phrase[0])) &&
+          std::islower(static_cast<unsigned char>(phrase[1])))
+        phrase[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(phrase[0])));
+      return phrase.empty() ? kind_name(f.kind) : phrase;
+    }
     default: return kind_name(f.kind);
   }
 }

@@ -58,7 +58,7 @@ std::string routes_text(const Report& r, const Paint& p) {
     const std::string kind = rt.optional ? "optional" : "core";
     if (rt.available) {
       out += fmt::format("  {} {} ({}) on{}\n", p.green("+"), rt.name, kind,
-                         rt.conditions.empty() ? "" : ", if: " + rt.conditions.front());
+                         rt.conditions.empty() ? "" : " if what \"Holds only if\" lists holds");
       continue;
     }
     out += fmt::format("  {} {} ({}) is {}: {}\n", p.red("x"), rt.name, kind, p.red("off"),
@@ -128,6 +128,14 @@ std::string render_text(const Report& r, bool color) {
   constexpr std::size_t k_per_member = 8;
   for (const auto& member : order) {
     const auto& list = by_member[member];
+    // The wheel's own warnings (a local build's platform tag): one line each, nothing more.
+    if (member.empty() && std::all_of(list.begin(), list.end(), [](const Finding* f) {
+          return f->severity == Severity::Warning || f->severity == Severity::Info;
+        })) {
+      out += "\n";
+      for (const Finding* f : list) out += mark(f->severity, p) + " the wheel: " + summary(*f) + "\n";
+      continue;
+    }
     out +=
         "\n" + mark(list.front()->severity, p) + " " + p.bold(member.empty() ? "the wheel" : printable(member)) + "\n";
     std::size_t shown = 0;
@@ -138,13 +146,8 @@ std::string render_text(const Report& r, bool color) {
       }
       ++shown;
       out += fmt::format("    {} {}\n", mark(f->severity, p), summary(*f));
-      if (f->severity == Severity::Warning && f->member.empty() && f->object.empty()) {
-        // A wheel-level warning (a local build's platform tag): its first sentence, nothing more.
-        const auto dot = f->explanation.find(": ");
-        out += "      " + p.dim(dot == std::string::npos ? f->explanation : f->explanation.substr(0, dot)) + "\n";
-        continue;
-      }
-      out += "      " + f->explanation + "\n";
+      // The driver a wheel needs is said once, in its own block below.
+      if (!(f->kind == FindingKind::Driver && r.driver)) out += "      " + f->explanation + "\n";
       std::vector<std::string> others;
       for (const auto& root : f->roots) {
         if (root != f->member) others.push_back(root);
