@@ -74,11 +74,11 @@ def host_libc(root):
 
 
 def many_pythons_root(root):
-    """A root with five Pythons, as a CI image with pyenv beside Debian's: pyenv's 3.10 (listed first, its
-    executable exporting nothing: a shared-libpython build), 3.12 and 3.13, and Debian's 3.11, which
-    /usr/bin/python3 runs."""
+    """A root with four Pythons, as a CI image with pyenv beside Debian's: pyenv's 3.10 (the first found
+    in folder order), 3.12 and 3.13, and Debian's 3.11, which /usr/bin/python3 runs. Each exports the C API
+    of its own version only, so a wheel bound against another one's interpreter misses a symbol."""
     host_libc(root)
-    fake_python(root, "/root/.pyenv/versions/3.10.13", "3.10", exports=False)
+    fake_python(root, "/root/.pyenv/versions/3.10.13", "3.10")
     fake_python(root, "/root/.pyenv/versions/3.12.7", "3.12")
     fake_python(root, "/root/.pyenv/versions/3.13.0", "3.13")
     fake_python(root, "/usr", "3.11")

@@ -9,7 +9,7 @@ JOB is one of:
                wheel, an unknown image, a mistyped option: the script stops, every gate off); github format
   routes       a core route off is incompatible, whatever optional route also holds the member
   renamed      a wheel saved under a short name (flaggems.whl) is read by its .dist-info
-  pythons      probe a root with five Pythons, then check cp310/cp311/cp312/cp313/abi3 wheels against it
+  pythons      probe a root with four Pythons, then check cp310/cp311/cp312/cp313/abi3 wheels against it
   torch        a torch in the image that cannot load (libc10.so needs GLIBC_2.38 on glibc 2.36)
   scan         the nightly scan of seven loopback FlagOS vendor indexes with the default images, its pins
   consistency  check, gates, the matrix and the scan give one verdict and reason per sample wheel x db image
@@ -173,13 +173,14 @@ def job_pythons(tmp):
     root = build.many_pythons_root(os.path.join(tmp, "root"))
     desc = os.path.join(tmp, "ci.json")
     p = wc("probe", "--root", root, "--name", "ci", "-o", desc, "-q")
-    check(p.returncode == 0, "probe --root of a root with five Pythons", p.stderr)
+    check(p.returncode == 0, "probe --root of a root with four Pythons (pyenv's and Debian's)", p.stderr)
     listed = [py["version"] for py in json.load(open(desc)).get("pythons", [])]
     check(sorted(listed) == ["3.10", "3.11", "3.12", "3.13"], f"every Python is recorded ({listed})", listed)
     check(listed and listed[0] == "3.11", "the default python3 (Debian's 3.11) is listed first", listed)
     wheels = tmp + "/wheels"
     os.makedirs(wheels)
-    cases = [("cp311-cp311-linux_x86_64", "3.11", ["PyModule_Create2", "Py_Version"]),
+    cases = [("cp310-cp310-linux_x86_64", "3.10", ["PyModule_Create2"]),
+             ("cp311-cp311-linux_x86_64", "3.11", ["PyModule_Create2", "Py_Version"]),
              ("cp312-cp312-linux_x86_64", "3.12", ["PyModule_Create2", "PyUnstable_Long_IsCompact"]),
              ("cp313-cp313-linux_x86_64", "3.13", ["PyUnstable_Module_SetGIL"]),
              ("cp310-abi3-linux_x86_64", "3.13", ["PyModule_Create2"])]
@@ -386,9 +387,22 @@ def job_output(tmp):
     check(r.returncode == 2 and len(doc) == 3 and "error" in doc[1] and doc[2].get("verdict"),
           "a missing file in a batch is that entry's error; the others are checked", r.stdout[:500])
     check(all(isinstance(e["wheel"], dict) for e in doc), "every entry's wheel is an object")
-    long_lines = [l for l in t.splitlines() if len(l) > 400]
-    check(t.count("holds only if") <= 1, "each condition is said once")
-    _ = (conds, long_lines)
+    c = wc(cx, "--image", "cuda13.0").stdout
+    check(c.count("because of the CUDA 13 runtime") == 1, "each condition is said once (the driver need)", c)
+    local = [l for l in t.splitlines() if "local build" in l]
+    check(len(local) == 1 and local[0].startswith("! the wheel:"), "the local-build warning is one line", "\n".join(local))
+    m = wc(os.path.join(A.samples, "hello_native-1.0-cp311-cp311-linux_x86_64.whl"), "--image", "all").stdout
+    check("tag-python" not in m and "tag-platform" not in m and "the image's Python is 3.12" in m,
+          "matrix reasons are words, not codes", m)
+    if shutil.which("script"):
+        # On a terminal (a pty of 100 columns) the text is wrapped to its width; in a pipe lines stay whole.
+        r = subprocess.run(["script", "-qc", f"stty cols 100; {A.wheelcheck} {gems} --image cuda13.0", "/dev/null"],
+                           capture_output=True, text=True, env=dict(os.environ, WHEELCHECK_DB=A.db, NO_COLOR="1"))
+        widths = [len(l.rstrip("\r")) for l in r.stdout.splitlines()]
+        check(widths and max(widths) <= 100, f"on a 100-column terminal no line is wider (widest {max(widths or [0])})",
+              r.stdout[:600])
+        check(max(len(l) for l in t.splitlines()) > 100, "in a pipe, lines are not cut")
+    _ = conds
 
 
 JOBS = {"setup": job_setup, "routes": job_routes, "renamed": job_renamed, "pythons": job_pythons,
