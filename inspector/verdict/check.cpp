@@ -252,6 +252,9 @@ class Checker {
         note_declared(need);
       }
       if (need.found != nullptr && !need.platforms.empty()) platform_condition(need);
+      // A distribution's library this member's load reaches: the versions it needs of what it found.
+      if (need.found != nullptr && need.requester->source == Object::Source::Distribution)
+        dist_version_needs(*need.requester, need, {}, false);
     }
     return missing;
   }
@@ -319,6 +322,54 @@ class Checker {
     }
   }
 
+  // The versions a distribution's library needs of the library `need` found for it (its DT_VERNEED, as a
+  // probe recorded it), each one the provider does not define an error on that library (the image's).
+  // For a distribution the wheel requires (provider), against every extension module of the wheel: it
+  // cannot be imported at all; for one a member's load reaches, against that member (its route).
+  void dist_version_needs(const Object& lib, const resolve::Need& need, const std::vector<std::string>& roots,
+                          bool provider) {
+    const Object* found = need.found;
+    if (found == nullptr || !found->versions_known) return;
+    const std::string dist = lib.label;  // "torch 2.10.0+cpu"
+    const std::string name = dist.substr(0, dist.find(' '));
+    for (const auto& vn : lib.version_needs) {
+      const auto space = vn.find(' ');
+      if (space == std::string::npos || vn.substr(0, space) != need.name) continue;
+      const std::string version = vn.substr(space + 1);
+      if (std::find(found->versions.begin(), found->versions.end(), version) != found->versions.end()) continue;
+      Cause cause{FindingKind::MissingVersion, lib.path, need.name, version};
+      if (seen(cause)) continue;
+      std::string have;
+      if (version.rfind("GLIBC_", 0) == 0 && m_image.libc_version.known()) {
+        have = "the image has glibc " + *m_image.libc_version.value;
+      } else {
+        std::string newest;
+        const std::string family = version.substr(0, version.find('_') + 1);
+        for (const auto& v : found->versions) {
+          if (v.rfind(family, 0) == 0) newest = v;
+        }
+        have = "the image's " + need.name + (newest.empty() ? " defines none of that family" : " stops at " + newest);
+      }
+      const std::string consequence =
+          provider ? fmt::format("; the wheel requires {} (Requires-Dist), so none of it can work here", name)
+                   : "; the loader refuses it, and every member that loads it";
+      Draft d =
+          make(FindingKind::MissingVersion, Severity::Error)
+              .object(lib.path)
+              .library(need.name)
+              .version(version)
+              .why(Why::VersionTooNew)
+              .explain(fmt::format("{} in this image cannot be imported: {} needs {}, {}{}.", name, base_of(lib.path),
+                                   version, have, consequence))
+              .fix(fmt::format("a {} build for this image's {} (or an image that has {})", name, need.name, version))
+              .evidence(vn + " (DT_VERNEED of " + lib.path + ")");
+      if (!roots.empty()) d.roots(roots);
+      Finding f = d;
+      f.provider = provider;
+      add(std::move(f), std::move(cause));
+    }
+  }
+
   // 3b. The distributions the wheel requires that the image has (`import torch` runs before any of the
   // wheel's modules): each library of theirs loaded as the import loads it. A library it needs that
   // nothing provides, or a version it needs that the provider does not define, means the distribution
@@ -354,43 +405,7 @@ class Checker {
           add(std::move(f), std::move(cause));
           continue;
         }
-        for (const auto& vn : lib->version_needs) {
-          const auto space = vn.find(' ');
-          if (space == std::string::npos || vn.substr(0, space) != need.name) continue;
-          const std::string version = vn.substr(space + 1);
-          const Object* provider = need.found;
-          if (!provider->versions_known ||
-              std::find(provider->versions.begin(), provider->versions.end(), version) != provider->versions.end())
-            continue;
-          Cause cause{FindingKind::MissingVersion, lib->path, need.name, version};
-          if (m_seen.count(cause)) continue;
-          std::string have;
-          if (version.rfind("GLIBC_", 0) == 0 && m_image.libc_version.known()) {
-            have = "the image has glibc " + *m_image.libc_version.value;
-          } else {
-            std::string newest;
-            const std::string family = version.substr(0, version.find('_') + 1);
-            for (const auto& v : provider->versions) {
-              if (v.rfind(family, 0) == 0) newest = v;
-            }
-            have =
-                "the image's " + need.name + (newest.empty() ? " defines none of that family" : " stops at " + newest);
-          }
-          Finding f = make(FindingKind::MissingVersion, Severity::Error)
-                          .object(lib->path)
-                          .library(need.name)
-                          .version(version)
-                          .why(Why::VersionTooNew)
-                          .roots(modules)
-                          .explain(fmt::format("{} in this image cannot be imported: {} needs {}, {}; the wheel "
-                                               "requires {} (Requires-Dist), so none of it can work here.",
-                                               name, base_of(lib->path), version, have, name))
-                          .fix(fmt::format("a {} build for this image's {} (or an image that has {})", name, need.name,
-                                           version))
-                          .evidence(vn + " (DT_VERNEED of " + lib->path + ")");
-          f.provider = true;
-          add(std::move(f), std::move(cause));
-        }
+        dist_version_needs(*lib, need, modules, true);
       }
     }
     m_root = saved;

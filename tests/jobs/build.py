@@ -86,9 +86,9 @@ def many_pythons_root(root):
     return root
 
 
-def extension_wheel(out_dir, name, tag, symbols, requires_dist=(), needed=()):
+def extension_wheel(out_dir, name, tag, symbols, requires_dist=(), needed=(), runpath=None):
     """A wheel NAME-1.0-TAG.whl whose one extension module calls `symbols` (left undefined, as an
-    interpreter's or a library's) and links `needed` (pairs of -L folder, library)."""
+    interpreter's or a library's), links `needed` (pairs of -L folder, library) and has `runpath`."""
     python = tag.split("-")[0]
     build = os.path.join(out_dir, "build-" + name + "-" + tag)
     calls = "".join(f"extern void {s}(void);\n" for s in symbols)
@@ -96,6 +96,8 @@ def extension_wheel(out_dir, name, tag, symbols, requires_dist=(), needed=()):
     args = []
     for folder, lib in needed:
         args += ["-L" + folder, "-l:" + lib]
+    if runpath:
+        args += ["-Wl,--enable-new-dtags,-rpath," + runpath]
     so = cc(os.path.join(build, f"_ext.{python}.so"),
             calls + f"void* PyInit__ext(void) {{\n{body}  return 0;\n}}\n", ["-Wl,--allow-shlib-undefined", *args])
     whl = os.path.join(out_dir, f"{name}-1.0-{tag}.whl")

@@ -217,6 +217,12 @@ def job_torch(tmp):
                                     needed=[(lib, "libc10.so")])
         r = wc(whl, "--image", root, "--json", "--no-cache")
         results[bad] = (r, json.loads(r.stdout))
+        # The same library reached through the member's RUNPATH, without Requires-Dist: the member's error.
+        reach = build.extension_wheel(os.path.join(tmp, "r" + str(bad)), "reachestorch", "cp311-cp311-linux_x86_64",
+                                      ["c10_version", "PyModule_Create2"], needed=[(lib, "libc10.so")],
+                                      runpath="$ORIGIN/../torch/lib")
+        r = wc(reach, "--image", root, "--json", "--no-cache")
+        results[("reach", bad)] = (r, json.loads(r.stdout))
     r, j = results[False]
     check(j["verdict"] == "compatible", "torch that loads: the wheel that needs it is compatible",
           json.dumps(j["findings"][:3], indent=1))
@@ -227,6 +233,13 @@ def job_torch(tmp):
     check(said and "GLIBC_2.38" in said[0]["explanation"] and "2.36" in said[0]["explanation"],
           "said as the image's: torch cannot be imported, libc10.so needs GLIBC_2.38, the image has glibc 2.36",
           json.dumps(said, indent=1))
+    _, j = results[("reach", False)]
+    check(j["verdict"] == "compatible", "a member reaching a torch that loads is compatible", json.dumps(j["findings"][:2]))
+    r, j = results[("reach", True)]
+    said = [f for f in j["findings"] if "cannot be imported" in f["explanation"] and f["severity"] == "error"]
+    check(r.returncode == 1 and said and said[0]["loaded_by"] == ["reachestorch/_ext.cpython-311-x86_64-linux-gnu.so"],
+          "reached through RUNPATH, without Requires-Dist: the error of the member whose load reaches it",
+          json.dumps(j["findings"][:2], indent=1))
 
 
 # --- the nightly scan ------------------------------------------------------------------------------------
