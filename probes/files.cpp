@@ -150,7 +150,9 @@ image::DistLibrary dist_library_record(const ElfFile& file, const std::string& r
   l.needed = b.needed;
   l.versions = version_names(b);
   for (const auto& need : b.version_needs) {
-    for (const auto& v : need.versions) l.version_needs.push_back(need.file + " " + v.name);
+    for (const auto& v : need.versions) {
+      if ((v.flags & 2) == 0) l.version_needs.push_back(need.file + " " + v.name);  // not VER_FLG_WEAK
+    }
   }
   if (file.table) l.exports = table_key(file.image_path);
   return l;

@@ -161,6 +161,10 @@ BindResult bind(const Space& space, const Load& load);
 // "GLIBC_2.38" is newer than "GLIBC_2.36": same prefix, numeric comparison of the rest. False when
 // the prefixes differ or a part is not numeric.
 bool version_newer(std::string_view a, std::string_view b);
+// The versions a library defines (from its description or its export table, none beyond exports_upto);
+// nullopt when unknown. An empty list: it defines none, and so satisfies every need (glibc binds the
+// unversioned definitions).
+std::optional<std::vector<std::string>> defined_versions(const Space& space, const Object& library);
 
 // glibc's dynamic string tokens: $ORIGIN (the object's folder), $LIB, $PLATFORM, with or without braces.
 std::string expand_tokens(const std::string& entry, const std::string& origin, const std::string& arch);

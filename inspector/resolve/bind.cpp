@@ -200,4 +200,22 @@ BindResult bind(const Space& space, const Load& load) {
   return r;
 }
 
+std::optional<std::vector<std::string>> defined_versions(const Space& space, const Object& o) {
+  std::vector<std::string> v;
+  if (o.binary != nullptr || !o.versions.empty()) {
+    v = o.versions;
+  } else if (const exports::Table* t = space.table(o)) {
+    for (std::size_t i = 0; i < t->version_definitions.size(); ++i) {
+      if (i == 0 && t->version_definitions[i] == t->soname) continue;  // the base definition names the file
+      v.push_back(t->version_definitions[i]);
+    }
+  } else {
+    return std::nullopt;
+  }
+  if (!o.exports_upto.empty()) {
+    std::erase_if(v, [&](const std::string& x) { return version_newer(x, o.exports_upto); });
+  }
+  return v;
+}
+
 }  // namespace wheelcheck::resolve

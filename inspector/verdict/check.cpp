@@ -329,14 +329,16 @@ class Checker {
   void dist_version_needs(const Object& lib, const resolve::Need& need, const std::vector<std::string>& roots,
                           bool provider) {
     const Object* found = need.found;
-    if (found == nullptr || !found->versions_known) return;
-    const std::string dist = lib.label;  // "torch 2.10.0+cpu"
+    if (found == nullptr) return;
+    const auto defined = resolve::defined_versions(m_space, *found);
+    if (!defined || defined->empty()) return;  // unknown (the symbol checks say so), or unversioned
+    const std::string dist = lib.label;        // "torch 2.10.0+cpu"
     const std::string name = dist.substr(0, dist.find(' '));
     for (const auto& vn : lib.version_needs) {
       const auto space = vn.find(' ');
       if (space == std::string::npos || vn.substr(0, space) != need.name) continue;
       const std::string version = vn.substr(space + 1);
-      if (std::find(found->versions.begin(), found->versions.end(), version) != found->versions.end()) continue;
+      if (std::find(defined->begin(), defined->end(), version) != defined->end()) continue;
       Cause cause{FindingKind::MissingVersion, lib.path, need.name, version};
       if (seen(cause)) continue;
       std::string have;
@@ -345,8 +347,8 @@ class Checker {
       } else {
         std::string newest;
         const std::string family = version.substr(0, version.find('_') + 1);
-        for (const auto& v : found->versions) {
-          if (v.rfind(family, 0) == 0) newest = v;
+        for (const auto& v : *defined) {
+          if (v.rfind(family, 0) == 0 && (newest.empty() || resolve::version_newer(v, newest))) newest = v;
         }
         have = "the image's " + need.name + (newest.empty() ? " defines none of that family" : " stops at " + newest);
       }
