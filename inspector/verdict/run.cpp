@@ -170,10 +170,14 @@ std::string python_tags(const WheelProfile& w) {
 
 }  // namespace
 
-std::string not_targeted(const WheelProfile& w, const image::Image& im) {
+namespace {
+
+// Why not, from the tag findings a check made (its own, or check_wheel_tags'), then the toolkit.
+std::string not_targeted_by(const WheelProfile& w, const image::Image& im,
+                            const std::vector<verdict::Finding>& findings) {
   using verdict::FindingKind;
   const std::string image_arch = im.arch.known() ? *im.arch.value : "";
-  for (const auto& f : verdict::check_wheel_tags(w, im)) {
+  for (const auto& f : findings) {
     if (f.severity != verdict::Severity::Error) continue;
     switch (f.kind) {
       case FindingKind::WrongArch: return f.required_version + " wheel, " + image_arch + " image";
@@ -211,6 +215,12 @@ std::string not_targeted(const WheelProfile& w, const image::Image& im) {
          (have.empty() ? std::string("an image without an accelerator toolkit") : "a " + upper_kind(have) + " image");
 }
 
+}  // namespace
+
+std::string not_targeted(const WheelProfile& w, const image::Image& im) {
+  return not_targeted_by(w, im, verdict::check_wheel_tags(w, im));
+}
+
 std::string headline(const verdict::Report& r) {
   using verdict::Verdict;
   if (r.verdict == Verdict::Compatible) return "";
@@ -236,8 +246,6 @@ std::string headline(const verdict::Report& r) {
 Cell check(const WheelProfile& w, const Target& t, const Context& c) {
   Cell cell;
   cell.image = t.image.name;
-  cell.not_targeted = not_targeted(w, t.image);
-  cell.targeted = cell.not_targeted.empty();
   verdict::CheckOptions co;
   co.with = c.with;
   co.memory_tables = t.tables.get();
@@ -245,6 +253,10 @@ Cell check(const WheelProfile& w, const Target& t, const Context& c) {
   co.policies = c.db != nullptr && (policy::claims_a_policy(w) || !t.image.policy.empty()) ? c.db->policies_if_present()
                                                                                            : nullptr;
   cell.report = verdict::check(w, t.image, co);
+  // A packaging target's policy check judges the wheel on its own terms; an image's check has made the
+  // tag findings that say whether the wheel is for it at all.
+  cell.not_targeted = t.image.policy.empty() ? not_targeted_by(w, t.image, cell.report.findings) : "";
+  cell.targeted = cell.not_targeted.empty();
   if (!cell.targeted && cell.report.verdict != verdict::Verdict::Incompatible) {
     // Not for this image (a CUDA build on a TOPS image loads nothing it needs): never usable there.
     cell.report.verdict = verdict::Verdict::Incompatible;
