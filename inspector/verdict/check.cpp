@@ -95,13 +95,6 @@ class Checker {
     if (const auto* py = m_space.python(); py != nullptr && m_python_fits) {
       r.python = Report::PythonUsed{py->version, py->executable, m_space.site()};
     }
-    // A wheel that no Python of the image can install (its cpXY tag fits none of them): that is the one
-    // finding; its members bound against some other interpreter would only add noise.
-    if (!m_python_fits) {
-      r.findings = worst_first(std::move(m_findings));
-      decide(r);
-      return r;
-    }
     for (const Object* root : roots()) r.members.push_back(check_root(*root));
     provider_findings(r);
     flush_unknown();
@@ -111,6 +104,16 @@ class Checker {
     r.driver = std::move(cuda.driver);
     r.findings = worst_first(std::move(m_findings));
     mark_members_that_fail(r);
+    if (!m_python_fits) {
+      // No Python of the image can install the wheel (its cpXY tag fits none of them): that is the one
+      // finding. Each member's own load is still reported (members[]: what the loader would do under the
+      // Python that stands in), but its findings against another interpreter would only hide the answer.
+      std::erase_if(r.findings, [](const Finding& f) {
+        return !f.member.empty() || !f.object.empty() || !f.roots.empty() || f.kind == FindingKind::Driver ||
+               f.kind == FindingKind::DriverTooOld;
+      });
+      r.driver.reset();
+    }
     if (m_options.rules != nullptr) evaluate_routes(r, *m_options.rules, m_space, m_wheel);
     decide(r);
     return r;
