@@ -207,6 +207,8 @@ inline constexpr const char* k_assumable_facts =
 // said before; `source` says who states it ("--assume", "the description"). Throws Error(Usage) for a fact
 // that cannot be assumed or a value of the wrong form.
 void assume(Image& image, const std::string& fact, const std::string& value, const std::string& source);
+// The same for FACT=VALUE assignments (the --assume options); Error(Usage) for one without "=".
+void assume_all(Image& image, const std::vector<std::string>& assignments, const std::string& source);
 
 // JSON (nlohmann::ordered_json keeps keys in the documented order, so output is deterministic).
 // With `provenance`, every fact is written as an object with its origin and the layer that set it (what

@@ -132,15 +132,7 @@ const char* const k_assume_help =
     "python=3.12, glibcxx=GLIBCXX_3.4.33. Every answer lists what it assumed";
 
 void apply_assumptions(std::vector<Target>& targets, const std::vector<std::string>& assume) {
-  std::vector<std::pair<std::string, std::string>> facts;
-  for (const auto& kv : assume) {
-    const auto eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0) throw usage_error("--assume " + kv + ": expected FACT=VALUE");
-    facts.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
-  }
-  for (auto& t : targets) {
-    for (const auto& [fact, value] : facts) image::assume(t.image, fact, value, "--assume");
-  }
+  for (auto& t : targets) image::assume_all(t.image, assume, "--assume");
 }
 
 }  // namespace wheelcheck::cli

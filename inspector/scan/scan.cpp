@@ -242,11 +242,7 @@ class Scan {
         if (im.group != "target" && im.group != "generated") m_targets.push_back({name, {std::move(im), nullptr}});
       }
     }
-    for (const auto& kv : o.assume) {
-      const auto eq = kv.find('=');
-      if (eq == std::string::npos || eq == 0) throw usage_error("--assume " + kv + ": expected FACT=VALUE");
-      for (auto& t : m_targets) image::assume(t.target.image, kv.substr(0, eq), kv.substr(eq + 1), "--assume");
-    }
+    for (auto& t : m_targets) image::assume_all(t.target.image, o.assume, "--assume");
   }
 
   Json run() {

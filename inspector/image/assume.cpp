@@ -1,0 +1,94 @@
+// Facts a user states where a description leaves them unknown (--assume FACT=VALUE, a description's
+// "assumed" block): each sets the fact with origin "assumed" and is recorded in words, with what the
+// image said before, so that every answer lists what it took for granted.
+#include <algorithm>
+#include <cctype>
+
+#include "wheelcheck/error.hpp"
+#include "wheelcheck/image.hpp"
+#include "wheelcheck/util.hpp"
+
+namespace wheelcheck::image {
+
+namespace {
+
+bool dotted(std::string_view v, std::size_t min_parts) {
+  if (v.empty() || v.front() == '.' || v.back() == '.') return false;
+  std::size_t parts = 1;
+  for (const char c : v) {
+    if (c == '.') {
+      ++parts;
+    } else if (c < '0' || c > '9') {
+      return false;
+    }
+  }
+  return parts >= min_parts && v.find("..") == std::string_view::npos;
+}
+
+}  // namespace
+
+void assume(Image& im, const std::string& fact, const std::string& value, const std::string& source) {
+  Fact* target = nullptr;
+  std::string what = fact;
+  bool ok = dotted(value, 2);
+  if (fact == "driver") {
+    target = &im.driver;
+    what = "driver";
+    ok = dotted(value, 2);
+  } else if (fact == "gpu_archs") {
+    target = &im.gpu_archs;
+    what = "GPU architectures";
+    ok = !value.empty();
+    for (const auto& a : split(value, ",", true)) {
+      const std::string_view t = trim(a);
+      ok = ok && t.size() > 3 && t.substr(0, 3) == "sm_" && std::all_of(t.begin() + 3, t.end(), [](char c) {
+             return std::isdigit(static_cast<unsigned char>(c)) || c == 'a' || c == 'f';
+           });
+    }
+  } else if (fact == "toolkit_version" || fact == "runtime") {
+    if (!im.toolkit)
+      throw usage_error("--assume " + fact + "=" + value + ": " + im.name + " has no accelerator toolkit");
+    target = fact == "runtime" ? &im.toolkit->runtime : &im.toolkit->version;
+    what = toolkit_kind_name(im.toolkit->kind) + (fact == "runtime" ? " runtime version" : " toolkit version");
+  } else if (fact == "libc_version") {
+    target = &im.libc_version;
+    what = "C library version";
+  } else if (fact == "python") {
+    target = &im.python;
+    what = "Python version";
+    if (!im.pythons.empty()) {
+      throw usage_error("--assume python=" + value + ": " + im.name + " describes its Pythons (" +
+                        im.pythons.front().version + "...); a Python it does not have cannot be assumed");
+    }
+  } else if (fact == "glibcxx") {
+    target = &im.glibcxx;
+    what = "libstdc++ version (GLIBCXX_)";
+    ok = value.rfind("GLIBCXX_", 0) == 0 && dotted(value.substr(8), 2);
+  } else {
+    throw usage_error("--assume " + fact + "=" + value + ": not a fact that can be assumed (" + k_assumable_facts +
+                      ")");
+  }
+  if (!ok) {
+    throw usage_error("--assume " + fact + "=" + value + ": not a value of the right form (" +
+                      (fact == "gpu_archs" ? "sm_90,sm_100"
+                       : fact == "glibcxx" ? "GLIBCXX_3.4.30"
+                                           : "digits and dots, 580.95.05") +
+                      ")");
+  }
+  const std::string before = target->known()
+                                 ? "the image says " + *target->value
+                                 : "unknown to the image" + (target->note.empty() ? "" : " (" + target->note + ")");
+  *target = Fact::known_as(value, "assumed (" + source + ")", Origin::Assumed);
+  target->set = true;
+  im.assumptions.push_back(fact + "=" + value + " (" + what + ", " + source + "; " + before + ")");
+}
+
+void assume_all(Image& im, const std::vector<std::string>& assignments, const std::string& source) {
+  for (const auto& kv : assignments) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) throw usage_error("--assume " + kv + ": expected FACT=VALUE");
+    assume(im, kv.substr(0, eq), kv.substr(eq + 1), source);
+  }
+}
+
+}  // namespace wheelcheck::image
