@@ -35,6 +35,7 @@ struct ElfFile {
   std::string host_path;
   std::uint64_t size = 0;
   bool program = false;            // an executable (a Python interpreter): ET_EXEC is read too
+  bool library = false;            // in a folder the loader searches: one of the image's libraries
   std::vector<std::string> names;  // image paths that reach it in the loader's folders
   // Filled by ElfFiles::read_all.
   bool ok = false;     // an ELF file of a type the probe records
@@ -57,8 +58,9 @@ class ElfFiles {
   // Reads every file once (header, dynamic section, dynamic symbols when `want_tables`) on `threads`
   // threads, largest first, saying how far it got every tenth of the way when there are 50 files or more;
   // what could not be read joins `findings`.
+  // Files before `first` were read already.
   void read_all(unsigned threads, bool want_tables, const std::function<void(const std::string&)>& progress,
-                std::vector<Problem>& findings);
+                std::vector<Problem>& findings, std::size_t first = 0);
   // The export tables read, keyed by table_key() and sorted by key; the files keep no table.
   std::vector<std::pair<std::string, exports::Table>> take_tables();
 
@@ -105,8 +107,22 @@ std::vector<std::string> library_folders(const image::Loader& loader, const Load
 // `files`; returns how many files the system's libraries are (they come first).
 std::size_t add_system_libraries(ElfFiles& files, const std::vector<std::string>& folders,
                                  const Interpreter& interpreter, std::vector<Problem>& findings);
-// The system's libraries read (the first `count` files), sorted by path.
-std::vector<image::Library> system_libraries(const ElfFiles& files, std::size_t count);
+// Every file named like a shared library in `folder`, added to `files` as one of the image's libraries.
+void add_folder_libraries(ElfFiles& files, const std::string& folder, std::vector<Problem>& findings);
+// Stage 3b: the folders the files' own DT_RPATH and DT_RUNPATH name ($ORIGIN the folder of each path that
+// reaches the file, $LIB and every $PLATFORM value expanded) that are not in `folders` yet, read as the
+// image's libraries, again for what those name, until no new folder is named (at most 8 rounds).
+// `folders` grows by the folders read.
+void add_search_path_folders(ElfFiles& files, std::vector<std::string>& folders, const std::string& lib_token,
+                             const std::vector<std::string>& platforms, unsigned threads, bool want_tables,
+                             std::vector<Problem>& findings);
+// The symbolic links to folders on the way to each of `folders` (and the folders of `paths`), by the
+// canonical path of the link (its folder resolved) to the canonical folder it reaches: what the kernel
+// follows where a search path climbs with "..".
+void record_dir_links(const RootFs& root, const std::vector<std::string>& folders,
+                      std::map<std::string, std::string>& links);
+// The image's libraries read, sorted by path.
+std::vector<image::Library> system_libraries(const ElfFiles& files);
 
 // The library the loader would choose for a soname: the cache's entry for the architecture, then the
 // first folder that has it; null when none.

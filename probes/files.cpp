@@ -67,6 +67,20 @@ std::vector<std::string> version_names(const elf::Binary& b) {
   return out;
 }
 
+// What the loader reads of a file's own dynamic section to search for its needs, and the versions it needs.
+template <class L>
+void dynamic_facts(const elf::Binary& b, L& l) {
+  l.rpath = b.rpath;
+  l.runpath = b.runpath;
+  l.flags_1 = b.flags_1;
+  for (const auto& need : b.version_needs) {
+    for (const auto& v : need.versions) {
+      if ((v.flags & 2) == 0) l.version_needs.push_back(need.file + " " + v.name);  // not VER_FLG_WEAK
+    }
+  }
+  l.dynamic_recorded = true;
+}
+
 }  // namespace
 
 std::optional<std::size_t> ElfFiles::add(const std::string& image_path, std::vector<Problem>& findings) {
@@ -86,9 +100,9 @@ std::optional<std::size_t> ElfFiles::add(const std::string& image_path, std::vec
 }
 
 void ElfFiles::read_all(unsigned threads, bool want_tables, const std::function<void(const std::string&)>& progress,
-                        std::vector<Problem>& findings) {
-  std::vector<std::size_t> order(m_files.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+                        std::vector<Problem>& findings, std::size_t first) {
+  std::vector<std::size_t> order(m_files.size() - std::min(first, m_files.size()));
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = first + i;
   std::sort(order.begin(), order.end(),
             [&](std::size_t a, std::size_t b) { return m_files[a].size > m_files[b].size; });
   std::atomic<std::size_t> done{0};
@@ -105,8 +119,8 @@ void ElfFiles::read_all(unsigned threads, bool want_tables, const std::function<
       }
     }
   });
-  for (const auto& f : m_files) {
-    if (f.finding) findings.push_back(*f.finding);
+  for (std::size_t i = first; i < m_files.size(); ++i) {
+    if (m_files[i].finding) findings.push_back(*m_files[i].finding);
   }
 }
 
@@ -135,6 +149,7 @@ image::Library library_record(const ElfFile& file) {
   l.elf_class = b.elf_class == elf::Class::Elf64 ? 64 : 32;
   l.needed = b.needed;
   l.versions = version_names(b);
+  dynamic_facts(b, l);
   l.origin = image::Origin::Probed;
   if (file.table) l.exports = table_key(file.image_path);
   return l;
@@ -149,11 +164,7 @@ image::DistLibrary dist_library_record(const ElfFile& file, const std::string& r
   l.elf_class = b.elf_class == elf::Class::Elf64 ? 64 : 32;
   l.needed = b.needed;
   l.versions = version_names(b);
-  for (const auto& need : b.version_needs) {
-    for (const auto& v : need.versions) {
-      if ((v.flags & 2) == 0) l.version_needs.push_back(need.file + " " + v.name);  // not VER_FLG_WEAK
-    }
-  }
+  dynamic_facts(b, l);
   if (file.table) l.exports = table_key(file.image_path);
   return l;
 }

@@ -9,11 +9,13 @@
 //      them, with the interpreter itself (loaded into every process, wherever it sits).
 // Also the loader's choice of a library by soname, for the facts of stage 6.
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <utility>
 
 #include "probes/detail.hpp"
 #include "wheelcheck/error.hpp"
+#include "wheelcheck/resolve.hpp"
 
 namespace wheelcheck::probe {
 
@@ -119,26 +121,92 @@ std::vector<std::string> library_folders(const image::Loader& loader, const Load
   return folders;
 }
 
-std::size_t add_system_libraries(ElfFiles& files, const std::vector<std::string>& folders, const Interpreter& interp,
-                                 std::vector<Problem>& findings) {
-  for (const auto& folder : folders) {
-    for (const auto& name : files.root().list_dir(folder)) {
-      if (!library_like(name)) continue;
-      const std::string p = join_path(folder, name);
-      if (auto f = files.add(p, findings)) add_unique(files[*f].names, p);
+void add_folder_libraries(ElfFiles& files, const std::string& folder, std::vector<Problem>& findings) {
+  for (const auto& name : files.root().list_dir(folder)) {
+    if (!library_like(name)) continue;
+    const std::string p = join_path(folder, name);
+    if (auto f = files.add(p, findings)) {
+      add_unique(files[*f].names, p);
+      files[*f].library = true;
     }
   }
+}
+
+std::size_t add_system_libraries(ElfFiles& files, const std::vector<std::string>& folders, const Interpreter& interp,
+                                 std::vector<Problem>& findings) {
+  for (const auto& folder : folders) add_folder_libraries(files, folder, findings);
   // The program interpreter is loaded into every process, wherever it sits (only /lib64 on Red Hat's layout).
   if (!interp.path.empty()) {
-    if (auto f = files.add(interp.path, findings)) add_unique(files[*f].names, interp.path);
+    if (auto f = files.add(interp.path, findings)) {
+      add_unique(files[*f].names, interp.path);
+      files[*f].library = true;
+    }
   }
   return files.size();
 }
 
-std::vector<image::Library> system_libraries(const ElfFiles& files, std::size_t count) {
+void add_search_path_folders(ElfFiles& files, std::vector<std::string>& folders, const std::string& lib_token,
+                             const std::vector<std::string>& platforms, unsigned threads, bool want_tables,
+                             std::vector<Problem>& findings) {
+  constexpr int k_rounds = 8;
+  std::size_t scanned = 0;  // files whose entries were expanded
+  for (int round = 0; round < k_rounds; ++round) {
+    std::vector<std::string> named;
+    for (std::size_t i = scanned; i < files.size(); ++i) {
+      const ElfFile& f = files[i];
+      if (!f.ok) continue;
+      std::vector<std::string> reached_as = f.names;
+      add_unique(reached_as, f.image_path);
+      for (const auto* entries : {&f.binary.rpath, &f.binary.runpath}) {
+        for (const auto& entry : *entries) {
+          for (const auto& as : reached_as) {
+            const std::string dir = resolve::expand_tokens(entry, dir_name(as), lib_token);
+            if (dir.empty() || dir[0] != '/') continue;  // relative to the process's folder: not the image's
+            for (const auto& platform : platforms) {
+              std::string d = dir;
+              for (auto p = d.find("$PLATFORM"); p != std::string::npos; p = d.find("$PLATFORM"))
+                d.replace(p, 9, platform);
+              d = std::filesystem::path(d).lexically_normal().string();
+              if (d.size() > 1 && d.back() == '/') d.pop_back();
+              if (std::find(folders.begin(), folders.end(), d) == folders.end()) add_unique(named, d);
+            }
+          }
+        }
+      }
+    }
+    scanned = files.size();
+    if (named.empty()) return;
+    for (const auto& d : named) {
+      folders.push_back(d);
+      add_folder_libraries(files, d, findings);
+    }
+    files.read_all(threads, want_tables, {}, findings, scanned);
+  }
+}
+
+void record_dir_links(const RootFs& root, const std::vector<std::string>& folders,
+                      std::map<std::string, std::string>& links) {
+  for (const auto& folder : folders) {
+    // Each prefix /a, /a/b, ...: a link when its resolution differs from its resolved parent plus its name.
+    std::string prefix;
+    std::string parent = "/";
+    for (const auto& part : split(folder, "/", true)) {
+      if (part.empty() || part == ".") continue;
+      if (part == "..") break;  // a folder written with "..": the rest is the kernel's to follow
+      prefix += "/" + std::string(part);
+      const auto r = root.resolve(prefix);
+      if (!r || root.type(r->image_path) != RootFs::Type::Directory) break;
+      const std::string plain = join_path(parent, std::string(part));
+      if (r->image_path != plain) links[plain] = r->image_path;
+      parent = r->image_path;
+    }
+  }
+}
+
+std::vector<image::Library> system_libraries(const ElfFiles& files) {
   std::vector<image::Library> libraries;
-  for (std::size_t i = 0; i < count; ++i) {
-    if (files[i].ok) libraries.push_back(library_record(files[i]));
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    if (files[i].ok && files[i].library) libraries.push_back(library_record(files[i]));
   }
   std::sort(libraries.begin(), libraries.end(),
             [](const image::Library& a, const image::Library& b) { return a.path < b.path; });

@@ -37,6 +37,7 @@
 
 #include "probes/detail.hpp"
 #include "wheelcheck/error.hpp"
+#include "wheelcheck/resolve.hpp"
 #include "wheelcheck/util.hpp"
 
 namespace wheelcheck::probe {
@@ -113,7 +114,7 @@ ProbeResult probe_root(const ProbeOptions& opt) {
   choose_default_dirs(root, interp, im.loader);
   const auto folders = library_folders(im.loader, config, interp.arch, opt.extra_dirs);  // 3
   ElfFiles files(root);
-  const std::size_t system_count = add_system_libraries(files, folders, interp, findings);
+  add_system_libraries(files, folders, interp, findings);
 
   say(fmt::format("{} library files in {} folders; looking for Pythons", files.size(), folders.size()));
   im.pythons = find_pythons(root);  // 4
@@ -125,8 +126,19 @@ ProbeResult probe_root(const ProbeOptions& opt) {
                   opt.export_tables ? "headers, dynamic sections, exports" : "headers and dynamic sections"));
   files.read_all(opt.jobs > 0 ? static_cast<unsigned>(opt.jobs) : default_threads(), opt.export_tables, opt.progress,
                  findings);
+  const std::string lib_token =
+      im.loader.default_dirs.empty() ? std::string("lib") : im.loader.default_dirs.front().substr(1);
+  std::vector<std::string> searched = folders;  // 3b
+  add_search_path_folders(files, searched, lib_token, resolve::platform_values(interp.arch),
+                          opt.jobs > 0 ? static_cast<unsigned>(opt.jobs) : default_threads(), opt.export_tables,
+                          findings);
   result.files_read = files.size();
-  im.libraries = system_libraries(files, system_count);
+  im.libraries = system_libraries(files);
+  for (const auto& p : im.pythons) searched.insert(searched.end(), p.site_packages.begin(), p.site_packages.end());
+  for (const auto& l : im.libraries) {
+    for (const auto& n : l.names) add_unique(searched, dir_name(n));
+  }
+  record_dir_links(root, searched, im.loader.dir_links);
   record_interpreters(im.pythons, files, interpreters);
   const bool at_placeholder = opt.relocatable_site && im.pythons.size() == 1 && im.pythons[0].site_packages.size() == 1;
   im.distributions = distribution_records(std::move(dists), files, at_placeholder);

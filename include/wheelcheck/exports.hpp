@@ -21,6 +21,11 @@
 //   #class <64 or 32>
 //   #source <where it was read from, an image path>
 //   #verdef <name>            one line per version definition, in file order (index 1, the base, first)
+//   #undefined-known          optional (written by this version): the file's undefined symbols follow
+//   #undefined <name>\t<version or empty>\t<library or empty>\t<type letter>
+//                             one line per undefined, non-weak dynamic symbol the loader must bind (not
+//                             STT_SECTION/STT_FILE, not empty), sorted by (name, version); the library is
+//                             its DT_VERNEED file. A table without #undefined-known says nothing of them.
 //   #count <number of symbol lines>
 //   <name>\t<version or empty>\t<flags>     sorted by (name, version), bytewise; no duplicate pair
 // flags: one letter for the type (F func, O object, T tls, I ifunc, N notype, C common, X another type),
@@ -52,6 +57,15 @@ struct Export {
   bool bindable() const { return binding != 'L' && type != 'X'; }
 };
 
+// An undefined, non-weak dynamic symbol of the library: what binding it in a load needs.
+struct Import {
+  std::string name;
+  std::string version;  // empty when unversioned
+  std::string file;     // the DT_VERNEED library of the version; empty when unversioned
+  char type = 'N';      // the type letter of its symbol (F O T I N C X)
+  bool operator==(const Import&) const = default;
+};
+
 // The most decompressed text a table file may hold; more is refused as malformed (a gzip bomb).
 inline constexpr std::size_t k_max_table_text = std::size_t{64} << 20;
 
@@ -71,6 +85,9 @@ class Table {
   int elf_class = 64;
   std::string source;
   std::vector<std::string> version_definitions;
+  // The undefined, non-weak symbols, sorted by (name, version); known only for tables written with them.
+  std::vector<Import> imports;
+  bool imports_known = false;
 
   std::span<const Export> symbols() const;  // sorted by (name, version)
   // Every export named `name` (all its versions), possibly empty.

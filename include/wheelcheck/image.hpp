@@ -80,6 +80,13 @@ struct Library {
   std::string exports_file;           // that reference resolved to a file (filled on load, not written)
   std::string exports_unknown;        // why there is no table (declared libraries, too-large files)
   std::string exports_upto;           // a table shared with a newer build: only versions <= this one count
+  // Its own search paths and needs, as its dynamic section says (see DynamicFacts).
+  std::vector<std::string> rpath, runpath;  // DT_RPATH, DT_RUNPATH entries, unexpanded ($ORIGIN kept)
+  std::uint64_t flags_1 = 0;                // DT_FLAGS_1 (DF_1_NODEFLIB = 0x800)
+  std::vector<std::string> version_needs;   // DT_VERNEED, non-weak: "libc.so.6 GLIBC_2.38"
+  // The description records the four above (a probe does; "dynamic_recorded" in JSON). Without it they
+  // are unknown, not empty: an older or hand-written description, whose libraries are searched without them.
+  bool dynamic_recorded = false;
   Origin origin = Origin::Declared;
   std::string layer;
 };
@@ -113,6 +120,9 @@ struct DistLibrary {
   // The versions it needs of other libraries (DT_VERNEED), "libc.so.6 GLIBC_2.38": what decides whether the
   // distribution can be imported in the image at all.
   std::vector<std::string> version_needs;
+  std::vector<std::string> rpath, runpath;  // as for Library
+  std::uint64_t flags_1 = 0;
+  bool dynamic_recorded = false;
   std::string exports;
   std::string exports_file;
   std::string exports_unknown;
@@ -155,6 +165,10 @@ struct Loader {
   std::string cache_format;       // "new", "old", "compat", "none", "" (not probed)
   std::vector<CacheEntry> cache;  // ld.so.cache entries, in cache order
   std::vector<std::string> ld_library_path;
+  // Symbolic links to folders on the paths the loader searches ("/lib" -> "/usr/lib" on a merged /usr), by
+  // the link's canonical path: what the kernel follows when a search path climbs with ".." ($ORIGIN/../x
+  // from /lib/x86_64-linux-gnu is /usr/lib/x there). A probe records them; empty: paths are taken as written.
+  std::map<std::string, std::string> dir_links;
 };
 
 struct Image {

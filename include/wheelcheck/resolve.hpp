@@ -33,7 +33,10 @@ struct Object {
   std::vector<std::string> needed, rpath, runpath;
   std::uint64_t flags_1 = 0;
   std::vector<std::string> versions;       // version definitions, when known
-  std::vector<std::string> version_needs;  // "libc.so.6 GLIBC_2.38", of a probed distribution's library
+  std::vector<std::string> version_needs;  // "libc.so.6 GLIBC_2.38", of a probed image or distribution library
+  // Image and distribution libraries: the description records rpath, runpath, flags_1 and version_needs
+  // (a probe does); without it they are unknown and the library is searched without them.
+  bool dynamic_recorded = false;
   bool versions_known = false;
   const elf::Binary* binary = nullptr;  // wheel members: every symbol is known
   std::string exports_file;             // image and distribution libraries with a table
@@ -60,8 +63,11 @@ class Space {
   const std::string& site() const { return m_site; }
   const image::Python* python() const { return m_python; }  // the Python it is installed for; null: none
   const std::vector<std::unique_ptr<Object>>& objects() const { return m_objects; }
-  std::vector<const Object*> wheel_members() const;                      // the checked wheel's ELF members
-  const Object* at(const std::string& path) const;                       // the object a path reaches, or null
+  std::vector<const Object*> wheel_members() const;  // the checked wheel's ELF members
+  const Object* at(const std::string& path) const;   // the object a path reaches, or null
+  // A path as the kernel resolves it: "." and ".." taken in order, a folder that is a symbolic link
+  // (the image's loader.dir_links) replaced by the folder it reaches before ".." climbs out of it.
+  std::string physical(const std::string& path) const;
   std::vector<const Object*> declared(const std::string& soname) const;  // libraries declared without a path
   // Objects already loaded before a wheel's extension is imported: the distributions the wheel
   // Requires-Dist (torch: `import torch` loads torch/lib/*), when the image has them.
@@ -106,18 +112,45 @@ enum class How {
 };
 std::string how_name(How how);
 
+// One place the loader looked at for a DT_NEEDED name (libtree's found_t): kept as data until it is
+// rendered, so the JSON carries the rule and the text says it in words (attempt_text).
+struct Attempt {
+  enum class Result {
+    NoFile,      // "no such file": nothing at that path
+    OtherClass,  // "other ELF class": a file for another machine or class, passed over
+    NotInFiles,  // "not in the image's files": an ld.so.cache entry whose file the image does not have
+    Skipped,     // "skipped": the rule is not used for this object (detail says why); path is empty
+    Found,       // "found"
+  };
+  How rule = How::None;
+  std::string entry;     // the search path entry as written ("$ORIGIN/../lib"); the folder, for LD_LIBRARY_PATH
+                         // and the default folders; the soname, for ld.so.cache
+  std::string owner;     // whose DT_RPATH entry it is, when it is an object up the loader chain (its path)
+  std::string platform;  // the value $PLATFORM was given, when the entry has it
+  std::string path;      // the file looked at
+  Result result = Result::NoFile;
+  std::string detail;  // the other machine, the cache's arch, why a rule was skipped
+};
+std::string result_name(Attempt::Result result);
+std::string attempt_text(const Attempt& attempt);  // "/opt/x/libfoo.so (DT_RPATH $ORIGIN/../x): no such file"
+
 // How one DT_NEEDED entry was resolved.
 struct Need {
   const Object* requester = nullptr;
-  std::string name;                // as in DT_NEEDED
-  const Object* found = nullptr;   // null when not found
-  How rule = How::None;            // the rule that found it
-  std::string where;               // the path or the rule's detail
-  std::vector<std::string> tried;  // every place looked at, in order, with why it did not do
+  std::string name;               // as in DT_NEEDED
+  const Object* found = nullptr;  // null when not found
+  How rule = How::None;           // the rule that found it
+  std::string where;              // the path it was found at (its $ORIGIN is that path's folder)
+  Attempt by;                     // the attempt that found it (rule, entry, owner): result Found
+  std::vector<Attempt> tried;     // every place looked at before, in order, with why it did not do
   // Found through a $PLATFORM folder under only these of the values $PLATFORM may take (it depends on
   // the CPU: "haswell" or "x86_64" on x86-64); empty when the answer does not depend on it.
   std::vector<std::string> platforms;
 };
+std::vector<std::string> tried_text(const Need& need);  // attempt_text of each of need.tried
+
+// A program (what the loader starts, not what it loads): ET_EXEC, or ET_DYN with PT_INTERP or DF_1_PIE.
+bool is_program(const elf::Binary& b);
 
 // The load of one wheel member: every object in its load order (breadth first, as the loader maps
 // them; a library Python had already loaded joins where a need reaches it, with the rest of its
@@ -126,6 +159,10 @@ struct Need {
 // as Python loads extension modules RTLD_LOCAL.
 struct Load {
   const Object* root = nullptr;
+  // A program is loaded as glibc starts it: itself, then its own DT_NEEDED, with nothing else in the
+  // process (no interpreter, no C library until it needs one); an extension module is loaded into the
+  // Python process that imports it.
+  bool program = false;
   // The global scope, searched before the member's own: the Python interpreter and what it loaded
   // (libc, libm, ...), or, without a described interpreter, the C library every process has.
   std::vector<const Object*> global;
@@ -134,9 +171,11 @@ struct Load {
 };
 Load load(const Space& space, const Object& root);
 
-// Symbol binding for the wheel's own objects in a load (their symbols are all known): every undefined,
-// non-weak dynamic symbol must be defined by an object of the load scope (preloaded, then the load
-// order) at a matching version; every DT_VERNEED version must be defined by the library it names.
+// Symbol binding for every object a load maps anew: the wheel's own objects (their symbols are all
+// known) and the image's and distributions' libraries it reaches (their version needs as described, their
+// undefined symbols when their table lists them): every undefined, non-weak dynamic symbol must be
+// defined by an object of the load scope (global, then the load order) at a matching version; every
+// DT_VERNEED version must be defined by the library it names.
 // The rules are at the top of inspector/resolve/bind.cpp.
 struct Unbound {
   const Object* object = nullptr;  // the wheel object whose undefined symbol it is
@@ -150,8 +189,16 @@ struct MissingVersion {
   const Object* provider = nullptr;   // what `file` resolved to
   std::vector<std::string> provided;  // the provider's versions of the same family, newest last
 };
+// An undefined symbol of an image or distribution library in the load (from its export table's
+// #undefined lines) that nothing in scope defines.
+struct ImageUnbound {
+  const Object* object = nullptr;
+  std::string symbol, version, file;
+  std::vector<const Object*> unknown;
+};
 struct BindResult {
   std::vector<Unbound> unbound;
+  std::vector<ImageUnbound> image_unbound;
   std::vector<MissingVersion> versions;
   std::size_t bound = 0;        // symbols checked and found
   std::size_t interpreter = 0;  // Py*/_Py* symbols left to the Python interpreter
@@ -165,6 +212,9 @@ bool version_newer(std::string_view a, std::string_view b);
 // nullopt when unknown. An empty list: it defines none, and so satisfies every need (glibc binds the
 // unversioned definitions).
 std::optional<std::vector<std::string>> defined_versions(const Space& space, const Object& library);
+
+// The values glibc's $PLATFORM may take on an architecture (on x86-64 it depends on the CPU).
+std::vector<std::string> platform_values(const std::string& arch);
 
 // glibc's dynamic string tokens: $ORIGIN (the object's folder), $LIB, $PLATFORM, with or without braces.
 std::string expand_tokens(const std::string& entry, const std::string& origin, const std::string& arch);

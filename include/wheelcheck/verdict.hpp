@@ -163,7 +163,8 @@ struct NeedReport {
   bool found = false;
   resolve::How rule = resolve::How::None;  // the loader's rule that found it (resolve::how_name)
   std::string where;                       // the path it resolved to
-  std::vector<std::string> tried;
+  resolve::Attempt by;                     // the attempt that found it (its rule, entry and owner)
+  std::vector<resolve::Attempt> tried;     // every place looked at before, in order
 };
 
 struct MemberReport {

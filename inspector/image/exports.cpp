@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <tuple>
 
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/util.hpp"
@@ -268,6 +269,27 @@ void parse_flags(std::string_view flags, Export& e, const LineParser& lines) {
   }
 }
 
+// "<name>\t<version>\t<file>\t<type>" of an #undefined line, appended in order.
+void parse_import(std::string_view rest, std::vector<Import>& imports, const LineParser& lines) {
+  std::string_view parts[4];
+  for (int i = 0; i < 3; ++i) {
+    const auto tab = rest.find('\t');
+    if (tab == std::string_view::npos)
+      lines.fail("expected #undefined <name>\\t<version>\\t<library>\\t<type>, found " + LineParser::quoted(rest));
+    parts[i] = rest.substr(0, tab);
+    rest.remove_prefix(tab + 1);
+  }
+  parts[3] = rest;
+  if (parts[0].empty()) lines.fail("empty symbol name");
+  if (parts[3].size() != 1 || k_type_letters.find(parts[3][0]) == std::string_view::npos)
+    lines.fail("unknown type letter " + LineParser::quoted(parts[3]) + " (one of " + std::string(k_type_letters) + ")");
+  if (parts[1].empty() != parts[2].empty()) lines.fail("an undefined symbol's version and library go together");
+  Import i{std::string(parts[0]), std::string(parts[1]), std::string(parts[2]), parts[3][0]};
+  if (!imports.empty() && std::tie(imports.back().name, imports.back().version) >= std::tie(i.name, i.version))
+    lines.fail("undefined symbols not sorted, or repeated: " + LineParser::quoted(i.name));
+  imports.push_back(std::move(i));
+}
+
 }  // namespace
 
 Table::Table() = default;
@@ -329,6 +351,23 @@ Table Table::from_binary(const elf::Binary& binary, std::string library, std::st
     check_storable(d.name, "version definition", table.library);
     table.version_definitions.push_back(d.name);
   }
+
+  for (const auto& s : binary.symbols) {
+    if (s.defined || s.weak() || s.name.empty() || s.type == elf::SymbolType::Section ||
+        s.type == elf::SymbolType::File)
+      continue;
+    check_storable(s.name, "symbol name", table.library);
+    check_storable(s.version, "version", table.library);
+    check_storable(s.version_file, "version file", table.library);
+    table.imports.push_back({s.name, s.version, s.version.empty() ? "" : s.version_file, type_letter(s.type)});
+  }
+  std::sort(table.imports.begin(), table.imports.end(),
+            [](const Import& a, const Import& b) { return std::tie(a.name, a.version) < std::tie(b.name, b.version); });
+  table.imports.erase(
+      std::unique(table.imports.begin(), table.imports.end(),
+                  [](const Import& a, const Import& b) { return a.name == b.name && a.version == b.version; }),
+      table.imports.end());
+  table.imports_known = true;
 
   // First the bytes, then the views: the buffer no longer moves once they are taken.
   struct Pending {
@@ -398,6 +437,20 @@ std::string table_text(const Table& table) {
   line("class", std::to_string(table.elf_class));
   line("source", table.source);
   for (const auto& v : table.version_definitions) line("verdef", v);
+  if (table.imports_known) {
+    out += "#undefined-known\n";
+    for (const auto& i : table.imports) {
+      out += "#undefined ";
+      out += i.name;
+      out += '\t';
+      out += i.version;
+      out += '\t';
+      out += i.file;
+      out += '\t';
+      out += i.type;
+      out += '\n';
+    }
+  }
   line("count", std::to_string(symbols.size()));
   for (const auto& e : symbols) {
     out += e.name;
@@ -457,12 +510,19 @@ Table parse_table(std::string_view gzip_bytes, std::string_view what) {
     if (lines.at_end()) lines.fail_at("the file ends before its #count line", lines.line_number() + 1);
     const auto line = lines.next();
     if (line.starts_with("#verdef ")) {
+      if (table.imports_known) lines.fail("#verdef after #undefined-known");
       table.version_definitions.emplace_back(line.substr(8));
+    } else if (line == "#undefined-known") {
+      if (table.imports_known) lines.fail("a second #undefined-known line");
+      table.imports_known = true;
+    } else if (line.starts_with("#undefined ")) {
+      if (!table.imports_known) lines.fail("#undefined before #undefined-known");
+      parse_import(line.substr(11), table.imports, lines);
     } else if (line.starts_with("#count ")) {
       count = parse_count(line.substr(7), lines);
       break;
     } else {
-      lines.fail("expected #verdef or #count, found " + LineParser::quoted(line));
+      lines.fail("expected #verdef, #undefined or #count, found " + LineParser::quoted(line));
     }
   }
 

@@ -161,6 +161,11 @@ void library_facts_json(ojson& j, const L& l) {
   if (!l.versions.empty()) j["versions"] = strings(l.versions);
   if (!l.exports.empty()) j["exports"] = l.exports;
   if (!l.exports_unknown.empty()) j["exports_unknown"] = l.exports_unknown;
+  if (!l.version_needs.empty()) j["version_needs"] = strings(l.version_needs);
+  if (!l.rpath.empty()) j["rpath"] = strings(l.rpath);
+  if (!l.runpath.empty()) j["runpath"] = strings(l.runpath);
+  if (l.flags_1 != 0) j["flags_1"] = l.flags_1;
+  if (l.dynamic_recorded) j["dynamic_recorded"] = true;
 }
 
 ojson library_json(const Library& l, Origin doc_origin) {
@@ -178,7 +183,6 @@ ojson dist_library_json(const DistLibrary& l) {
   ojson j = ojson::object();
   j["path"] = l.path;
   library_facts_json(j, l);
-  if (!l.version_needs.empty()) j["version_needs"] = strings(l.version_needs);
   return j;
 }
 
@@ -220,7 +224,7 @@ ojson to_json(const Image& im, bool provenance) {
   }
   const Loader& ld = im.loader;
   if (!ld.default_dirs.empty() || ld.default_dirs_note.set || !ld.conf_dirs.empty() || !ld.conf_files.empty() ||
-      !ld.cache_format.empty() || !ld.cache.empty() || !ld.ld_library_path.empty()) {
+      !ld.cache_format.empty() || !ld.cache.empty() || !ld.ld_library_path.empty() || !ld.dir_links.empty()) {
     ojson l = ojson::object();
     if (!ld.default_dirs.empty()) l["default_dirs"] = strings(ld.default_dirs);
     if (ld.default_dirs_note.set) l["default_dirs_note"] = fact_json(ld.default_dirs_note, o);
@@ -232,6 +236,11 @@ ojson to_json(const Image& im, bool provenance) {
       ojson c = ojson::array();
       for (const auto& e : ld.cache) c.push_back(ojson::array({e.soname, e.arch, e.path}));
       l["cache"] = c;
+    }
+    if (!ld.dir_links.empty()) {
+      ojson links = ojson::object();
+      for (const auto& [from, to] : ld.dir_links) links[from] = to;
+      l["dir_links"] = links;
     }
     j["loader"] = l;
   }
@@ -395,6 +404,17 @@ void read_library_facts(const Reader& r, const json& e, const std::string& f, L&
   l.versions = r.str_list(e, "versions", f);
   l.exports = r.opt_str(e, "exports", f);
   l.exports_unknown = r.opt_str(e, "exports_unknown", f);
+  l.version_needs = r.str_list(e, "version_needs", f);
+  l.rpath = r.str_list(e, "rpath", f);
+  l.runpath = r.str_list(e, "runpath", f);
+  if (auto it = e.find("flags_1"); it != e.end()) {
+    if (!it->is_number_unsigned()) r.fail(f + ".flags_1", "expected a non-negative integer (DT_FLAGS_1)");
+    l.flags_1 = it->get<std::uint64_t>();
+  }
+  if (auto it = e.find("dynamic_recorded"); it != e.end()) {
+    if (!it->is_boolean()) r.fail(f + ".dynamic_recorded", "expected true or false");
+    l.dynamic_recorded = it->get<bool>();
+  }
 }
 
 }  // namespace
@@ -459,7 +479,8 @@ Image from_json(const json& j, std::string_view what) {
   if (auto it = j.find("loader"); it != j.end()) {
     r.object(*it, "loader");
     r.only(*it,
-           {"default_dirs", "default_dirs_note", "conf_dirs", "conf_files", "ld_library_path", "cache_format", "cache"},
+           {"default_dirs", "default_dirs_note", "conf_dirs", "conf_files", "ld_library_path", "cache_format", "cache",
+            "dir_links"},
            "loader");
     Loader& ld = im.loader;
     ld.default_dirs = r.str_list(*it, "default_dirs", "loader");
@@ -477,6 +498,16 @@ Image from_json(const json& j, std::string_view what) {
         ld.cache.push_back({r.str(e[0], f), r.str(e[2], f), r.str(e[1], f)});
       }
     }
+    if (auto links = it->find("dir_links"); links != it->end()) {
+      r.object(*links, "loader.dir_links");
+      for (const auto& [from, to] : links->items()) {
+        const std::string f = "loader.dir_links[" + from + "]";
+        const std::string target = r.str(to, f);
+        if (from.empty() || from[0] != '/' || target.empty() || target[0] != '/')
+          r.fail(f, "expected an absolute image path to an absolute image path");
+        ld.dir_links[from] = target;
+      }
+    }
   }
   if (auto it = j.find("libraries"); it != j.end()) {
     r.array(*it, "libraries");
@@ -485,7 +516,7 @@ Image from_json(const json& j, std::string_view what) {
       const json& e = r.object((*it)[i], f);
       r.only(e,
              {"path", "names", "soname", "machine", "class", "needed", "versions", "exports", "exports_unknown",
-              "exports_upto", "origin"},
+              "exports_upto", "version_needs", "rpath", "runpath", "flags_1", "dynamic_recorded", "origin"},
              f);
       Library l;
       l.path = r.opt_str(e, "path", f);
@@ -547,14 +578,13 @@ Image from_json(const json& j, std::string_view what) {
           const json& le = r.object((*libs)[k], lf);
           r.only(le,
                  {"path", "soname", "machine", "class", "needed", "versions", "version_needs", "exports",
-                  "exports_unknown"},
+                  "exports_unknown", "rpath", "runpath", "flags_1", "dynamic_recorded"},
                  lf);
           DistLibrary l;
           l.path = r.opt_str(le, "path", lf);
           if (l.path.empty() || l.path[0] == '/') r.fail(lf + ".path", "expected a path relative to the location");
           l.soname = r.opt_str(le, "soname", lf);
           read_library_facts(r, le, lf, l);
-          l.version_needs = r.str_list(le, "version_needs", lf);
           d.libraries.push_back(std::move(l));
         }
       }
@@ -716,6 +746,7 @@ Image compose(const Image& base, const Image& top) {
   append_unique(out.loader.conf_files, top.loader.conf_files);
   append_unique(out.loader.ld_library_path, top.loader.ld_library_path);
   if (!top.loader.cache_format.empty()) out.loader.cache_format = top.loader.cache_format;
+  for (const auto& [from, to] : top.loader.dir_links) out.loader.dir_links[from] = to;
   merge_by(out.loader.cache, top.loader.cache, [](const CacheEntry& e) { return e.soname + '\0' + e.path; });
   merge_by(out.libraries, top.libraries,
            [](const Library& l) { return l.path.empty() ? "soname:" + l.soname : l.path; });

@@ -410,7 +410,7 @@ class Analyzer {
         if (c.libc == Libc::Android && starts_with(need.name, "libpython")) continue;  // the app provides it
         if (c.libc == Libc::Musl && starts_with(need.name, "libc.musl-")) continue;
         external.emplace(need.name, need.requester->member);
-        if (!tried.count(need.name)) tried[need.name] = need.tried;
+        if (!tried.count(need.name)) tried[need.name] = resolve::tried_text(need);
       }
     }
     m_rule_priority.push_back(ceiling([&](const Policy& p) {

@@ -124,6 +124,17 @@ class Binder {
 
 }  // namespace
 
+namespace {
+
+// One undefined symbol of an object in the load, whichever kind of object it is.
+struct Reference {
+  std::string_view name, version, file;
+  bool copy = false;  // a program's copy-relocated data symbol: looked up outside the program
+  const elf::Symbol* symbol = nullptr;
+};
+
+}  // namespace
+
 BindResult bind(const Space& space, const Load& load) {
   BindResult r;
   Binder binder(space);
@@ -132,68 +143,99 @@ BindResult bind(const Space& space, const Load& load) {
   for (const Object* o : load.order) {
     if (std::find(scope.begin(), scope.end(), o) == scope.end()) scope.push_back(o);
   }
-  const Object* interpreter = space.interpreter();
+  // A program has no Python interpreter in its process: its Py* symbols are its own libraries' to define.
+  const Object* interpreter = load.program ? nullptr : space.interpreter();
+  const auto& pre = space.preloaded();
+  // Binds one reference of `o` against the scope: true when bound; `unknown` lists who may define it.
+  auto lookup = [&](const Object& o, const elf::Symbol& s, bool copy, std::vector<const Object*>& unknown) {
+    const bool python_api = s.name.rfind("Py", 0) == 0 || s.name.rfind("_Py", 0) == 0;
+    for (const Object* candidate : scope) {
+      if (copy && candidate == &o) continue;
+      const int d = binder.defines(*candidate, s);
+      if (d == 1) {
+        if (candidate == interpreter) ++r.interpreter;
+        return true;
+      }
+      // An interpreter without an export table may define only the Python API.
+      if (d == -1 && (candidate != interpreter || python_api)) unknown.push_back(candidate);
+    }
+    if (python_api && interpreter != nullptr && binder.defines(*interpreter, s) == -1 &&
+        std::find(unknown.begin(), unknown.end(), interpreter) == unknown.end()) {
+      unknown.push_back(interpreter);  // not in the global scope: its exports are unknown
+    }
+    return false;
+  };
+  // DT_VERNEED of `o`: each non-weak version it needs of a library in scope must be defined there.
+  auto check_versions = [&](const Object& o, const std::string& file, const std::string& version) {
+    const Object* provider = nullptr;
+    for (const Object* candidate : scope) {
+      if (matches(*candidate, file)) {
+        provider = candidate;
+        break;
+      }
+    }
+    if (provider == nullptr) return;  // not loaded: a missing library, reported as such
+    const auto versions = binder.versions_of(*provider);
+    if (!versions) return;  // unknown: the symbol checks carry the condition
+    // A provider without version definitions satisfies every need (glibc warns "no version
+    // information available" and binds the unversioned definitions).
+    if (versions->empty()) return;
+    bool ok = std::find(versions->begin(), versions->end(), version) != versions->end();
+    if (ok && !provider->exports_upto.empty() && version_newer(version, provider->exports_upto)) ok = false;
+    if (ok) return;
+    MissingVersion mv{&o, file, version, provider, {}};
+    const std::string family = version.substr(0, version.find_last_of('_') + 1);
+    for (const auto& have : *versions) {
+      if (have.rfind(family, 0) != 0) continue;
+      if (!provider->exports_upto.empty() && version_newer(have, provider->exports_upto)) continue;
+      mv.provided.push_back(have);
+    }
+    std::sort(mv.provided.begin(), mv.provided.end(),
+              [](const std::string& a, const std::string& b) { return version_newer(b, a); });
+    r.versions.push_back(std::move(mv));
+  };
   for (const Object* o : load.order) {
-    if (o->binary == nullptr) continue;  // the image's own libraries are the image's business
+    if (o->binary == nullptr) {
+      // The image's and the distributions' libraries this load maps anew are relocated with it, in its
+      // scope (RTLD_NOW binds every function); what the process had loaded before was bound then.
+      if (std::find(load.global.begin(), load.global.end(), o) != load.global.end()) continue;
+      if (o != load.root && std::find(pre.begin(), pre.end(), o) != pre.end()) continue;
+      if (o == interpreter) continue;
+      for (const auto& vn : o->version_needs) {
+        const auto sp = vn.find(' ');
+        if (sp != std::string::npos) check_versions(*o, vn.substr(0, sp), vn.substr(sp + 1));
+      }
+      const exports::Table* t = space.table(*o);
+      if (t == nullptr || !t->imports_known) continue;  // its undefined symbols are not known
+      for (const auto& imp : t->imports) {
+        elf::Symbol s;
+        s.name = imp.name;
+        s.version = imp.version;
+        s.version_file = imp.file;
+        std::vector<const Object*> unknown;
+        if (lookup(*o, s, false, unknown)) {
+          ++r.bound;
+        } else {
+          r.image_unbound.push_back({o, imp.name, imp.version, imp.file, unknown});
+        }
+      }
+      continue;
+    }
     for (const auto& s : o->binary->symbols) {
       // A copy-relocated symbol of a program is looked up like an undefined one, outside the program.
       const bool copy = s.defined && s.copy_relocated;
       if ((s.defined && !copy) || s.weak() || s.name.empty()) continue;
       if (s.type == elf::SymbolType::Section || s.type == elf::SymbolType::File) continue;
-      const bool python_api = s.name.rfind("Py", 0) == 0 || s.name.rfind("_Py", 0) == 0;
-      bool found = false;
       std::vector<const Object*> unknown;
-      for (const Object* candidate : scope) {
-        if (copy && candidate == o) continue;
-        const int d = binder.defines(*candidate, s);
-        if (d == 1) {
-          found = true;
-          if (candidate == interpreter) ++r.interpreter;
-          break;
-        }
-        // An interpreter without an export table may define only the Python API.
-        if (d == -1 && (candidate != interpreter || python_api)) unknown.push_back(candidate);
-      }
-      if (!found && python_api && interpreter != nullptr && binder.defines(*interpreter, s) == -1 &&
-          std::find(unknown.begin(), unknown.end(), interpreter) == unknown.end()) {
-        unknown.push_back(interpreter);  // not in the global scope: its exports are unknown
-      }
-      if (found) {
+      if (lookup(*o, s, copy, unknown)) {
         ++r.bound;
       } else {
         r.unbound.push_back({o, &s, unknown});
       }
     }
-    // DT_VERNEED.
     for (const auto& need : o->binary->version_needs) {
-      const Object* provider = nullptr;
-      for (const Object* candidate : scope) {
-        if (matches(*candidate, need.file)) {
-          provider = candidate;
-          break;
-        }
-      }
-      if (provider == nullptr) continue;  // not loaded: a missing library, reported as such
-      const auto versions = binder.versions_of(*provider);
-      if (!versions) continue;  // unknown: the symbol checks carry the condition
-      // A provider without version definitions satisfies every need (glibc warns "no version
-      // information available" and binds the unversioned definitions).
-      if (versions->empty()) continue;
       for (const auto& v : need.versions) {
-        if ((v.flags & 2) != 0) continue;  // VER_FLG_WEAK
-        bool ok = std::find(versions->begin(), versions->end(), v.name) != versions->end();
-        if (ok && !provider->exports_upto.empty() && version_newer(v.name, provider->exports_upto)) ok = false;
-        if (ok) continue;
-        MissingVersion mv{o, need.file, v.name, provider, {}};
-        const std::string family = v.name.substr(0, v.name.find_last_of('_') + 1);
-        for (const auto& have : *versions) {
-          if (have.rfind(family, 0) != 0) continue;
-          if (!provider->exports_upto.empty() && version_newer(have, provider->exports_upto)) continue;
-          mv.provided.push_back(have);
-        }
-        std::sort(mv.provided.begin(), mv.provided.end(),
-                  [](const std::string& a, const std::string& b) { return version_newer(b, a); });
-        r.versions.push_back(std::move(mv));
+        if ((v.flags & 2) == 0) check_versions(*o, need.file, v.name);  // VER_FLG_WEAK may be missing
       }
     }
   }

@@ -13,13 +13,19 @@
 //      own needs; RPATHs of loaders do not apply under RUNPATH either).
 //   3. LD_LIBRARY_PATH of the image's environment.
 //   4. DT_RUNPATH of the requesting object only (RUNPATH is not inherited by what it loads).
-//   5. /etc/ld.so.cache, by soname, unless the requesting object is marked DF_1_NODEFLIB.
+//   5. /etc/ld.so.cache, by soname; for a requesting object marked DF_1_NODEFLIB only the entries whose
+//      path does not start with a system folder (an ld.so.conf folder such as /usr/local/lib is used).
 //   6. The default folders of the arch (Debian: /lib/<triple>, /usr/lib/<triple>, /lib, /usr/lib),
 //      unless DF_1_NODEFLIB.
-// In folders (2, 3, 4, 6) the file name is the DT_NEEDED name itself; $ORIGIN (the folder of the
-// object whose entry it is), $LIB and $PLATFORM are expanded. A candidate of another ELF class or
-// machine is skipped and the search goes on, as the loader does. A library the image declares without
-// a known location (a vendor runtime) is taken last, with that said in the evidence.
+// Every object is searched with its own dynamic section: a wheel's members, the image's libraries and
+// the distributions' alike. In folders (2, 3, 4, 6) the file name is the DT_NEEDED name itself; $ORIGIN
+// (the folder of the path the object whose entry it is was opened as: a library reached through a
+// symbolic link has the link's folder), $LIB and $PLATFORM are expanded, and a ".." out of a folder
+// that is a link climbs from where the link leads (the image's loader.dir_links), as the kernel does.
+// A program (ET_EXEC, or PIE) is loaded as glibc starts it: itself and what it needs, nothing else in
+// the process; an extension module is loaded into the Python process (its interpreter and libc first). A candidate of
+// another ELF class or machine is skipped and the search goes on, as the loader does. A library the image declares
+// without a known location (a vendor runtime) is taken last, with that said in the evidence.
 #include "wheelcheck/resolve.hpp"
 
 #include <algorithm>
@@ -27,6 +33,7 @@
 #include <set>
 
 #include "wheelcheck/error.hpp"
+#include "wheelcheck/util.hpp"
 #include "wheelcheck/wheel.hpp"
 
 namespace wheelcheck::resolve {
@@ -111,6 +118,14 @@ std::unique_ptr<Object> member_object(const MemberProfile& m, const std::string&
 
 }  // namespace
 
+// On x86-64 glibc replaces the kernel's AT_PLATFORM ("x86_64") by "haswell" on CPUs with AVX2, BMI1/2,
+// LZCNT, MOVBE and POPCNT, and by "xeon_phi" on AVX-512ER ones (sysdeps/x86/cpu-features.c), so the
+// folder depends on the runner.
+std::vector<std::string> platform_values(const std::string& arch) {
+  if (arch == "x86_64") return {"haswell", "xeon_phi", "x86_64"};
+  return {arch};
+}
+
 std::string how_name(How how) {
   switch (how) {
     case How::None: return "";
@@ -124,6 +139,64 @@ std::string how_name(How how) {
     case How::Declared: return "declared";
   }
   return "";
+}
+
+std::string result_name(Attempt::Result result) {
+  switch (result) {
+    case Attempt::Result::NoFile: return "no such file";
+    case Attempt::Result::OtherClass: return "other ELF class";
+    case Attempt::Result::NotInFiles: return "not in the image's files";
+    case Attempt::Result::Skipped: return "skipped";
+    case Attempt::Result::Found: return "found";
+  }
+  return "";
+}
+
+std::string attempt_text(const Attempt& a) {
+  std::string rule;
+  switch (a.rule) {
+    case How::Rpath: rule = "DT_RPATH " + a.entry + (a.owner.empty() ? "" : " of " + base_of(a.owner)); break;
+    case How::Runpath: rule = "DT_RUNPATH " + a.entry; break;
+    case How::LdLibraryPath: rule = "LD_LIBRARY_PATH"; break;
+    case How::DefaultPath: rule = "default path"; break;
+    case How::LdSoCache:
+      rule = "ld.so.cache" +
+             (a.detail.empty() || a.result == Attempt::Result::Skipped || a.result == Attempt::Result::NoFile
+                  ? std::string()
+                  : ", " + a.detail);
+      break;
+    case How::Path: rule = "a path in DT_NEEDED"; break;
+    default: rule = how_name(a.rule);
+  }
+  if (!a.platform.empty()) rule += " ($PLATFORM " + a.platform + ")";
+  switch (a.result) {
+    case Attempt::Result::NoFile:
+      if (a.rule == How::LdSoCache) return "ld.so.cache: " + a.detail;
+      return a.path + " (" + rule + "): no such file";
+    case Attempt::Result::OtherClass:
+      if (a.rule == How::LdSoCache) return a.path + " (" + rule + "): another ELF class or machine";
+      return a.path + " (" + rule + "): skipped, " + a.detail;
+    case Attempt::Result::NotInFiles: return a.path + " (" + rule + "): not in the image's files";
+    case Attempt::Result::Skipped:
+      if (a.rule == How::Rpath) return "DT_RPATH ignored: " + a.detail;
+      if (a.rule == How::DefaultPath) return "default folders skipped: " + a.detail;
+      return (a.path.empty() ? rule : a.path + " (" + rule + ")") + ": skipped, " + a.detail;
+    case Attempt::Result::Found: return a.path + " (" + rule + ")";
+  }
+  return "";
+}
+
+std::vector<std::string> tried_text(const Need& need) {
+  std::vector<std::string> out;
+  out.reserve(need.tried.size());
+  for (const auto& a : need.tried) out.push_back(attempt_text(a));
+  return out;
+}
+
+bool is_program(const elf::Binary& b) {
+  constexpr std::uint64_t k_df_1_pie = 0x08000000;
+  return b.type == elf::FileType::Executable ||
+         (b.type == elf::FileType::Shared && (!b.interpreter.empty() || (b.flags_1 & k_df_1_pie) != 0));
 }
 
 std::string expand_tokens(const std::string& entry, const std::string& origin, const std::string& arch) {
@@ -236,6 +309,11 @@ Space::Space(const image::Image& image, const WheelProfile& wheel, const std::ve
     o->needed = l.needed;
     o->versions = l.versions;
     o->versions_known = !l.versions.empty() || !l.exports.empty();
+    o->rpath = l.rpath;
+    o->runpath = l.runpath;
+    o->flags_1 = l.flags_1;
+    o->version_needs = l.version_needs;
+    o->dynamic_recorded = l.dynamic_recorded;
     o->exports_file = l.exports_file;
     o->exports_upto = l.exports_upto;
     o->exports_unknown = l.exports_unknown;
@@ -283,6 +361,10 @@ Space::Space(const image::Image& image, const WheelProfile& wheel, const std::ve
       o->needed = l.needed;
       o->versions = l.versions;
       o->version_needs = l.version_needs;
+      o->rpath = l.rpath;
+      o->runpath = l.runpath;
+      o->flags_1 = l.flags_1;
+      o->dynamic_recorded = l.dynamic_recorded;
       o->versions_known = !l.versions.empty() || !l.exports.empty();
       o->exports_file = l.exports_file;
       o->exports_unknown = !l.exports_unknown.empty() ? l.exports_unknown : d.exports_unknown;
@@ -312,10 +394,40 @@ void Space::add(std::unique_ptr<Object> o, const std::vector<std::string>& names
   if (o->path.empty()) {
     if (!o->soname.empty()) m_declared.emplace(o->soname, raw);
   } else {
+    // By every name as written and as the kernel reaches it, so that a path built through a linked
+    // folder ("/lib/x86_64-linux-gnu/../x") finds what is there.
     m_by_path[normal(o->path)] = raw;
-    for (const auto& n : names) m_by_path[normal(n)] = raw;
+    m_by_path.emplace(physical(o->path), raw);
+    for (const auto& n : names) {
+      m_by_path[normal(n)] = raw;
+      m_by_path.emplace(physical(n), raw);
+    }
   }
   m_objects.push_back(std::move(o));
+}
+
+std::string Space::physical(const std::string& path) const {
+  const auto& links = m_image.loader.dir_links;
+  if (links.empty() || path.empty() || path[0] != '/') return normal(path);
+  std::vector<std::string> parts;
+  for (const auto& p : split(path, "/", false)) parts.emplace_back(p);
+  std::string cur = "/";
+  int followed = 0;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const std::string& part = parts[i];
+    if (part.empty() || part == ".") continue;
+    if (part == "..") {
+      cur = dir_of(cur);
+      continue;
+    }
+    cur = cur == "/" ? "/" + part : cur + "/" + part;
+    // The last part is the file: its own links are the names the model already has.
+    if (i + 1 == parts.size()) break;
+    for (auto it = links.find(cur); it != links.end() && followed < 40; it = links.find(cur), ++followed) {
+      cur = it->second;
+    }
+  }
+  return cur;
 }
 
 std::vector<const Object*> Space::wheel_members() const {
@@ -327,7 +439,10 @@ std::vector<const Object*> Space::wheel_members() const {
 }
 
 const Object* Space::at(const std::string& path) const {
-  auto it = m_by_path.find(normal(path));
+  // Without "..", the path as written reaches what the kernel reaches; with it, only the kernel's way
+  // counts (a ".." out of a linked folder climbs from where the link leads).
+  const bool climbs = !m_image.loader.dir_links.empty() && path.find("..") != std::string::npos;
+  auto it = m_by_path.find(climbs ? physical(path) : normal(path));
   return it == m_by_path.end() ? nullptr : it->second;
 }
 
@@ -365,6 +480,8 @@ const exports::Table* Space::table(const Object& o) const {
 
 namespace {
 
+constexpr std::uint64_t k_df_1_nodeflib = 0x800;
+
 struct Loading {
   const Space& space;
   std::string lib_token;               // what $LIB expands to for this image
@@ -372,6 +489,7 @@ struct Loading {
   std::vector<std::string> platforms;  // what $PLATFORM may expand to: it depends on the CPU
   std::vector<const Object*> order;
   std::map<const Object*, const Object*> loader_of;  // who loaded it (for the RPATH chain)
+  std::map<const Object*, std::string> opened_as;    // the path it was opened as: its $ORIGIN's folder
   std::multimap<std::string, const Object*> loaded_as;
 
   bool compatible(const Object& candidate, const Object& requester) const {
@@ -379,19 +497,23 @@ struct Loading {
     return candidate.machine == requester.machine && candidate.elf_class == requester.elf_class;
   }
 
-  std::string expand(const std::string& entry, const Object& owner) const {
-    return expand_tokens(entry, dir_of(owner.path), lib_token);
+  // $ORIGIN is the folder of the path the object was opened as (glibc's l_origin, from the name it
+  // opened, symbolic links not resolved), not of the file a link leads to.
+  std::string origin_of(const Object& o) const {
+    auto it = opened_as.find(&o);
+    return dir_of(it != opened_as.end() ? it->second : o.path);
   }
 
   // One search path entry: its folder, or with $PLATFORM each folder it may name (the loader gives
   // every $PLATFORM of an entry the same value); found under only some of those values, the need says
   // which (the runner's CPU decides).
-  const Object* try_entry(const std::string& entry, const Object& owner, const std::string& name,
-                          const Object& requester, const std::string& rule, Need& need) const {
+  const Object* try_entry(const Attempt& rule, const Object& owner, const std::string& name, const Object& requester,
+                          Need& need) const {
     static constexpr std::string_view k_platform = "$PLATFORM";
-    const std::string dir = expand(entry, owner);
+    const std::string dir = expand_tokens(rule.entry, origin_of(owner), lib_token);
     if (dir.find(k_platform) == std::string::npos) return try_dir(dir, name, requester, rule, need);
     const Object* first = nullptr;
+    Attempt by;
     std::string where;
     std::vector<std::string> under;
     for (const auto& value : platforms) {
@@ -399,38 +521,71 @@ struct Loading {
       for (auto p = d.find(k_platform); p != std::string::npos; p = d.find(k_platform, p + value.size())) {
         d.replace(p, k_platform.size(), value);
       }
-      if (const Object* o = try_dir(d, name, requester, rule + " ($PLATFORM " + value + ")", need)) {
+      Attempt a = rule;
+      a.platform = value;
+      if (const Object* o = try_dir(d, name, requester, a, need)) {
         if (first == nullptr) {
           first = o;
           where = need.where;
+          by = need.by;
         }
         under.push_back(value);
       }
     }
     if (first != nullptr) {
       need.where = where;
+      need.by = by;
       if (under.size() != platforms.size()) need.platforms = under;
     }
     return first;
   }
 
   // One folder: the file `name` in it, if the model has it and it fits the requester.
-  const Object* try_dir(const std::string& dir, const std::string& name, const Object& requester,
-                        const std::string& rule, Need& need) const {
-    const std::string path = normal(dir + "/" + name);
-    const Object* o = space.at(path);
+  const Object* try_dir(const std::string& dir, const std::string& name, const Object& requester, Attempt a,
+                        Need& need) const {
+    a.path = normal(dir + "/" + name);
+    const Object* o = space.at(dir + "/" + name);
     if (o == nullptr) {
-      need.tried.push_back(path + " (" + rule + "): no such file");
+      a.result = Attempt::Result::NoFile;
+      need.tried.push_back(std::move(a));
       return nullptr;
     }
     if (!compatible(*o, requester)) {
-      need.tried.push_back(path + " (" + rule + "): skipped, " + o->machine + "/" + std::to_string(o->elf_class) +
-                           "-bit where " + requester.machine + "/" + std::to_string(requester.elf_class) +
-                           "-bit is needed");
+      a.result = Attempt::Result::OtherClass;
+      a.detail = o->machine + "/" + std::to_string(o->elf_class) + "-bit where " + requester.machine + "/" +
+                 std::to_string(requester.elf_class) + "-bit is needed";
+      need.tried.push_back(std::move(a));
       return nullptr;
     }
-    need.where = path;
+    a.result = Attempt::Result::Found;
+    need.where = a.path;
+    need.by = std::move(a);
     return o;
+  }
+
+  static Attempt rule_of(How how, std::string entry, std::string owner = "") {
+    Attempt a;
+    a.rule = how;
+    a.entry = std::move(entry);
+    a.owner = std::move(owner);
+    return a;
+  }
+
+  static void skipped(Need& need, How how, std::string why) {
+    Attempt a = rule_of(how, "");
+    a.result = Attempt::Result::Skipped;
+    a.detail = std::move(why);
+    need.tried.push_back(std::move(a));
+  }
+
+  // glibc's system folders, each ending in '/': under DF_1_NODEFLIB an ld.so.cache entry whose path
+  // starts with one is refused (a prefix of the text: "/usr/lib/" refuses "/usr/lib/x86_64-linux-gnu/blas/").
+  bool in_system_dir(const std::string& path) const {
+    for (const auto& d : space.image().loader.default_dirs) {
+      const std::string prefix = d.ends_with("/") ? d : d + "/";
+      if (path.rfind(prefix, 0) == 0) return true;
+    }
+    return false;
   }
 
   Need search(const std::string& name, const Object& requester) {
@@ -441,10 +596,17 @@ struct Loading {
     // 0. A path.
     if (name.find('/') != std::string::npos) {
       need.rule = How::Path;
-      const std::string path = name[0] == '/' ? name : dir_of(requester.path) + "/" + name;
+      const std::string path = name[0] == '/' ? name : origin_of(requester) + "/" + name;
+      Attempt a = rule_of(How::Path, name);
+      a.path = normal(path);
       need.found = space.at(path);
-      if (need.found != nullptr) need.where = normal(path);
-      if (need.found == nullptr) need.tried.push_back(normal(path) + " (a path in DT_NEEDED): no such file");
+      a.result = need.found != nullptr ? Attempt::Result::Found : Attempt::Result::NoFile;
+      if (need.found != nullptr) {
+        need.where = normal(path);
+        need.by = a;
+      } else {
+        need.tried.push_back(a);
+      }
       return need;
     }
     // 1. Already loaded.
@@ -454,6 +616,9 @@ struct Loading {
         need.found = it->second;
         need.rule = How::AlreadyLoaded;
         need.where = it->second->path;
+        need.by = rule_of(How::AlreadyLoaded, name);
+        need.by.path = need.where;
+        need.by.result = Attempt::Result::Found;
         return need;
       }
     }
@@ -461,9 +626,8 @@ struct Loading {
     if (requester.runpath.empty()) {
       for (const Object* o = &requester; o != nullptr;) {
         for (const auto& entry : o->rpath) {
-          const std::string rule =
-              o == &requester ? "DT_RPATH " + entry : "DT_RPATH " + entry + " of " + base_of(o->path);
-          if ((need.found = try_entry(entry, *o, name, requester, rule, need)) != nullptr) {
+          const Attempt rule = rule_of(How::Rpath, entry, o == &requester ? "" : o->path);
+          if ((need.found = try_entry(rule, *o, name, requester, need)) != nullptr) {
             need.rule = How::Rpath;
             return need;
           }
@@ -472,47 +636,61 @@ struct Loading {
         o = up == loader_of.end() ? nullptr : up->second;
       }
     } else if (!requester.rpath.empty()) {
-      need.tried.push_back("DT_RPATH ignored: the object has DT_RUNPATH");
+      skipped(need, How::Rpath, "the object has DT_RUNPATH, which disables DT_RPATH");
     }
     // 3. LD_LIBRARY_PATH.
     for (const auto& dir : im.loader.ld_library_path) {
-      if ((need.found = try_dir(dir, name, requester, "LD_LIBRARY_PATH", need)) != nullptr) {
+      if ((need.found = try_dir(dir, name, requester, rule_of(How::LdLibraryPath, dir), need)) != nullptr) {
         need.rule = How::LdLibraryPath;
         return need;
       }
     }
     // 4. RUNPATH of the requester only.
     for (const auto& entry : requester.runpath) {
-      if ((need.found = try_entry(entry, requester, name, requester, "DT_RUNPATH " + entry, need)) != nullptr) {
+      if ((need.found = try_entry(rule_of(How::Runpath, entry), requester, name, requester, need)) != nullptr) {
         need.rule = How::Runpath;
         return need;
       }
     }
-    const bool nodeflib = (requester.flags_1 & 0x800) != 0;  // DF_1_NODEFLIB
+    const bool nodeflib = (requester.flags_1 & k_df_1_nodeflib) != 0;
+    // 5. ld.so.cache; under DF_1_NODEFLIB only its entries outside the system folders.
+    bool in_cache = false;
+    for (const auto& c : im.loader.cache) {
+      if (c.soname != name) continue;
+      in_cache = true;
+      Attempt a = rule_of(How::LdSoCache, name);
+      a.path = c.path;
+      a.detail = c.arch;
+      if (nodeflib && in_system_dir(c.path)) {
+        a.result = Attempt::Result::Skipped;
+        a.detail = "DF_1_NODEFLIB refuses an entry in a system folder";
+        need.tried.push_back(std::move(a));
+        continue;
+      }
+      const Object* o = space.at(c.path);
+      if (o != nullptr && compatible(*o, requester)) {
+        need.found = o;
+        need.rule = How::LdSoCache;
+        need.where = c.path;
+        a.result = Attempt::Result::Found;
+        need.by = std::move(a);
+        return need;
+      }
+      a.result = o == nullptr ? Attempt::Result::NotInFiles : Attempt::Result::OtherClass;
+      need.tried.push_back(std::move(a));
+    }
+    if (!in_cache && !im.loader.cache_format.empty() && im.loader.cache_format != "none") {
+      Attempt a = rule_of(How::LdSoCache, name);
+      a.result = Attempt::Result::NoFile;
+      a.detail = "no entry for " + name;
+      need.tried.push_back(std::move(a));
+    }
+    // 6. Default folders, unless DF_1_NODEFLIB.
     if (nodeflib) {
-      need.tried.push_back("ld.so.cache and default folders skipped: DF_1_NODEFLIB");
+      skipped(need, How::DefaultPath, "DF_1_NODEFLIB");
     } else {
-      // 5. ld.so.cache.
-      bool in_cache = false;
-      for (const auto& c : im.loader.cache) {
-        if (c.soname != name) continue;
-        in_cache = true;
-        const Object* o = space.at(c.path);
-        if (o != nullptr && compatible(*o, requester)) {
-          need.found = o;
-          need.rule = How::LdSoCache;
-          need.where = c.path;
-          return need;
-        }
-        need.tried.push_back(c.path + " (ld.so.cache, " + c.arch +
-                             "): " + (o == nullptr ? "not in the image's files" : "another ELF class or machine"));
-      }
-      if (!in_cache && !im.loader.cache_format.empty() && im.loader.cache_format != "none") {
-        need.tried.push_back("ld.so.cache: no entry for " + name);
-      }
-      // 6. Default folders.
       for (const auto& dir : im.loader.default_dirs) {
-        if ((need.found = try_dir(dir, name, requester, "default path", need)) != nullptr) {
+        if ((need.found = try_dir(dir, name, requester, rule_of(How::DefaultPath, dir), need)) != nullptr) {
           need.rule = How::DefaultPath;
           return need;
         }
@@ -524,6 +702,9 @@ struct Loading {
         need.found = o;
         need.rule = How::Declared;
         need.where = "declared by the image (" + o->label + "), location not described";
+        need.by = rule_of(How::Declared, name);
+        need.by.result = Attempt::Result::Found;
+        need.by.detail = o->label;
         return need;
       }
     }
@@ -556,14 +737,6 @@ std::string program_interpreter(const std::string& arch) {
   return it == paths.end() ? "" : it->second;
 }
 
-// The values glibc's $PLATFORM takes on an architecture. On x86-64 glibc replaces the kernel's
-// AT_PLATFORM ("x86_64") by "haswell" on CPUs with AVX2, BMI1/2, LZCNT, MOVBE and POPCNT, and by
-// "xeon_phi" on AVX-512ER ones (sysdeps/x86/cpu-features.c), so the folder depends on the runner.
-std::vector<std::string> platform_values(const std::string& arch) {
-  if (arch == "x86_64") return {"haswell", "xeon_phi", "x86_64"};
-  return {arch};
-}
-
 std::string lib_token_of(const image::Image& im) {
   if (!im.loader.default_dirs.empty()) {
     std::string d = im.loader.default_dirs.front();
@@ -576,17 +749,25 @@ std::string lib_token_of(const image::Image& im) {
 }  // namespace
 
 Load load(const Space& space, const Object& root) {
-  Loading st{space, lib_token_of(space.image()), space.image().arch.value.value_or(root.machine), {}, {}, {}, {}};
+  Loading st{space, lib_token_of(space.image()), space.image().arch.value.value_or(root.machine), {}, {}, {}, {}, {}};
   st.platforms = platform_values(st.platform);
   Load result;
   result.root = &root;
-  const auto& pre = space.preloaded();
+  result.program = root.binary != nullptr && !root.python_extension && is_program(*root.binary);
+  // A program has only what it needs; a module is imported into a Python process that loaded the
+  // distributions the wheel requires first.
+  static const std::vector<const Object*> k_nothing;
+  const auto& pre = result.program ? k_nothing : space.preloaded();
+  const Object* rtld = nullptr;  // the program interpreter: in every process, at the end of the global scope
   if (const std::string interp = program_interpreter(st.platform); !interp.empty()) {
-    if (const Object* o = space.at(interp); o != nullptr && st.compatible(*o, root)) st.mark_loaded(o, "");
+    if (const Object* o = space.at(interp); o != nullptr && st.compatible(*o, root)) {
+      st.mark_loaded(o, "");
+      rtld = o;
+    }
   }
   // The process: the interpreter and what it loaded (libc, libm, ...) are loaded and global before any
   // module is imported; without a described interpreter, at least the C library is.
-  {
+  if (!result.program) {
     Object process;
     process.machine = root.machine;
     process.elf_class = root.elf_class;
@@ -601,8 +782,20 @@ Load load(const Space& space, const Object& root) {
       if (need.found == nullptr) continue;
       if (std::find(result.global.begin(), result.global.end(), need.found) == result.global.end())
         result.global.push_back(need.found);
+      st.opened_as.emplace(need.found, need.where);
       st.mark_loaded(need.found, name);
     }
+    // libc needs it (__tls_get_addr, _rtld_global_ro): the loader itself is in the global scope, found
+    // by its soname where the description has it elsewhere than its PT_INTERP path.
+    if (const std::string interp = program_interpreter(st.platform); rtld == nullptr && !interp.empty()) {
+      if (Need need = st.search(base_of(interp), process); need.found != nullptr) {
+        rtld = need.found;
+        st.mark_loaded(rtld, base_of(interp));
+      }
+    }
+    if (rtld != nullptr && !result.global.empty() &&
+        std::find(result.global.begin(), result.global.end(), rtld) == result.global.end())
+      result.global.push_back(rtld);
   }
   for (const Object* p : pre) st.mark_loaded(p, "");
   st.mark_loaded(&root, "");
@@ -618,7 +811,10 @@ Load load(const Space& space, const Object& root) {
         // A dependency joins the lookup scope where breadth-first order puts it, an already loaded one
         // too; an imported distribution's library brings the rest of that distribution (its own tree).
         st.order.push_back(need.found);
-        if (need.rule != How::AlreadyLoaded) st.loader_of[need.found] = o;
+        if (need.rule != How::AlreadyLoaded) {
+          st.loader_of[need.found] = o;
+          st.opened_as.emplace(need.found, need.where);
+        }
         if (std::find(pre.begin(), pre.end(), need.found) != pre.end()) {
           for (const Object* p : pre) {
             if (p->label == need.found->label && !in_order(p)) st.order.push_back(p);

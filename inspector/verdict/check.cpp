@@ -28,6 +28,7 @@
 
 #include "inspector/verdict/cuda.hpp"
 #include "inspector/verdict/findings.hpp"
+#include "inspector/verdict/image_libraries.hpp"
 #include "inspector/verdict/policy_check.hpp"
 #include "inspector/verdict/routes.hpp"
 #include "wheelcheck/cxx_names.hpp"
@@ -58,7 +59,7 @@ std::string base_of(const std::string& path) {
 
 std::string member_kind(const Object& o) {
   if (o.python_extension) return "extension";
-  if (o.binary != nullptr && o.binary->type == elf::FileType::Executable) return "executable";
+  if (o.binary != nullptr && resolve::is_program(*o.binary)) return "executable";
   return "library";
 }
 
@@ -243,6 +244,7 @@ class Checker {
       nr.found = need.found != nullptr;
       nr.rule = need.rule;
       nr.where = need.where;
+      nr.by = need.by;
       nr.tried = need.tried;
       mr.needs.push_back(nr);
       if (need.found == nullptr) {
@@ -255,9 +257,6 @@ class Checker {
         note_declared(need);
       }
       if (need.found != nullptr && !need.platforms.empty()) platform_condition(need);
-      // A distribution's library this member's load reaches: the versions it needs of what it found.
-      if (need.found != nullptr && need.requester->source == Object::Source::Distribution)
-        dist_version_needs(*need.requester, need, {}, false);
     }
     return missing;
   }
@@ -271,7 +270,24 @@ class Checker {
     for (const auto& mv : b.versions) {
       bad_versions.insert({mv.object, mv.file, mv.version});
       mr.missing_versions.push_back(mv.version + " of " + mv.file);
-      missing_version(mv);
+      if (mv.object->binary != nullptr) {
+        missing_version(mv);
+      } else if (Cause cause{FindingKind::MissingVersion, object_name(*mv.object), mv.file, mv.version}; !seen(cause)) {
+        add(image_missing_version(m_image, mv), std::move(cause));  // the image's own library
+      }
+    }
+    // The image's and the distributions' libraries the load maps anew: their undefined symbols.
+    mr.symbols_unbound += b.image_unbound.size();
+    for (const auto& u : b.image_unbound) {
+      if (!u.unknown.empty()) continue;                      // a library in scope without a table may define it
+      if (missing_by_object.count(u.object) != 0) continue;  // its library is missing: that is the error
+      const bool version_missing = !u.version.empty() && bad_versions.count({u.object, u.file, u.version}) != 0;
+      if (mr.unresolved.size() < k_unresolved_listed)
+        mr.unresolved.push_back(
+            {object_name(*u.object), u.symbol, u.version, version_missing ? "missing-version" : ""});
+      if (version_missing) continue;
+      if (Cause cause{FindingKind::MissingSymbol, object_name(*u.object), u.version, u.symbol}; !seen(cause))
+        add(image_unbound_symbol(u), std::move(cause));
     }
     auto unresolved = [&](const resolve::Unbound& u, const char* because) {
       if (mr.unresolved.size() < k_unresolved_listed)
@@ -399,7 +415,7 @@ class Checker {
                           .object(lib->path)
                           .library(need.name)
                           .roots(modules)
-                          .evidence(need.tried)
+                          .evidence(resolve::tried_text(need))
                           .explain(fmt::format("{} in this image cannot be imported: {} needs {}, which nothing in "
                                                "the image provides; the wheel requires {} (Requires-Dist), so none "
                                                "of it can work here.",
@@ -453,11 +469,12 @@ class Checker {
     const std::string member = image_own ? "" : object_name(req);
     Cause cause{FindingKind::MissingLibrary, image_own ? object_name(req) : member, need.name, ""};
     if (seen(cause)) return;
-    Draft f = make(FindingKind::MissingLibrary, Severity::Error).member(member).library(need.name).evidence(need.tried);
+    const std::vector<std::string> tried = resolve::tried_text(need);
+    Draft f = make(FindingKind::MissingLibrary, Severity::Error).member(member).library(need.name).evidence(tried);
     if (image_own) f.object(object_name(req));
     if (&req != &root && image_own) {
       std::vector<std::string> evidence{"needed by " + req.label + ", loaded by " + root.member};
-      evidence.insert(evidence.end(), need.tried.begin(), need.tried.end());
+      evidence.insert(evidence.end(), tried.begin(), tried.end());
       f.evidence(std::move(evidence));
     }
     const auto cuda_major = cudart_major(need.name);
@@ -529,7 +546,7 @@ class Checker {
                                        "and MOVBE, xeon_phi for AVX-512ER ones, else x86_64).",
                                        need.name, need.where, fmt::join(need.platforms, " or ")))
                   .fix("put the library in a folder without $PLATFORM, or in one folder per value glibc may use")
-                  .evidence(need.tried);
+                  .evidence(resolve::tried_text(need));
     if (need.requester->binary != nullptr) {
       f.member(member);
     } else {

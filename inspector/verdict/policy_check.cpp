@@ -218,7 +218,9 @@ class PolicyChecker {
             k.library, target.tag(), target.whitelist.size());
         f.fix = graft_fix(k.library, target, after_tag);
         for (const auto& n : m_needs) {
-          if (n.name == k.library && !n.found) f.evidence.insert(f.evidence.end(), n.tried.begin(), n.tried.end());
+          if (n.name == k.library && !n.found) {
+            for (const auto& a : n.tried) f.evidence.push_back(resolve::attempt_text(a));
+          }
         }
         break;
       case policy::Rule::Blacklist:
@@ -295,6 +297,7 @@ class PolicyChecker {
         nr.found = need.found != nullptr;
         nr.rule = need.rule;
         nr.where = need.where;
+        nr.by = need.by;
         nr.tried = need.tried;
         if (!nr.found) mr.missing_libraries.push_back(nr.name);
         m_needs.push_back(nr);

@@ -92,6 +92,18 @@ std::string routes_text(const Report& r, const Paint& p) {
   return out;
 }
 
+// One place the loader looked at, as data: the rule and its entry, the file, what it gave.
+nlohmann::ordered_json attempt_json(const resolve::Attempt& a) {
+  nlohmann::ordered_json j = {{"rule", resolve::how_name(a.rule)}};
+  if (!a.entry.empty()) j["entry"] = a.entry;
+  if (!a.owner.empty()) j["owner"] = a.owner;
+  if (!a.platform.empty()) j["platform"] = a.platform;
+  if (!a.path.empty()) j["path"] = a.path;
+  j["result"] = resolve::result_name(a.result);
+  if (!a.detail.empty()) j["detail"] = a.detail;
+  return j;
+}
+
 }  // namespace
 
 nlohmann::ordered_json driver_to_json(const DriverNeed& d) {
@@ -252,12 +264,16 @@ nlohmann::ordered_json to_json(const Report& r) {
   for (const auto& m : r.members) {
     ojson needs = ojson::array();
     for (const auto& n : m.needs) {
-      needs.push_back({{"requester", n.requester},
-                       {"name", n.name},
-                       {"found", n.found},
-                       {"rule", resolve::how_name(n.rule)},
-                       {"where", n.where},
-                       {"tried", n.tried}});
+      ojson tried = ojson::array();
+      for (const auto& a : n.tried) tried.push_back(attempt_json(a));
+      ojson need = {{"requester", n.requester},
+                    {"name", n.name},
+                    {"found", n.found},
+                    {"rule", resolve::how_name(n.rule)},
+                    {"where", n.where}};
+      if (n.found) need["by"] = attempt_json(n.by);
+      need["tried"] = std::move(tried);
+      needs.push_back(std::move(need));
     }
     ojson unresolved = ojson::array();
     for (const auto& u : m.unresolved) {

@@ -494,6 +494,38 @@ TEST(ExportsFormat, DeterministicBytes) {
   EXPECT_EQ(a.substr(4, 4), std::string(4, '\0'));  // mtime 0
 }
 
+// The undefined, non-weak symbols the loader must bind: listed with their version and its library,
+// weak ones left out, and read back as written; a table without them (an older file) says nothing.
+TEST(ExportsFormat, UndefinedSymbolsRoundTrip) {
+  const auto t = table_of(libraries().cxx);
+  ASSERT_TRUE(t.imports_known);
+  ASSERT_FALSE(t.imports.empty());
+  bool from_libstdcxx = false;
+  for (const auto& i : t.imports) {
+    EXPECT_NE(i.name, "__cxa_finalize") << "a weak reference is not listed";
+    EXPECT_NE(i.name, "__gmon_start__") << "a weak reference is not listed";
+    EXPECT_EQ(i.version.empty(), i.file.empty()) << i.name;
+    if (i.file == "libstdc++.so.6" && (i.version.starts_with("GLIBCXX_") || i.version.starts_with("CXXABI_")))
+      from_libstdcxx = true;
+  }
+  EXPECT_TRUE(from_libstdcxx) << exports::table_text(t);
+  EXPECT_TRUE(std::is_sorted(t.imports.begin(), t.imports.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.name, a.version) < std::tie(b.name, b.version);
+  }));
+  const auto back = exports::parse_table(exports::serialize_table(t), "t.exports.gz");
+  EXPECT_TRUE(back.imports_known);
+  EXPECT_EQ(back.imports, t.imports);
+  std::string old = exports::table_text(t);
+  const auto from = old.find("#undefined-known\n");
+  const auto to = old.find("#count ");
+  ASSERT_NE(from, std::string::npos);
+  old.erase(from, to - from);
+  const auto older = exports::parse_table(gzip_text(old), "old.exports.gz");
+  EXPECT_FALSE(older.imports_known);
+  EXPECT_TRUE(older.imports.empty());
+  EXPECT_EQ(older.symbols().size(), t.symbols().size());
+}
+
 TEST(ExportsFormat, ZcatReadsWrittenFile) {
   if (!have_program("zcat")) GTEST_SKIP() << "no zcat";
   const auto& libs = libraries();
@@ -507,7 +539,7 @@ TEST(ExportsFormat, ZcatReadsWrittenFile) {
   EXPECT_TRUE(
       r.out.starts_with("#wheelcheck-exports 1\n#library libversioned.so\n#soname libversioned.so.1\n"
                         "#machine x86_64\n#class 64\n#source " +
-                        libs.versioned + "\n#verdef libversioned.so.1\n#verdef V1\n#verdef V2\n#count "))
+                        libs.versioned + "\n#verdef libversioned.so.1\n#verdef V1\n#verdef V2\n#undefined-known\n"))
       << r.out.substr(0, 400);
   EXPECT_NE(r.out.find("\nold\tV1\tFGh\nold\tV2\tFG\n"), std::string::npos);
   expect_same_tables(t, exports::load_table(path));
@@ -626,7 +658,17 @@ TEST(ExportsMalformed, BadLines) {
       {replaced(v, "#library libx.so\n#soname libx.so.1\n", "#soname libx.so.1\n#library libx.so\n"),
        "expected #library, found '#soname libx.so.1'", "(line 2)"},
       {replaced(v, "#class 64", "#class 16"), "#class is neither 64 nor 32", "(line 5)"},
-      {replaced(v, "#verdef V1\n", "#verdef V1\n#frobnicate\n"), "expected #verdef or #count", "(line 9)"},
+      {replaced(v, "#verdef V1\n", "#verdef V1\n#frobnicate\n"), "expected #verdef, #undefined or #count", "(line 9)"},
+      {replaced(v, "#verdef V1\n", "#verdef V1\n#undefined f\t\t\tF\n"), "#undefined before #undefined-known",
+       "(line 9)"},
+      {replaced(v, "#verdef V1\n", "#verdef V1\n#undefined-known\n#undefined f\tV1\t\tF\n"),
+       "version and library go together", "(line 10)"},
+      {replaced(v, "#verdef V1\n", "#verdef V1\n#undefined-known\n#undefined f\t\t\tQ\n"), "unknown type letter",
+       "(line 10)"},
+      {replaced(v, "#verdef V1\n", "#verdef V1\n#undefined-known\n#undefined g\t\t\tF\n#undefined f\t\t\tF\n"),
+       "not sorted, or repeated", "(line 11)"},
+      {replaced(v, "#verdef V1\n", "#verdef V1\n#undefined-known\n#undefined f\t\t\n"), "expected #undefined",
+       "(line 10)"},
       {v.substr(0, v.find("#count")), "ends before its #count line", "(line 10)"},
       {replaced(v, "#count 5", "#count 6"), "#count says 6 symbols, but 5 symbol lines follow", "(line 10)"},
       {replaced(v, "#count 5", "#count 4"), "#count says 4 symbols, but 5", "(line 10)"},

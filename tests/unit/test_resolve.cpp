@@ -108,7 +108,10 @@ TEST(Resolve, EveryTokenOfAnEntryIsExpanded) {
   EXPECT_EQ(n.where, "/opt/x86_64/x/x86_64/libdep.so.1");
   EXPECT_EQ(n.platforms, std::vector<std::string>{"x86_64"}) << "found only where $PLATFORM is x86_64";
   ASSERT_FALSE(n.tried.empty());
-  EXPECT_EQ(n.tried.front().rfind("/opt/haswell/x/haswell/libdep.so.1 (DT_RUNPATH", 0), 0U) << n.tried.front();
+  EXPECT_EQ(n.tried.front().rule, resolve::How::Runpath);
+  EXPECT_EQ(n.tried.front().platform, "haswell");
+  const std::string first = resolve::attempt_text(n.tried.front());
+  EXPECT_EQ(first.rfind("/opt/haswell/x/haswell/libdep.so.1 (DT_RUNPATH", 0), 0U) << first;
 }
 
 TEST(Resolve, LdLibraryPathBeforeRunpathButAfterRpath) {
@@ -149,7 +152,9 @@ TEST(Resolve, NodeflibSkipsTheCacheAndTheDefaultFolders) {
   const auto n = need_of(w, cached, "t/nodeflib.so", "libdep.so.1");
   EXPECT_EQ(n.found, nullptr);
   ASSERT_FALSE(n.tried.empty());
-  EXPECT_NE(n.tried.back().find("DF_1_NODEFLIB"), std::string::npos) << n.tried.back();
+  EXPECT_EQ(n.tried.back().result, resolve::Attempt::Result::Skipped);
+  EXPECT_NE(resolve::attempt_text(n.tried.back()).find("DF_1_NODEFLIB"), std::string::npos)
+      << resolve::attempt_text(n.tried.back());
 }
 
 TEST(Resolve, CandidatesOfAnotherClassAreSkipped) {
@@ -166,8 +171,10 @@ TEST(Resolve, CandidatesOfAnotherClassAreSkipped) {
   EXPECT_EQ(n.rule, resolve::How::DefaultPath);
   EXPECT_EQ(n.where, "/usr/lib/x86_64-linux-gnu/libdep.so.1");
   ASSERT_FALSE(n.tried.empty());
-  EXPECT_NE(n.tried.front().find("skipped, i686/32-bit where x86_64/64-bit is needed"), std::string::npos)
-      << n.tried.front();
+  EXPECT_EQ(n.tried.front().result, resolve::Attempt::Result::OtherClass);
+  EXPECT_NE(resolve::attempt_text(n.tried.front()).find("skipped, i686/32-bit where x86_64/64-bit is needed"),
+            std::string::npos)
+      << resolve::attempt_text(n.tried.front());
 }
 
 TEST(VerdictChecks, DriverTooOldIsAnErrorWhenTheDriverIsKnown) {

@@ -1,0 +1,82 @@
+// Findings on the image's own libraries in a load: see image_libraries.hpp.
+#include "inspector/verdict/image_libraries.hpp"
+
+#include <fmt/format.h>
+
+#include "inspector/verdict/findings.hpp"
+
+namespace wheelcheck::verdict {
+
+namespace {
+
+std::string base_of(const std::string& path) {
+  return path.substr(path.find_last_of('/') + 1);
+}
+
+// "libLerc.so.4 (the image's)", "libc10.so (torch 2.10.0)": who it is, for the sentence.
+std::string owner_words(const resolve::Object& o) {
+  if (o.source == resolve::Object::Source::Distribution) return base_of(o.path) + " of " + o.label;
+  return "the image's " + base_of(o.path);
+}
+
+}  // namespace
+
+std::string image_object_name(const resolve::Object& o) {
+  return o.path.empty() ? o.soname : o.path;
+}
+
+Finding image_missing_version(const image::Image& image, const resolve::MissingVersion& mv) {
+  const resolve::Object& lib = *mv.object;
+  const std::string have = mv.provided.empty() ? "none of that family" : "newest " + mv.provided.back();
+  std::string context;
+  if (mv.version.rfind("GLIBC_", 0) == 0 && image.libc_version.known()) {
+    context = fmt::format("; the image's glibc is {}", image.libc_version.text());
+  } else if (mv.version.rfind("GLIBCXX_", 0) == 0 && image.glibcxx.known()) {
+    context = fmt::format("; the image's libstdc++ is GLIBCXX_{}", image.glibcxx.text());
+  }
+  const std::string provider = mv.provider->path.empty() ? mv.file : mv.provider->path;
+  const bool dist = lib.source == resolve::Object::Source::Distribution;
+  const std::string name = lib.label.substr(0, lib.label.find(' '));  // "torch" of "torch 2.10.0+cpu"
+  const std::string lead = dist ? fmt::format("{} in this image cannot be imported: {} needs", name, base_of(lib.path))
+                                : fmt::format("{} cannot be loaded in this image: it needs", owner_words(lib));
+  Draft d = make(FindingKind::MissingVersion, Severity::Error)
+                .object(image_object_name(lib))
+                .library(mv.file)
+                .version(mv.version)
+                .why(Why::VersionTooNew)
+                .explain(fmt::format("{} version {} of {}, which {} does not define ({}){}; the loader refuses it "
+                                     "(\"version `{}' not found (required by {})\"), and every member whose load "
+                                     "reaches it.",
+                                     lead, mv.version, mv.file, provider, have, context, mv.version, base_of(lib.path)))
+                .fix(dist ? fmt::format("a {} build for this image's {} (or an image whose {} defines {})", name,
+                                        mv.file, mv.file, mv.version)
+                          : fmt::format("the image's {} and {} from the same release (a partly upgraded image mixes "
+                                        "them), or an image whose {} defines {}",
+                                        base_of(lib.path), mv.file, mv.file, mv.version))
+                .evidence(fmt::format("{} {} (DT_VERNEED of {})", mv.file, mv.version, image_object_name(lib)));
+  if (!mv.provided.empty()) d.candidates({mv.provided.back()});
+  return d;
+}
+
+Finding image_unbound_symbol(const resolve::ImageUnbound& u) {
+  const resolve::Object& lib = *u.object;
+  const std::string at = u.version.empty() ? "" : " at version " + u.version + " of " + u.file;
+  Draft d = make(FindingKind::MissingSymbol, Severity::Error)
+                .object(image_object_name(lib))
+                .symbol(u.symbol)
+                .version(u.version)
+                .library(u.file)
+                .why(Why::Absent);
+  const std::string pretty = d.peek().demangled.empty() ? u.symbol : d.peek().demangled;
+  d.explain(fmt::format("{} cannot be loaded in this image: it needs {}{}, which nothing in the load defines; "
+                        "imported with RTLD_NOW the loader refuses it (\"undefined symbol: {}\"), and every member "
+                        "whose load reaches it.",
+                        owner_words(lib), pretty, at, u.symbol))
+      .fix(
+          fmt::format("the image's {} and the libraries it was built against from the same release", base_of(lib.path)))
+      .evidence(fmt::format("{}{} (undefined in {})", u.symbol, u.version.empty() ? "" : "@" + u.version,
+                            image_object_name(lib)));
+  return d;
+}
+
+}  // namespace wheelcheck::verdict

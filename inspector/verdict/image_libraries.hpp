@@ -1,0 +1,22 @@
+// Internal to the verdict: findings on the image's and the distributions' own libraries that a member's
+// load maps anew (inspector/verdict/image_libraries.cpp). They are said as the image's: the library that
+// needs it and what it needs, reported on that library (Finding::object), against the members whose load
+// reaches it; no build of the wheel fixes them.
+#pragma once
+
+#include "wheelcheck/image.hpp"
+#include "wheelcheck/resolve.hpp"
+#include "wheelcheck/verdict.hpp"
+
+namespace wheelcheck::verdict {
+
+// "libLerc.so.4 in this image cannot be loaded: it needs GLIBCXX_3.4.29 of libstdc++.so.6, which the
+// image's /usr/lib/x86_64-linux-gnu/libstdc++.so.6 does not define (newest GLIBCXX_3.4.28) ..."
+Finding image_missing_version(const image::Image& image, const resolve::MissingVersion& mv);
+// An undefined, non-weak symbol of such a library that nothing in the load's scope defines.
+Finding image_unbound_symbol(const resolve::ImageUnbound& u);
+// How the image names one of its objects: "/usr/lib/x86_64-linux-gnu/libLerc.so.4" (or torch's
+// "torch 2.10.0 (torch/lib/libc10.so)").
+std::string image_object_name(const resolve::Object& o);
+
+}  // namespace wheelcheck::verdict
