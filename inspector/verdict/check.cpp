@@ -28,7 +28,7 @@
 
 #include "inspector/verdict/cuda.hpp"
 #include "inspector/verdict/findings.hpp"
-#include "inspector/verdict/image_libraries.hpp"
+#include "inspector/verdict/load_findings.hpp"
 #include "inspector/verdict/policy_check.hpp"
 #include "inspector/verdict/routes.hpp"
 #include "wheelcheck/cxx_names.hpp"
@@ -492,6 +492,13 @@ class Checker {
                       need.name));
       if (cuda_major) explain_missing_cudart(f, who, *cuda_major, need.name, m_image);
     }
+    // A description that does not record the library's own search paths may miss where it finds it.
+    if (image_own && !req.dynamic_recorded && !req.path.empty() && req.label != "the Python interpreter") {
+      f.explain(f.peek().explanation + fmt::format(" The description does not record {}'s own DT_RPATH and "
+                                                   "DT_RUNPATH, which may name its folder: a probe of the image "
+                                                   "(`wheelcheck probe ROOT`) records them.",
+                                                   base_of(req.path)));
+    }
     add(std::move(f), std::move(cause));
   }
 
@@ -572,36 +579,8 @@ class Checker {
   }
 
   void missing_version(const resolve::MissingVersion& mv) {
-    const std::string member = object_name(*mv.object);
-    Cause cause{FindingKind::MissingVersion, member, mv.file, mv.version};
-    if (seen(cause)) return;
-    const std::string have = mv.provided.empty() ? "none of that family" : "newest " + mv.provided.back();
-    std::string context;
-    if (mv.version.rfind("GLIBC_", 0) == 0 && m_image.libc_version.set) {
-      context = fmt::format("; the image's glibc is {}", m_image.libc_version.text());
-    } else if (mv.version.rfind("GLIBCXX_", 0) == 0 && m_image.glibcxx.set) {
-      context = fmt::format("; the image's libstdc++ is GLIBCXX_{}", m_image.glibcxx.text());
-    } else if (mv.version.rfind("CXXABI_", 0) == 0 && m_image.cxxabi.set) {
-      context = fmt::format("; the image's libstdc++ is CXXABI_{}", m_image.cxxabi.text());
-    }
-    Draft f = make(FindingKind::MissingVersion, Severity::Error)
-                  .member(member)
-                  .library(mv.file)
-                  .version(mv.version)
-                  .why(Why::VersionTooNew)
-                  .explain(fmt::format("needs version {} of {}, which the image's {} does not define ({}){}: the "
-                                       "loader refuses it (\"version `{}' not found\").",
-                                       mv.version, mv.file, mv.provider->path.empty() ? mv.file : mv.provider->path,
-                                       have, context, mv.version));
-    if (mv.version.rfind("GLIBC_2.", 0) == 0) {
-      f.fix(fmt::format(
-          "a build for an older glibc (manylinux_{} or older tags the wheels that fit), or an image with glibc >= {}",
-          m_image.libc_version.known() ? "2_" + m_image.libc_version.value->substr(2) : "X_Y", mv.version.substr(6)));
-    } else {
-      f.fix(fmt::format("a newer {} in the image, or a build of this wheel against an older one", mv.file));
-    }
-    if (!mv.provided.empty()) f.candidates({mv.provided.back()});
-    add(std::move(f), std::move(cause));
+    Cause cause{FindingKind::MissingVersion, object_name(*mv.object), mv.file, mv.version};
+    if (!seen(cause)) add(member_missing_version(m_image, mv, object_name(*mv.object)), std::move(cause));
   }
 
   const exports::Table* table_of(const Object& o) {

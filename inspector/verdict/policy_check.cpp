@@ -287,9 +287,7 @@ class PolicyChecker {
         continue;
       MemberReport mr;
       mr.path = o->member;
-      mr.kind = o->python_extension                            ? "extension"
-                : o->binary->type == elf::FileType::Executable ? "executable"
-                                                               : "library";
+      mr.kind = o->python_extension ? "extension" : resolve::is_program(*o->binary) ? "executable" : "library";
       for (const auto& need : resolve::load(space, *o).needs) {
         NeedReport nr;
         nr.requester = need.requester->member.empty() ? need.requester->path : need.requester->member;

@@ -157,6 +157,102 @@ TEST(Resolve, NodeflibSkipsTheCacheAndTheDefaultFolders) {
       << resolve::attempt_text(n.tried.back());
 }
 
+// Under DF_1_NODEFLIB glibc refuses a cache entry only in a system folder (a prefix of its text): an
+// ld.so.conf folder such as /opt/conf is still taken from the cache.
+TEST(Resolve, NodeflibTakesTheCacheOutsideTheSystemFolders) {
+  TempDir d;
+  build(d, "libdep.so.1", "int dep(void) { return 1; }\n", "-Wl,-soname,libdep.so.1");
+  fs::rename(d.file("libdep.so.1"), d.file("libdep.so"));
+  const std::string nodeflib = build(d, "nodeflib.so", "int dep(void);\nint n(void) { return dep(); }\n",
+                                     "-L" + d.path() + " -ldep -Wl,-z,nodefaultlib");
+  const auto w = inspect_wheel(make_wheel(d, "t-1.0-cp312-cp312-linux_x86_64.whl", {{"t/nodeflib.so", nodeflib}}));
+  const auto conf = image_with({lib("/opt/conf/libdep.so.1", "libdep.so.1")}, {},
+                               {{"libdep.so.1", "/opt/conf/libdep.so.1", "libc6,x86-64"}});
+  const auto n = need_of(w, conf, "t/nodeflib.so", "libdep.so.1");
+  EXPECT_EQ(n.rule, resolve::How::LdSoCache);
+  EXPECT_EQ(n.where, "/opt/conf/libdep.so.1");
+  EXPECT_EQ(n.by.rule, resolve::How::LdSoCache);
+  EXPECT_EQ(n.by.result, resolve::Attempt::Result::Found);
+  // "/usr/lib/" is a system folder: a subfolder's entry is refused too.
+  const std::string sub = "/usr/lib/x86_64-linux-gnu/blas/libdep.so.1";
+  const auto blas = image_with({lib(sub, "libdep.so.1")}, {}, {{"libdep.so.1", sub, "libc6,x86-64"}});
+  EXPECT_EQ(need_of(w, blas, "t/nodeflib.so", "libdep.so.1").found, nullptr);
+}
+
+// An image library is searched with its own RUNPATH, $ORIGIN being the folder of the name it was
+// found by (a link in a default folder), not of the file the link leads to; and a ".." out of a linked
+// folder climbs from where the link leads (loader.dir_links), as the kernel does.
+TEST(Resolve, ImageLibrariesUseTheirOwnSearchPaths) {
+  TempDir d;
+  build(d, "libv.so.1", "int v(void) { return 1; }\n", "-Wl,-soname,libv.so.1");
+  fs::rename(d.file("libv.so.1"), d.file("libv.so"));
+  const std::string ext = build(d, "ext.so", "int v(void);\nint e(void) { return v(); }\n", "-L" + d.path() + " -lv");
+  const auto w = inspect_wheel(make_wheel(d, "t-1.0-cp312-cp312-linux_x86_64.whl", {{"t/ext.so", ext}}));
+  image::Library v = lib("/opt/vendor/lib/libv.so.1.2", "libv.so.1");
+  v.names = {"/usr/lib/x86_64-linux-gnu/libv.so.1", "/opt/vendor/lib/libv.so.1.2"};
+  v.needed = {"libdep.so.1"};
+  v.runpath = {"$ORIGIN/vendor-deps"};
+  v.dynamic_recorded = true;
+  auto im = image_with({v, lib("/usr/lib/x86_64-linux-gnu/vendor-deps/libdep.so.1", "libdep.so.1"),
+                        lib("/opt/vendor/lib/vendor-deps/libdep.so.1", "libdep.so.1")});
+  resolve::Space space(im, w, {});
+  const auto ld = resolve::load(space, *space.wheel_members().front());
+  const resolve::Need* dep = nullptr;
+  for (const auto& n : ld.needs) {
+    if (n.name == "libdep.so.1") dep = &n;
+  }
+  ASSERT_NE(dep, nullptr);
+  EXPECT_EQ(dep->rule, resolve::How::Runpath);
+  EXPECT_EQ(dep->where, "/usr/lib/x86_64-linux-gnu/vendor-deps/libdep.so.1") << "the link's folder";
+  EXPECT_EQ(dep->by.entry, "$ORIGIN/vendor-deps");
+  // A merged /usr: /lib is a link to /usr/lib, so /lib/x86_64-linux-gnu/../../opt is /usr/opt.
+  image::Library up = lib("/usr/lib/x86_64-linux-gnu/libv.so.1", "libv.so.1");
+  up.names = {"/lib/x86_64-linux-gnu/libv.so.1", "/usr/lib/x86_64-linux-gnu/libv.so.1"};
+  up.needed = {"libdep.so.1"};
+  up.runpath = {"$ORIGIN/../../opt"};
+  auto merged = image_with({up, lib("/usr/opt/libdep.so.1", "libdep.so.1"), lib("/opt/libdep.so.1", "libdep.so.1")}, {},
+                           {{"libv.so.1", "/lib/x86_64-linux-gnu/libv.so.1", "libc6,x86-64"}});
+  merged.loader.dir_links = {{"/lib", "/usr/lib"}};
+  resolve::Space s2(merged, w, {});
+  EXPECT_EQ(s2.physical("/lib/x86_64-linux-gnu/../../opt/libdep.so.1"), "/usr/opt/libdep.so.1");
+  const auto ld2 = resolve::load(s2, *s2.wheel_members().front());
+  for (const auto& n : ld2.needs) {
+    if (n.name != "libdep.so.1") continue;
+    ASSERT_NE(n.found, nullptr);
+    EXPECT_EQ(n.found->path, "/usr/opt/libdep.so.1");
+  }
+}
+
+// A program is loaded as glibc starts it: nothing in the process before it (no libc), so a
+// DF_1_NODEFLIB program whose libc.so.6 is only in the system folders does not start.
+TEST(Resolve, ProgramsAreLoadedAsPrograms) {
+  TempDir d;
+  std::string err;
+  const std::string src = d.write("p.c", "int main(void) { return 42; }\n");
+  ASSERT_EQ(run("gcc -o " + d.file("plain") + " " + src).exit_code, 0);
+  ASSERT_EQ(run("gcc -o " + d.file("nodeflib") + " " + src + " -Wl,-z,nodefaultlib").exit_code, 0);
+  const auto w = inspect_wheel(
+      make_wheel(d, "t-1.0-cp312-cp312-linux_x86_64.whl",
+                 {{"t-1.0.data/scripts/plain", d.file("plain")}, {"t-1.0.data/scripts/nodeflib", d.file("nodeflib")}}));
+  const std::string libc = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+  const auto im = image_with({lib(libc, "libc.so.6")}, {}, {{"libc.so.6", libc, "libc6,x86-64"}});
+  resolve::Space space(im, w, {});
+  for (const auto* o : space.wheel_members()) {
+    ASSERT_NE(o->binary, nullptr);
+    EXPECT_TRUE(resolve::is_program(*o->binary)) << o->member << ": a PIE is a program";
+    const auto ld = resolve::load(space, *o);
+    EXPECT_TRUE(ld.program);
+    EXPECT_TRUE(ld.global.empty()) << "no interpreter, no libc before the program";
+    ASSERT_EQ(ld.needs.size(), 1U);
+    EXPECT_EQ(ld.needs[0].name, "libc.so.6");
+    if (o->member.ends_with("nodeflib")) {
+      EXPECT_EQ(ld.needs[0].found, nullptr) << "glibc refuses libc.so.6 from a system folder";
+    } else {
+      EXPECT_EQ(ld.needs[0].rule, resolve::How::LdSoCache);
+    }
+  }
+}
+
 TEST(Resolve, CandidatesOfAnotherClassAreSkipped) {
   TempDir d;
   build(d, "libdep.so.1", "int dep(void) { return 1; }\n", "-Wl,-soname,libdep.so.1");

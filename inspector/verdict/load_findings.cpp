@@ -1,5 +1,5 @@
-// Findings on the image's own libraries in a load: see image_libraries.hpp.
-#include "inspector/verdict/image_libraries.hpp"
+// Findings on what a load binds: see load_findings.hpp.
+#include "inspector/verdict/load_findings.hpp"
 
 #include <fmt/format.h>
 
@@ -19,7 +19,41 @@ std::string owner_words(const resolve::Object& o) {
   return "the image's " + base_of(o.path);
 }
 
+// "; the image's glibc is 2.36": what the image says of the family a version belongs to.
+std::string family_context(const image::Image& image, const std::string& version) {
+  if (version.rfind("GLIBC_", 0) == 0 && image.libc_version.set)
+    return fmt::format("; the image's glibc is {}", image.libc_version.text());
+  if (version.rfind("GLIBCXX_", 0) == 0 && image.glibcxx.set)
+    return fmt::format("; the image's libstdc++ is GLIBCXX_{}", image.glibcxx.text());
+  if (version.rfind("CXXABI_", 0) == 0 && image.cxxabi.set)
+    return fmt::format("; the image's libstdc++ is CXXABI_{}", image.cxxabi.text());
+  return "";
+}
+
 }  // namespace
+
+Finding member_missing_version(const image::Image& image, const resolve::MissingVersion& mv,
+                               const std::string& member) {
+  const std::string have = mv.provided.empty() ? "none of that family" : "newest " + mv.provided.back();
+  Draft f = make(FindingKind::MissingVersion, Severity::Error)
+                .member(member)
+                .library(mv.file)
+                .version(mv.version)
+                .why(Why::VersionTooNew)
+                .explain(fmt::format("needs version {} of {}, which the image's {} does not define ({}){}: the "
+                                     "loader refuses it (\"version `{}' not found\").",
+                                     mv.version, mv.file, mv.provider->path.empty() ? mv.file : mv.provider->path, have,
+                                     family_context(image, mv.version), mv.version));
+  if (mv.version.rfind("GLIBC_2.", 0) == 0) {
+    f.fix(fmt::format(
+        "a build for an older glibc (manylinux_{} or older tags the wheels that fit), or an image with glibc >= {}",
+        image.libc_version.known() ? "2_" + image.libc_version.value->substr(2) : "X_Y", mv.version.substr(6)));
+  } else {
+    f.fix(fmt::format("a newer {} in the image, or a build of this wheel against an older one", mv.file));
+  }
+  if (!mv.provided.empty()) f.candidates({mv.provided.back()});
+  return f;
+}
 
 std::string image_object_name(const resolve::Object& o) {
   return o.path.empty() ? o.soname : o.path;
@@ -28,12 +62,7 @@ std::string image_object_name(const resolve::Object& o) {
 Finding image_missing_version(const image::Image& image, const resolve::MissingVersion& mv) {
   const resolve::Object& lib = *mv.object;
   const std::string have = mv.provided.empty() ? "none of that family" : "newest " + mv.provided.back();
-  std::string context;
-  if (mv.version.rfind("GLIBC_", 0) == 0 && image.libc_version.known()) {
-    context = fmt::format("; the image's glibc is {}", image.libc_version.text());
-  } else if (mv.version.rfind("GLIBCXX_", 0) == 0 && image.glibcxx.known()) {
-    context = fmt::format("; the image's libstdc++ is GLIBCXX_{}", image.glibcxx.text());
-  }
+  const std::string context = family_context(image, mv.version);
   const std::string provider = mv.provider->path.empty() ? mv.file : mv.provider->path;
   const bool dist = lib.source == resolve::Object::Source::Distribution;
   const std::string name = lib.label.substr(0, lib.label.find(' '));  // "torch" of "torch 2.10.0+cpu"

@@ -1,6 +1,7 @@
-// Internal to the verdict: findings on the image's and the distributions' own libraries that a member's
-// load maps anew (inspector/verdict/image_libraries.cpp). They are said as the image's: the library that
-// needs it and what it needs, reported on that library (Finding::object), against the members whose load
+// Internal to the verdict: findings on what a member's load binds (inspector/verdict/load_findings.cpp):
+// a version a wheel object needs that its provider lacks, and the same for the image's and the
+// distributions' own libraries the load maps anew. Those are said as the image's: the library that needs
+// it and what it needs, reported on that library (Finding::object), against the members whose load
 // reaches it; no build of the wheel fixes them.
 #pragma once
 
@@ -10,6 +11,8 @@
 
 namespace wheelcheck::verdict {
 
+// "needs version GLIBC_2.38 of libc.so.6, which the image's ... does not define": a wheel object's need.
+Finding member_missing_version(const image::Image& image, const resolve::MissingVersion& mv, const std::string& member);
 // "libLerc.so.4 in this image cannot be loaded: it needs GLIBCXX_3.4.29 of libstdc++.so.6, which the
 // image's /usr/lib/x86_64-linux-gnu/libstdc++.so.6 does not define (newest GLIBCXX_3.4.28) ..."
 Finding image_missing_version(const image::Image& image, const resolve::MissingVersion& mv);
