@@ -107,11 +107,14 @@ std::vector<std::string> library_folders(const image::Loader& loader, const Load
 // `files`; returns how many files the system's libraries are (they come first).
 std::size_t add_system_libraries(ElfFiles& files, const std::vector<std::string>& folders,
                                  const Interpreter& interpreter, std::vector<Problem>& findings);
+// One file, by its image path, added as one of the image's libraries (a DT_NEEDED path names it).
+void add_library_file(ElfFiles& files, const std::string& path, std::vector<Problem>& findings);
 // Every file named like a shared library in `folder`, added to `files` as one of the image's libraries.
 void add_folder_libraries(ElfFiles& files, const std::string& folder, std::vector<Problem>& findings);
 // Stage 3b: the folders the files' own DT_RPATH and DT_RUNPATH name ($ORIGIN the folder of each path that
 // reaches the file, $LIB and every $PLATFORM value expanded) that are not in `folders` yet, read as the
-// image's libraries, again for what those name, until no new folder is named (at most 8 rounds).
+// image's libraries, with the files their DT_NEEDED paths (entries with a '/') name, again for what those
+// name, until nothing new is named (at most 8 rounds).
 // `folders` grows by the folders read.
 void add_search_path_folders(ElfFiles& files, std::vector<std::string>& folders, const std::string& lib_token,
                              const std::vector<std::string>& platforms, unsigned threads, bool want_tables,

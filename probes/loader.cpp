@@ -121,6 +121,14 @@ std::vector<std::string> library_folders(const image::Loader& loader, const Load
   return folders;
 }
 
+void add_library_file(ElfFiles& files, const std::string& path, std::vector<Problem>& findings) {
+  if (path.empty() || path[0] != '/') return;
+  if (auto f = files.add(path, findings)) {
+    add_unique(files[*f].names, path);
+    files[*f].library = true;
+  }
+}
+
 void add_folder_libraries(ElfFiles& files, const std::string& folder, std::vector<Problem>& findings) {
   for (const auto& name : files.root().list_dir(folder)) {
     if (!library_like(name)) continue;
@@ -152,9 +160,13 @@ void add_search_path_folders(ElfFiles& files, std::vector<std::string>& folders,
   std::size_t scanned = 0;  // files whose entries were expanded
   for (int round = 0; round < k_rounds; ++round) {
     std::vector<std::string> named;
+    std::vector<std::string> paths;  // DT_NEEDED entries that are absolute paths
     for (std::size_t i = scanned; i < files.size(); ++i) {
       const ElfFile& f = files[i];
       if (!f.ok) continue;
+      for (const auto& n : f.binary.needed) {
+        if (!n.empty() && n[0] == '/') add_unique(paths, n);
+      }
       std::vector<std::string> reached_as = f.names;
       add_unique(reached_as, f.image_path);
       for (const auto* entries : {&f.binary.rpath, &f.binary.runpath}) {
@@ -175,7 +187,8 @@ void add_search_path_folders(ElfFiles& files, std::vector<std::string>& folders,
       }
     }
     scanned = files.size();
-    if (named.empty()) return;
+    for (const auto& p : paths) add_library_file(files, p, findings);
+    if (named.empty() && files.size() == scanned) return;
     for (const auto& d : named) {
       folders.push_back(d);
       add_folder_libraries(files, d, findings);

@@ -8,9 +8,10 @@
 //      ld-musl-*.so.1), and the loader's built-in folders for it (Debian's multiarch folders, lib64 on Red
 //      Hat's layout, musl's /lib:/usr/local/lib:/usr/lib).
 //   3. Every file named like a shared library (*.so, *.so.*) in LD_LIBRARY_PATH, the ld.so.conf folders,
-//      the folders of the cache's entries and the default folders (probes/loader.cpp). Each real file is
-//      read once, however many names and folders reach it: header, dynamic section and dynamic symbols
-//      only (pread, see inspector/elf/scanner.cpp), on all cores, largest first (probes/files.cpp).
+//      the folders of the cache's entries and the default folders (probes/loader.cpp), then (3b) in the
+//      folders only the libraries' own DT_RPATH and DT_RUNPATH name, and the files DT_NEEDED paths name. Each real file
+//      is read once, however many names and folders reach it: header, dynamic section and dynamic symbols only (pread,
+//      see inspector/elf/scanner.cpp), on all cores, largest first (probes/files.cpp).
 //   4. Pythons (probes/python.cpp): <prefix>/lib/python3.X with an interpreter or a site-packages folder;
 //      Debian's dist-packages folders join the /usr Python of the same version. Each interpreter is read
 //      like the libraries in 3: its exports are what extension modules bind against first.
@@ -115,6 +116,7 @@ ProbeResult probe_root(const ProbeOptions& opt) {
   const auto folders = library_folders(im.loader, config, interp.arch, opt.extra_dirs);  // 3
   ElfFiles files(root);
   add_system_libraries(files, folders, interp, findings);
+  for (const auto& path : opt.extra_files) add_library_file(files, path, findings);
 
   say(fmt::format("{} library files in {} folders; looking for Pythons", files.size(), folders.size()));
   im.pythons = find_pythons(root);  // 4

@@ -24,6 +24,7 @@ struct ProbeOptions {
   std::string generated_by;                          // recorded as it is
   std::map<std::string, std::string> env;            // the image's environment (LD_LIBRARY_PATH, CUDA_HOME, ...)
   std::vector<std::string> extra_dirs;               // more folders to read libraries from ($LIB, $PLATFORM expanded)
+  std::vector<std::string> extra_files;              // more files to read as libraries (DT_NEEDED paths with a '/')
   bool relocatable_site = false;                     // distributions of the one Python are written at "{site-packages}"
   bool export_tables = true;                         // read every library's exports (off: sonames and versions only)
   int jobs = 0;                                      // 0: hardware threads

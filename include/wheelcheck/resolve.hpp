@@ -168,6 +168,9 @@ struct Load {
   std::vector<const Object*> global;
   std::vector<const Object*> order;
   std::vector<Need> needs;
+  // What the process had loaded before the module (the required distributions' libraries and what they
+  // loaded): relocated then, not by this load.
+  std::vector<const Object*> imported;
 };
 Load load(const Space& space, const Object& root);
 

@@ -68,6 +68,22 @@ std::vector<std::string> search_dirs(const std::vector<WheelProfile>& a, const s
   return dirs;
 }
 
+// Their DT_NEEDED entries that are absolute paths (a library linked by its path): read from the root too.
+std::vector<std::string> needed_paths(const std::vector<WheelProfile>& a, const std::vector<WheelProfile>& b) {
+  std::vector<std::string> paths;
+  for (const auto* list : {&a, &b}) {
+    for (const auto& w : *list) {
+      for (const auto& m : w.members) {
+        if (!m.elf) continue;
+        for (const auto& n : m.elf->needed) {
+          if (!n.empty() && n[0] == '/' && std::find(paths.begin(), paths.end(), n) == paths.end()) paths.push_back(n);
+        }
+      }
+    }
+  }
+  return paths;
+}
+
 // One row per image, one column per wheel ([1], [2], ... named below); with one wheel, the reason in words
 // (run::Cell::headline): the route that is off, the finding that decided, or why the image is not the
 // wheel's at all.
@@ -441,6 +457,7 @@ int check_and_print(const CheckArgs& a, const std::string& format, bool gates_ou
   ImageRequest request;
   request.env = parse_env(a.image_env, "--image-env");
   request.search_dirs = search_dirs(profiles, with);  // a wheel that could not be read is an empty profile
+  request.needed_paths = needed_paths(profiles, with);
   auto images = resolve_images(a.images, db, request);
   apply_assumptions(images, a.assume);
   if (gates_output && images.size() != 1) throw usage_error("gates need exactly one --image");

@@ -94,6 +94,7 @@ using Target = run::Target;
 struct ImageRequest {
   std::map<std::string, std::string> env;  // the environment of a root folder probed on the fly
   std::vector<std::string> search_dirs;    // absolute RPATH/RUNPATH folders of the wheels: probed too
+  std::vector<std::string> needed_paths;   // absolute DT_NEEDED entries of the wheels: probed too
 };
 std::vector<Target> resolve_images(const std::vector<std::string>& names, const image::Db& db,
                                    const ImageRequest& request);

@@ -29,6 +29,7 @@ Target probed(const std::string& root, const ImageRequest& request) {
   probe::ProbeOptions o;
   o.root = root;
   o.extra_dirs = request.search_dirs;
+  o.extra_files = request.needed_paths;
   o.env = request.env;
   auto result = probe::probe_root(o);
   auto tables = std::make_shared<std::map<std::string, exports::Table>>();

@@ -200,6 +200,7 @@ BindResult bind(const Space& space, const Load& load) {
       // scope (RTLD_NOW binds every function); what the process had loaded before was bound then.
       if (std::find(load.global.begin(), load.global.end(), o) != load.global.end()) continue;
       if (o != load.root && std::find(pre.begin(), pre.end(), o) != pre.end()) continue;
+      if (std::find(load.imported.begin(), load.imported.end(), o) != load.imported.end()) continue;
       if (o == interpreter) continue;
       for (const auto& vn : o->version_needs) {
         const auto sp = vn.find(' ');

@@ -798,6 +798,23 @@ Load load(const Space& space, const Object& root) {
       result.global.push_back(rtld);
   }
   for (const Object* p : pre) st.mark_loaded(p, "");
+  // `import torch` also loaded what torch's libraries need (the nvidia-* wheels its RUNPATH reaches):
+  // loaded under the names they were found by, though not in the module's scope until a need reaches them.
+  const bool provider_root = std::find(pre.begin(), pre.end(), &root) != pre.end();
+  if (!provider_root) {
+    std::vector<const Object*> imported(pre.begin(), pre.end());
+    for (std::size_t i = 0; i < imported.size(); ++i) {
+      for (const auto& name : imported[i]->needed) {
+        Need need = st.search(name, *imported[i]);
+        if (need.found == nullptr || need.rule == How::AlreadyLoaded) continue;
+        st.loader_of.emplace(need.found, imported[i]);
+        st.opened_as.emplace(need.found, need.where);
+        st.mark_loaded(need.found, name);
+        if (std::find(imported.begin(), imported.end(), need.found) == imported.end()) imported.push_back(need.found);
+      }
+    }
+    result.imported = std::move(imported);
+  }
   st.mark_loaded(&root, "");
   st.order.push_back(&root);
   auto in_order = [&](const Object* o) { return std::find(st.order.begin(), st.order.end(), o) != st.order.end(); };

@@ -341,56 +341,6 @@ class Checker {
     }
   }
 
-  // The versions a distribution's library needs of the library `need` found for it (its DT_VERNEED, as a
-  // probe recorded it), each one the provider does not define an error on that library (the image's).
-  // For a distribution the wheel requires (provider), against every extension module of the wheel: it
-  // cannot be imported at all; for one a member's load reaches, against that member (its route).
-  void dist_version_needs(const Object& lib, const resolve::Need& need, const std::vector<std::string>& roots,
-                          bool provider) {
-    const Object* found = need.found;
-    if (found == nullptr) return;
-    const auto defined = resolve::defined_versions(m_space, *found);
-    if (!defined || defined->empty()) return;  // unknown (the symbol checks say so), or unversioned
-    const std::string dist = lib.label;        // "torch 2.10.0+cpu"
-    const std::string name = dist.substr(0, dist.find(' '));
-    for (const auto& vn : lib.version_needs) {
-      const auto space = vn.find(' ');
-      if (space == std::string::npos || vn.substr(0, space) != need.name) continue;
-      const std::string version = vn.substr(space + 1);
-      if (std::find(defined->begin(), defined->end(), version) != defined->end()) continue;
-      Cause cause{FindingKind::MissingVersion, lib.path, need.name, version};
-      if (seen(cause)) continue;
-      std::string have;
-      if (version.rfind("GLIBC_", 0) == 0 && m_image.libc_version.known()) {
-        have = "the image has glibc " + *m_image.libc_version.value;
-      } else {
-        std::string newest;
-        const std::string family = version.substr(0, version.find('_') + 1);
-        for (const auto& v : *defined) {
-          if (v.rfind(family, 0) == 0 && (newest.empty() || resolve::version_newer(v, newest))) newest = v;
-        }
-        have = "the image's " + need.name + (newest.empty() ? " defines none of that family" : " stops at " + newest);
-      }
-      const std::string consequence =
-          provider ? fmt::format("; the wheel requires {} (Requires-Dist), so none of it can work here", name)
-                   : "; the loader refuses it, and every member that loads it";
-      Draft d =
-          make(FindingKind::MissingVersion, Severity::Error)
-              .object(lib.path)
-              .library(need.name)
-              .version(version)
-              .why(Why::VersionTooNew)
-              .explain(fmt::format("{} in this image cannot be imported: {} needs {}, {}{}.", name, base_of(lib.path),
-                                   version, have, consequence))
-              .fix(fmt::format("a {} build for this image's {} (or an image that has {})", name, need.name, version))
-              .evidence(vn + " (DT_VERNEED of " + lib.path + ")");
-      if (!roots.empty()) d.roots(roots);
-      Finding f = d;
-      f.provider = provider;
-      add(std::move(f), std::move(cause));
-    }
-  }
-
   // 3b. The distributions the wheel requires that the image has (`import torch` runs before any of the
   // wheel's modules): each library of theirs loaded as the import loads it. A library it needs that
   // nothing provides, or a version it needs that the provider does not define, means the distribution
@@ -402,31 +352,57 @@ class Checker {
       if (m.kind == "extension") modules.push_back(m.path);
     }
     const std::string saved = std::exchange(m_root, "");
-    for (const Object* lib : m_space.preloaded()) {
+    const auto& pre = m_space.preloaded();
+    for (const Object* lib : pre) {
       const resolve::Load ld = resolve::load(m_space, *lib);
       const std::string dist = lib->label;  // "torch 2.10.0+cpu"
       const std::string name = dist.substr(0, dist.find(' '));
       for (const auto& need : ld.needs) {
-        if (need.requester != lib) continue;
+        // The distribution's own libraries are each a load of their own; what they bring is part of it.
+        const Object* req = need.requester;
+        if (req != lib && std::find(pre.begin(), pre.end(), req) != pre.end()) continue;
         if (need.found == nullptr) {
-          Cause cause{FindingKind::MissingLibrary, lib->path, need.name, "provider"};
+          Cause cause{FindingKind::MissingLibrary, req->path, need.name, "provider"};
           if (m_seen.count(cause)) continue;
+          const std::string who =
+              req == lib ? base_of(lib->path) : base_of(req->path) + " (which " + base_of(lib->path) + " loads)";
           Finding f = make(FindingKind::MissingLibrary, Severity::Error)
-                          .object(lib->path)
+                          .object(req->path)
                           .library(need.name)
                           .roots(modules)
                           .evidence(resolve::tried_text(need))
                           .explain(fmt::format("{} in this image cannot be imported: {} needs {}, which nothing in "
                                                "the image provides; the wheel requires {} (Requires-Dist), so none "
                                                "of it can work here.",
-                                               name, base_of(lib->path), need.name, name))
+                                               name, who, need.name, name))
                           .fix(fmt::format("a {} build whose libraries this image can load, or an image with {}", name,
                                            need.name));
           f.provider = true;
           add(std::move(f), std::move(cause));
           continue;
         }
-        dist_version_needs(*lib, need, modules, true);
+        if (req != lib) continue;
+        for (Finding& f : provider_version_needs(m_space, m_image, *lib, need, modules)) {
+          Cause cause{FindingKind::MissingVersion, lib->path, need.name, f.required_version};
+          if (!seen(cause)) add(std::move(f), std::move(cause));
+        }
+      }
+      // Its undefined symbols, and what the libraries it brings need, bound in the scope `import` gives
+      // it (RTLD_NOW).
+      const resolve::BindResult b = resolve::bind(m_space, ld);
+      for (const auto& mv : b.versions) {
+        if (mv.object == lib) continue;  // said above, from its DT_VERNEED
+        Cause cause{FindingKind::MissingVersion, mv.object->path, mv.file, mv.version};
+        if (m_seen.count(cause)) continue;
+        add(provider_failure(image_missing_version(m_image, mv), name, modules), std::move(cause));
+      }
+      for (const auto& u : b.image_unbound) {
+        if (!u.unknown.empty()) continue;
+        Cause cause{FindingKind::MissingSymbol, u.object->path, u.version, u.symbol};
+        if (m_seen.count(cause)) continue;
+        add(u.object == lib ? provider_unbound_symbol(u, modules)
+                            : provider_failure(image_unbound_symbol(u), name, modules),
+            std::move(cause));
       }
     }
     m_root = saved;

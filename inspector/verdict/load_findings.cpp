@@ -1,6 +1,8 @@
 // Findings on what a load binds: see load_findings.hpp.
 #include "inspector/verdict/load_findings.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "inspector/verdict/findings.hpp"
@@ -106,6 +108,74 @@ Finding image_unbound_symbol(const resolve::ImageUnbound& u) {
       .evidence(fmt::format("{}{} (undefined in {})", u.symbol, u.version.empty() ? "" : "@" + u.version,
                             image_object_name(lib)));
   return d;
+}
+
+Finding provider_failure(Finding f, const std::string& distribution, const std::vector<std::string>& modules) {
+  f.explanation = fmt::format(
+      "{} in this image cannot be imported: {} The wheel requires {} (Requires-Dist), so "
+      "none of it can work here.",
+      distribution, f.explanation, distribution);
+  f.roots = modules;
+  f.provider = true;
+  return f;
+}
+
+std::vector<Finding> provider_version_needs(const resolve::Space& space, const image::Image& image,
+                                            const resolve::Object& lib, const resolve::Need& need,
+                                            const std::vector<std::string>& modules) {
+  std::vector<Finding> out;
+  if (need.found == nullptr) return out;
+  const auto defined = resolve::defined_versions(space, *need.found);
+  if (!defined || defined->empty()) return out;  // unknown (the symbol checks say so), or unversioned
+  const std::string name = lib.label.substr(0, lib.label.find(' '));  // "torch" of "torch 2.10.0+cpu"
+  for (const auto& vn : lib.version_needs) {
+    const auto sp = vn.find(' ');
+    if (sp == std::string::npos || vn.substr(0, sp) != need.name) continue;
+    const std::string version = vn.substr(sp + 1);
+    if (std::find(defined->begin(), defined->end(), version) != defined->end()) continue;
+    std::string have;
+    if (version.rfind("GLIBC_", 0) == 0 && image.libc_version.known()) {
+      have = "the image has glibc " + *image.libc_version.value;
+    } else {
+      std::string newest;
+      const std::string family = version.substr(0, version.find('_') + 1);
+      for (const auto& v : *defined) {
+        if (v.rfind(family, 0) == 0 && (newest.empty() || resolve::version_newer(v, newest))) newest = v;
+      }
+      have = "the image's " + need.name + (newest.empty() ? " defines none of that family" : " stops at " + newest);
+    }
+    Draft d =
+        make(FindingKind::MissingVersion, Severity::Error)
+            .object(lib.path)
+            .library(need.name)
+            .version(version)
+            .why(Why::VersionTooNew)
+            .explain(fmt::format("{} in this image cannot be imported: {} needs {}, {}; the wheel requires {} "
+                                 "(Requires-Dist), so none of it can work here.",
+                                 name, base_of(lib.path), version, have, name))
+            .fix(fmt::format("a {} build for this image's {} (or an image that has {})", name, need.name, version))
+            .evidence(vn + " (DT_VERNEED of " + lib.path + ")");
+    if (!modules.empty()) d.roots(modules);
+    Finding f = d;
+    f.provider = true;
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+Finding provider_unbound_symbol(const resolve::ImageUnbound& u, const std::vector<std::string>& modules) {
+  const resolve::Object& lib = *u.object;
+  const std::string name = lib.label.substr(0, lib.label.find(' '));
+  Finding f = image_unbound_symbol(u);
+  const std::string pretty = f.demangled.empty() ? u.symbol : f.demangled;
+  f.explanation = fmt::format(
+      "{} in this image cannot be imported: {} needs {}{}, which nothing it loads defines; the "
+      "wheel requires {} (Requires-Dist), so none of it can work here.",
+      name, base_of(lib.path), pretty, u.version.empty() ? "" : " at version " + u.version + " of " + u.file, name);
+  f.fix = fmt::format("a {} build whose libraries this image can load", name);
+  f.roots = modules;
+  f.provider = true;
+  return f;
 }
 
 }  // namespace wheelcheck::verdict

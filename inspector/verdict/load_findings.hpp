@@ -18,6 +18,18 @@ Finding member_missing_version(const image::Image& image, const resolve::Missing
 Finding image_missing_version(const image::Image& image, const resolve::MissingVersion& mv);
 // An undefined, non-weak symbol of such a library that nothing in the load's scope defines.
 Finding image_unbound_symbol(const resolve::ImageUnbound& u);
+// The same of a library of a distribution the wheel requires (`import torch` fails): an error against
+// every extension module of the wheel (`modules`), Finding::provider set.
+Finding provider_unbound_symbol(const resolve::ImageUnbound& u, const std::vector<std::string>& modules);
+// A failure of a library that a required distribution's library loads, said as that distribution's
+// import failing: against every extension module, Finding::provider set.
+Finding provider_failure(Finding f, const std::string& distribution, const std::vector<std::string>& modules);
+// The versions a required distribution's library needs (its DT_VERNEED, as a probe recorded it) of the
+// library `need` found for it that the provider does not define: "torch in this image cannot be
+// imported: libc10.so needs GLIBC_2.38, the image has glibc 2.36; ...", one finding each.
+std::vector<Finding> provider_version_needs(const resolve::Space& space, const image::Image& image,
+                                            const resolve::Object& lib, const resolve::Need& need,
+                                            const std::vector<std::string>& modules);
 // How the image names one of its objects: "/usr/lib/x86_64-linux-gnu/libLerc.so.4" (or torch's
 // "torch 2.10.0 (torch/lib/libc10.so)").
 std::string image_object_name(const resolve::Object& o);

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The loader harness: wheelcheck's verdict against glibc's own loader, in real roots.
 
-  harness.py --wheelcheck BIN [--cases N] [--seed S] [--case K] [--arch x86_64|aarch64] [--jobs J]
+  harness.py --wheelcheck BIN [--cases N] [--start S0] [--seed S] [--case K] [--arch x86_64|aarch64] [--jobs J]
              [--keep DIR] [--wheels W... --roots R...]
 
 For each generated case (cases.py): compile its libraries with gcc, lay out a root from this machine's
@@ -15,7 +15,16 @@ install the wheel into the root's site-packages as pip would and let the root's 
      lists every missing library, every version not found and every unresolved symbol, not only the
      first; the preloaded distributions (and libpython, for Python roots) are given as LD_PRELOAD.
 Member by member, wheelcheck's members[] must agree: loads or not, missing libraries, missing versions
-and the set of unresolved (object, symbol, version). Every disagreement prints both sides and fails.
+("V of FILE") and the set of unresolved (object, symbol, version). Every disagreement prints both sides and
+fails. The requester of a missing version or an unresolved symbol may be any object the member's load
+reaches: a wheel member is named by its name in the wheel, an image library or a distribution's library by
+its path in the root (symlinks resolved inside the root on both sides: the loader names an object by the
+path it opened). A program (a NAME-1.0.data/scripts file, or any member that is ET_EXEC or a DF_1_PIE
+object with a PT_INTERP) is run, not dlopened, and must be a member of kind "executable"; it exits with
+the case's exe_rc. The trace is given, as LD_PRELOAD, everything the Requires-Dist distributions' import
+left loaded in the probe (`probe --list`: what their own search paths found too). When that import itself
+fails (the probe's "preload-fail"), the member is never reached: wheelcheck must refuse it and have a
+finding that names the library the import misses; nothing else of the member is compared.
 
 Inside a root the loader runs by chroot (x86_64; root is required, and in CI a refused chroot is a
 failure) or by qemu-aarch64-static -L ROOT (aarch64; no chroot needed).
@@ -126,6 +135,94 @@ def build_probe(work, arch):
     return out
 
 
+# --- ELF facts and paths inside a root ---------------------------------------------------------------------
+
+def elf_info(path):
+    """The few facts of an ELF file the harness needs: e_type, PT_INTERP, DT_SONAME, DT_FLAGS_1 (None when it
+    is not an ELF file)."""
+    import struct
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    if data[:4] != b"\x7fELF" or len(data) < 64:
+        return None
+    wide, end = data[4] == 2, "<" if data[5] == 1 else ">"
+    e_type = struct.unpack_from(end + "H", data, 16)[0]
+    if wide:
+        phoff, = struct.unpack_from(end + "Q", data, 32)
+        phentsize, phnum = struct.unpack_from(end + "HH", data, 54)
+    else:
+        phoff, = struct.unpack_from(end + "I", data, 28)
+        phentsize, phnum = struct.unpack_from(end + "HH", data, 42)
+    loads, dynamic, interp = [], None, None
+    for i in range(phnum):
+        o = phoff + i * phentsize
+        if wide:
+            p_type, _, p_offset, p_vaddr, _, p_filesz = struct.unpack_from(end + "IIQQQQ", data, o)
+        else:
+            p_type, p_offset, p_vaddr, _, p_filesz = struct.unpack_from(end + "IIIII", data, o)
+        if p_type == 1:
+            loads.append((p_vaddr, p_offset, p_filesz))
+        elif p_type == 2:
+            dynamic = (p_offset, p_filesz)
+        elif p_type == 3:
+            interp = data[p_offset:p_offset + p_filesz].split(b"\0")[0].decode()
+    info = {"type": e_type, "interp": interp, "soname": None, "flags_1": 0}
+    if dynamic:
+        fmt, size = (end + "qQ", 16) if wide else (end + "iI", 8)
+        strtab, soname = None, None
+        for o in range(dynamic[0], dynamic[0] + dynamic[1], size):
+            tag, val = struct.unpack_from(fmt, data, o)
+            if tag == 0:
+                break
+            if tag == 5:
+                strtab = val
+            elif tag == 14:
+                soname = val
+            elif tag == 0x6ffffffb:
+                info["flags_1"] = val
+        if strtab is not None and soname is not None:
+            for vaddr, off, size_ in loads:
+                if vaddr <= strtab < vaddr + size_:
+                    start = off + strtab - vaddr + soname
+                    info["soname"] = data[start:data.index(b"\0", start)].decode()
+    return info
+
+
+def is_program(path):
+    """A program, run and not dlopened: ET_EXEC, or ET_DYN marked DF_1_PIE, with a PT_INTERP."""
+    info = elf_info(path)
+    return bool(info and info["interp"] and (info["type"] == 2 or (info["type"] == 3 and info["flags_1"] & 0x08000000)))
+
+
+def canon(root, path):
+    """PATH as the root's own "/" resolves it: every symlink followed inside the root (an absolute link target
+    is the root's path, not this machine's)."""
+    parts = [p for p in path.split("/") if p]
+    out = []
+    hops = 0
+    while parts:
+        p = parts.pop(0)
+        if p == ".":
+            continue
+        if p == "..":
+            if out:
+                out.pop()
+            continue
+        full = root + "/" + "/".join(out + [p])
+        if os.path.islink(full) and hops < 40:
+            hops += 1
+            target = os.readlink(full)
+            if target.startswith("/"):
+                out = []
+            parts = [t for t in target.split("/") if t] + parts
+            continue
+        out.append(p)
+    return "/" + "/".join(out)
+
+
 # --- one case ---------------------------------------------------------------------------------------------
 
 def c_source(lib, modname):
@@ -198,28 +295,62 @@ def install_path(site, arc):
         m.group(2)
 
 
+def root_path(site, place, built_path=None):
+    """An image place ("/abs", "dist:REL", or "asbuilt": the absolute path it was built at, which is what a
+    library without DT_SONAME is named by in its consumers' DT_NEEDED) as a path of the root."""
+    if place == "asbuilt":
+        return built_path
+    return site + "/" + place[5:] if place.startswith("dist:") else place
+
+
+def dist_files(case, d):
+    """The site-packages-relative files of distribution d: its libraries and their links."""
+    prefix = f"dist:{d.folder or d.name}/"
+    out = []
+    for lib in case.libs:
+        if lib.place and lib.place.startswith(prefix):
+            out.append(lib.place[5:])
+        for link in lib.links:
+            path = link.split("->")[0]
+            if path.startswith(prefix):
+                out.append(path[5:])
+    return out
+
+
 def lay_out(case, built, root, site):
     """The image's own files and distributions (before wheelcheck looks), and the ld.so cache."""
     for lib in case.libs:
         if not lib.place or lib.place.startswith("wheel:"):
             continue
-        dest = site + "/" + lib.place[5:] if lib.place.startswith("dist:") else lib.place
+        dest = root_path(site, lib.place, built[lib.key])
         full = root + dest
         os.makedirs(os.path.dirname(full), exist_ok=True)
         shutil.copy2(built[lib.key], full)
+    for lib in case.libs:
+        # Links (after every file): "PATH" links to the library's place, "PATH->TARGET" to TARGET.
+        for link in lib.links:
+            path, _, target = link.partition("->")
+            path, target = root_path(site, path), root_path(site, target or lib.place)
+            full = root + path
+            os.makedirs(os.path.dirname(full), exist_ok=True)
+            if os.path.lexists(full):
+                os.unlink(full)
+            if lib.abs_links and case.arch == "x86_64":
+                os.symlink(target, full)
+            else:
+                os.symlink(os.path.relpath(target, os.path.dirname(path)), full)
     for d in case.dists:
         info = f"{root}{site}/{d.name}-1.0.dist-info"
         os.makedirs(info, exist_ok=True)
         with open(info + "/METADATA", "w") as f:
-            f.write(f"Metadata-Version: 2.1\nName: {d.name}\nVersion: 1.0\n")
+            f.write(f"Metadata-Version: 2.1\nName: {d.meta_name or d.name}\nVersion: 1.0\n")
         if d.top_level:
             with open(info + "/top_level.txt", "w") as f:
-                f.write(d.name + "\n")
+                f.write((d.folder or d.name).split("/")[0] + "\n")
         if d.record:
             with open(info + "/RECORD", "w") as f:
-                for lib in case.libs:
-                    if lib.place and lib.place.startswith(f"dist:{d.name}/"):
-                        f.write(f"{lib.place[5:]},,\n")
+                for rel in dist_files(case, d):
+                    f.write(f"{rel},,\n")
                 f.write(f"{d.name}-1.0.dist-info/METADATA,,\n{d.name}-1.0.dist-info/RECORD,,\n")
     if case.conf:
         with open(root + "/etc/ld.so.conf.d/case.conf", "w") as f:
@@ -262,6 +393,7 @@ def in_root(root, arch, argv, env):
 UNDEF = re.compile(r"^undefined symbol: ([^\t,]+)(?:, version (\S+))?\t\((.*)\)$")
 VERSION = re.compile(r"^(.*): (.*): version `([^']+)' not found \(required by (.*)\)$")
 NOTFOUND = re.compile(r"^\t(\S+) => not found$")
+FOUND = re.compile(r"^\t(\S+) => (\S+) \(0x[0-9a-f]+\)$")
 
 
 def loader_trace(case, root, member, preload, env):
@@ -282,7 +414,7 @@ def loader_trace(case, root, member, preload, env):
             continue
         m = VERSION.match(line)
         if m:
-            versions.add((m.group(4), m.group(3)))
+            versions.add((m.group(4), m.group(3), m.group(2)))  # (requester, version, provider)
     return missing, undefined, versions, p
 
 
@@ -301,7 +433,10 @@ def run_probe(case, root, members, preload, env, exes):
         for line in p.stdout.splitlines():
             parts = line.split("\t")
             if len(parts) >= 2:
-                results[parts[0]] = (parts[1] == "ok", parts[2] if len(parts) > 2 else "")
+                err = parts[2] if len(parts) > 2 else ""
+                if parts[1] == "preload-fail":
+                    err = "preload-fail: " + err  # `import DIST` itself failed: the member was never loaded
+                results[parts[0]] = (parts[1] == "ok", err)
         for m in libs:
             if m not in results:
                 raise HarnessError(f"the probe said nothing of {m}: rc {p.returncode}, {p.stderr.strip()[:500]}")
@@ -312,7 +447,8 @@ def run_probe(case, root, members, preload, env, exes):
             # Run by its interpreter: $ORIGIN of a program comes from /proc/self/exe, which a chroot
             # without /proc lacks; given on ld.so's command line, its path is known.
             p = in_root(root, case.arch, [INTERP[case.arch], m], e)
-            results[m] = (p.returncode == 0 and p.stdout.startswith("ok"), p.stderr.strip())
+            results[m] = (p.returncode == case.exe_rc and p.stdout.startswith("ok"),
+                          p.stderr.strip() or f"exit status {p.returncode}, output {p.stdout.strip()[:200]!r}")
     return results
 
 
@@ -320,7 +456,14 @@ def wheelcheck_json(wc, whl, root, env, cache):
     cmd = [wc, whl, "--image", root, "--json", "-q", "--cache-dir", cache]
     for k, v in env.items():
         cmd += ["--image-env", f"{k}={v}"]
-    p = run(cmd)
+    for attempt in range(11):
+        try:
+            p = run(cmd)
+            break
+        except OSError as e:  # the binary is being rebuilt (missing, not yet executable, busy): wait for it
+            if attempt == 10:
+                raise HarnessError(f"cannot run {wc}: {e}")
+            time.sleep(30)
     if p.returncode not in (0, 1, 3, 4):
         raise HarnessError(f"wheelcheck exited {p.returncode}: {p.stderr.strip()[:2000]}")
     return json.loads(p.stdout)
@@ -345,8 +488,12 @@ def glibc_platform(work, arch):
     return m.group(1)
 
 
-def compare(case, report, installed, probe, traces, platform):
-    """Member by member: the loader's answers against wheelcheck's. Returns the disagreements."""
+def compare(case, report, installed, probe, traces, platform, root=None, exes=()):
+    """Member by member: the loader's answers against wheelcheck's. Returns the disagreements.
+
+    Objects are named as wheelcheck names them: a wheel member by its name in the wheel, any other object
+    (an image library, a distribution's library) by its path in the root, symlinks resolved inside the root
+    on both sides (the loader names an object by the path it opened it by)."""
     out = []
     # Needs found only under some $PLATFORM values: where this CPU's value is not among them, wheelcheck
     # answers for another CPU; the loader must then fail to find the library, and nothing else is compared.
@@ -357,6 +504,26 @@ def compare(case, report, installed, probe, traces, platform):
                 other_cpu[m] = f["library"]
     wc_members = {m["path"]: m for m in report["members"]}
     arc_of = {dest: arc for dest, arc in installed.items()}
+    if root is not None:
+        arc_of.update({canon(root, dest): arc for dest, arc in installed.items()})
+
+    def who(path):
+        """The loader's name of an object (the path it opened) as wheelcheck names it."""
+        if path in arc_of:
+            return arc_of[path]
+        if root is None:
+            return path
+        c = canon(root, path)
+        return arc_of.get(c, c)
+
+    def wc_who(name):
+        return canon(root, name) if root is not None and name.startswith("/") else name
+
+    def provider_name(path):
+        """What a requester's DT_VERNEED names a provider by: its DT_SONAME, else its file name."""
+        info = elf_info(root + canon(root, path)) if root is not None else None
+        return (info or {}).get("soname") or os.path.basename(path)
+
     for dest, arc in sorted(installed.items()):
         if dest not in probe:
             continue
@@ -364,10 +531,14 @@ def compare(case, report, installed, probe, traces, platform):
         wm = wc_members.get(arc)
         if wm is None:
             # A library another member needs is judged inside that member's load; an extension module or
-            # an executable must be a member of its own.
-            if ".cpython-" in arc or ".data/scripts/" in arc:
+            # a program must be a member of its own.
+            if ".cpython-" in arc or ".data/scripts/" in arc or dest in exes:
                 out.append(f"{arc}: the loader {'loads' if loads else 'refuses'} it; wheelcheck did not check it")
             continue
+        if dest in exes and wm.get("kind") != "executable":
+            out.append(f"{arc}: a program (PT_INTERP, {'PIE' if is_program(root + dest) and elf_info(root + dest)['type'] == 3 else 'ET_EXEC'}); "
+                       f"wheelcheck's kind {wm.get('kind')!r}, not 'executable'" if root is not None else
+                       f"{arc}: a program; wheelcheck's kind {wm.get('kind')!r}")
         missing, undefined, versions, _ = traces[dest]
         if arc in other_cpu:
             if loads or other_cpu[arc] not in missing | {err.split(":")[0]}:
@@ -380,16 +551,28 @@ def compare(case, report, installed, probe, traces, platform):
         if not loads and m:
             missing = missing | {m.group(1)}
         wc_missing = set(wm["missing_libraries"])
-        wc_unres = {(u["object"], u["symbol"], u["version"]) for u in wm["unresolved"]}
-        wc_versions = {v.split(" of ")[0] for v in wm["missing_versions"]}
-        ld_unres = {(arc_of[p], s, v) for (p, s, v) in undefined if p in arc_of}
-        ld_versions = {v for (req, v) in versions if req in arc_of}
+        wc_unres = {(wc_who(u["object"]), u["symbol"], u["version"]) for u in wm["unresolved"]}
+        wc_versions = {tuple(v.split(" of ", 1)) if " of " in v else (v, "") for v in wm["missing_versions"]}
+        # Every requester counts, the member's own libraries and the image's and distributions' alike.
+        ld_unres = {(who(p), s, v) for (p, s, v) in undefined}
+        ld_versions = {(v, provider_name(prov)) for (req, v, prov) in versions}
         if wm["loads"] != loads:
             out.append(f"{arc}: loads? loader {loads} ({err}); wheelcheck {wm['loads']}")
+        if err.startswith("preload-fail: "):
+            # A Requires-Dist distribution cannot be imported: the loader never reaches the member, so its own
+            # libraries, versions and symbols are not observed. wheelcheck must refuse it (above) and say why:
+            # a finding that names what the distribution's load misses.
+            m = re.search(r"([^ :/]+): cannot open shared object file", err)
+            if m and not any(m.group(1) in (f.get("library", ""), f.get("explanation", "")) or
+                             m.group(1) in f.get("explanation", "") for f in report["findings"]):
+                out.append(f"{arc}: the required distribution does not load ({err}); no wheelcheck finding names "
+                           f"{m.group(1)}")
+            continue
         if wc_missing != missing:
             out.append(f"{arc}: missing libraries: loader {sorted(missing)}; wheelcheck {sorted(wc_missing)}")
         if wc_versions != ld_versions:
-            out.append(f"{arc}: missing versions: loader {sorted(ld_versions)}; wheelcheck {sorted(wc_versions)}")
+            required = sorted({f"{v} of {provider_name(prov)} (required by {who(req)})" for (req, v, prov) in versions})
+            out.append(f"{arc}: missing versions: loader {required}; wheelcheck {sorted(wm['missing_versions'])}")
         if missing:
             # With a library missing the loader fakes its map and relocates nothing, so it lists no
             # symbols; only wheelcheck's own bookkeeping of them is left, and it is not compared.
@@ -411,8 +594,7 @@ def run_case(args, case, work):
     must(["cp", "-a", "--reflink=auto", base, root])
     if case.layout == "nocache":
         pass
-    if not case.python:
-        shutil.copy2(os.path.join(work, f"probe-{case.arch}"), os.path.join(root, "probe"))
+    shutil.copy2(os.path.join(work, f"probe-{case.arch}"), os.path.join(root, "probe"))
     site = PY_SITE if case.python else STUB_SITE
     lay_out(case, built, root, site)
     whl = write_wheel(case, built, os.path.join(cdir, f"{case.wheel}-1.0-cp311-cp311-linux_{case.arch}.whl"))
@@ -422,33 +604,71 @@ def run_case(args, case, work):
         raise HarnessError(f"wheelcheck installs elsewhere than {site}: {notes}")
     installed = install_wheel(case, built, root, site)
     preload = []
-    if case.requires:
-        for d in case.dists:
-            for lib in case.libs:
-                if lib.place and lib.place.startswith(f"dist:{d.name}/"):
-                    preload.append(site + "/" + lib.place[5:])
-        preload.sort(key=lambda p: 0 if "tcore" in p else 1)  # dependencies first, as torch's __init__ does
+    # What `import DIST` leaves loaded, for each Requires-Dist distribution of the case (not the others: an
+    # nvidia-like distribution is loaded only through what needs it).
+    wanted = {norm_dist(re.split(r"[ <>=!~;\[(]", q.strip())[0]) for q in case.requires}
+    for d in case.dists:
+        if norm_dist(d.meta_name or d.name) not in wanted:
+            continue
+        prefix = f"dist:{d.folder or d.name}/"
+        for lib in case.libs:
+            if lib.place and lib.place.startswith(prefix):
+                preload.append(site + "/" + lib.place[5:])
+    preload.sort(key=lambda p: 0 if "tcore" in p else 1)  # dependencies first, as torch's __init__ does
     dis = judge(args, case, report, root, installed, preload)
     if not args.keep and not dis:
         shutil.rmtree(cdir, ignore_errors=True)
     return dis, time.time() - t0, report
 
 
+def preload_closure(case, root, preload):
+    """Every object the preloads leave loaded (they and what their own search paths found), as the probe sees
+    it: the trace gets them all as LD_PRELOAD, since ld.so would otherwise search a member's need of one of
+    them (an nvidia-like library a torch-like one found by its RUNPATH) before the preload's own needs."""
+    if not preload:
+        return []
+    probe = "/probe"
+    if not os.path.exists(root + probe):
+        return list(preload)
+    argv = [probe, "--list"] + sum([["--preload", p] for p in preload], [])
+    p = in_root(root, case.arch, argv, case.env)
+    out = []
+    for line in p.stdout.splitlines():
+        parts = line.split("\t")
+        if len(parts) == 2 and parts[0] == "loaded":
+            path = parts[1]
+            if path == probe or os.path.basename(path).startswith(("libc.so", "ld-linux")) or path in out:
+                continue
+            if case.arch != "x86_64" and path.startswith(root):
+                path = path[len(root):]
+            out.append(path)
+    for p_ in preload:  # a preload that did not load: still given, the trace says why
+        if p_ not in out:
+            out.append(p_)
+    return out
+
+
+def norm_dist(name):
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
 def judge(args, case, report, root, installed, preload):
     """The loader's two passes over every installed ELF member, compared with wheelcheck's report."""
-    exes = {d for d, a in installed.items() if ".data/scripts/" in a}
+    # Programs are run, not dlopened: a script, or anything with a PT_INTERP that is ET_EXEC or a PIE.
+    exes = {d for d, a in installed.items() if ".data/scripts/" in a or is_program(root + d)}
     members = sorted(installed)
     probe = run_probe(case, root, members, preload, case.env, exes)
+    case.observed = probe  # what the loader did, member by member (libtree.py checks its premises by it)
     traces = {}
     # The trace makes the member the main program: what every process has loaded before an import (libc;
     # for a Python root, libpython standing in for the interpreter's exports and its libm) is preloaded.
     libdir = f"/usr/lib/{TRIPLE[case.arch]}"
-    trace_pre = [f"{libdir}/libc.so.6"] + list(preload)
+    trace_pre = [f"{libdir}/libc.so.6"] + preload_closure(case, root, preload)
     if case.python:
         trace_pre += [f"{libdir}/libpython3.11.so.1.0", f"{libdir}/libm.so.6"]
     for m in members:
         traces[m] = loader_trace(case, root, m, trace_pre if m not in exes else [], case.env)
-    return compare(case, report, installed, probe, traces, args.platform)
+    return compare(case, report, installed, probe, traces, args.platform, root, exes)
 
 
 # --- given wheels: the sample incident wheels, the corpus ------------------------------------------------
@@ -678,6 +898,8 @@ def main():
     ap.add_argument("--cases", type=int, default=520)
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--case", type=int, action="append", help="replay only this case number (repeatable)")
+    ap.add_argument("--start", type=int, default=0, help="the first case number: runs START..CASES-1 (cases.py: "
+                    "numbers from 520 on x86_64, 260 on aarch64, are the image, program and distribution templates)")
     ap.add_argument("--arch", default="x86_64", choices=["x86_64", "aarch64"])
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--work", help="work folder (default: a temporary one, removed unless --keep)")
@@ -711,7 +933,7 @@ def main():
         return run_samples(args, work)
     if args.corpus:
         return run_corpus(args, work)
-    numbers = args.case or list(range(args.cases))
+    numbers = args.case or list(range(args.start, args.cases))
     print(f"loader harness: seed {seed}, {len(numbers)} cases, {args.arch}, {args.jobs} jobs, work {work}")
     print(f"  replay one: {sys.argv[0]} --wheelcheck {args.wheelcheck} --seed {seed} --arch {args.arch} --case N")
     sys.stdout.flush()
