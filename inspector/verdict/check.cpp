@@ -496,6 +496,14 @@ class Checker {
         }
         break;
       case Object::Source::Image:
+        if ((req.flags_1 & 0x800) != 0) {  // DF_1_NODEFLIB
+          f.explain(
+              fmt::format("{} is in the image at {}, but {} is marked DF_1_NODEFLIB (-z nodefaultlib): the "
+                          "loader takes nothing of it from the system folders, by the cache or by default.",
+                          name, there.path, needer));
+          f.fix(fmt::format("link {} without -z nodefaultlib, or name {} in its RUNPATH", needer, folder));
+          return;
+        }
         f.explain(
             fmt::format("{} is in the image at {}, but no search path of {} reaches it.", name, there.path, needer));
         break;

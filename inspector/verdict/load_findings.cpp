@@ -11,14 +11,14 @@ namespace wheelcheck::verdict {
 
 namespace {
 
-std::string base_of(const std::string& path) {
+std::string file_name_of(const std::string& path) {
   return path.substr(path.find_last_of('/') + 1);
 }
 
 // "libLerc.so.4 (the image's)", "libc10.so (torch 2.10.0)": who it is, for the sentence.
 std::string owner_words(const resolve::Object& o) {
-  if (o.source == resolve::Object::Source::Distribution) return base_of(o.path) + " of " + o.label;
-  return "the image's " + base_of(o.path);
+  if (o.source == resolve::Object::Source::Distribution) return file_name_of(o.path) + " of " + o.label;
+  return "the image's " + file_name_of(o.path);
 }
 
 // "; the image's glibc is 2.36": what the image says of the family a version belongs to.
@@ -68,23 +68,25 @@ Finding image_missing_version(const image::Image& image, const resolve::MissingV
   const std::string provider = mv.provider->path.empty() ? mv.file : mv.provider->path;
   const bool dist = lib.source == resolve::Object::Source::Distribution;
   const std::string name = lib.label.substr(0, lib.label.find(' '));  // "torch" of "torch 2.10.0+cpu"
-  const std::string lead = dist ? fmt::format("{} in this image cannot be imported: {} needs", name, base_of(lib.path))
-                                : fmt::format("{} cannot be loaded in this image: it needs", owner_words(lib));
-  Draft d = make(FindingKind::MissingVersion, Severity::Error)
-                .object(image_object_name(lib))
-                .library(mv.file)
-                .version(mv.version)
-                .why(Why::VersionTooNew)
-                .explain(fmt::format("{} version {} of {}, which {} does not define ({}){}; the loader refuses it "
-                                     "(\"version `{}' not found (required by {})\"), and every member whose load "
-                                     "reaches it.",
-                                     lead, mv.version, mv.file, provider, have, context, mv.version, base_of(lib.path)))
-                .fix(dist ? fmt::format("a {} build for this image's {} (or an image whose {} defines {})", name,
-                                        mv.file, mv.file, mv.version)
-                          : fmt::format("the image's {} and {} from the same release (a partly upgraded image mixes "
-                                        "them), or an image whose {} defines {}",
-                                        base_of(lib.path), mv.file, mv.file, mv.version))
-                .evidence(fmt::format("{} {} (DT_VERNEED of {})", mv.file, mv.version, image_object_name(lib)));
+  const std::string lead =
+      dist ? fmt::format("{} in this image cannot be imported: {} needs", name, file_name_of(lib.path))
+           : fmt::format("{} cannot be loaded in this image: it needs", owner_words(lib));
+  Draft d =
+      make(FindingKind::MissingVersion, Severity::Error)
+          .object(image_object_name(lib))
+          .library(mv.file)
+          .version(mv.version)
+          .why(Why::VersionTooNew)
+          .explain(fmt::format("{} version {} of {}, which {} does not define ({}){}; the loader refuses it "
+                               "(\"version `{}' not found (required by {})\"), and every member whose load "
+                               "reaches it.",
+                               lead, mv.version, mv.file, provider, have, context, mv.version, file_name_of(lib.path)))
+          .fix(dist ? fmt::format("a {} build for this image's {} (or an image whose {} defines {})", name, mv.file,
+                                  mv.file, mv.version)
+                    : fmt::format("the image's {} and {} from the same release (a partly upgraded image mixes "
+                                  "them), or an image whose {} defines {}",
+                                  file_name_of(lib.path), mv.file, mv.file, mv.version))
+          .evidence(fmt::format("{} {} (DT_VERNEED of {})", mv.file, mv.version, image_object_name(lib)));
   if (!mv.provided.empty()) d.candidates({mv.provided.back()});
   return d;
 }
@@ -103,8 +105,8 @@ Finding image_unbound_symbol(const resolve::ImageUnbound& u) {
                         "imported with RTLD_NOW the loader refuses it (\"undefined symbol: {}\"), and every member "
                         "whose load reaches it.",
                         owner_words(lib), pretty, at, u.symbol))
-      .fix(
-          fmt::format("the image's {} and the libraries it was built against from the same release", base_of(lib.path)))
+      .fix(fmt::format("the image's {} and the libraries it was built against from the same release",
+                       file_name_of(lib.path)))
       .evidence(fmt::format("{}{} (undefined in {})", u.symbol, u.version.empty() ? "" : "@" + u.version,
                             image_object_name(lib)));
   return d;
@@ -152,7 +154,7 @@ std::vector<Finding> provider_version_needs(const resolve::Space& space, const i
             .why(Why::VersionTooNew)
             .explain(fmt::format("{} in this image cannot be imported: {} needs {}, {}; the wheel requires {} "
                                  "(Requires-Dist), so none of it can work here.",
-                                 name, base_of(lib.path), version, have, name))
+                                 name, file_name_of(lib.path), version, have, name))
             .fix(fmt::format("a {} build for this image's {} (or an image that has {})", name, need.name, version))
             .evidence(vn + " (DT_VERNEED of " + lib.path + ")");
     if (!modules.empty()) d.roots(modules);
@@ -171,7 +173,8 @@ Finding provider_unbound_symbol(const resolve::ImageUnbound& u, const std::vecto
   f.explanation = fmt::format(
       "{} in this image cannot be imported: {} needs {}{}, which nothing it loads defines; the "
       "wheel requires {} (Requires-Dist), so none of it can work here.",
-      name, base_of(lib.path), pretty, u.version.empty() ? "" : " at version " + u.version + " of " + u.file, name);
+      name, file_name_of(lib.path), pretty, u.version.empty() ? "" : " at version " + u.version + " of " + u.file,
+      name);
   f.fix = fmt::format("a {} build whose libraries this image can load", name);
   f.roots = modules;
   f.provider = true;
