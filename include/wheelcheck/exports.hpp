@@ -58,11 +58,12 @@ struct Export {
 };
 
 // An undefined, non-weak dynamic symbol of the library: what binding it in a load needs.
+// Views into storage the table owns, as Export's are.
 struct Import {
-  std::string name;
-  std::string version;  // empty when unversioned
-  std::string file;     // the DT_VERNEED library of the version; empty when unversioned
-  char type = 'N';      // the type letter of its symbol (F O T I N C X)
+  std::string_view name;
+  std::string_view version;  // empty when unversioned
+  std::string_view file;     // the DT_VERNEED library of the version; empty when unversioned
+  char type = 'N';           // the type letter of its symbol (F O T I N C X)
   bool operator==(const Import&) const = default;
 };
 

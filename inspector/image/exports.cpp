@@ -284,7 +284,7 @@ void parse_import(std::string_view rest, std::vector<Import>& imports, const Lin
   if (parts[3].size() != 1 || k_type_letters.find(parts[3][0]) == std::string_view::npos)
     lines.fail("unknown type letter " + LineParser::quoted(parts[3]) + " (one of " + std::string(k_type_letters) + ")");
   if (parts[1].empty() != parts[2].empty()) lines.fail("an undefined symbol's version and library go together");
-  Import i{std::string(parts[0]), std::string(parts[1]), std::string(parts[2]), parts[3][0]};
+  Import i{parts[0], parts[1], parts[2], parts[3][0]};
   if (!imports.empty() && std::tie(imports.back().name, imports.back().version) >= std::tie(i.name, i.version))
     lines.fail("undefined symbols not sorted, or repeated: " + LineParser::quoted(i.name));
   imports.push_back(std::move(i));
@@ -352,6 +352,13 @@ Table Table::from_binary(const elf::Binary& binary, std::string library, std::st
     table.version_definitions.push_back(d.name);
   }
 
+  // The undefined symbols, laid end to end in the storage below with the exports; views once it is built.
+  struct PendingImport {
+    std::size_t at, name, version, file;
+    char type;
+  };
+  std::vector<PendingImport> pending_imports;
+  auto storage = std::make_unique<Storage>();
   for (const auto& s : binary.symbols) {
     if (s.defined || s.weak() || s.name.empty() || s.type == elf::SymbolType::Section ||
         s.type == elf::SymbolType::File)
@@ -359,23 +366,19 @@ Table Table::from_binary(const elf::Binary& binary, std::string library, std::st
     check_storable(s.name, "symbol name", table.library);
     check_storable(s.version, "version", table.library);
     check_storable(s.version_file, "version file", table.library);
-    table.imports.push_back({s.name, s.version, s.version.empty() ? "" : s.version_file, type_letter(s.type)});
+    const std::string_view file = s.version.empty() ? std::string_view() : std::string_view(s.version_file);
+    pending_imports.push_back(
+        {storage->text.size(), s.name.size(), s.version.size(), file.size(), type_letter(s.type)});
+    storage->text += s.name;
+    storage->text += s.version;
+    storage->text += file;
   }
-  std::sort(table.imports.begin(), table.imports.end(),
-            [](const Import& a, const Import& b) { return std::tie(a.name, a.version) < std::tie(b.name, b.version); });
-  table.imports.erase(
-      std::unique(table.imports.begin(), table.imports.end(),
-                  [](const Import& a, const Import& b) { return a.name == b.name && a.version == b.version; }),
-      table.imports.end());
-  table.imports_known = true;
-
   // First the bytes, then the views: the buffer no longer moves once they are taken.
   struct Pending {
     std::size_t name_at, name_size, version_at, version_size;
     bool hidden;
     char type, binding;
   };
-  auto storage = std::make_unique<Storage>();
   std::vector<Pending> pending;
   for (const auto& s : binary.symbols) {
     if (!listed(s)) continue;
@@ -399,6 +402,17 @@ Table Table::from_binary(const elf::Binary& binary, std::string library, std::st
     pending.push_back(p);
   }
   const std::string_view text = storage->text;
+  for (const auto& p : pending_imports) {
+    table.imports.push_back({text.substr(p.at, p.name), text.substr(p.at + p.name, p.version),
+                             text.substr(p.at + p.name + p.version, p.file), p.type});
+  }
+  std::sort(table.imports.begin(), table.imports.end(),
+            [](const Import& a, const Import& b) { return std::tie(a.name, a.version) < std::tie(b.name, b.version); });
+  table.imports.erase(
+      std::unique(table.imports.begin(), table.imports.end(),
+                  [](const Import& a, const Import& b) { return a.name == b.name && a.version == b.version; }),
+      table.imports.end());
+  table.imports_known = true;
   storage->exports.reserve(pending.size());
   for (const auto& p : pending) {
     storage->exports.push_back(Export{text.substr(p.name_at, p.name_size), text.substr(p.version_at, p.version_size),

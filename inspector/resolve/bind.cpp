@@ -54,7 +54,7 @@ namespace {
 
 struct WheelIndex {
   // name -> (version, hidden) of each exported definition
-  std::unordered_map<std::string, std::vector<std::pair<std::string, bool>>> defs;
+  std::unordered_map<std::string_view, std::vector<std::pair<std::string_view, bool>>> defs;  // views into the binary
 };
 
 bool matches(const Object& o, const std::string& file) {
@@ -68,7 +68,11 @@ class Binder {
   explicit Binder(const Space& space) : m_space(space) {}
 
   // 1: bound, 0: not defined here, -1: unknown (no table)
-  int defines(const Object& o, const elf::Symbol& s) {
+  int defines(const Object& o, const elf::Symbol& s) { return defines(o, s.name, s.version); }
+  int defines(const Object& o, std::string_view name, std::string_view version_needed) {
+    struct {
+      std::string_view name, version;
+    } s{name, version_needed};
     if (o.binary != nullptr) {
       const WheelIndex& idx = index(o);
       auto it = idx.defs.find(s.name);
@@ -147,11 +151,12 @@ BindResult bind(const Space& space, const Load& load) {
   const Object* interpreter = load.program ? nullptr : space.interpreter();
   const auto& pre = space.preloaded();
   // Binds one reference of `o` against the scope: true when bound; `unknown` lists who may define it.
-  auto lookup = [&](const Object& o, const elf::Symbol& s, bool copy, std::vector<const Object*>& unknown) {
-    const bool python_api = s.name.rfind("Py", 0) == 0 || s.name.rfind("_Py", 0) == 0;
+  auto lookup = [&](const Object& o, std::string_view name, std::string_view version, bool copy,
+                    std::vector<const Object*>& unknown) {
+    const bool python_api = name.starts_with("Py") || name.starts_with("_Py");
     for (const Object* candidate : scope) {
       if (copy && candidate == &o) continue;
-      const int d = binder.defines(*candidate, s);
+      const int d = binder.defines(*candidate, name, version);
       if (d == 1) {
         if (candidate == interpreter) ++r.interpreter;
         return true;
@@ -159,7 +164,7 @@ BindResult bind(const Space& space, const Load& load) {
       // An interpreter without an export table may define only the Python API.
       if (d == -1 && (candidate != interpreter || python_api)) unknown.push_back(candidate);
     }
-    if (python_api && interpreter != nullptr && binder.defines(*interpreter, s) == -1 &&
+    if (python_api && interpreter != nullptr && binder.defines(*interpreter, name, version) == -1 &&
         std::find(unknown.begin(), unknown.end(), interpreter) == unknown.end()) {
       unknown.push_back(interpreter);  // not in the global scope: its exports are unknown
     }
@@ -209,15 +214,12 @@ BindResult bind(const Space& space, const Load& load) {
       const exports::Table* t = space.table(*o);
       if (t == nullptr || !t->imports_known) continue;  // its undefined symbols are not known
       for (const auto& imp : t->imports) {
-        elf::Symbol s;
-        s.name = imp.name;
-        s.version = imp.version;
-        s.version_file = imp.file;
         std::vector<const Object*> unknown;
-        if (lookup(*o, s, false, unknown)) {
+        if (lookup(*o, imp.name, imp.version, false, unknown)) {
           ++r.bound;
         } else {
-          r.image_unbound.push_back({o, imp.name, imp.version, imp.file, unknown});
+          r.image_unbound.push_back(
+              {o, std::string(imp.name), std::string(imp.version), std::string(imp.file), std::move(unknown)});
         }
       }
       continue;
@@ -228,7 +230,7 @@ BindResult bind(const Space& space, const Load& load) {
       if ((s.defined && !copy) || s.weak() || s.name.empty()) continue;
       if (s.type == elf::SymbolType::Section || s.type == elf::SymbolType::File) continue;
       std::vector<const Object*> unknown;
-      if (lookup(*o, s, copy, unknown)) {
+      if (lookup(*o, s.name, s.version, copy, unknown)) {
         ++r.bound;
       } else {
         r.unbound.push_back({o, &s, unknown});
