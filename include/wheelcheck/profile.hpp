@@ -75,9 +75,21 @@ WheelProfile inspect_wheel(std::shared_ptr<const RandomAccess> file, const std::
                            const std::string& sha256, const InspectOptions& options = {});
 
 // The profile cache: $WHEELCHECK_CACHE_DIR, else $XDG_CACHE_HOME/wheelcheck, else ~/.cache/wheelcheck.
+namespace cache_folder {
+class Folder;
+}
+
+constexpr std::uint64_t k_default_cache_max_size = std::uint64_t{4} << 30;  // --cache-max-size
+
+// The profile cache (inspector/profile/cache.cpp): entries that prove themselves (kind, key, CRC-64), in a
+// folder private to the user, reached without following links, capped in size (least recently used go).
 class ProfileCache {
  public:
-  explicit ProfileCache(std::string dir);
+  // Opens DIR, creating it. Throws Error(Io) when it cannot be used: not writable, not owned by the
+  // user, or writable by others (a cache anyone can write could forge verdicts).
+  explicit ProfileCache(std::string dir, std::uint64_t max_size = k_default_cache_max_size);
+  // $WHEELCHECK_CACHE_DIR, else $XDG_CACHE_HOME/wheelcheck, else $HOME/.cache/wheelcheck, else "" (no cache:
+  // never a shared folder such as /tmp).
   static std::string default_dir();
   const std::string& dir() const { return m_dir; }
   // The wheel's sha256 from the stat index, when the file is unchanged since it was hashed (same
@@ -85,20 +97,27 @@ class ProfileCache {
   std::optional<std::string> known_sha256(const std::string& path) const;
   void remember_sha256(const std::string& path, const std::string& sha256) const;
   std::optional<WheelProfile> load(const std::string& sha256, const std::string& reader) const;
-  // The path of the cached JSON rendering (what `inspect --json` prints), if present.
-  std::optional<std::string> json_path(const std::string& sha256, const std::string& reader) const;
-  // Whether the cached profile had no problems (what decides inspect's exit code), without loading it.
-  std::optional<bool> load_clean_flag(const std::string& sha256, const std::string& reader) const;
+  // The cached JSON rendering (what `inspect --json` prints), checked, and whether the profile had no
+  // problems (what decides inspect's exit code), without decoding the profile.
+  struct Rendering {
+    std::string json;
+    bool clean = false;
+  };
+  std::optional<Rendering> load_json(const std::string& sha256, const std::string& reader) const;
   void store(const WheelProfile& profile) const;
+  void store_json(const WheelProfile& profile) const;  // the JSON rendering alone (it was a miss)
   // A small text derived from a cached profile and other data that `name` identifies (the policies'
   // digest): read back without decoding the profile; nullopt when absent.
   std::optional<std::string> load_derived(const std::string& sha256, const std::string& reader,
                                           const std::string& name) const;
   void store_derived(const std::string& sha256, const std::string& reader, const std::string& name,
                      std::string_view text) const;
+  // DIR/downloads, a real folder of the cache (whole downloads land there while they are checked).
+  std::string downloads_dir() const;
 
  private:
   std::string m_dir;
+  std::shared_ptr<const cache_folder::Folder> m_folder;
 };
 
 // The cache's key of a profile: its reader ("fast", "lief"), or for a headers-only profile of a URL

@@ -26,7 +26,7 @@ struct Options {
   std::vector<run::Target> targets;
   std::vector<std::string> assume;  // FACT=VALUE, applied to every image (image::assume)   // images resolved by the
                                     // caller (the command line's --image), first
-  std::string state_dir;            // what was seen, and index pages for conditional requests
+  std::string state_dir;            // what was seen, and index pages for conditional requests ("": none kept)
   int shard_index = 1;              // 1-based
   int shard_count = 1;
   std::optional<std::string> since;  // YYYY-MM-DD: only files uploaded on or after it are new
@@ -41,10 +41,18 @@ std::pair<int, int> parse_shard(const std::string& text);
 // Whether a wheel's file name falls in shard i of N (stable across runs and machines).
 bool in_shard(const std::string& filename, int index, int count);
 
+// A scan's outcome: the report, and the commit of its state, for the caller to run once it has written
+// the report's files, the pins and its standard output (a scan commits last: one that could not write its
+// outputs leaves the state as it was). Until commit() runs or the Result is gone, the state is locked.
+struct Result {
+  nlohmann::ordered_json report;
+  std::function<void()> commit;  // throws Error(Io) when the state cannot be saved
+};
+
 // Runs a scan. The report's exit_code: 0 nothing new is incompatible, 1 a new wheel is incompatible with
 // an image its tags target, 2 an index unreadable after the retries or a wheel that could not be read
-// (the report is still complete for the rest).
-nlohmann::ordered_json run(const Options& options, const image::Db& db, net::Client& client, const ProfileCache* cache);
+// (the report is still complete for the rest; "errors" says each).
+Result run(const Options& options, const image::Db& db, net::Client& client, const ProfileCache* cache);
 
 // The report's "summary" for a list of checked wheels (counts by verdict; not-targeted cells apart).
 nlohmann::ordered_json summary_of(const nlohmann::ordered_json& wheels, std::uint64_t wheels_seen);

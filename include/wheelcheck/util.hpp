@@ -11,7 +11,10 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
+
+struct stat;
 
 namespace wheelcheck {
 
@@ -57,7 +60,40 @@ std::string sha256_file_hex(const std::string& path);
 
 // Files.
 std::string read_text_file(const std::string& path, std::uint64_t max_size = std::uint64_t{256} << 20);
-void write_file_atomic(const std::string& path, std::string_view content);  // temp file + rename
+// Writes a whole file so that it is either the old one or the new one, never half: a temporary file
+// beside it ("NAME.tmp.<pid>-<n>", locked while written), every write and the close checked (a full disk
+// is an Error(Io) with the reason), then a rename; with `durable`, fsynced before the rename and the
+// folder after it. Leftovers of dead processes in that folder are removed first (sweep_temporaries).
+void write_file_atomic(const std::string& path, std::string_view content, bool durable = false);
+// The temporary-file name of the calling process for a final name (unique per call).
+std::string temporary_name(const std::string& final_name);
+// Removes the temporaries (NAME.tmp.<pid>[-<n>]) of the folder that no process holds: their lock is free
+// and their process is gone, or they are older than a day. Once per folder and process; never follows a
+// link; errors are ignored (a folder that cannot be swept costs space, never an answer).
+void sweep_temporaries(const std::string& dir);
+void sweep_temporaries_at(int dir_fd, const std::string& dir_key);
+// Why a folder (its fstat) is not private to the user, or "" when it is: it must be owned by the
+// effective user and writable by nobody else (group write only when the group is the user's own
+// primary group, as umask 002 gives on systems with a group per user).
+std::string not_private_reason(const struct ::stat& st);
+// An exclusive flock(2) on a file (created if absent), held until destroyed. acquire() waits, calling
+// on_wait once first when another process holds it. A transient lock removes its file when released
+// (safely: a lock taken on a file since removed is retaken on the new one).
+class FileLock {
+ public:
+  static FileLock acquire(const std::string& path, const std::function<void()>& on_wait = {}, bool transient = false);
+  FileLock(FileLock&& other) noexcept
+      : m_fd(std::exchange(other.m_fd, -1)), m_path(std::move(other.m_path)), m_transient(other.m_transient) {}
+  FileLock& operator=(FileLock&&) = delete;
+  FileLock(const FileLock&) = delete;
+  ~FileLock();
+
+ private:
+  FileLock(int fd, std::string path, bool transient) : m_fd(fd), m_path(std::move(path)), m_transient(transient) {}
+  int m_fd = -1;
+  std::string m_path;
+  bool m_transient = false;
+};
 void make_dirs(const std::string& path);
 // '/'-separated paths as strings (a zip member, a path inside an image root): "a/b/c" -> "c" and "a/b";
 // a name without '/' has the folder ".", and a file at the root has "/".

@@ -341,16 +341,16 @@ void print_gates(const CheckArgs& a, const std::string& format, const gates::Res
   if (format == "json") {
     print_json(gates::to_json(g));
   } else if (format == "sh") {
-    std::fputs(gates::to_sh(g).c_str(), stdout);
+    print_out(gates::to_sh(g));
   } else {
     const std::string annotations = gates::github_annotations(g);
     const std::string env_file = !a.env_file.empty() ? a.env_file : getenv_or("GITHUB_ENV", "");
     if (env_file.empty()) {
-      std::fputs(gates::github_env(g).c_str(), stdout);  // for `>> "$GITHUB_ENV"`
+      print_out(gates::github_env(g));  // for `>> "$GITHUB_ENV"`
       std::fputs(annotations.c_str(), stderr);
     } else {
       append_file(env_file, gates::github_env(g));
-      std::fputs(annotations.c_str(), stdout);  // the runner reads workflow commands on stdout
+      print_out(annotations);  // the runner reads workflow commands on stdout
     }
     if (!a.summary.empty()) append_file(a.summary, gates::markdown_summary(g));
   }
@@ -401,8 +401,7 @@ void add_check_options(CLI::App& c, CheckArgs& a, bool image_required) {
                "github format: append a Markdown table to this file (e.g. $GITHUB_STEP_SUMMARY)");
   c.add_option("--env-file", a.env_file, "github format: append VAR=value lines to this file (default: $GITHUB_ENV)");
   c.add_option("--db", a.db, "The db folder (default: $WHEELCHECK_DB, else the one installed with wheelcheck)");
-  c.add_flag("--no-cache", a.no_cache, "Read the wheel again instead of its cached profile");
-  c.add_option("--cache-dir", a.cache_dir, "Profile cache folder");
+  add_cache_options(c, a.no_cache, a.cache_dir, a.cache_max_size);
   c.add_flag("-q,--quiet", a.quiet, "No progress on stderr");
   add_limit_options(c, a.limits, true);
 }
@@ -432,7 +431,7 @@ int check_and_print(const CheckArgs& a, const std::string& format, bool gates_ou
   if (a.images.empty())
     throw usage_error("no image given: --image NAME (`wheelcheck images` lists them), a file, a root folder, or all");
   image::Db db(image::Db::locate(a.db));
-  const std::optional<ProfileCache> cache = open_cache(a.no_cache, a.cache_dir);
+  const std::optional<ProfileCache> cache = open_cache(a.no_cache, a.cache_dir, a.cache_max_size);
   const ProfileCache* cache_ptr = cache ? &*cache : nullptr;
   std::unique_ptr<net::Client> client;
   const bool progress = show_progress(a.quiet);
@@ -512,11 +511,11 @@ int check_and_print(const CheckArgs& a, const std::string& format, bool gates_ou
     }
     print_json(arr.size() == 1 ? arr.front() : arr);
   } else if (cells.size() == 1) {
-    std::fputs(wrap_to_terminal(cell_text(cells.front(), use_color(stdout))).c_str(), stdout);
+    print_out(wrap_to_terminal(cell_text(cells.front(), use_color(stdout))));
   } else if (names.size() == 1 && images.size() <= k_side_by_side_max) {
-    std::fputs(side_by_side_text(cells, names.front(), images, use_color(stdout)).c_str(), stdout);
+    print_out(side_by_side_text(cells, names.front(), images, use_color(stdout)));
   } else if (!cells.empty()) {
-    std::fputs(matrix_text(cells, names, images, use_color(stdout)).c_str(), stdout);
+    print_out(matrix_text(cells, names, images, use_color(stdout)));
   }
   return rc;
 }
@@ -547,7 +546,7 @@ void print_fail_closed(const CheckArgs& a, const std::string& message) {
   } catch (const Error& e) {
     // $GITHUB_ENV cannot be written: the gates go to stdout, where the log shows them.
     std::fprintf(stderr, "wheelcheck: error: %s\n", e.what());
-    std::fputs(gates::github_env(g).c_str(), stdout);
+    print_out(gates::github_env(g));
   }
 }
 

@@ -74,7 +74,7 @@ int run_exports(const ExportsArgs& a) {
       out += '\n';
     }
     if (out.size() > (1U << 20) && !a.json) {
-      std::fputs(out.c_str(), stdout);
+      print_out(out);
       out.clear();
     }
   }
@@ -83,7 +83,7 @@ int run_exports(const ExportsArgs& a) {
     out += '\n';
   }
   if (a.count) out = fmt::format("{}\n", n);
-  std::fputs(out.c_str(), stdout);
+  print_out(out);
   return k_exit_ok;
 }
 

@@ -121,9 +121,9 @@ int run_probe(const ProbeArgs& a) {
     for (auto& d : result.image.distributions) {
       for (auto& l : d.libraries) l.exports.clear();
     }
-    std::fputs((image::to_json(result.image).dump(2) + "\n").c_str(), stdout);
+    print_out((image::to_json(result.image).dump(2) + "\n"));
   } else {
-    std::fputs(image::render_text(result.image, use_color(stdout)).c_str(), stdout);
+    print_out(image::render_text(result.image, use_color(stdout)));
   }
   return unsafe_root_exit(a, result.image.findings);
 }
@@ -223,7 +223,7 @@ int run_images(const ImagesArgs& a) {
         out.push_back(j);
       }
     }
-    std::fputs((out.dump(2) + "\n").c_str(), stdout);
+    print_out((out.dump(2) + "\n"));
     return k_exit_ok;
   }
   const bool color = use_color(stdout);
@@ -287,7 +287,7 @@ int run_images(const ImagesArgs& a) {
     out += "\n";
   }
   out += "db: " + db.dir() + "   (`wheelcheck image show NAME` for one, with where each fact came from)\n";
-  std::fputs(out.c_str(), stdout);
+  print_out(out);
   return k_exit_ok;
 }
 
@@ -315,9 +315,9 @@ int run_show(const ShowArgs& a) {
     }
     auto j = image::to_json(im, true);
     j["unknown"] = im.unknowns();
-    std::fputs((j.dump(2) + "\n").c_str(), stdout);
+    print_out((j.dump(2) + "\n"));
   } else {
-    std::fputs(image::render_text(im, use_color(stdout)).c_str(), stdout);
+    print_out(image::render_text(im, use_color(stdout)));
   }
   return k_exit_ok;
 }

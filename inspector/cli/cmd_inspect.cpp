@@ -1,6 +1,5 @@
 // `wheelcheck inspect`: a wheel's native profile, from the cache when it is warm.
 #include <fcntl.h>
-#include <sys/sendfile.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -23,6 +22,7 @@ struct InspectArgs {
   std::string reader = "fast";
   bool no_cache = false;
   std::string cache_dir;
+  std::string cache_max_size;
   unsigned threads = 0;
   LimitArgs limits;
   bool quiet = false;
@@ -70,40 +70,17 @@ void print_progress(const Progress& p) {
   std::fflush(stderr);
 }
 
-// Copies a cached JSON file to out (sendfile where the kernel allows, else in chunks); inside a JSON
-// array, without its final newline. With a head, its members first: the file from after its '{'.
-void copy_file_to(const std::string& path, std::FILE* out, bool strip_newline, const std::string& head) {
-  FileSource source(path);
-  std::uint64_t left = source.size();
-  if (strip_newline && left > 0) --left;  // the renderer always ends the document with one newline
-  off_t offset = 0;
-  if (head.size() > 2 && left > 0) {
+// Writes a cached JSON rendering (checked by its frame) to out; inside a JSON array, without its final
+// newline. With a head, its members first: the document from after its '{'.
+void write_rendering(const std::string& json, std::FILE* out, bool strip_newline, const std::string& head) {
+  std::string_view body = json;
+  if (strip_newline && !body.empty()) body.remove_suffix(1);  // the renderer ends the document with one newline
+  if (head.size() > 2 && !body.empty()) {
     std::fwrite(head.data(), 1, head.size() - 1, out);
     std::fputc(',', out);
-    offset = 1;
-    --left;
+    body.remove_prefix(1);
   }
-  std::fflush(out);
-  const int in = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (in < 0) throw io_error("cannot read " + path);
-  if (offset != 0 && ::lseek(in, offset, SEEK_SET) != offset) {
-    ::close(in);
-    throw io_error("cannot read " + path);
-  }
-  while (left > 0) {
-    const auto n =
-        ::sendfile(::fileno(out), in, nullptr, static_cast<std::size_t>(std::min<std::uint64_t>(left, 1U << 30)));
-    if (n <= 0) break;
-    left -= static_cast<std::uint64_t>(n);
-  }
-  std::vector<char> buf(std::size_t{1} << 20);
-  while (left > 0) {  // sendfile refused (an old kernel, an odd output): plain reads and writes
-    const auto n = ::read(in, buf.data(), static_cast<std::size_t>(std::min<std::uint64_t>(left, buf.size())));
-    if (n <= 0) break;
-    std::fwrite(buf.data(), 1, static_cast<std::size_t>(n), out);
-    left -= static_cast<std::uint64_t>(n);
-  }
-  ::close(in);
+  std::fwrite(body.data(), 1, body.size(), out);
 }
 
 // One wheel's profile, printed; false when it fails its own integrity (the report lists why).
@@ -114,10 +91,9 @@ bool inspect_one(const InspectArgs& a, const std::string& path, const InspectOpt
   // Warm path for JSON: stream the cached (full) rendering without decoding the profile at all.
   if (a.json && cache != nullptr && !net::is_url(path)) {
     if (auto sha = cache->known_sha256(path)) {
-      auto json_file = cache->json_path(*sha, reader);
-      auto clean = json_file ? cache->load_clean_flag(*sha, reader) : std::nullopt;
+      auto cached = cache->load_json(*sha, reader);
       std::optional<std::string> head;
-      if (clean && policies.present()) {
+      if (cached && policies.present()) {
         head = cache->load_derived(*sha, reader, policies.head_name());
         if (!head) {
           if (auto p = cache->load(*sha, reader)) {
@@ -129,12 +105,13 @@ bool inspect_one(const InspectArgs& a, const std::string& path, const InspectOpt
           }
         }
       }
-      if (clean && (head || !policies.present())) {
-        copy_file_to(*json_file, stdout, in_array, head.value_or(""));
-        if (!*clean)
+      if (cached && (head || !policies.present())) {
+        write_rendering(cached->json, stdout, in_array, head.value_or(""));
+        check_stdout();
+        if (!cached->clean)
           std::fprintf(stderr, "wheelcheck: error: %s fails its own integrity check; the report lists why\n",
                        path.c_str());
-        return *clean;
+        return cached->clean;
       }
     }
   }
@@ -153,7 +130,19 @@ bool inspect_one(const InspectArgs& a, const std::string& path, const InspectOpt
   }
   if (a.json) {
     const std::string head = consistency ? policy::to_json(*consistency, claim).dump() : std::string();
-    write_profile_json(result.profile, stdout, head);
+    try {
+      write_profile_json(result.profile, stdout, head);
+    } catch (const Error&) {
+      check_stdout();  // a closed pipe ends quietly; any other failure says why
+      throw;
+    }
+    check_stdout();
+    if (cache != nullptr && result.from_cache) {
+      try {
+        cache->store_json(result.profile);  // the rendering was a miss (absent or damaged): made anew
+      } catch (const Error&) {
+      }
+    }
     if (cache != nullptr && consistency && !head.empty()) {
       try {
         cache->store_derived(result.profile.sha256, cache_key(result.profile), policies.head_name(), head);
@@ -176,7 +165,7 @@ bool inspect_one(const InspectArgs& a, const std::string& path, const InspectOpt
     }
     text.insert(gap == std::string::npos ? text.size() : gap + 1, indented);
   }
-  std::fputs(text.c_str(), stdout);
+  print_out(text);
   return clean;
 }
 
@@ -187,31 +176,31 @@ int run_inspect(const InspectArgs& a) {
   options.threads = a.threads;
   const bool progress = show_progress(a.quiet);
   if (progress) options.progress = print_progress;
-  const std::optional<ProfileCache> cache = open_cache(a.no_cache, a.cache_dir);
+  const std::optional<ProfileCache> cache = open_cache(a.no_cache, a.cache_dir, a.cache_max_size);
   const PolicySource policies(a.db);
   int rc = k_exit_ok;
   // With --json, stdout holds one complete document whatever fails: a wheel that cannot be read is an
   // entry carrying its error, and the array is always closed.
   const bool many = a.wheels.size() > 1;
-  if (a.json && many) std::fputs("[", stdout);
+  if (a.json && many) print_out("[");
   std::unique_ptr<net::Client> client;
   for (std::size_t i = 0; i < a.wheels.size(); ++i) {
     const std::string& path = a.wheels[i];
-    if (i != 0) std::fputs(a.json ? "," : "\n", stdout);
+    if (i != 0) print_out(a.json ? "," : "\n");
     try {
       if (!inspect_one(a, path, options, cache ? &*cache : nullptr, policies, client, progress, many)) {
         rc = k_exit_bad_input;
       }
     } catch (const Error& e) {
-      if (e.kind() == ErrorKind::Internal) throw;
+      if (e.kind() == ErrorKind::Internal || std::ferror(stdout) != 0) throw;  // stdout broken: nothing more arrives
       if (progress) std::fputs("\r\x1b[K", stderr);
       std::fprintf(stderr, "wheelcheck: error: %s\n", e.what());
-      if (a.json) std::fputs((error_entry(path, e).dump(2) + (many ? "" : "\n")).c_str(), stdout);
+      if (a.json) print_out((error_entry(path, e).dump(2) + (many ? "" : "\n")));
       rc = exit_code_of(e);
     }
-    std::fflush(stdout);
+    flush_stdout();
   }
-  if (a.json && many) std::fputs("]\n", stdout);
+  if (a.json && many) print_out("]\n");
   return rc;
 }
 }  // namespace
@@ -226,10 +215,7 @@ Command add_inspect(CLI::App& app) {
   inspect->add_flag("--json", a->json, "JSON for machines (schema: docs/inspect.schema.json)");
   inspect->add_option("--elf-reader", a->reader, "ELF reader: fast (streaming, default) or lief (the reference)")
       ->check(CLI::IsMember({"fast", "lief"}));
-  inspect->add_flag("--no-cache", a->no_cache, "Neither read nor write the profile cache");
-  inspect->add_option("--cache-dir", a->cache_dir,
-                      "Profile cache folder (default: $WHEELCHECK_CACHE_DIR, "
-                      "$XDG_CACHE_HOME/wheelcheck, ~/.cache/wheelcheck)");
+  add_cache_options(*inspect, a->no_cache, a->cache_dir, a->cache_max_size);
   inspect->add_option("-j,--threads", a->threads, "Worker threads (default: one per core)");
   inspect->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
   add_limit_options(*inspect, a->limits, true);

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -32,6 +33,7 @@ struct ScanArgs {
   std::string rules;
   std::string db;
   std::string cache_dir;
+  std::string cache_max_size;
   bool no_cache = false;
   std::vector<std::string> merge;
   bool json = false;
@@ -64,11 +66,12 @@ std::string dump(const nlohmann::ordered_json& j) {
   return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
+// Each file whole or not at all (and on the disk before the state that counts on them is saved).
 void write_reports(const nlohmann::ordered_json& report, const std::string& dir) {
   make_dirs(dir);
-  write_file_atomic(dir + "/report.json", dump(report));
-  write_file_atomic(dir + "/report.md", scan::report_markdown(report));
-  write_file_atomic(dir + "/report.html", scan::report_html(report));
+  write_file_atomic(dir + "/report.json", dump(report), true);
+  write_file_atomic(dir + "/report.md", scan::report_markdown(report), true);
+  write_file_atomic(dir + "/report.html", scan::report_html(report), true);
 }
 
 std::string summary_text(const nlohmann::ordered_json& r) {
@@ -97,6 +100,7 @@ std::string summary_text(const nlohmann::ordered_json& r) {
 
 int run_scan(const ScanArgs& a) {
   nlohmann::ordered_json report;
+  std::function<void()> commit;
   if (!a.merge.empty()) {
     std::vector<nlohmann::ordered_json> shards;
     for (const auto& dir : a.merge) {
@@ -130,8 +134,13 @@ int run_scan(const ScanArgs& a) {
     }
     o.projects = a.projects;
     const std::string cache_dir = a.cache_dir.empty() ? ProfileCache::default_dir() : a.cache_dir;
-    const std::optional<ProfileCache> cache = open_cache(a.no_cache, a.cache_dir);
-    o.state_dir = a.state.empty() ? cache_dir + "/scan-state" : a.state;
+    const std::optional<ProfileCache> cache = open_cache(a.no_cache, a.cache_dir, a.cache_max_size);
+    o.state_dir = !a.state.empty() ? a.state : cache_dir.empty() ? "" : cache_dir + "/scan-state";
+    if (o.state_dir.empty()) {
+      warn(
+          "no scan state: none of --state, HOME, XDG_CACHE_HOME and WHEELCHECK_CACHE_DIR is set: every wheel "
+          "is new and nothing is remembered");
+    }
     std::tie(o.shard_index, o.shard_count) = scan::parse_shard(a.shard);
     if (!a.since.empty()) o.since = a.since;
     o.mode = a.verify == "full"      ? remote::Mode::Full
@@ -151,7 +160,9 @@ int run_scan(const ScanArgs& a) {
     o.targets = resolve_images(a.images, db, {});
     o.assume = a.assume;
     net::Client client(client_options(a.quiet, a.limits));
-    report = scan::run(o, db, client, cache ? &*cache : nullptr);
+    auto result = scan::run(o, db, client, cache ? &*cache : nullptr);
+    report = std::move(result.report);
+    commit = std::move(result.commit);
     if (progress) {
       const auto& st = client.stats();
       std::fprintf(stderr, "\r\x1b[Kscan: %llu requests, %s received, %llu retries\n",
@@ -159,12 +170,19 @@ int run_scan(const ScanArgs& a) {
                    static_cast<unsigned long long>(st.retries));
     }
   }
+  // The outputs first, each whole; the state last, once they are safe (a scan commits last).
   if (!a.report.empty()) write_reports(report, a.report);
-  if (!a.pins.empty()) write_file_atomic(a.pins, scan::pins_env(report));
+  if (!a.pins.empty()) write_file_atomic(a.pins, scan::pins_env(report), true);
   if (a.json)
-    std::fputs(dump(report).c_str(), stdout);
+    print_out(dump(report));
   else
-    std::fputs(summary_text(report).c_str(), stdout);
+    print_out(summary_text(report));
+  flush_stdout();
+  if (commit) commit();
+  if (report.contains("errors")) {
+    for (const auto& e : report["errors"])
+      std::fprintf(stderr, "wheelcheck: error: %s\n", e.get<std::string>().c_str());
+  }
   return report["exit_code"].get<int>();
 }
 
@@ -189,8 +207,7 @@ Command add_scan(CLI::App& app) {
   c->add_option("--verify", a->verify, k_verify_help)->check(CLI::IsMember({"auto", "full", "headers"}));
   c->add_option("--rules", a->rules, "Routes and gates (as `check --rules`)");
   c->add_option("--db", a->db, "The db folder");
-  c->add_option("--cache-dir", a->cache_dir, "Profile cache folder");
-  c->add_flag("--no-cache", a->no_cache, "Neither read nor write the profile cache");
+  add_cache_options(*c, a->no_cache, a->cache_dir, a->cache_max_size);
   c->add_option("--merge", a->merge,
                 "Join the reports of these shard folders (or report.json files) instead of scanning")
       ->excludes("--project");

@@ -53,6 +53,14 @@ int exit_code_of(const Error& e);                                        // 2, o
 // {"wheel": ..., "error": {"kind", "message", "exit_code"}}: a wheel that could not be read, as an entry
 // of a JSON document that still parses (docs/*.schema.json: "failure").
 nlohmann::ordered_json error_entry(const std::string& wheel, const Error& e);
+// Flushes standard output and checks every write to it: a failure (a full disk, /dev/full) is an
+// Error(Io) with the reason; a closed pipe (EPIPE) is StdoutClosed, which ends quietly, as other tools do.
+// print_out writes to stdout and checks at once (errno is the write's own), check_stdout checks after a
+// streamed write, flush_stdout flushes and checks (every command's output ends with it, in main).
+struct StdoutClosed {};
+void print_out(std::string_view text);
+void check_stdout();
+void flush_stdout();
 void print_json(const nlohmann::ordered_json& j);
 
 // Wheels given as a file or an http(s) URL (inspector/cli/wheels.cpp). `verify`: auto (files: full;
@@ -77,9 +85,13 @@ void apply_limits(const LimitArgs& a, InspectOptions& options);
 void apply_limits(const LimitArgs& a, net::ClientOptions& options);
 
 net::ClientOptions client_options(bool quiet, const LimitArgs& limits);
-// The profile cache: none with --no-cache; a folder that cannot be written is an error when --cache-dir
-// names it, a warning (and no cache) when it is the default one.
-std::optional<ProfileCache> open_cache(bool no_cache, const std::string& cache_dir);
+// The profile cache: none with --no-cache, nor without a folder to keep it in (no --cache-dir,
+// $WHEELCHECK_CACHE_DIR, $XDG_CACHE_HOME or $HOME). A folder that cannot be written, or that is not
+// private to the user (another owner, writable by others), is an error when --cache-dir names it, a
+// warning (and no cache) when it is the default one. max_size: --cache-max-size ("" = the default).
+std::optional<ProfileCache> open_cache(bool no_cache, const std::string& cache_dir, const std::string& max_size);
+// --no-cache, --cache-dir and --cache-max-size, as every command with a cache has them.
+void add_cache_options(CLI::App& app, bool& no_cache, std::string& cache_dir, std::string& max_size);
 CachedInspect inspect_any(const std::string& where, InspectOptions options, const std::string& verify,
                           const ProfileCache* cache, std::unique_ptr<net::Client>& client, bool progress,
                           const LimitArgs& limits);
@@ -124,6 +136,7 @@ struct CheckArgs {
   std::string db;
   bool no_cache = false;
   std::string cache_dir;
+  std::string cache_max_size;
   bool quiet = false;
   std::vector<std::string> assume;     // FACT=VALUE, for every image
   std::string format;                  // text, json, sh, github (default: text; gates: sh)

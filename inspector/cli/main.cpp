@@ -2,6 +2,7 @@
 // Every failure arrives here as a wheelcheck::Error and leaves as one line on stderr.
 
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <cstdio>
 #include <memory>
 #include <new>
@@ -20,18 +21,21 @@ const char* const k_exit_codes = R"(Exit codes:
   1  incompatible (verdict commands); a new wheel incompatible with an image its tags target (scan)
   2  bad input or usage: a wheel that is not a readable zip, a malformed member, a wheel that fails
      its own RECORD (every command; the report, verdict or gates are still printed), a malformed
-     description, an unknown image or file, a wrong or mistyped option, conflicting flags, a cache
-     folder that cannot be written, a URL or index unreadable after the retries, a download that
-     does not match its sha256, an input over a limit (the error names the option that raises it),
-     a probed root with symlink loops or links above its /. With --json, stdout still holds one
-     complete JSON document. SECURITY.md lists the limits.
+     description, an unknown image or file, a wrong or mistyped option, conflicting flags, a
+     --cache-dir that cannot be written or is not private to you, a URL or index unreadable after
+     the retries, a download that does not match its sha256, an input over a limit (the error names
+     the option that raises it), a probed root with symlink loops or links above its /, output that
+     could not be written (stdout, -o, --report, --pins, --env-file, --summary: a full disk; a closed
+     pipe ends quietly), a scan state that could not be saved. Each has its "wheelcheck: error:" line
+     on stderr. With --json, stdout still holds one complete JSON document. SECURITY.md lists the limits.
   3  degraded (verdict commands)
   4  unknown (verdict commands)
   70 internal error (a bug in wheelcheck: please report it)
 
 Environment:
   WHEELCHECK_DB         the image database folder (else installed beside the binary)
-  WHEELCHECK_CACHE_DIR  profile cache folder (else $XDG_CACHE_HOME/wheelcheck, else ~/.cache/wheelcheck)
+  WHEELCHECK_CACHE_DIR  profile cache folder (else $XDG_CACHE_HOME/wheelcheck, else ~/.cache/wheelcheck;
+                        without HOME, no cache); it must be yours and writable by nobody else
   NO_COLOR              no colour in text output, even on a terminal
   SSL_CERT_FILE         the CA bundle for https (the static build, which has none compiled in, else
                         looks in the distributions' usual places)
@@ -58,7 +62,7 @@ int print_help(const CLI::App& app, const std::vector<std::string>& words) {
     }
     cmd = sub;
   }
-  std::fputs(cmd->help().c_str(), stdout);
+  print_out(cmd->help());
   return k_exit_ok;
 }
 
@@ -152,17 +156,24 @@ int main(int argc, char** argv) {
     return cli::early_failure(app, args, cli::parse_message(e));
   }
   try {
-    for (const auto& c : commands) {
-      if (c.app->parsed()) return c.run();
-    }
-    if (top->wheels.empty()) {
-      if (args.empty()) {
-        std::fputs(app.help().c_str(), stdout);
-        return k_exit_ok;
+    const int rc = [&] {
+      for (const auto& c : commands) {
+        if (c.app->parsed()) return c.run();
       }
-      return cli::usage_failure(app, "no wheel given");
-    }
-    return cli::run_check(*top);
+      if (top->wheels.empty()) {
+        if (args.empty()) {
+          cli::print_out(app.help());
+          return static_cast<int>(k_exit_ok);
+        }
+        return cli::usage_failure(app, "no wheel given");
+      }
+      return cli::run_check(*top);
+    }();
+    // Every write to stdout checked: output that did not arrive (a full disk, /dev/full) is an error.
+    cli::flush_stdout();
+    return rc;
+  } catch (const cli::StdoutClosed&) {
+    return 128 + SIGPIPE;  // the reader went away (`| head`): quietly, as a shell reports SIGPIPE
   } catch (const Error& e) {
     // With --json, stdout holds a complete document even when the command fails before its output.
     if (cli::json_requested(args)) cli::print_json({{"error", cli::error_entry("", e)["error"]}});

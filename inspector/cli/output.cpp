@@ -4,7 +4,9 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 #include "commands.hpp"
 #include "wheelcheck/error.hpp"
@@ -110,8 +112,32 @@ nlohmann::ordered_json error_entry(const std::string& wheel, const Error& e) {
   return j;
 }
 
+namespace {
+[[noreturn]] void stdout_failed(int saved) {
+  if (saved == EPIPE) throw StdoutClosed();
+  throw Error(ErrorKind::Io,
+              std::string("cannot write standard output: ") + (saved != 0 ? std::strerror(saved) : "a write failed"));
+}
+}  // namespace
+
+void check_stdout() {
+  // Right after the write that failed, errno still says why.
+  if (std::ferror(stdout) != 0) stdout_failed(errno);
+}
+
+void flush_stdout() {
+  if (std::fflush(stdout) != 0) stdout_failed(errno);
+  check_stdout();
+}
+
+void print_out(std::string_view text) {
+  if (std::ferror(stdout) != 0) return;  // said once, by the next check
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  check_stdout();
+}
+
 void print_json(const nlohmann::ordered_json& j) {
-  std::fputs((j.dump(2) + "\n").c_str(), stdout);
+  print_out(j.dump(2) + "\n");
 }
 
 }  // namespace wheelcheck::cli

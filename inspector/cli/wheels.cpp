@@ -42,18 +42,33 @@ void print_download(const net::DownloadProgress& p) {
   std::fflush(stderr);
 }
 
-std::optional<ProfileCache> open_cache(bool no_cache, const std::string& cache_dir) {
+std::optional<ProfileCache> open_cache(bool no_cache, const std::string& cache_dir, const std::string& max_size) {
   if (no_cache) return std::nullopt;
+  const std::uint64_t cap = max_size.empty() ? k_default_cache_max_size : parse_size(max_size);
+  if (!max_size.empty() && cap == 0) throw usage_error("--cache-max-size " + max_size + ": must be more than 0");
   const std::string dir = cache_dir.empty() ? ProfileCache::default_dir() : cache_dir;
+  if (dir.empty()) {
+    warn(
+        "no profile cache: none of HOME, XDG_CACHE_HOME and WHEELCHECK_CACHE_DIR is set (--cache-dir names "
+        "one): every wheel is read in full");
+    return std::nullopt;
+  }
   try {
-    make_dirs(dir);
-    if (::access(dir.c_str(), W_OK | X_OK) != 0) throw io_error("cannot write " + dir);
+    return ProfileCache(dir, cap);
   } catch (const Error& e) {
     if (!cache_dir.empty()) throw usage_error("--cache-dir " + cache_dir + ": " + e.what() + " (or --no-cache)");
     warn(std::string("the profile cache cannot be used (") + e.what() + "): every wheel is read in full");
     return std::nullopt;
   }
-  return ProfileCache(dir);
+}
+
+void add_cache_options(CLI::App& app, bool& no_cache, std::string& cache_dir, std::string& max_size) {
+  app.add_flag("--no-cache", no_cache, "Neither read nor write the profile cache");
+  app.add_option("--cache-dir", cache_dir,
+                 "Profile cache folder, private to you (default: $WHEELCHECK_CACHE_DIR, $XDG_CACHE_HOME/wheelcheck, "
+                 "~/.cache/wheelcheck; none without HOME)");
+  app.add_option("--cache-max-size", max_size,
+                 "Cap of the profile cache (e.g. 512M, 8G; default 4G): the least recently used entries go");
 }
 
 CachedInspect inspect_any(const std::string& where, InspectOptions options, const std::string& verify,

@@ -9,12 +9,21 @@
 //
 // Blocks of 256 KB are cached (at most 128 MB, least recently used first out); a miss fetches the run
 // of missing blocks it needs, plus the read-ahead when the read continues where the previous one ended.
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/remote.hpp"
@@ -154,6 +163,60 @@ WheelUrl parse_wheel_url(const std::string& url) {
 
 namespace {
 
+// A folder of this process's own under $TMPDIR (mkdtemp: mode 0700), removed with what it holds.
+class TempFolder {
+ public:
+  TempFolder() {
+    std::string pattern = getenv_or("TMPDIR", "/tmp") + "/wheelcheck-download-XXXXXX";
+    if (::mkdtemp(pattern.data()) == nullptr)
+      throw io_error("cannot create a folder in " + getenv_or("TMPDIR", "/tmp"));
+    m_path = pattern;
+  }
+  ~TempFolder() {
+    std::error_code ec;
+    std::filesystem::remove_all(m_path, ec);
+  }
+  TempFolder(const TempFolder&) = delete;
+  TempFolder& operator=(const TempFolder&) = delete;
+  const std::string& path() const { return m_path; }
+
+ private:
+  std::string m_path;
+};
+
+// Whether a download's lock (X.lock) is free now: absent, or nobody holds it.
+bool lock_free(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return errno == ENOENT;
+  const bool free = ::flock(fd, LOCK_EX | LOCK_NB) == 0;
+  ::close(fd);
+  return free;
+}
+
+// What dead downloads left in the downloads folder: their locks, and parts a day old that nobody
+// resumed. Once per folder and process.
+void sweep_downloads(const std::string& dir) {
+  static std::mutex mutex;
+  static std::set<std::string> swept;
+  {
+    const std::lock_guard<std::mutex> hold(mutex);
+    if (!swept.insert(dir).second) return;
+  }
+  std::error_code ec;
+  const auto now = std::filesystem::file_time_type::clock::now();
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string path = e.path().string();
+    if (!e.is_regular_file(ec) || e.is_symlink(ec)) continue;
+    if (path.ends_with(".lock")) {
+      if (lock_free(path)) std::filesystem::remove(path, ec);  // FileLock retakes a lock on a removed file
+    } else if (path.ends_with(".part") || path.ends_with(".part.json")) {
+      const std::string base = path.substr(0, path.rfind(".part"));
+      const auto age = now - e.last_write_time(ec);
+      if (!ec && age > std::chrono::hours(24) && lock_free(base + ".lock")) std::filesystem::remove(path, ec);
+    }
+  }
+}
+
 // A full profile of the claimed sha256 (it was verified when stored), else a headers-only one made
 // earlier from this very URL with this claim.
 Fetched from_cache(const std::string& sha, const std::string& url, const InspectOptions& options,
@@ -193,12 +256,20 @@ Fetched inspect_url(const std::string& url, const Fetch& fetch, InspectOptions o
                     "is impossible (--verify full downloads the whole wheel)");
   } else {
     // The whole wheel: downloaded (verified against the index's sha256 before it lands), inspected in
-    // full, then removed: the profile is what is kept.
-    const std::string dir = !fetch.downloads_dir.empty() ? fetch.downloads_dir
-                            : cache != nullptr           ? cache->dir() + "/downloads"
-                                                         : ProfileCache::default_dir() + "/downloads";
+    // full, then removed: the profile is what is kept. One process at a time per file name (a lock
+    // beside it): a second one waits, then finds the first one's profile in the cache.
+    std::string dir = fetch.downloads_dir;
+    std::unique_ptr<TempFolder> scratch;
+    if (dir.empty() && cache != nullptr) dir = cache->downloads_dir();
+    if (dir.empty()) {
+      scratch = std::make_unique<TempFolder>();  // no cache: a private folder of this process
+      dir = scratch->path();
+    }
     make_dirs(dir);
+    sweep_downloads(dir);
     const std::string dest = dir + "/" + w.filename;
+    const auto lock = FileLock::acquire(dest + ".lock", {}, true);
+    if (auto hit = from_cache(sha, w.url, options, cache, false); hit.from_cache) return hit;
     client.download(w.url, dest, sha, fetch.progress);
     options.verify = Verify::Full;
     try {

@@ -1,20 +1,24 @@
 // The profile cache. A profile depends only on the wheel's bytes, the reader and the profile schema, so
 // it is stored under the wheel's sha256:
-//   DIR/profiles/ab/abcdef....fast.v1.bin    the profile in a compact binary form (fast to load)
-//   DIR/profiles/ab/abcdef....fast.v1.json   its JSON rendering, streamed as is by `inspect --json`
-//   DIR/profiles/ab/abcdef....fast.v1.clean  "1" when the profile has no problems (the exit code)
-//   DIR/index/<sha256 of the real path>      "size mtime_ns inode device sha256" of the last hashing
+//   DIR/profiles/ab/abcdef....fast.v1.5.bin    the profile in a compact binary form (fast to load)
+//   DIR/profiles/ab/abcdef....fast.v1.5.json   its JSON rendering, printed as is by `inspect --json`; its
+//                                              frame's flag: the profile has no problems (the exit code)
+//   DIR/profiles/ab/abcdef....fast.v1.5.<name> a text derived from it (the policies' consistency head)
+//   DIR/index/cd/<sha256 of the real path>     "size mtime_ns inode device sha256" of the last hashing
 // The index spares a warm lookup from hashing the wheel again (what makes it take milliseconds): a file
 // with the same size, nanosecond mtime, inode and device is taken to be unchanged, as make and ccache's
-// stat checks do. Every file is written atomically (temp file + rename), only inside DIR, and a damaged
-// entry reads as a miss.
+// stat checks do. Every file is framed with its kind, key and a CRC-64 and written atomically
+// (cache_folder.hpp); every read is checked against the key it expects, so a damaged, swapped or planted
+// entry is a miss (and is rewritten), never an answer. Nothing is reached through a link.
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
+#include "cache_folder.hpp"
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/profile.hpp"
 #include "wheelcheck/util.hpp"
@@ -275,15 +279,6 @@ elf::Binary get_elf(In& in) {
   return b;
 }
 
-std::string file_key(const std::string& path) {
-  std::error_code ec;
-  const auto real = std::filesystem::canonical(path, ec);
-  const std::string s = ec ? path : real.string();
-  Hasher h;
-  h.update(s.data(), s.size());
-  return to_hex(h.finish());
-}
-
 std::string stat_line(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return {};
@@ -385,54 +380,94 @@ WheelProfile deserialize_profile(std::string_view bytes) {
   return p;
 }
 
-ProfileCache::ProfileCache(std::string dir) : m_dir(std::move(dir)) {}
+ProfileCache::ProfileCache(std::string dir, std::uint64_t max_size)
+    : m_dir(std::move(dir)), m_folder(std::make_shared<const cache_folder::Folder>(m_dir, max_size)) {}
 
 std::string ProfileCache::default_dir() {
   if (auto d = getenv_or("WHEELCHECK_CACHE_DIR", ""); !d.empty()) return d;
   if (auto x = getenv_or("XDG_CACHE_HOME", ""); !x.empty()) return x + "/wheelcheck";
-  return getenv_or("HOME", "/tmp") + "/.cache/wheelcheck";
+  if (auto h = getenv_or("HOME", ""); !h.empty()) return h + "/.cache/wheelcheck";
+  return "";  // no shared fallback (/tmp is everybody's): no cache
 }
 
 namespace {
 // The cache's own format, raised whenever what a profile holds grows (2: the members' CUDA fatbins; 3: the
-// ABI tag note; 4: GPU code outside .nv_fatbin), so an older entry is a miss rather than a profile read
+// ABI tag note; 4: GPU code outside .nv_fatbin) or the entries change (5: every entry framed with its
+// kind, key and CRC-64; the stat index sharded), so an older entry is a miss rather than a profile read
 // without the new facts.
-constexpr int k_cache_format = 4;
+constexpr int k_cache_format = 5;
 
-std::string entry_base(const std::string& dir, const std::string& sha, const std::string& reader) {
-  return dir + "/profiles/" + sha.substr(0, 2) + "/" + sha + "." + reader + ".v" +
-         std::to_string(k_profile_schema_version) + "." + std::to_string(k_cache_format);
+// "profiles/ab/<sha256>.<reader>.v<schema>.<format>": an entry's files are this plus ".bin", ".json", ...
+// The name is the entry's key, and every file of the entry carries it in its frame.
+std::string entry_name(const std::string& sha, const std::string& reader) {
+  return sha + "." + reader + ".v" + std::to_string(k_profile_schema_version) + "." + std::to_string(k_cache_format);
+}
+std::string entry_rel(const std::string& sha, const std::string& reader) {
+  return "profiles/" + sha.substr(0, 2) + "/" + entry_name(sha, reader);
+}
+
+// A file's key in the stat index: the sha256 of its real path (the frame carries the path itself).
+std::pair<std::string, std::string> index_rel(const std::string& path) {
+  std::error_code ec;
+  const auto real = std::filesystem::canonical(path, ec);
+  std::string key = ec ? path : real.string();
+  Hasher h;
+  h.update(key.data(), key.size());
+  const std::string digest = to_hex(h.finish());
+  return {"index/" + digest.substr(0, 2) + "/" + digest, std::move(key)};
+}
+
+constexpr std::uint64_t k_max_entry = std::uint64_t{4} << 30;
+
+// The JSON rendering as `inspect --json` prints it, in memory (to be framed).
+std::string render_json(const WheelProfile& profile) {
+  char* buf = nullptr;
+  std::size_t size = 0;
+  std::FILE* f = ::open_memstream(&buf, &size);
+  if (f == nullptr) throw io_error("cannot render a profile");
+  try {
+    write_profile_json(profile, f);
+  } catch (...) {
+    std::fclose(f);
+    std::free(buf);
+    throw;
+  }
+  std::fclose(f);
+  std::string out(buf, size);
+  std::free(buf);
+  return out;
 }
 }  // namespace
 
 std::optional<std::string> ProfileCache::known_sha256(const std::string& path) const {
-  const std::string index = m_dir + "/index/" + file_key(path);
-  std::string text;
-  try {
-    text = read_text_file(index, 4096);
-  } catch (const Error&) {
-    return std::nullopt;
-  }
-  const auto space = text.rfind(' ');
-  if (space == std::string::npos) return std::nullopt;
-  std::string sha = text.substr(space + 1);
-  while (!sha.empty() && sha.back() == '\n') sha.pop_back();
-  if (!is_sha256_hex(sha) || text.substr(0, space) != stat_line(path)) return std::nullopt;
+  const auto [rel, key] = index_rel(path);
+  const auto bytes = m_folder->read(rel, 4096);
+  if (!bytes) return std::nullopt;
+  const auto u = cache_folder::unframe(*bytes, "index", key);
+  if (!u) return std::nullopt;
+  const auto space = u->payload.rfind(' ');
+  if (space == std::string_view::npos) return std::nullopt;
+  std::string sha(u->payload.substr(space + 1));
+  if (!is_sha256_hex(sha) || u->payload.substr(0, space) != stat_line(path)) return std::nullopt;
   return sha;
 }
 
 void ProfileCache::remember_sha256(const std::string& path, const std::string& sha256) const {
   const std::string line = stat_line(path);
   if (line.empty() || !is_sha256_hex(sha256)) return;
-  make_dirs(m_dir + "/index");
-  write_file_atomic(m_dir + "/index/" + file_key(path), line + " " + sha256 + "\n");
+  const auto [rel, key] = index_rel(path);
+  m_folder->write(rel, cache_folder::frame("index", key, false, line + " " + sha256));
 }
 
 std::optional<WheelProfile> ProfileCache::load(const std::string& sha256, const std::string& reader) const {
   if (!is_sha256_hex(sha256)) return std::nullopt;
+  const auto name = entry_name(sha256, reader);
+  const auto bytes = m_folder->read(entry_rel(sha256, reader) + ".bin", k_max_entry);
+  if (!bytes) return std::nullopt;
+  const auto u = cache_folder::unframe(*bytes, "profile", name);
+  if (!u) return std::nullopt;
   try {
-    const auto bytes = read_text_file(entry_base(m_dir, sha256, reader) + ".bin", std::uint64_t{4} << 30);
-    auto p = deserialize_profile(bytes);
+    auto p = deserialize_profile(u->payload);
     if (p.sha256 != sha256 || cache_key(p) != reader) return std::nullopt;
     return p;
   } catch (const Error&) {
@@ -440,65 +475,58 @@ std::optional<WheelProfile> ProfileCache::load(const std::string& sha256, const 
   }
 }
 
-std::optional<std::string> ProfileCache::json_path(const std::string& sha256, const std::string& reader) const {
+std::optional<ProfileCache::Rendering> ProfileCache::load_json(const std::string& sha256,
+                                                               const std::string& reader) const {
   if (!is_sha256_hex(sha256)) return std::nullopt;
-  const std::string path = entry_base(m_dir, sha256, reader) + ".json";
-  if (!is_file(path)) return std::nullopt;
-  return path;
-}
-
-std::optional<bool> ProfileCache::load_clean_flag(const std::string& sha256, const std::string& reader) const {
-  if (!is_sha256_hex(sha256)) return std::nullopt;
-  const std::string base = entry_base(m_dir, sha256, reader);
-  struct stat st {};
-  if (::stat((base + ".bin").c_str(), &st) != 0) return std::nullopt;  // an entry is whole once .bin exists
-  try {
-    const auto flag = read_text_file(base + ".clean", 16);
-    if (flag == "1\n") return true;
-    if (flag == "0\n") return false;
-  } catch (const Error&) {
-  }
-  return std::nullopt;
+  auto bytes = m_folder->read(entry_rel(sha256, reader) + ".json", k_max_entry);
+  if (!bytes) return std::nullopt;
+  const auto u = cache_folder::unframe(*bytes, "json", entry_name(sha256, reader));
+  if (!u) return std::nullopt;
+  // The JSON starts with '{' and ends with "}\n", as the renderer writes it; the frame proved every byte.
+  if (u->payload.size() < 3 || u->payload.front() != '{' || !u->payload.ends_with("}\n")) return std::nullopt;
+  Rendering r;
+  r.clean = u->flag;
+  const auto offset = static_cast<std::size_t>(u->payload.data() - bytes->data());
+  bytes->erase(0, offset);
+  r.json = std::move(*bytes);
+  return r;
 }
 
 void ProfileCache::store(const WheelProfile& profile) const {
   if (!is_sha256_hex(profile.sha256)) return;
-  const std::string base = entry_base(m_dir, profile.sha256, cache_key(profile));
-  make_dirs(base.substr(0, base.rfind('/')));
-  {
-    const std::string tmp = base + ".json.tmp." + std::to_string(::getpid());
-    std::FILE* f = std::fopen(tmp.c_str(), "wb");
-    if (f == nullptr) throw io_error("cannot write " + tmp);
-    try {
-      write_profile_json(profile, f);
-    } catch (...) {
-      std::fclose(f);
-      std::remove(tmp.c_str());
-      throw;
-    }
-    if (std::fclose(f) != 0 || std::rename(tmp.c_str(), (base + ".json").c_str()) != 0) {
-      std::remove(tmp.c_str());
-      throw io_error("cannot write " + base + ".json");
-    }
-  }
-  write_file_atomic(base + ".clean", profile.has_problems() ? "0\n" : "1\n");
-  write_file_atomic(base + ".bin", serialize_profile(profile));  // last: its presence marks the entry whole
+  store_json(profile);
+  const std::string key = cache_key(profile);
+  m_folder->write(entry_rel(profile.sha256, key) + ".bin",
+                  cache_folder::frame("profile", entry_name(profile.sha256, key), false, serialize_profile(profile)));
+}
+
+void ProfileCache::store_json(const WheelProfile& profile) const {
+  if (!is_sha256_hex(profile.sha256)) return;
+  const std::string key = cache_key(profile);
+  m_folder->write(
+      entry_rel(profile.sha256, key) + ".json",
+      cache_folder::frame("json", entry_name(profile.sha256, key), !profile.has_problems(), render_json(profile)));
 }
 
 std::optional<std::string> ProfileCache::load_derived(const std::string& sha256, const std::string& reader,
                                                       const std::string& name) const {
   if (!is_sha256_hex(sha256)) return std::nullopt;
-  try {
-    return read_text_file(entry_base(m_dir, sha256, reader) + "." + name, std::uint64_t{16} << 20);
-  } catch (const Error&) {
-    return std::nullopt;
-  }
+  const auto bytes = m_folder->read(entry_rel(sha256, reader) + "." + name, std::uint64_t{16} << 20);
+  if (!bytes) return std::nullopt;
+  const auto u = cache_folder::unframe(*bytes, "derived", entry_name(sha256, reader) + "." + name);
+  if (!u) return std::nullopt;
+  return std::string(u->payload);
 }
 
 void ProfileCache::store_derived(const std::string& sha256, const std::string& reader, const std::string& name,
                                  std::string_view text) const {
   if (!is_sha256_hex(sha256)) return;
-  write_file_atomic(entry_base(m_dir, sha256, reader) + "." + name, text);
+  m_folder->write(entry_rel(sha256, reader) + "." + name,
+                  cache_folder::frame("derived", entry_name(sha256, reader) + "." + name, false, text));
+}
+
+std::string ProfileCache::downloads_dir() const {
+  return m_folder->subfolder("downloads");
 }
 
 // A headers-only profile was never hashed: its sha256 is what an index claimed for one URL. So its key

@@ -95,6 +95,10 @@ Json merge(const std::vector<Json>& shards) {
     append_unique(out["projects"], s["projects"]);
     append_unique(out["images"], s["images"]);
     append_unique(out["warnings"], s["warnings"]);
+    if (s.contains("errors") && s["errors"].is_array()) {
+      if (!out.contains("errors") || !out["errors"].is_array()) out["errors"] = Json::array();
+      append_unique(out["errors"], s["errors"]);
+    }
     for (const auto& w : s["wheels"]) {
       if (keys.insert(w["filename"].get<std::string>() + "#" + w["sha256"].get<std::string>()).second) {
         wheels.push_back(w);

@@ -19,7 +19,10 @@
 //    verdict there is compatible, degraded (with its gates) or unknown (with its conditions); every newer
 //    one is listed with why it was passed over. No pin is made for an image no file of the project is for.
 //    The state is written from the typed cells, never read back from the report's JSON.
-// 5. The state is written atomically; the caller writes the report (JSON, Markdown, HTML).
+// 5. The state commits last: the caller writes the report (JSON, Markdown, HTML), the pins and standard
+//    output, then calls Result::commit, which writes the state in one rename. A scan whose outputs could
+//    not be written leaves the state as it was, so the next one reports the same new wheels. A lock in
+//    the state folder (flock) makes two scans on one state take turns.
 #include "wheelcheck/scan.hpp"
 
 #include <fmt/format.h>
@@ -27,7 +30,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <ctime>
+#include <filesystem>
 #include <map>
 #include <set>
 
@@ -64,18 +69,46 @@ std::uint64_t fnv1a(std::string_view s) {
   return h;
 }
 
+std::string sha256_hex(std::string_view text) {
+  Hasher h;
+  h.update(text.data(), text.size());
+  return to_hex(h.finish());
+}
+
 std::string wheel_key(const std::string& filename, const std::string& sha256) {
   return filename + "#" + sha256;
 }
 
 // --- the state -----------------------------------------------------------------------------------------
 
+// What a scan knows from earlier runs, read under the state's lock and written back by commit() only
+// once the scan's outputs are safe (its report, pins and standard output). Page bodies are named by
+// their content, so until state.json is replaced (one rename, the commit) it names only bodies of its
+// own run; a body whose sha256 is not the one recorded is not used.
 class State {
  public:
-  explicit State(std::string dir) : m_dir(std::move(dir)) {
+  State(std::string dir, Json& warnings) : m_dir(std::move(dir)) {
     if (m_dir.empty()) return;
-    const std::string file = m_dir + "/state.json";
     struct stat st {};
+    if (::stat(m_dir.c_str(), &st) == 0) {
+      if (!S_ISDIR(st.st_mode)) throw bad_input("the scan state " + m_dir + " is not a folder");
+      if (auto why = not_private_reason(st); !why.empty()) {
+        m_refused = "the scan state " + m_dir + " is not private to you (" + why +
+                    "): it was neither read nor saved, so every wheel counted as new";
+        warnings.push_back(m_refused);
+        return;
+      }
+    }
+    // Two scans on one state take turns: the second reads what the first saved.
+    try {
+      make_dirs(m_dir);
+      m_lock.emplace(FileLock::acquire(m_dir + "/lock", [this] {
+        std::fprintf(stderr, "wheelcheck: waiting for another scan of the state %s (its lock)\n", m_dir.c_str());
+      }));
+    } catch (const Error& e) {
+      warnings.push_back(std::string("the scan state cannot be locked (") + e.what() + ")");
+    }
+    const std::string file = m_dir + "/state.json";
     if (::stat(file.c_str(), &st) != 0) return;
     try {
       m_json = Json::parse(read_text_file(file));
@@ -92,9 +125,14 @@ class State {
 
   std::optional<std::string> page_body(const std::string& url) {
     const auto it = pages().find(url);
-    if (it == pages().end() || m_dir.empty()) return std::nullopt;
+    if (it == pages().end() || m_dir.empty() || !m_refused.empty()) return std::nullopt;
+    const std::string name = it->value("body", "");
+    if (name.empty() || name.find('/') != std::string::npos || name[0] == '.') return std::nullopt;
     try {
-      return read_text_file(m_dir + "/pages/" + it->value("body", ""));
+      auto body = read_text_file(m_dir + "/pages/" + name, std::uint64_t{64} << 20);
+      const std::string sha = it->value("sha256", "");
+      if (!sha.empty() && sha != sha256_hex(body)) return std::nullopt;  // damaged: fetched afresh
+      return body;
     } catch (const Error&) {
       return std::nullopt;
     }
@@ -102,21 +140,39 @@ class State {
 
   void remember_page(const std::string& url, const net::Response& r) {
     if (m_dir.empty()) return;
-    const std::string body = fmt::format("{:016x}.body", fnv1a(url));
-    make_dirs(m_dir + "/pages");
-    write_file_atomic(m_dir + "/pages/" + body, r.body);
+    const std::string sha = sha256_hex(r.body);
+    const std::string body = fmt::format("{:016x}-{}.body", fnv1a(url), sha.substr(0, 16));
+    m_bodies[body] = r.body;
     pages()[url] = Json{{"etag", r.validators.etag},
                         {"last_modified", r.validators.last_modified},
                         {"content_type", r.content_type},
                         {"final_url", r.url},
-                        {"body", body}};
+                        {"body", body},
+                        {"sha256", sha}};
   }
 
-  void save() {
+  // The commit: the new page bodies, then state.json (fsynced, one rename), then the bodies no page
+  // names any more. Throws Error(Io); the state on disk is then the one before this scan.
+  void commit() {
     if (m_dir.empty()) return;
-    make_dirs(m_dir);
-    m_json["schema"] = k_state_schema;
-    write_file_atomic(m_dir + "/state.json", m_json.dump(1, ' ', false, Json::error_handler_t::replace) + "\n");
+    if (!m_refused.empty()) throw Error(ErrorKind::Io, m_refused);
+    try {
+      make_dirs(m_dir + "/pages");
+      sweep_temporaries(m_dir + "/pages");
+      for (const auto& [name, body] : m_bodies) write_file_atomic(m_dir + "/pages/" + name, body);
+      m_json["schema"] = k_state_schema;
+      write_file_atomic(m_dir + "/state.json", m_json.dump(1, ' ', false, Json::error_handler_t::replace) + "\n", true);
+    } catch (const Error& e) {
+      throw Error(ErrorKind::Io, std::string("the scan state was not saved (") + e.what() +
+                                     "): the next scan reports this one's new wheels again");
+    }
+    std::set<std::string> named;
+    for (const auto& [url, entry] : pages().items()) named.insert(entry.value("body", ""));
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(m_dir + "/pages", ec)) {
+      const auto name = e.path().filename().string();
+      if (name.ends_with(".body") && named.count(name) == 0) std::filesystem::remove(e.path(), ec);
+    }
   }
 
  private:
@@ -125,7 +181,10 @@ class State {
     return m_json[name];
   }
   std::string m_dir;
+  std::string m_refused;  // why the state folder is not used, when it is not
+  std::optional<FileLock> m_lock;
   Json m_json = Json::object();
+  std::map<std::string, std::string> m_bodies;  // new page bodies, written by commit()
 };
 
 // --- pages -----------------------------------------------------------------------------------------------
@@ -228,7 +287,7 @@ class Scan {
         m_db(db),
         m_client(client),
         m_cache(cache),
-        m_state(o.state_dir),
+        m_state(o.state_dir, m_warnings),
         m_rules(o.rules, db.dir() + "/rules"),
         m_explicit(!o.targets.empty() || !o.images.empty()) {
     // The images the caller resolved (the command line's one --image resolver: names, patterns, files,
@@ -264,9 +323,12 @@ class Scan {
     report["wheels"] = m_wheels;
     report["pins"] = pins();
     report["warnings"] = m_warnings;
-    m_state.save();
+    report["errors"] = m_errors;
     return report;
   }
+
+  // The state, to be committed by the caller once the outputs are written (it keeps the lock).
+  std::shared_ptr<State> take_state() { return std::make_shared<State>(std::move(m_state)); }
 
  private:
   void say(const std::string& line) const {
@@ -296,11 +358,13 @@ class Scan {
         } catch (const Error& e) {
           m_index_failed = failed = true;
           m_warnings.push_back(fmt::format("{}: {} unreadable: {}", net::redact_url(idx), project, e.what()));
+          m_errors.push_back(m_warnings.back());
         }
       }
       if (found_on == 0 && !failed) {
         m_index_failed = true;
         m_warnings.push_back(fmt::format("project {} is on none of the indexes (a misspelt name?)", project));
+        m_errors.push_back(m_warnings.back());
       }
     }
     std::stable_sort(m_listings.begin(), m_listings.end(), [](const Listing& a, const Listing& b) {
@@ -363,6 +427,7 @@ class Scan {
           const auto& pr = !fetched.profile.problems.empty() ? fetched.profile.problems.front()
                                                              : fetched.profile.record_problems.front();
           w["error"] = fmt::format("{}: {} {}", pr.kind, pr.path, pr.detail);
+          m_errors.push_back(l->file.filename + ": " + w["error"].get<std::string>());
           m_wheel_failed = true;
         }
         read = true;
@@ -373,6 +438,7 @@ class Scan {
         }
       } catch (const Error& e) {
         w["error"] = e.what();
+        m_errors.push_back(l->file.filename + ": " + e.what());
         m_wheel_failed = true;
       }
       // A wheel that could not be fetched (the network, a hash mismatch, a server that stopped answering)
@@ -527,6 +593,8 @@ class Scan {
   const image::Db& m_db;
   net::Client& m_client;
   const ProfileCache* m_cache;
+  Json m_warnings = Json::array();
+  Json m_errors = Json::array();  // what makes the exit code 2, each said as an error too
   State m_state;
   run::RuleChoice m_rules;
   bool m_explicit;  // images were given: every one is reported, targeted or not
@@ -534,7 +602,6 @@ class Scan {
   std::vector<Listing> m_listings;
   std::set<std::string> m_used_images;
   Json m_wheels = Json::array();
-  Json m_warnings = Json::array();
   bool m_index_failed = false;
   bool m_wheel_failed = false;
   bool m_new_incompatible = false;  // a new wheel incompatible with an image it is for
@@ -562,7 +629,7 @@ bool in_shard(const std::string& filename, int index, int count) {
   return count <= 1 || fnv1a(filename) % static_cast<std::uint64_t>(count) == static_cast<std::uint64_t>(index - 1);
 }
 
-Json run(const Options& options, const image::Db& db, net::Client& client, const ProfileCache* cache) {
+Result run(const Options& options, const image::Db& db, net::Client& client, const ProfileCache* cache) {
   if (options.indexes.empty()) throw usage_error("scan: no --index given");
   if (options.projects.empty()) throw usage_error("scan: no --project given");
   if (options.since) {
@@ -571,7 +638,12 @@ Json run(const Options& options, const image::Db& db, net::Client& client, const
                     std::all_of(s.begin(), s.end(), [](char c) { return c == '-' || (c >= '0' && c <= '9'); });
     if (!ok) throw usage_error("--since " + s + ": expected a date, YYYY-MM-DD");
   }
-  return Scan(options, db, client, cache).run();
+  Scan scan(options, db, client, cache);
+  Result r;
+  r.report = scan.run();
+  auto state = scan.take_state();
+  r.commit = [state] { state->commit(); };
+  return r;
 }
 
 }  // namespace wheelcheck::scan
