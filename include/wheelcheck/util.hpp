@@ -67,9 +67,10 @@ std::string read_text_file(const std::string& path, std::uint64_t max_size = std
 void write_file_atomic(const std::string& path, std::string_view content, bool durable = false);
 // The temporary-file name of the calling process for a final name (unique per call).
 std::string temporary_name(const std::string& final_name);
-// Removes the temporaries (NAME.tmp.<pid>[-<n>]) of the folder that no process holds: their lock is free
+// Removes the temporaries (NAME.tmp.<pid>-<n>) of the folder that no process holds: their lock is free
 // and their process is gone, or they are older than a day. Once per folder and process; never follows a
-// link; errors are ignored (a folder that cannot be swept costs space, never an answer).
+// link; errors are ignored (a folder that cannot be swept costs space, never an answer). The _at form is
+// for a folder of the cache's own, where the older name NAME.tmp.<pid> is also ours.
 void sweep_temporaries(const std::string& dir);
 void sweep_temporaries_at(int dir_fd, const std::string& dir_key);
 // Why a folder (its fstat) is not private to the user, or "" when it is: it must be owned by the

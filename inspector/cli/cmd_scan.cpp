@@ -178,11 +178,11 @@ int run_scan(const ScanArgs& a) {
   else
     print_out(summary_text(report));
   flush_stdout();
-  if (commit) commit();
   if (report.contains("errors")) {
     for (const auto& e : report["errors"])
       std::fprintf(stderr, "wheelcheck: error: %s\n", e.get<std::string>().c_str());
   }
+  if (commit) commit();
   return report["exit_code"].get<int>();
 }
 

@@ -55,8 +55,9 @@ namespace {
 
 std::atomic<unsigned> g_temporary_counter{0};
 
-// The pid a temporary's name carries ("x.json.tmp.123-4" -> 123), or 0 when it is not one of ours.
-pid_t temporary_pid(std::string_view name) {
+// The pid a temporary's name carries ("x.json.tmp.123-4" -> 123), or 0 when it is not one of ours. The
+// older form without "-<n>" ("x.json.tmp.123") counts only where every file is ours (the cache).
+pid_t temporary_pid(std::string_view name, bool older_form) {
   const auto at = name.rfind(".tmp.");
   if (at == std::string_view::npos || at == 0) return 0;
   std::string_view rest = name.substr(at + 5);
@@ -64,6 +65,8 @@ pid_t temporary_pid(std::string_view name) {
     const auto counter = rest.substr(dash + 1);
     if (counter.empty() || counter.find_first_not_of("0123456789") != std::string_view::npos) return 0;
     rest = rest.substr(0, dash);
+  } else if (!older_form) {
+    return 0;
   }
   if (rest.empty() || rest.size() > 9 || rest.find_first_not_of("0123456789") != std::string_view::npos) return 0;
   return static_cast<pid_t>(std::stol(std::string(rest)));
@@ -94,7 +97,8 @@ std::string temporary_name(const std::string& final_name) {
   return final_name + ".tmp." + std::to_string(::getpid()) + "-" + std::to_string(g_temporary_counter++);
 }
 
-void sweep_temporaries_at(int dir_fd, const std::string& dir_key) {
+namespace {
+void sweep(int dir_fd, const std::string& dir_key, bool ours) {
   {
     const std::lock_guard<std::mutex> hold(g_swept_mutex);
     if (!g_swept.insert(dir_key).second) return;
@@ -110,7 +114,7 @@ void sweep_temporaries_at(int dir_fd, const std::string& dir_key) {
   std::vector<std::string> stale;
   while (const dirent* e = ::readdir(d)) {
     const std::string_view name = e->d_name;
-    const pid_t pid = temporary_pid(name);
+    const pid_t pid = temporary_pid(name, ours);
     if (pid <= 0 || pid == ::getpid()) continue;
     const int f = ::openat(fd, e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (f < 0) continue;
@@ -125,11 +129,16 @@ void sweep_temporaries_at(int dir_fd, const std::string& dir_key) {
   for (const auto& name : stale) static_cast<void>(::unlinkat(fd, name.c_str(), 0));
   ::closedir(d);
 }
+}  // namespace
+
+void sweep_temporaries_at(int dir_fd, const std::string& dir_key) {
+  sweep(dir_fd, dir_key, true);
+}
 
 void sweep_temporaries(const std::string& dir) {
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return;
-  sweep_temporaries_at(fd, dir);
+  sweep(fd, dir, false);
   ::close(fd);
 }
 

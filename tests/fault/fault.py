@@ -757,7 +757,7 @@ def case_leftovers(tmp, rng):
         planted = []
         for folder, name in ((d + "/s", "state.json"), (d + "/r", "report.json"), (d + "/s/pages", "x.body")):
             os.makedirs(folder, exist_ok=True)
-            path = os.path.join(folder, f"{name}.tmp.{dead}")
+            path = os.path.join(folder, f"{name}.tmp.{dead}-0")
             open(path, "wb").write(b"{" * 4096)
             planted.append(path)
         r = wc(idx.scan(d + "/s", d + "/c", d + "/r", d + "/p"))
