@@ -100,7 +100,8 @@ class ProfileCache {
   // The cached JSON rendering (what `inspect --json` prints), checked, and whether the profile had no
   // problems (what decides inspect's exit code), without decoding the profile.
   struct Rendering {
-    std::string json;
+    std::shared_ptr<const void> bytes;  // the cached entry, mapped: json is a view into it
+    std::string_view json;
     bool clean = false;
   };
   std::optional<Rendering> load_json(const std::string& sha256, const std::string& reader) const;

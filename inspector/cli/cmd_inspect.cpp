@@ -72,7 +72,7 @@ void print_progress(const Progress& p) {
 
 // Writes a cached JSON rendering (checked by its frame) to out; inside a JSON array, without its final
 // newline. With a head, its members first: the document from after its '{'.
-void write_rendering(const std::string& json, std::FILE* out, bool strip_newline, const std::string& head) {
+void write_rendering(std::string_view json, std::FILE* out, bool strip_newline, const std::string& head) {
   std::string_view body = json;
   if (strip_newline && !body.empty()) body.remove_suffix(1);  // the renderer ends the document with one newline
   if (head.size() > 2 && !body.empty()) {

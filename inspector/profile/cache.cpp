@@ -478,18 +478,11 @@ std::optional<WheelProfile> ProfileCache::load(const std::string& sha256, const 
 std::optional<ProfileCache::Rendering> ProfileCache::load_json(const std::string& sha256,
                                                                const std::string& reader) const {
   if (!is_sha256_hex(sha256)) return std::nullopt;
-  auto bytes = m_folder->read(entry_rel(sha256, reader) + ".json", k_max_entry);
-  if (!bytes) return std::nullopt;
-  const auto u = cache_folder::unframe(*bytes, "json", entry_name(sha256, reader));
-  if (!u) return std::nullopt;
+  auto e = m_folder->map_entry(entry_rel(sha256, reader) + ".json", k_max_entry, "json", entry_name(sha256, reader));
+  if (!e) return std::nullopt;
   // The JSON starts with '{' and ends with "}\n", as the renderer writes it; the frame proved every byte.
-  if (u->payload.size() < 3 || u->payload.front() != '{' || !u->payload.ends_with("}\n")) return std::nullopt;
-  Rendering r;
-  r.clean = u->flag;
-  const auto offset = static_cast<std::size_t>(u->payload.data() - bytes->data());
-  bytes->erase(0, offset);
-  r.json = std::move(*bytes);
-  return r;
+  if (e->payload.size() < 3 || e->payload.front() != '{' || !e->payload.ends_with("}\n")) return std::nullopt;
+  return Rendering{std::move(e->bytes), e->payload, e->flag};
 }
 
 void ProfileCache::store(const WheelProfile& profile) const {

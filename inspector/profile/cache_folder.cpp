@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <isa-l/crc64.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include <charconv>
 #include <ctime>
 #include <map>
+#include <memory>
 #include <tuple>
 #include <vector>
 
@@ -55,6 +57,24 @@ struct FdGuard {
     if (fd >= 0) ::close(fd);
   }
 };
+
+// LEN bytes; false when the file is shorter than fstat said (another process replaced it: a miss) or
+// unreadable.
+bool read_fully(int fd, char* out, std::size_t len) {
+  std::size_t done = 0;
+  while (done < len) {
+    const auto n = ::read(fd, out + done, len - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+// Least recently used: a hit refreshes its mtime, at most once an hour (a warm path writes nothing else).
+void touch(int fd, std::int64_t mtime) {
+  if (std::time(nullptr) - mtime > 3600) static_cast<void>(::futimens(fd, nullptr));
+}
 
 }  // namespace
 
@@ -148,7 +168,7 @@ int Folder::open_dir(const std::string& rel, bool create) const {
   return fd;
 }
 
-std::optional<std::string> Folder::read(const std::string& rel, std::uint64_t max) const {
+std::optional<Folder::Opened> Folder::open_file(const std::string& rel, std::uint64_t max) const {
   const auto slash = rel.rfind('/');
   const FdGuard dir{slash == std::string::npos ? ::dup(m_fd) : open_dir(rel.substr(0, slash), false)};
   if (dir.fd < 0) return std::nullopt;
@@ -156,23 +176,43 @@ std::optional<std::string> Folder::read(const std::string& rel, std::uint64_t ma
   sweep_temporaries_at(dir.fd, m_dir + "/" + (slash == std::string::npos ? "" : rel.substr(0, slash)));
   const std::string leaf = slash == std::string::npos ? rel : rel.substr(slash + 1);
   // O_NONBLOCK: a FIFO planted as an entry cannot block the open; fstat then refuses it.
-  const FdGuard f{::openat(dir.fd, leaf.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)};
+  FdGuard f{::openat(dir.fd, leaf.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)};
   if (f.fd < 0) return std::nullopt;
   struct stat st {};
   if (::fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::uint64_t>(st.st_size) > max) {
     return std::nullopt;
   }
-  std::string bytes(static_cast<std::size_t>(st.st_size), '\0');
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    const auto n = ::read(f.fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return std::nullopt;  // shorter than fstat said: another process replaced it; a miss
-    done += static_cast<std::size_t>(n);
-  }
-  // Least recently used: a hit refreshes its mtime, at most once an hour (a warm path writes nothing else).
-  if (std::time(nullptr) - st.st_mtime > 3600) static_cast<void>(::futimens(f.fd, nullptr));
+  Opened file{f.fd, static_cast<std::uint64_t>(st.st_size), st.st_mtime};
+  f.fd = -1;
+  return file;
+}
+
+std::optional<std::string> Folder::read(const std::string& rel, std::uint64_t max) const {
+  const auto file = open_file(rel, max);
+  if (!file) return std::nullopt;
+  const FdGuard f{file->fd};
+  std::string bytes(static_cast<std::size_t>(file->size), '\0');
+  if (!read_fully(f.fd, bytes.data(), bytes.size())) return std::nullopt;
+  touch(f.fd, file->mtime);
   return bytes;
+}
+
+std::optional<MappedEntry> Folder::map_entry(const std::string& rel, std::uint64_t max, std::string_view kind,
+                                             std::string_view key) const {
+  const auto file = open_file(rel, max);
+  if (!file) return std::nullopt;
+  const FdGuard f{file->fd};
+  if (file->size == 0) return std::nullopt;
+  const auto size = static_cast<std::size_t>(file->size);
+  // MAP_POPULATE: the page cache's pages mapped in one call (no fault per page, no copy). An entry is
+  // only ever replaced by a rename, never changed in place, so the mapped file stays as it was checked.
+  void* at = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, f.fd, 0);
+  if (at == MAP_FAILED) return std::nullopt;
+  std::shared_ptr<const void> bytes(at, [size](const void* p) { ::munmap(const_cast<void*>(p), size); });
+  const auto u = unframe(std::string_view(static_cast<const char*>(at), size), kind, key);
+  if (!u) return std::nullopt;
+  touch(f.fd, file->mtime);
+  return MappedEntry{std::move(bytes), u->payload, u->flag};
 }
 
 void Folder::write(const std::string& rel, std::string_view content) const {

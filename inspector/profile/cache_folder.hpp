@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -26,6 +27,13 @@ struct Unframed {
   bool flag = false;
 };
 std::optional<Unframed> unframe(std::string_view bytes, std::string_view kind, std::string_view key);
+// A checked entry read in place: its file mapped read-only (unmapped when the last copy of `bytes` goes),
+// the payload a view into it.
+struct MappedEntry {
+  std::shared_ptr<const void> bytes;
+  std::string_view payload;
+  bool flag = false;
+};
 
 class Folder {
  public:
@@ -40,6 +48,10 @@ class Folder {
   // The bytes of the regular file at REL ("profiles/ab/x.bin"), every component reached without
   // following a link; nullopt when absent, a link, not a regular file, larger than max, or unreadable.
   std::optional<std::string> read(const std::string& rel, std::uint64_t max) const;
+  // The framed entry at REL, mapped and checked as unframe checks it (what `inspect --json` prints warm:
+  // no copy of it is made).
+  std::optional<MappedEntry> map_entry(const std::string& rel, std::uint64_t max, std::string_view kind,
+                                       std::string_view key) const;
   // Writes REL atomically (temporary + rename, every write checked), creating its folders; a link or a
   // file where a folder belongs is removed first (the link, never what it points to). Leftover
   // temporaries of dead processes in that folder are swept. Throws Error(Io).
@@ -48,7 +60,13 @@ class Folder {
   std::string subfolder(const std::string& rel) const;
 
  private:
-  int open_dir(const std::string& rel, bool create) const;  // -1 when absent (create: made)
+  struct Opened {
+    int fd;
+    std::uint64_t size;
+    std::int64_t mtime;
+  };
+  std::optional<Opened> open_file(const std::string& rel, std::uint64_t max) const;  // a regular file, opened
+  int open_dir(const std::string& rel, bool create) const;                           // -1 when absent (create: made)
   void account(std::uint64_t bytes) const;
   void evict() const;
 

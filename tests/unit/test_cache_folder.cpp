@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
 #include "inspect_support.hpp"
 #include "inspector/profile/cache_folder.hpp"
@@ -54,6 +55,38 @@ TEST(CacheFrame, ReadsBackOnlyWhatWasWrittenForThatKey) {
     EXPECT_FALSE(cache_folder::unframe(framed.substr(0, i), "json", "abc.fast.v1.5")) << "length " << i;
   }
   EXPECT_FALSE(cache_folder::unframe(framed + "x", "json", "abc.fast.v1.5"));
+}
+
+// map_entry (what the warm `inspect --json` prints: the entry mapped, never copied) accepts and refuses
+// exactly what unframe does, for short payloads and for ones over a page.
+TEST(CacheFolder, MapEntryAgreesWithUnframe) {
+  TempDir dir;
+  cache_folder::Folder folder(dir.file("cache"), std::uint64_t{1} << 30);
+  for (const std::size_t n : {std::size_t{0}, std::size_t{10}, std::size_t{5000}, std::size_t{70000}}) {
+    std::string payload;
+    for (std::size_t i = 0; i < n; ++i) payload.push_back(static_cast<char>('a' + i % 26));
+    const auto framed = cache_folder::frame("json", "k.fast", n % 2 == 0, payload);
+    folder.write("profiles/ab/e", framed);
+    const auto e = folder.map_entry("profiles/ab/e", 1 << 20, "json", "k.fast");
+    ASSERT_TRUE(e) << n;
+    EXPECT_EQ(e->payload, payload);
+    EXPECT_EQ(e->flag, n % 2 == 0);
+    EXPECT_FALSE(folder.map_entry("profiles/ab/e", 1 << 20, "json", "other.fast"));
+    EXPECT_FALSE(folder.map_entry("profiles/ab/e", 1 << 20, "profile", "k.fast"));
+    EXPECT_FALSE(folder.map_entry("profiles/ab/e", framed.size() - 1, "json", "k.fast"));  // over max
+    // A flip in the header, in the payload and at its last byte, and truncations there: each a miss.
+    std::vector<std::size_t> at = {0, 9, 30, framed.size() - 1, framed.size() / 2};
+    for (const std::size_t i : at) {
+      std::string bad = framed;
+      bad[i] = static_cast<char>(bad[i] ^ 0x01);
+      put(dir.file("cache") + "/profiles/ab/e", bad);
+      EXPECT_FALSE(folder.map_entry("profiles/ab/e", 1 << 20, "json", "k.fast")) << n << " byte " << i;
+      put(dir.file("cache") + "/profiles/ab/e", framed.substr(0, i));
+      EXPECT_FALSE(folder.map_entry("profiles/ab/e", 1 << 20, "json", "k.fast")) << n << " length " << i;
+    }
+    put(dir.file("cache") + "/profiles/ab/e", framed + "x");
+    EXPECT_FALSE(folder.map_entry("profiles/ab/e", 1 << 20, "json", "k.fast"));
+  }
 }
 
 TEST(CacheFolder, NeverReadsOrWritesThroughALink) {
