@@ -462,9 +462,8 @@ void ProfileCache::remember_sha256(const std::string& path, const std::string& s
 std::optional<WheelProfile> ProfileCache::load(const std::string& sha256, const std::string& reader) const {
   if (!is_sha256_hex(sha256)) return std::nullopt;
   const auto name = entry_name(sha256, reader);
-  const auto bytes = m_folder->read(entry_rel(sha256, reader) + ".bin", k_max_entry);
-  if (!bytes) return std::nullopt;
-  const auto u = cache_folder::unframe(*bytes, "profile", name);
+  // Mapped, not read: the profile is decoded from the page cache's pages (no copy, no fresh pages).
+  const auto u = m_folder->map_entry(entry_rel(sha256, reader) + ".bin", k_max_entry, "profile", name);
   if (!u) return std::nullopt;
   try {
     auto p = deserialize_profile(u->payload);
