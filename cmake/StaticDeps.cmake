@@ -1,7 +1,8 @@
 # The fully static build (scripts/package.sh): every library wheelcheck links comes as a static archive
 # from two folders package.sh prepares, never from the host:
 #   WHEELCHECK_STATIC_SYSROOT  Debian's -dev packages for the target architecture, unpacked (OpenSSL,
-#                              zlib, LIEF with the mbed TLS it needs, gumbo, fmt, nlohmann-json, CLI11)
+#                              zlib, LIEF with the mbed TLS it needs, gumbo, fmt, nlohmann-json, CLI11,
+#                              toml++)
 #   WHEELCHECK_STATIC_PREFIX   what package.sh built from Debian's sources (libzip, ISA-L, libcurl with
 #                              nghttp2)
 # It defines the same targets the ordinary build gets from pkg-config and find_package, so the rest of
@@ -54,3 +55,8 @@ foreach(target fmt::fmt nlohmann_json::nlohmann_json CLI11::CLI11)
   set_target_properties(${target} PROPERTIES INTERFACE_INCLUDE_DIRECTORIES ${_sys_inc})
 endforeach()
 set_property(TARGET fmt::fmt PROPERTY INTERFACE_COMPILE_DEFINITIONS FMT_HEADER_ONLY=1)
+# toml++ (pylock.toml) is header-only too: inspector/env/lock.cpp defines TOML_HEADER_ONLY.
+if(NOT EXISTS ${_sys_inc}/toml++/toml.h)
+  message(FATAL_ERROR "toml++: ${_sys_inc}/toml++/toml.h is missing (libtomlplusplus-dev; run scripts/package.sh)")
+endif()
+set(TOMLPP_INCLUDE_DIR ${_sys_inc})
