@@ -75,6 +75,8 @@ std::string table_key(const std::string& image_path);
 // What the description says of a file that was read.
 image::Library library_record(const ElfFile& file);
 image::DistLibrary dist_library_record(const ElfFile& file, const std::string& relative_path);
+// The same facts of a binary read elsewhere (a published wheel's member), without an export reference.
+image::DistLibrary dist_library_of(const elf::Binary& binary, const std::string& relative_path);
 
 // --- Stages 1 to 3: the loader, the architecture, the library folders (probes/loader.cpp) -------------
 

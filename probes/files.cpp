@@ -156,7 +156,12 @@ image::Library library_record(const ElfFile& file) {
 }
 
 image::DistLibrary dist_library_record(const ElfFile& file, const std::string& relative_path) {
-  const elf::Binary& b = file.binary;
+  image::DistLibrary l = dist_library_of(file.binary, relative_path);
+  if (file.table) l.exports = table_key(file.image_path);
+  return l;
+}
+
+image::DistLibrary dist_library_of(const elf::Binary& b, const std::string& relative_path) {
   image::DistLibrary l;
   l.path = relative_path;
   l.soname = b.soname.value_or("");
@@ -165,7 +170,6 @@ image::DistLibrary dist_library_record(const ElfFile& file, const std::string& r
   l.needed = b.needed;
   l.versions = version_names(b);
   dynamic_facts(b, l);
-  if (file.table) l.exports = table_key(file.image_path);
   return l;
 }
 

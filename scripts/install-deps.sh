@@ -20,10 +20,11 @@ build=(cmake g++ pkg-config make ccache python3
 # interpreter's exports) and runs aarch64 roots under qemu-user-static. The index client's tests serve
 # HTTP/2 with nghttpd (nghttp2-server) over a certificate made with openssl, and render the scan's HTML
 # report in headless chromium. clang-14 and libclang-rt-14-dev build the sanitized suite and the libFuzzer
-# targets (scripts/sanitize.sh, fuzz/run.sh); nasm, xz-utils and patch the static packages (package.sh).
+# targets (scripts/sanitize.sh, fuzz/run.sh); nasm, xz-utils and patch the static packages (package.sh); patchelf
+# gives the corpus tier's torch wheels the sonames pip's torch has (tests/jobs/env_job.py).
 test=(libgtest-dev binutils python3-jsonschema zip libtree time libsnappy1v5 gcc-i686-linux-gnu g++-i686-linux-gnu
       gcc-powerpc64-linux-gnu g++-powerpc64-linux-gnu python3.11 libpython3.11 qemu-user-static
-      nghttp2-server openssl chromium clang-14 libclang-rt-14-dev nasm xz-utils patch)
+      nghttp2-server openssl chromium clang-14 libclang-rt-14-dev nasm xz-utils patch patchelf)
 case ${1:-} in
   --build) wanted=("${build[@]}") ;;
   '') wanted=("${build[@]}" "${test[@]}") ;;

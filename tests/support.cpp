@@ -12,6 +12,13 @@ namespace wheelcheck::test {
 
 namespace fs = std::filesystem;
 
+namespace {
+// No test reads a published wheel from the internet (the db's images name PyTorch's indexes): every
+// wheelcheck a test runs inherits this, unless the test set it first (the published-wheel tests serve their
+// own index on loopback, and unset it for their own commands).
+[[maybe_unused]] const bool k_offline = ::setenv("WHEELCHECK_OFFLINE", "1", 0) == 0;
+}  // namespace
+
 TempDir::TempDir() {
   std::string tmpl = (fs::temp_directory_path() / "wheelcheck-test-XXXXXX").string();
   if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");

@@ -128,6 +128,18 @@ struct DistLibrary {
   std::string exports_unknown;
 };
 
+// Where a distribution's wheel is published, so that its export tables can be read from the very wheel the
+// image installs (inspector/env/published.cpp): a package index (PEP 503/691) and a requirement that pins
+// one version ("torch==2.10.0+cpu"), the file an installer would pick there for the image's Python and
+// platform; or the wheel's URL, with its sha256 when known.
+struct Published {
+  std::string index;        // "https://download.pytorch.org/whl/cpu"
+  std::string requirement;  // "torch==2.10.0+cpu"
+  std::string url;          // a wheel's URL (instead of index and requirement)
+  std::string sha256;       // with url: the wheel's sha256 (lower-case hex), "" when unknown
+  std::string where() const { return !url.empty() ? url : index; }
+};
+
 struct Distribution {
   std::string name;      // as METADATA spells it ("torch")
   std::string version;   // "2.10.0+cpu"
@@ -136,6 +148,10 @@ struct Distribution {
   std::vector<DistLibrary> libraries;
   std::string exports_unknown;    // why its libraries have no export tables (a declared distribution)
   std::optional<bool> cxx11_abi;  // built with _GLIBCXX_USE_CXX11_ABI=1 (PyTorch wheels since 2.7), when known
+  std::optional<Published> published;  // where its wheel is published (its tables can be read from there)
+  // The published wheel its libraries' facts and tables were read from, in words ("" when none was):
+  // filled on the fly (not serialized; `image fill` writes a layer that records it in `sources`).
+  std::string filled_from;
   Origin origin = Origin::Declared;
   std::string layer;
 };

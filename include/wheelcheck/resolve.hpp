@@ -26,6 +26,9 @@ struct Object {
   std::string label;              // for people: "member flag_gems/lib/libtriton_jit.so", "torch 2.6.0", "image"
   std::string member;             // the wheel member path (Wheel, WithWheel)
   std::string wheel;              // the wheel's project name, normalized (Wheel, WithWheel)
+  // The distribution it belongs to, "torch 2.10.0+cpu" (Distribution, WithWheel): what `import torch` loads
+  // together, and what a provider's failure is said of.
+  std::string dist;
   std::optional<bool> cxx11_abi;  // a distribution's library: built with the C++11 std::string ABI
   std::string soname;
   std::string machine;  // "" when unknown (declared)
@@ -71,8 +74,12 @@ class Space {
   std::vector<const Object*> declared(const std::string& soname) const;  // libraries declared without a path
   // Objects already loaded before a wheel's extension is imported: the distributions the wheel
   // Requires-Dist (torch: `import torch` loads torch/lib/*), when the image has them.
+  // A wheel beside it (--with, a lock's set) that the wheel requires counts the same: its libraries.
   std::vector<const Object*> preloaded() const { return m_preloaded; }
   std::vector<std::string> preloaded_notes() const { return m_preloaded_notes; }
+  // What pip installs replaces what was there: an image distribution of the same (normalized) name as the
+  // checked wheel or a wheel beside it is left out of the space, each said in words.
+  std::vector<std::string> replaced_notes() const { return m_replaced_notes; }
   // The Python interpreter the wheel is installed for (the one whose site-packages it goes to): its
   // exports when known, else exports_unknown says why. Null only for a non-Python image without one.
   const Object* interpreter() const { return m_interpreter; }
@@ -93,6 +100,7 @@ class Space {
   std::vector<const Object*> m_preloaded;
   const Object* m_interpreter = nullptr;
   std::vector<std::string> m_preloaded_notes;
+  std::vector<std::string> m_replaced_notes;
   mutable std::map<const Object*, std::unique_ptr<exports::Table>> m_tables;
   mutable std::map<const Object*, std::string> m_table_errors;
 };

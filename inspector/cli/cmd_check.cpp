@@ -335,6 +335,8 @@ std::string side_by_side_text(const std::vector<run::Cell>& cells, const std::st
   return out;
 }
 
+}  // namespace
+
 // The gates of the reports, in the chosen format (a wheel that fails its own integrity is named in their
 // comments, annotations or JSON by gates::merge).
 void print_gates(const CheckArgs& a, const std::string& format, const gates::Result& g) {
@@ -355,6 +357,8 @@ void print_gates(const CheckArgs& a, const std::string& format, const gates::Res
     if (!a.summary.empty()) append_file(a.summary, gates::markdown_summary(g));
   }
 }
+
+namespace {
 
 // Flags that cannot go together are refused, never silently ignored. Returns the output format.
 std::string output_format(const CheckArgs& a) {
@@ -381,7 +385,10 @@ void add_check_options(CLI::App& c, CheckArgs& a, bool image_required) {
                              "existing path is never split): one wheel against up to 4 images prints them side by "
                              "side, more make a matrix");
   if (image_required) image->required();
-  c.add_option("--with", a.with, "Another wheel installed beside it in site-packages (repeatable)")
+  c.add_option("--with", a.with,
+               "Another wheel installed beside it in site-packages, replacing the image's distribution of the same "
+               "name as pip does (repeatable); a lock file (pylock.toml, a pip report, requirements.txt) installs "
+               "its whole set")
       ->check(wheel_file_or_url());
   c.add_option("--verify", a.verify, k_verify_help)->check(CLI::IsMember({"auto", "full", "headers"}));
   c.add_option("--assume", a.assume, k_assume_help);
@@ -406,8 +413,6 @@ void add_check_options(CLI::App& c, CheckArgs& a, bool image_required) {
   add_limit_options(c, a.limits, true);
 }
 
-namespace {
-
 // A cell's JSON: the verdict document, and whether the image is one the wheel is for at all.
 nlohmann::ordered_json cell_json(const run::Cell& c) {
   auto j = verdict::to_json(c.report);
@@ -425,7 +430,10 @@ std::string cell_text(const run::Cell& c, bool color) {
                      c.not_targeted, verdict::exit_code(c.report.verdict));
 }
 
+namespace {
+
 int check_and_print(const CheckArgs& a, const std::string& format, bool gates_output) {
+  if (names_a_lock(a)) return check_environment(a, format, gates_output);
   const bool json = format == "json";
   if (a.wheels.empty()) throw usage_error("no wheel given (wheelcheck WHEEL --image NAME; see --help)");
   if (a.images.empty())
@@ -460,8 +468,12 @@ int check_and_print(const CheckArgs& a, const std::string& format, bool gates_ou
   auto images = resolve_images(a.images, db, request);
   apply_assumptions(images, a.assume);
   if (gates_output && images.size() != 1) throw usage_error("gates need exactly one --image");
-  std::vector<const WheelProfile*> with_ptrs;
+  std::vector<const WheelProfile*> with_ptrs, all_ptrs;
   for (const auto& w : with) with_ptrs.push_back(&w);
+  for (const auto& p : profiles) all_ptrs.push_back(&p);
+  all_ptrs.insert(all_ptrs.end(), with_ptrs.begin(), with_ptrs.end());
+  // The export tables an image's distribution lacks, from the wheel it names as published.
+  for (auto& t : images) fill_published(t, all_ptrs, a.verify, cache_ptr, client, progress, a.limits);
   const run::RuleChoice rules(a.rules, db.dir() + "/rules");
   const run::Context context{with_ptrs, &rules, &db};
 

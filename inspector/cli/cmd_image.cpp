@@ -392,7 +392,11 @@ Command add_image(CLI::App& app) {
   show->add_flag("--json", a->json, "JSON with the origin and layer of every fact");
   show->footer("Example:\n  wheelcheck image show cuda13.0\n  wheelcheck image show ./my-ci-image.json --json\n\n" +
                std::string(k_exit_codes));
-  return {c, [a] { return run_show(*a); }};
+  auto f = std::make_shared<FillArgs>();
+  auto* fill = c->add_subcommand(
+      "fill", "Read the export tables of its distributions from the wheels they are published as, into a db layer");
+  add_fill_options(*fill, *f);
+  return {c, [a, f, fill] { return fill->parsed() ? run_fill(*f) : run_show(*a); }};
 }
 
 }  // namespace wheelcheck::cli

@@ -15,6 +15,7 @@
 
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/exports.hpp"
+#include "wheelcheck/gates.hpp"
 #include "wheelcheck/image.hpp"
 #include "wheelcheck/net.hpp"
 #include "wheelcheck/profile.hpp"
@@ -153,5 +154,30 @@ void add_check_options(CLI::App& app, CheckArgs& args, bool image_required);
 int run_check(const CheckArgs& args);
 Command add_check(CLI::App& app);
 Command add_gates(CLI::App& app);
+
+// Shared by check, gates and the environment check (inspector/cli/cmd_check.cpp).
+nlohmann::ordered_json cell_json(const run::Cell& c);
+std::string cell_text(const run::Cell& c, bool color);
+void print_gates(const CheckArgs& a, const std::string& format, const gates::Result& g);
+
+// `wheelcheck image fill NAME` (inspector/cli/cmd_fill.cpp): published wheels' tables as a db layer.
+struct FillArgs {
+  std::string name, output, db;
+  std::string verify = "auto";
+  bool json = false, quiet = false, no_cache = false;
+  std::string cache_dir, cache_max_size;
+  LimitArgs limits;
+};
+void add_fill_options(CLI::App& fill, FillArgs& a);
+int run_fill(const FillArgs& a);
+
+// Environments (inspector/cli/cmd_env.cpp): a lock file wherever a wheel goes (positional or --with).
+bool names_a_lock(const CheckArgs& a);
+int check_environment(const CheckArgs& a, const std::string& format, bool gates_output);
+// The export tables the image's distributions lack, read from the wheels they name as published, where the
+// wheels need them (published::fill); what cannot be read is warned about and stays unknown.
+void fill_published(Target& t, const std::vector<const WheelProfile*>& wheels, const std::string& verify,
+                    const ProfileCache* cache, std::unique_ptr<net::Client>& client, bool progress,
+                    const LimitArgs& limits);
 
 }  // namespace wheelcheck::cli

@@ -276,6 +276,14 @@ ojson to_json(const Image& im, bool provenance) {
       if (!d.python.empty()) dj["python"] = d.python;
       if (!d.exports_unknown.empty()) dj["exports_unknown"] = d.exports_unknown;
       if (d.cxx11_abi) dj["cxx11_abi"] = *d.cxx11_abi;
+      if (d.published) {
+        ojson pj = ojson::object();
+        if (!d.published->index.empty()) pj["index"] = d.published->index;
+        if (!d.published->requirement.empty()) pj["requirement"] = d.published->requirement;
+        if (!d.published->url.empty()) pj["url"] = d.published->url;
+        if (!d.published->sha256.empty()) pj["sha256"] = d.published->sha256;
+        dj["published"] = pj;
+      }
       if (provenance || d.origin != o) dj["origin"] = origin_name(d.origin);
       if (provenance && !d.layer.empty()) dj["layer"] = d.layer;
       ojson libs = ojson::array();
@@ -557,7 +565,10 @@ Image from_json(const json& j, std::string_view what) {
     for (std::size_t i = 0; i < it->size(); ++i) {
       const std::string f = "distributions[" + std::to_string(i) + "]";
       const json& e = r.object((*it)[i], f);
-      r.only(e, {"name", "version", "location", "python", "exports_unknown", "cxx11_abi", "origin", "libraries"}, f);
+      r.only(e,
+             {"name", "version", "location", "python", "exports_unknown", "cxx11_abi", "published", "origin",
+              "libraries"},
+             f);
       Distribution d;
       d.name = r.opt_str(e, "name", f);
       d.version = r.opt_str(e, "version", f);
@@ -569,6 +580,20 @@ Image from_json(const json& j, std::string_view what) {
       if (auto abi = e.find("cxx11_abi"); abi != e.end() && !abi->is_null()) {
         if (!abi->is_boolean()) r.fail(f + ".cxx11_abi", "expected true or false");
         d.cxx11_abi = abi->get<bool>();
+      }
+      if (auto pub = e.find("published"); pub != e.end() && !pub->is_null()) {
+        const std::string pf = f + ".published";
+        r.object(*pub, pf);
+        r.only(*pub, {"index", "requirement", "url", "sha256"}, pf);
+        Published p;
+        p.index = r.opt_str(*pub, "index", pf);
+        p.requirement = r.opt_str(*pub, "requirement", pf);
+        p.url = r.opt_str(*pub, "url", pf);
+        p.sha256 = ascii_lower(r.opt_str(*pub, "sha256", pf));
+        if (p.url.empty() == p.index.empty()) r.fail(pf, "needs either an index and a requirement, or a url");
+        if (!p.index.empty() && p.requirement.empty()) r.fail(pf, "an index needs a requirement (\"torch==2.10.0+cpu\")");
+        if (!p.sha256.empty() && !is_sha256_hex(p.sha256)) r.fail(pf + ".sha256", "expected 64 hex digits");
+        d.published = std::move(p);
       }
       d.origin = r.origin(e, o, f);
       if (auto libs = e.find("libraries"); libs != e.end()) {

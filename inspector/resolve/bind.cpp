@@ -213,7 +213,17 @@ BindResult bind(const Space& space, const Load& load) {
       }
       const exports::Table* t = space.table(*o);
       if (t == nullptr || !t->imports_known) continue;  // its undefined symbols are not known
+      // A library whose description leaves its DT_NEEDED unknown (one derived from another build's table:
+      // Ubuntu 24.04's libstdc++ modelled by Debian 13's) loads what it needs itself: a versioned symbol of a
+      // library nothing in the scope is, it brings along, and is not judged here.
+      const bool needs_unknown = o->needed.empty() && !o->dynamic_recorded;
+      auto in_scope = [&](std::string_view file) {
+        const std::string f(file);
+        return std::any_of(load.global.begin(), load.global.end(), [&](const Object* x) { return matches(*x, f); }) ||
+               std::any_of(load.order.begin(), load.order.end(), [&](const Object* x) { return matches(*x, f); });
+      };
       for (const auto& imp : t->imports) {
+        if (needs_unknown && !imp.file.empty() && !in_scope(imp.file)) continue;
         std::vector<const Object*> unknown;
         if (lookup(*o, imp.name, imp.version, false, unknown)) {
           ++r.bound;

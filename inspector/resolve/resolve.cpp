@@ -30,7 +30,10 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <set>
+
+#include <fmt/format.h>
 
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/util.hpp"
@@ -179,13 +182,31 @@ Space::Space(const image::Image& image, const WheelProfile& wheel, const std::ve
     if (r.find("extra ==") != std::string::npos || r.find("extra==") != std::string::npos) continue;
     required.insert(requires_dist_name(r));
   }
+  // pip uninstalls a distribution before it installs another build of it: the image's torch is gone once
+  // a torch wheel is installed beside (or as) the checked wheel, and `import torch` loads the new one.
+  std::map<std::string, const WheelProfile*> installed{{wheel::normalize_project_name(wheel.filename.name), &wheel}};
+  for (const WheelProfile* w : with) installed.emplace(wheel::normalize_project_name(w->filename.name), w);
   for (const auto& d : image.distributions) {
+    if (const auto it = installed.find(wheel::normalize_project_name(d.name)); it != installed.end()) {
+      const WheelProfile& by = *it->second;
+      m_replaced_notes.push_back(fmt::format("{} {} {} replaces the image's {} {} (pip uninstalls it first)",
+                                             by.filename.name, by.filename.version,
+                                             &by == &wheel ? "(this wheel)" : "(installed beside it)", d.name,
+                                             d.version));
+      continue;
+    }
+    if (!d.filled_from.empty()) {
+      m_replaced_notes.push_back(fmt::format("the export tables of {} {} (the image's) were read from its published "
+                                             "wheel {}",
+                                             d.name, d.version, d.filled_from));
+    }
     const bool pre = required.count(wheel::normalize_project_name(d.name)) != 0;
     for (const auto& l : d.libraries) {
       auto o = std::make_unique<Object>();
       o->source = Object::Source::Distribution;
       o->path = normal(d.location + "/" + l.path);
       o->label = d.name + " " + d.version;
+      o->dist = o->label;
       o->soname = l.soname;
       o->machine = l.machine;
       o->elf_class = l.elf_class;
@@ -210,9 +231,28 @@ Space::Space(const image::Image& image, const WheelProfile& wheel, const std::ve
     }
   }
   for (const WheelProfile* w : with) {
+    if (w == &wheel) continue;
+    const bool pre = required.count(wheel::normalize_project_name(w->filename.name)) != 0;
+    std::size_t libraries = 0;
     for (const auto& m : w->members) {
-      if (m.elf && m.elf->type == elf::FileType::Shared)
-        add(member_object(m, m_site, Object::Source::WithWheel, w->filename.filename, w->filename.name), {});
+      if (!m.elf || m.elf->type != elf::FileType::Shared) continue;
+      auto o = member_object(m, m_site, Object::Source::WithWheel, w->filename.filename, w->filename.name);
+      o->dist = w->filename.name + " " + w->filename.version;
+      const Object* raw = o.get();
+      const bool library = !raw->python_extension;
+      add(std::move(o), {});
+      // `import torch` loads torch's own libraries (its extension module's tree); an extension module of
+      // it is no provider of symbols to another module (RTLD_LOCAL).
+      if (pre && library) {
+        m_preloaded.push_back(raw);
+        ++libraries;
+      }
+    }
+    if (pre) {
+      m_preloaded_notes.push_back(fmt::format(
+          "the wheel Requires-Dist {}: `import {}` loads the {} libraries of {} (installed beside it) before the "
+          "wheel's modules",
+          w->filename.name, w->filename.name, libraries, w->filename.filename));
     }
   }
   for (const auto& m : wheel.members) {
@@ -665,7 +705,7 @@ Load load(const Space& space, const Object& root) {
         }
         if (std::find(pre.begin(), pre.end(), need.found) != pre.end()) {
           for (const Object* p : pre) {
-            if (p->label == need.found->label && !in_order(p)) st.order.push_back(p);
+            if (p->dist == need.found->dist && !in_order(p)) st.order.push_back(p);
           }
         }
       }

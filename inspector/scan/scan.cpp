@@ -39,6 +39,7 @@
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/gates.hpp"
 #include "wheelcheck/index.hpp"
+#include "wheelcheck/published.hpp"
 #include "wheelcheck/rules.hpp"
 #include "wheelcheck/run.hpp"
 #include "wheelcheck/util.hpp"
@@ -471,7 +472,25 @@ class Scan {
   std::vector<run::Cell> check(const WheelProfile& profile) {
     std::vector<run::Cell> cells;
     const run::Context context{{}, &m_rules, &m_db};
-    for (const auto& t : m_targets) {
+    for (auto& t : m_targets) {
+      // The export tables an image's distribution lacks, from the wheel it names as published (once a run).
+      if (std::any_of(t.target.image.distributions.begin(), t.target.image.distributions.end(), [&](const auto& d) {
+            return d.published && published::lacks_tables(d) && published::needed_by(d, {&profile});
+          })) {
+        published::Options po;
+        po.mode = m_o.mode == remote::Mode::Full ? remote::Mode::Full : remote::Mode::Auto;
+        po.inspect = m_o.inspect;
+        po.cache = m_cache;
+        po.log = m_o.progress;
+        if (!t.target.tables) t.target.tables = std::make_shared<std::map<std::string, exports::Table>>();
+        for (const auto& outcome : published::fill(t.target.image, *t.target.tables, {&profile}, m_client, po)) {
+          if (!outcome.error.empty())
+            m_warnings.push_back(fmt::format("{} on {}: the export tables of its published wheel ({}) could not be "
+                                             "read: {}",
+                                             outcome.distribution, t.name, net::redact_url(outcome.where),
+                                             outcome.error));
+        }
+      }
       run::Cell cell = run::check(profile, t.target, context);
       cell.image = t.name;
       cells.push_back(std::move(cell));

@@ -179,6 +179,7 @@ class Checker {
       which = " (no Python of the image fits its tags; Python " + py->version + " stands in)";
     }
     out.push_back("installed into " + m_space.site() + which);
+    for (const auto& n : m_space.replaced_notes()) out.push_back(n);
     for (const auto& n : m_space.preloaded_notes()) out.push_back(n);
     if (m_wheel.integrity == k_integrity_headers) {
       out.push_back("read headers-only" + (m_wheel.source.empty() ? std::string() : " from " + m_wheel.source) +
@@ -355,8 +356,7 @@ class Checker {
     const auto& pre = m_space.preloaded();
     for (const Object* lib : pre) {
       const resolve::Load ld = resolve::load(m_space, *lib);
-      const std::string dist = lib->label;  // "torch 2.10.0+cpu"
-      const std::string name = dist.substr(0, dist.find(' '));
+      const std::string name = lib->dist.substr(0, lib->dist.find(' '));  // "torch 2.10.0+cpu"
       for (const auto& need : ld.needs) {
         // The distribution's own libraries are each a load of their own; what they bring is part of it.
         const Object* req = need.requester;
@@ -391,12 +391,19 @@ class Checker {
       // it (RTLD_NOW).
       const resolve::BindResult b = resolve::bind(m_space, ld);
       for (const auto& mv : b.versions) {
-        if (mv.object == lib) continue;  // said above, from its DT_VERNEED
+        if (mv.object == lib && lib->binary == nullptr) continue;  // said above, from its described DT_VERNEED
         Cause cause{FindingKind::MissingVersion, mv.object->path, mv.file, mv.version};
         if (m_seen.count(cause)) continue;
         add(provider_failure(image_missing_version(m_image, mv), name, modules), std::move(cause));
       }
-      for (const auto& u : b.image_unbound) {
+      // A wheel beside it that the wheel requires (a torch wheel of the set): its libraries' symbols are all
+      // known, so each one nothing it loads defines is a failure of its import.
+      std::vector<resolve::ImageUnbound> unbound = b.image_unbound;
+      for (const auto& u : b.unbound) {
+        if (u.object->source != Object::Source::WithWheel) continue;
+        unbound.push_back({u.object, u.symbol->name, u.symbol->version, u.symbol->version_file, u.unknown});
+      }
+      for (const auto& u : unbound) {
         if (!u.unknown.empty()) continue;
         Cause cause{FindingKind::MissingSymbol, u.object->path, u.version, u.symbol};
         if (m_seen.count(cause)) continue;
@@ -724,7 +731,10 @@ class Checker {
               .explain(fmt::format("{} symbol{} ({}{}) must come from {}, whose exports are unknown ({}).",
                                    g.symbols.size(), g.symbols.size() == 1 ? "" : "s", some,
                                    g.symbols.size() > 3 ? ", ..." : "", libraries, g.why))
-              .fix("probe the real image (`wheelcheck probe --root /` inside it) so its export tables are known")
+              .fix(g.why.find("published wheel") != std::string::npos
+                       ? "let wheelcheck reach the index it names (network), or ship its tables in the db "
+                         "(`wheelcheck image fill IMAGE`, on a machine with network)"
+                       : "probe the real image (`wheelcheck probe --root /` inside it) so its export tables are known")
               .evidence(g.symbols)
               .roots(std::vector<std::string>(g.roots.begin(), g.roots.end())));
     }

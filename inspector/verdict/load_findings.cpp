@@ -66,8 +66,9 @@ Finding image_missing_version(const image::Image& image, const resolve::MissingV
   const std::string have = mv.provided.empty() ? "none of that family" : "newest " + mv.provided.back();
   const std::string context = family_context(image, mv.version);
   const std::string provider = mv.provider->path.empty() ? mv.file : mv.provider->path;
-  const bool dist = lib.source == resolve::Object::Source::Distribution;
-  const std::string name = lib.label.substr(0, lib.label.find(' '));  // "torch" of "torch 2.10.0+cpu"
+  const bool dist = lib.source == resolve::Object::Source::Distribution ||
+                    (lib.source == resolve::Object::Source::WithWheel && !lib.dist.empty());
+  const std::string name = lib.dist.substr(0, lib.dist.find(' '));  // "torch" of "torch 2.10.0+cpu"
   const std::string lead =
       dist ? fmt::format("{} in this image cannot be imported: {} needs", name, file_name_of(lib.path))
            : fmt::format("{} cannot be loaded in this image: it needs", owner_words(lib));
@@ -129,7 +130,7 @@ std::vector<Finding> provider_version_needs(const resolve::Space& space, const i
   if (need.found == nullptr) return out;
   const auto defined = resolve::defined_versions(space, *need.found);
   if (!defined || defined->empty()) return out;  // unknown (the symbol checks say so), or unversioned
-  const std::string name = lib.label.substr(0, lib.label.find(' '));  // "torch" of "torch 2.10.0+cpu"
+  const std::string name = lib.dist.substr(0, lib.dist.find(' '));  // "torch" of "torch 2.10.0+cpu"
   for (const auto& vn : lib.version_needs) {
     const auto sp = vn.find(' ');
     if (sp == std::string::npos || vn.substr(0, sp) != need.name) continue;
@@ -167,7 +168,7 @@ std::vector<Finding> provider_version_needs(const resolve::Space& space, const i
 
 Finding provider_unbound_symbol(const resolve::ImageUnbound& u, const std::vector<std::string>& modules) {
   const resolve::Object& lib = *u.object;
-  const std::string name = lib.label.substr(0, lib.label.find(' '));
+  const std::string name = lib.dist.substr(0, lib.dist.find(' '));
   Finding f = image_unbound_symbol(u);
   const std::string pretty = f.demangled.empty() ? u.symbol : f.demangled;
   f.explanation = fmt::format(

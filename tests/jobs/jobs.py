@@ -15,6 +15,10 @@ JOB is one of:
   consistency  check, gates, the matrix and the scan give one verdict and reason per sample wheel x db image
   output       the answer first: routes and what to set, one line for another machine, --image all's exit,
                --assume, the JSON contract (option errors, a missing file in a batch)
+  env          environments (tests/jobs/env_job.py): pylock.toml, a pip report and requirements.txt checked as
+               installed, --with replacing the image's torch, export tables from a published wheel, image fill
+  env-corpus   the same with Debian's real libc10 of PyTorch 2.14 and 2.6 as pip-shaped torch wheels (label corpus;
+               skips without the corpus)
 Exit 0 when every assertion holds, 1 otherwise (each failure named), 77 when a tool it needs is absent.
 """
 import argparse
@@ -29,6 +33,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import build  # noqa: E402
+import env_job  # noqa: E402
 
 FAILURES = []
 A = None
@@ -419,7 +424,10 @@ def job_output(tmp):
 
 
 JOBS = {"setup": job_setup, "routes": job_routes, "renamed": job_renamed, "pythons": job_pythons,
-        "torch": job_torch, "scan": job_scan, "consistency": job_consistency, "output": job_output}
+        "torch": job_torch, "scan": job_scan, "consistency": job_consistency, "output": job_output,
+        "env": lambda tmp: env_job.job_env(tmp, sys.modules[__name__]),
+        "env-corpus": lambda tmp: env_job.job_env_corpus(tmp, sys.modules[__name__], os.environ.get(
+            "WHEELCHECK_CORPUS", os.path.expanduser("~/.cache/wheelcheck-corpus")))}
 
 
 def main():

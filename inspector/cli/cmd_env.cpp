@@ -1,0 +1,564 @@
+// Environments: `wheelcheck pylock.toml --image NAME` (a lock wherever a wheel goes: check, gates, and
+// --with). For each image, every package of the lock is resolved as an installer resolves it there (its
+// marker evaluated for the image's Python, the wheel picked by tags and Requires-Python among those the lock
+// lists, or among the pinned version's files on its indexes), every picked wheel is read (headers-only from
+// its URL, in parallel, through the profile cache; --verify full downloads it and checks the lock's hash),
+// and each is checked with all the others installed beside it in one site-packages (the image's own
+// distributions of the same names replaced, as pip replaces them). One verdict and one exit code for the
+// environment: the worst of its wheels; a package with no wheel for the image is an error of it.
+// The published wheels images name for their distributions (published::fill) are read here too, for
+// lock and single-wheel checks alike (fill_published).
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "wheelcheck/error.hpp"
+#include "wheelcheck/gates.hpp"
+#include "wheelcheck/index.hpp"
+#include "wheelcheck/lock.hpp"
+#include "wheelcheck/published.hpp"
+#include "wheelcheck/remote.hpp"
+#include "wheelcheck/resolve.hpp"
+#include "wheelcheck/util.hpp"
+#include "wheelcheck/verdict.hpp"
+#include "wheelcheck/wheel.hpp"
+
+namespace wheelcheck::cli {
+
+bool names_a_lock(const CheckArgs& a) {
+  auto is_lock = [](const std::string& s) { return !net::is_url(s) && lock::is_lock_path(s); };
+  return std::any_of(a.wheels.begin(), a.wheels.end(), is_lock) || std::any_of(a.with.begin(), a.with.end(), is_lock);
+}
+
+void fill_published(Target& t, const std::vector<const WheelProfile*>& wheels, const std::string& verify,
+                    const ProfileCache* cache, std::unique_ptr<net::Client>& client, bool progress,
+                    const LimitArgs& limits) {
+  const bool wanted = std::any_of(t.image.distributions.begin(), t.image.distributions.end(), [&](const auto& d) {
+    return d.published && published::lacks_tables(d) && published::needed_by(d, wheels);
+  });
+  if (!wanted) return;
+  if (!client) client = std::make_unique<net::Client>(client_options(!progress, limits));
+  published::Options o;
+  o.mode = verify == "full" ? remote::Mode::Full : remote::Mode::Auto;
+  apply_limits(limits, o.inspect);
+  o.cache = cache;
+  if (progress) o.log = [](const std::string& line) { std::fprintf(stderr, "wheelcheck: %s\n", line.c_str()); };
+  if (!t.tables) t.tables = std::make_shared<std::map<std::string, exports::Table>>();
+  for (const auto& outcome : published::fill(t.image, *t.tables, wheels, *client, o)) {
+    if (!outcome.error.empty()) {
+      warn(fmt::format("{}: the export tables of its published wheel could not be read ({}): {}",
+                       outcome.distribution, net::redact_url(outcome.where), outcome.error));
+    }
+  }
+}
+
+namespace {
+
+// One package of a lock, as it comes out for one image.
+struct Entry {
+  std::string name, version, source;
+  enum class State { Checked, Skipped, NoWheel, Error } state = State::Checked;
+  std::string reason;  // skipped, no wheel, error: why, in words
+  lock::File file;     // the file picked
+  bool given = false;  // a wheel named on the command line, not in a lock
+  bool beside = false;  // from --with: installed, not checked
+  std::size_t wheel = 0;  // index into the read wheels
+};
+
+struct ReadWheel {
+  std::optional<WheelProfile> profile;
+  std::string error;
+  std::uint64_t bytes_fetched = 0;
+  bool from_cache = false;
+  bool whole = false;
+};
+
+std::string state_name(Entry::State s) {
+  switch (s) {
+    case Entry::State::Checked: return "checked";
+    case Entry::State::Skipped: return "skipped";
+    case Entry::State::NoWheel: return "no-wheel";
+    case Entry::State::Error: return "error";
+  }
+  return "error";
+}
+
+// The files of a package that come from its indexes (and --find-links pages): every index's page for the
+// project, merged (as pip merges them), then the pinned version's files.
+std::vector<lock::File> index_files(const lock::Package& p, net::Client& client, std::string& error) {
+  std::vector<lock::File> files;
+  std::vector<std::string> failures;
+  for (const auto& where : p.indexes) {
+    try {
+      const net::Response r = client.get(index::project_url(where, p.name), index::k_accept);
+      const auto page = index::parse_project_page(r.body, r.content_type, r.url, p.name);
+      for (auto& f : lock::files_for(page, p)) files.push_back(std::move(f));
+    } catch (const net::NotFound&) {
+      // not on this index: the others may have it
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::Internal) throw;
+      failures.push_back(e.what());
+    }
+  }
+  if (files.empty()) {
+    error = p.indexes.empty() ? "the lock names no file and no index for it (--index-url)"
+            : failures.empty() ? fmt::format("{}=={} is on none of its indexes ({})", p.name, p.version,
+                                             join(p.indexes, ", "))
+                               : join(failures, "; ");
+  }
+  return files;
+}
+
+struct Environment {
+  std::string image;
+  std::vector<Entry> entries;
+  std::vector<run::Cell> cells;  // one per checked entry, in entry order
+  std::vector<std::size_t> cell_entry;
+  verdict::Verdict verdict = verdict::Verdict::Compatible;
+  bool bad_input = false;
+  std::vector<std::string> integrity;
+};
+
+std::string read_words(const Entry& e, const ReadWheel& w) {
+  if (!w.profile) return "";
+  const WheelProfile& p = *w.profile;
+  if (w.from_cache) return "from the cache";
+  if (p.source.empty()) return p.integrity == k_integrity_headers ? "file, headers-only" : "file";
+  if (w.whole) return "downloaded whole, verified";
+  const double pct = p.size == 0 ? 0.0 : 100.0 * static_cast<double>(w.bytes_fetched) / static_cast<double>(p.size);
+  (void)e;
+  return fmt::format("headers-only, {} of {} ({:.1f}%)", format_size(w.bytes_fetched), format_size(p.size), pct);
+}
+
+nlohmann::ordered_json environment_json(const Environment& env, const std::vector<ReadWheel>& wheels,
+                                        const std::vector<std::string>& locks) {
+  nlohmann::ordered_json j;
+  j["schema"] = "wheelcheck-environment/1";
+  j["locks"] = locks;
+  j["image"] = env.image;
+  j["verdict"] = verdict::verdict_name(env.verdict);
+  j["exit_code"] = env.bad_input ? k_exit_bad_input : verdict::exit_code(env.verdict);
+  nlohmann::ordered_json packages = nlohmann::ordered_json::array();
+  std::map<std::size_t, const run::Cell*> cell_of;
+  for (std::size_t i = 0; i < env.cells.size(); ++i) cell_of[env.cell_entry[i]] = &env.cells[i];
+  for (std::size_t i = 0; i < env.entries.size(); ++i) {
+    const Entry& e = env.entries[i];
+    nlohmann::ordered_json p;
+    p["name"] = e.name;
+    p["version"] = e.version;
+    p["source"] = e.source;
+    p["state"] = e.beside ? "installed" : state_name(e.state);
+    p["reason"] = e.reason;
+    if (e.state == Entry::State::Checked || e.beside) {
+      const ReadWheel& w = wheels[e.wheel];
+      p["file"] = e.file.filename;
+      p["url"] = e.file.url;
+      p["path"] = e.file.path;
+      if (w.profile) {
+        p["sha256"] = w.profile->sha256;
+        p["size"] = w.profile->size;
+        p["integrity"] = w.profile->integrity;
+      }
+      p["bytes_fetched"] = w.bytes_fetched;
+      p["from_cache"] = w.from_cache;
+    }
+    if (auto it = cell_of.find(i); it != cell_of.end()) {
+      p["verdict"] = verdict::verdict_name(it->second->report.verdict);
+      p["headline"] = it->second->headline;
+      p["report"] = cell_json(*it->second);
+    }
+    packages.push_back(std::move(p));
+  }
+  j["packages"] = std::move(packages);
+  std::vector<verdict::Report> reports;
+  for (const auto& c : env.cells) reports.push_back(c.report);
+  j["gates"] = gates::to_json(gates::merge(reports))["gates"];
+  return j;
+}
+
+// The members of a wheel, by path: what makes a route or a finding that wheel's own in an environment (each
+// wheel's check also loads the members of the others that a route names).
+std::set<std::string> member_paths(const WheelProfile& w) {
+  std::set<std::string> out;
+  for (const auto& m : w.members) out.insert(m.path);
+  return out;
+}
+
+// A route that is off because of the wheel's own members (its reasons are "MEMBER: why").
+bool own_route(const verdict::Route& r, const std::set<std::string>& mine) {
+  return std::any_of(r.reasons.begin(), r.reasons.end(), [&](const std::string& why) {
+    const auto colon = why.find(": ");
+    return colon != std::string::npos && mine.count(why.substr(0, colon)) != 0;
+  });
+}
+
+// A finding of the wheel's own: about one of its members, or a provider's failure that fails one of them.
+bool own_finding(const verdict::Finding& f, const std::set<std::string>& mine) {
+  if (!f.member.empty()) return mine.count(f.member) != 0;
+  return std::any_of(f.roots.begin(), f.roots.end(), [&](const std::string& r) { return mine.count(r) != 0; }) ||
+         (f.object.empty() && f.roots.empty());
+}
+
+std::string finding_words(const verdict::Finding& f) {
+  return (f.member.empty() ? (f.object.empty() ? "" : f.object + ": ") : f.member + ": ") + verdict::summary(f);
+}
+
+// The reason in a line, of the wheel's own routes and findings: the first route of its own that is off (a
+// core one first), else its worst error, else its first condition; "" when it has none.
+std::string own_headline(const run::Cell& c, const std::set<std::string>& mine) {
+  if (!c.targeted) return c.headline;
+  const verdict::Route* off = nullptr;
+  for (const auto& r : c.report.routes) {
+    if (r.available || r.reasons.empty() || !own_route(r, mine)) continue;
+    if (off == nullptr || (off->optional && !r.optional)) off = &r;
+  }
+  if (off != nullptr)
+    return fmt::format("route {} ({}) is off: {}", off->name, off->optional ? "optional" : "core", off->reasons.front());
+  for (const auto severity : {verdict::Severity::Error, verdict::Severity::Condition}) {
+    for (const auto& f : c.report.findings) {
+      if (f.severity == severity && own_finding(f, mine)) return finding_words(f);
+    }
+  }
+  return "";
+}
+
+std::string environment_text(const Environment& env, const std::vector<ReadWheel>& wheels,
+                             const std::vector<std::string>& locks, const image::Image& image, bool color) {
+  const Paint p{color};
+  auto paint = [&](verdict::Verdict v) {
+    const std::string name = verdict::verdict_name(v);
+    std::string upper = name;
+    for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return v == verdict::Verdict::Compatible ? p.green(name) : v == verdict::Verdict::Degraded ? p.yellow(upper)
+                                                                                                : p.red(upper);
+  };
+  std::size_t checked = 0, skipped = 0, missing = 0, beside = 0;
+  for (const auto& e : env.entries) {
+    if (e.beside) {
+      ++beside;
+    } else if (e.state == Entry::State::Checked) {
+      ++checked;
+    } else if (e.state == Entry::State::Skipped) {
+      ++skipped;
+    } else {
+      ++missing;
+    }
+  }
+  std::string out = fmt::format("{} on {}: {}\n", locks.empty() ? std::string("the set") : join(locks, " + "),
+                                env.image, paint(env.verdict));
+  if (!image.summary.empty()) out += "  " + image.summary + "\n";
+  out += fmt::format("  {} wheel{} installed together and checked{}{}{}\n\n", checked, checked == 1 ? "" : "s",
+                     beside != 0 ? fmt::format(", {} beside them (--with)", beside) : "",
+                     skipped != 0 ? fmt::format(", {} skipped by their markers", skipped) : "",
+                     missing != 0 ? fmt::format(", {} without a wheel for the image", missing) : "");
+  std::map<std::size_t, const run::Cell*> cell_of;
+  for (std::size_t i = 0; i < env.cells.size(); ++i) cell_of[env.cell_entry[i]] = &env.cells[i];
+  std::size_t wn = 7, wv = 7;
+  for (const auto& e : env.entries) {
+    wn = std::max(wn, e.name.size());
+    wv = std::max(wv, e.version.size());
+  }
+  const std::string indent(wn + wv + 6, ' ');
+  out += "  " + p.bold(fmt::format("{:<{}}  {:<{}}  {}", "package", wn, "version", wv, "verdict: reason") + "\n") +
+         indent + p.dim("wheel (how it was read)") + "\n";
+  std::vector<std::string> sections;
+  for (std::size_t i = 0; i < env.entries.size(); ++i) {
+    const Entry& e = env.entries[i];
+    std::string what;
+    if (e.beside) {
+      what = "installed beside (--with)\n" + indent + p.dim(e.file.filename + " (" + read_words(e, wheels[e.wheel]) + ")");
+    } else if (auto it = cell_of.find(i); it != cell_of.end()) {
+      const run::Cell& c = *it->second;
+      const auto mine = member_paths(*wheels[e.wheel].profile);
+      const std::string why = own_headline(c, mine);
+      what = paint(c.report.verdict) + (why.empty() ? "" : ": " + why);
+      what += "\n" + indent + p.dim(e.file.filename + " (" + read_words(e, wheels[e.wheel]) + ")");
+      // Its own routes that are off and its own findings, once each (the full report: --format json).
+      std::string sec;
+      std::set<std::string> said;
+      for (const auto& r : c.report.routes) {
+        if (r.available || !own_route(r, mine)) continue;
+        sec += fmt::format("  {} {} ({}) is off: {}\n", p.red("x"), r.name, r.optional ? "optional" : "core",
+                           r.reasons.empty() ? "" : r.reasons.front());
+        for (std::size_t k = 1; k < r.reasons.size(); ++k) sec += "      also: " + r.reasons[k] + "\n";
+        said.insert(r.reasons.begin(), r.reasons.end());
+        std::vector<std::string> sets;
+        for (const auto& [var, value] : r.gates) sets.push_back(var + "=" + value);
+        if (!sets.empty()) sec += "      set " + join(sets, " ") + "\n";
+      }
+      for (const auto& f : c.report.findings) {
+        if (f.severity == verdict::Severity::Info || f.severity == verdict::Severity::Warning) continue;
+        if (!own_finding(f, mine)) continue;
+        const std::string words = finding_words(f);
+        if (!said.insert(words).second) continue;  // a route above says it
+        sec += fmt::format("  {} {}\n", f.severity == verdict::Severity::Error ? p.red("x") : p.yellow("?"), words);
+      }
+      if (!sec.empty()) sections.push_back(p.bold(e.name + " " + e.version) + " (" + e.file.filename + ")\n" + sec);
+    } else if (e.state == Entry::State::Skipped) {
+      what = p.dim("skipped: " + e.reason);
+    } else {
+      what = p.red(e.state == Entry::State::NoWheel ? "NO WHEEL" : "ERROR") + ": " + e.reason;
+    }
+    out += fmt::format("  {:<{}}  {:<{}}  {}\n", e.name, wn, e.version, wv, what);
+  }
+  for (const auto& sec : sections) out += "\n" + sec;
+  std::vector<verdict::Report> reports;
+  for (const auto& c : env.cells) reports.push_back(c.report);
+  const gates::Result g = gates::merge(reports);
+  std::vector<std::string> sets;
+  for (const auto& gate : g.gates) sets.push_back(gate.variable + "=" + gate.value);
+  if (!sets.empty()) out += "\nGates for the environment: " + join(sets, " ") + "   (eval \"$(wheelcheck gates ...)\")\n";
+  const int rc = env.bad_input ? k_exit_bad_input : verdict::exit_code(env.verdict);
+  out += fmt::format("\n{}: the environment of {} wheel{}{}; exit {}\n", paint(env.verdict), checked,
+                     checked == 1 ? "" : "s",
+                     missing != 0 ? fmt::format(" and {} package{} without one", missing, missing == 1 ? "" : "s") : "",
+                     rc);
+  out += p.dim("Each wheel's whole report, with the others installed beside it: --format json (packages[].report).") +
+         "\n";
+  return out;
+}
+
+}  // namespace
+
+int check_environment(const CheckArgs& a, const std::string& format, bool gates_output) {
+  if (a.images.empty())
+    throw usage_error("no image given: --image NAME (`wheelcheck images` lists them), a file, a root folder, or all");
+  image::Db db(image::Db::locate(a.db));
+  const std::optional<ProfileCache> cache = open_cache(a.no_cache, a.cache_dir, a.cache_max_size);
+  const ProfileCache* cache_ptr = cache ? &*cache : nullptr;
+  const bool progress = show_progress(a.quiet);
+  std::unique_ptr<net::Client> client = std::make_unique<net::Client>(client_options(!progress, a.limits));
+
+  // The locks, read once; the wheels named as they are.
+  struct Arg {
+    std::optional<lock::Lock> lock;
+    std::string wheel;
+    bool beside = false;
+  };
+  std::vector<Arg> args;
+  std::vector<std::string> lock_paths;
+  for (const auto* list : {&a.wheels, &a.with}) {
+    for (const auto& w : *list) {
+      Arg arg;
+      arg.beside = list == &a.with;
+      if (!net::is_url(w) && lock::is_lock_path(w)) {
+        arg.lock = lock::load(w);
+        lock_paths.push_back(w);
+        for (const auto& warning : arg.lock->warnings) warn(w + ": " + warning);
+      } else {
+        arg.wheel = w;
+      }
+      args.push_back(std::move(arg));
+    }
+  }
+  ImageRequest request;
+  request.env = parse_env(a.image_env, "--image-env");
+  auto images = resolve_images(a.images, db, request);
+  apply_assumptions(images, a.assume);
+  if (gates_output && images.size() != 1) throw usage_error("gates need exactly one --image");
+  const run::RuleChoice rules(a.rules, db.dir() + "/rules");
+
+  // Every wheel read once, whichever images pick it (by where it is).
+  std::vector<ReadWheel> wheels;
+  std::map<std::string, std::size_t> wheel_at;
+  std::vector<std::pair<lock::File, std::size_t>> to_read;
+  auto wheel_index = [&](const lock::File& f) {
+    const std::string key = f.where();
+    auto [it, added] = wheel_at.emplace(key, wheels.size());
+    if (added) {
+      wheels.emplace_back();
+      to_read.emplace_back(f, it->second);
+    }
+    return it->second;
+  };
+
+  std::vector<Environment> envs;
+  for (const auto& t : images) {
+    Environment env;
+    env.image = t.image.name;
+    const image::Python* python = t.image.pythons.empty() ? nullptr : &t.image.pythons.front();
+    const lock::MarkerEnv marker_env = lock::marker_env(t.image, python);
+    for (const auto& arg : args) {
+      if (!arg.lock) {
+        Entry e;
+        e.given = true;
+        e.beside = arg.beside;
+        e.name = arg.wheel.substr(arg.wheel.find_last_of('/') + 1);
+        e.source = "command line";
+        if (net::is_url(arg.wheel)) {
+          const auto u = remote::parse_wheel_url(arg.wheel);
+          e.file.url = arg.wheel;
+          e.file.filename = u.filename;
+          if (!u.sha256.empty()) e.file.hashes["sha256"] = u.sha256;
+        } else {
+          e.file.path = arg.wheel;
+          e.file.filename = e.name;
+        }
+        e.wheel = wheel_index(e.file);
+        env.entries.push_back(std::move(e));
+        continue;
+      }
+      for (const auto& pkg : arg.lock->packages) {
+        Entry e;
+        e.beside = arg.beside;
+        e.name = pkg.name;
+        e.version = pkg.version;
+        e.source = pkg.source;
+        if (!pkg.marker.empty() && !lock::evaluate_marker(pkg.marker, marker_env)) {
+          e.state = Entry::State::Skipped;
+          e.reason = "its marker (" + pkg.marker + ") does not hold for this image's Python";
+          env.entries.push_back(std::move(e));
+          continue;
+        }
+        if (!pkg.other.empty()) {
+          e.state = Entry::State::NoWheel;
+          e.reason = "installed from " + pkg.other + ", not a wheel: it cannot be checked";
+          env.entries.push_back(std::move(e));
+          continue;
+        }
+        std::vector<lock::File> files = pkg.wheels;
+        std::string error;
+        if (pkg.from_index()) files = index_files(pkg, *client, error);
+        const lock::Pick pick = lock::pick_wheel(files, pkg, t.image);
+        if (pick.file == nullptr) {
+          e.state = files.empty() && !error.empty() ? Entry::State::Error : Entry::State::NoWheel;
+          e.reason = files.empty() && !error.empty() ? error : pick.why;
+          env.entries.push_back(std::move(e));
+          continue;
+        }
+        e.file = *pick.file;
+        e.wheel = wheel_index(e.file);
+        env.entries.push_back(std::move(e));
+      }
+    }
+    envs.push_back(std::move(env));
+  }
+
+  // Read the wheels: in parallel, each on its own (one that fails is that package's error).
+  if (progress && to_read.size() > 1) std::fprintf(stderr, "wheelcheck: reading %zu wheels\n", to_read.size());
+  std::atomic<std::size_t> done{0};
+  std::mutex log_mutex;
+  parallel_for(to_read.size(), std::min<unsigned>(8, static_cast<unsigned>(std::max<std::size_t>(1, to_read.size()))),
+               [&](std::size_t i, unsigned) {
+                 const auto& [file, at] = to_read[i];
+                 ReadWheel& r = wheels[at];
+                 try {
+                   InspectOptions options;
+                   if (file.url.empty()) {
+                     r.profile = inspect_any(file.path, options, a.verify, cache_ptr, client, false, a.limits).profile;
+                   } else {
+                     apply_limits(a.limits, options);
+                     remote::Fetch fetch;
+                     fetch.mode = a.verify == "full"      ? remote::Mode::Full
+                                  : a.verify == "headers" ? remote::Mode::Headers
+                                                          : remote::Mode::Auto;
+                     fetch.sha256 = file.sha256();
+                     auto fetched = remote::inspect_url(file.url, fetch, options, cache_ptr, *client);
+                     r.bytes_fetched = fetched.bytes_fetched;
+                     r.from_cache = fetched.from_cache;
+                     r.whole = fetched.whole;
+                     r.profile = std::move(fetched.profile);
+                   }
+                   // A lock's hash against what was read in full (a local file, a verified download).
+                   const std::string want = file.sha256();
+                   if (!want.empty() && r.profile->integrity == k_integrity_full && !r.profile->sha256.empty() &&
+                       r.profile->sha256 != want) {
+                     throw bad_input(fmt::format("{}: sha256 {} is not the {} the lock says", file.filename,
+                                                 r.profile->sha256, want));
+                   }
+                 } catch (const Error& e) {
+                   if (e.kind() == ErrorKind::Internal) throw;
+                   r.profile.reset();
+                   r.error = e.what();
+                 }
+                 if (progress) {
+                   std::lock_guard<std::mutex> lock(log_mutex);
+                   std::fprintf(stderr, "wheelcheck: [%zu/%zu] %s%s\n", ++done, to_read.size(), file.filename.c_str(),
+                                r.error.empty() ? "" : " (failed)");
+                 }
+               });
+
+  // Check each image's set: every wheel with the others beside it.
+  std::vector<verdict::Report> all_reports;
+  for (std::size_t k = 0; k < images.size(); ++k) {
+    Environment& env = envs[k];
+    Target& t = images[k];
+    std::vector<const WheelProfile*> set;
+    for (auto& e : env.entries) {
+      if (e.state != Entry::State::Checked) continue;
+      const ReadWheel& w = wheels[e.wheel];
+      if (!w.profile) {
+        e.state = Entry::State::Error;
+        e.reason = w.error;
+        env.bad_input = true;
+        continue;
+      }
+      set.push_back(&*w.profile);
+      if (e.name.empty() || e.given) {
+        e.name = w.profile->filename.name;
+        e.version = w.profile->filename.version;
+      }
+    }
+    fill_published(t, set, a.verify, cache_ptr, client, progress, a.limits);
+    for (std::size_t i = 0; i < env.entries.size(); ++i) {
+      const Entry& e = env.entries[i];
+      if (e.state == Entry::State::NoWheel || e.state == Entry::State::Error) {
+        env.verdict = verdict::worst(env.verdict, verdict::Verdict::Incompatible);
+      }
+      if (e.state != Entry::State::Checked || e.beside) continue;
+      const WheelProfile* me = &*wheels[e.wheel].profile;
+      std::vector<const WheelProfile*> others;
+      for (const WheelProfile* w : set) {
+        if (w != me) others.push_back(w);
+      }
+      const run::Context context{others, &rules, &db};
+      env.cells.push_back(run::check(*me, t, context));
+      env.cell_entry.push_back(i);
+      const run::Cell& c = env.cells.back();
+      env.verdict = verdict::worst(env.verdict, c.report.verdict);
+      for (auto& line : verdict::integrity_problems(c.report)) env.integrity.push_back(std::move(line));
+      all_reports.push_back(c.report);
+    }
+    if (!env.integrity.empty()) env.bad_input = true;
+    for (const auto& line : env.integrity) {
+      if (gates_output) {
+        warn(line);
+      } else {
+        std::fprintf(stderr, "wheelcheck: error: %s\n", line.c_str());
+      }
+    }
+  }
+  if (gates_output) {
+    gates::Result g = gates::merge(all_reports);
+    const bool bad = std::any_of(envs.begin(), envs.end(), [](const Environment& e) { return e.bad_input; });
+    print_gates(a, format, g);
+    return bad ? k_exit_bad_input : k_exit_ok;
+  }
+  if (format == "json") {
+    nlohmann::ordered_json arr = nlohmann::ordered_json::array();
+    for (const auto& env : envs) arr.push_back(environment_json(env, wheels, lock_paths));
+    print_json(arr.size() == 1 ? arr.front() : arr);
+  } else {
+    for (std::size_t k = 0; k < envs.size(); ++k) {
+      if (k != 0) print_out("\n");
+      print_out(wrap_to_terminal(environment_text(envs[k], wheels, lock_paths, images[k].image, use_color(stdout))));
+    }
+  }
+  verdict::Verdict overall = verdict::Verdict::Compatible;
+  bool bad = false;
+  for (const auto& env : envs) {
+    overall = verdict::worst(overall, env.verdict);
+    bad = bad || env.bad_input;
+  }
+  return bad ? k_exit_bad_input : verdict::exit_code(overall);
+}
+
+}  // namespace wheelcheck::cli
