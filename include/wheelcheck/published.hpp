@@ -39,6 +39,7 @@ struct Outcome {
   bool from_cache = false;
   bool headers_only = true;
   std::string error;  // why its tables could not be read ("" when they were)
+  bool offline = false;  // not tried: WHEELCHECK_OFFLINE is set (the report's condition says so; no warning)
 };
 
 // One distribution read from its published wheel: a copy whose libraries are the wheel's shared libraries

@@ -75,6 +75,9 @@ Cell check(const WheelProfile& wheel, const Target& target, const Context& conte
 // flaggems-cpp (optional) is off: flag_gems/lib/libtriton_jit.so: undefined symbol ... [cxx-abi-mismatch]"),
 // else the deciding finding's summary; "" for compatible.
 std::string headline(const verdict::Report& report);
+// The same, a route the wheel's own members turn off first (with wheels beside it, their routes are checked
+// too: FlagTree's TLE loader in FlagCX's check).
+std::string headline(const verdict::Report& report, const WheelProfile* wheel);
 
 // The verdict a set of cells stands for: the worst over the images the wheel targets (an image it is not
 // for does not make `--image all` fail); the worst of all when it targets none of them.

@@ -34,6 +34,11 @@ struct Options {
   std::string rules;       // as `check --rules`: "" (the rule set for the wheel), a name, a file, none
   InspectOptions inspect;  // the archive limits each wheel is read under
   std::function<void(const std::string&)> progress;  // one line at a time, for a terminal
+  // The environment every new wheel is checked in (`scan --with`: wheels or a lock's set, as installed on
+  // each image): installed beside it, less the one of its own project (the new wheel replaces it), so the
+  // pins say what works with the rest of the locked set. Empty: the image alone.
+  std::function<std::vector<const WheelProfile*>(const image::Image&)> environment;
+  std::vector<std::string> environment_args;  // as given, for the report ("environment")
 };
 
 // Parses "i/N" (1 <= i <= N). Throws Error(Usage).

@@ -28,6 +28,9 @@ const char* const k_check_help = R"(Examples:
   wheelcheck my.whl --image cuda13.0,cuda13.3   # side by side: today's image and the planned one
   wheelcheck my.whl --image all                 # a matrix against every image in the db
   wheelcheck my.whl --image ./rootfs --json     # an unpacked image, probed on the fly
+  wheelcheck pylock.toml --image cuda13.0       # an environment: every wheel of the lock, installed together
+  wheelcheck flag_gems.whl --with torch-2.14.1+cpu-cp312-cp312-manylinux_2_28_x86_64.whl -i cuda13.0
+                                                # a wheel beside it replaces the image's torch, as pip does
 
 What is checked: the wheel's tags and Requires-Python against the image's Pythons and C library; each
 ELF member's machine; every DT_NEEDED resolved as glibc's loader would (RPATH, LD_LIBRARY_PATH, RUNPATH,
@@ -38,7 +41,13 @@ runtime and the driver it needs. Unknown facts of the image make conditions, not
 Verdicts: compatible (0), incompatible (1), degraded (3: the core loads, optional parts cannot),
 unknown (4: the answer depends on a fact the image description does not know; --assume FACT=VALUE states
 it). A wheel for another machine, Python or accelerator toolkit is one line, and an image it is not for
-does not count in the exit code of --image all. A file not named like a wheel is read by its .dist-info.)";
+does not count in the exit code of --image all. A file not named like a wheel is read by its .dist-info.
+
+Lock files (PEP 751 pylock.toml, `pip install --dry-run --report`, pinned requirements.txt): each package's
+wheel is the one an installer picks for the image (marker, tags, Python, Requires-Python), read headers-only
+from its URL; the set is installed together (replacing the image's distributions of the same names) and has
+one verdict and exit code. A distribution an image names as published (an index and a pin) has its export
+tables read from that wheel when a check needs them; WHEELCHECK_OFFLINE=1 never fetches them.)";
 
 namespace {
 
@@ -624,10 +633,14 @@ Command add_gates(CLI::App& app) {
   auto* c = app.add_subcommand("gates", "The variables a setup script sets to turn off what cannot work in the image");
   // Not checked by the parser: a wheel that is not there is that wheel's error (each entry of a batch
   // stands on its own; gates fail closed).
-  c->add_option("wheels", a->wheels, "Wheel files (.whl) or URLs: their gates are merged")->required();
+  c->add_option("wheels", a->wheels,
+                "Wheel files (.whl) or URLs, or lock files (pylock.toml, a pip report, requirements.txt): their "
+                "gates are merged")
+      ->required();
   add_check_options(*c, *a, true);
   c->footer(R"G(Examples:
   eval "$(wheelcheck gates flagtree.whl flag_gems_cpp.whl --with flagcx.whl --image cuda13.0)"
+  eval "$(wheelcheck gates pylock.toml --image cuda13.0)"     # the gates of a whole locked environment
   wheelcheck gates *.whl --image cuda13.0 --format github --summary "$GITHUB_STEP_SUMMARY"
   wheelcheck gates *.whl --image cuda13.0 --format json | jq .gates
 
@@ -650,7 +663,10 @@ Command add_check(CLI::App& app) {
   auto a = std::make_shared<CheckArgs>();
   auto* c =
       app.add_subcommand("check", "Will this wheel's native code load and work in that image? (the default command)");
-  c->add_option("wheels", a->wheels, "Wheel files (.whl) or http(s) URLs")->required();
+  c->add_option("wheels", a->wheels,
+                "Wheel files (.whl) or http(s) URLs, or lock files (pylock.toml, a pip report .json, a requirements "
+                ".txt): an environment, checked as installed")
+      ->required();
   add_check_options(*c, *a, true);
   c->footer(std::string(k_check_help) + "\n" + k_exit_codes);
   return {c, [a] { return run_check(*a); }};

@@ -53,7 +53,7 @@ void fill_published(Target& t, const std::vector<const WheelProfile*>& wheels, c
   if (progress) o.log = [](const std::string& line) { std::fprintf(stderr, "wheelcheck: %s\n", line.c_str()); };
   if (!t.tables) t.tables = std::make_shared<std::map<std::string, exports::Table>>();
   for (const auto& outcome : published::fill(t.image, *t.tables, wheels, *client, o)) {
-    if (!outcome.error.empty()) {
+    if (!outcome.error.empty() && !outcome.offline) {
       warn(fmt::format("{}: the export tables of its published wheel could not be read ({}): {}",
                        outcome.distribution, net::redact_url(outcome.where), outcome.error));
     }
@@ -138,52 +138,6 @@ std::string read_words(const Entry& e, const ReadWheel& w) {
   return fmt::format("headers-only, {} of {} ({:.1f}%)", format_size(w.bytes_fetched), format_size(p.size), pct);
 }
 
-nlohmann::ordered_json environment_json(const Environment& env, const std::vector<ReadWheel>& wheels,
-                                        const std::vector<std::string>& locks) {
-  nlohmann::ordered_json j;
-  j["schema"] = "wheelcheck-environment/1";
-  j["locks"] = locks;
-  j["image"] = env.image;
-  j["verdict"] = verdict::verdict_name(env.verdict);
-  j["exit_code"] = env.bad_input ? k_exit_bad_input : verdict::exit_code(env.verdict);
-  nlohmann::ordered_json packages = nlohmann::ordered_json::array();
-  std::map<std::size_t, const run::Cell*> cell_of;
-  for (std::size_t i = 0; i < env.cells.size(); ++i) cell_of[env.cell_entry[i]] = &env.cells[i];
-  for (std::size_t i = 0; i < env.entries.size(); ++i) {
-    const Entry& e = env.entries[i];
-    nlohmann::ordered_json p;
-    p["name"] = e.name;
-    p["version"] = e.version;
-    p["source"] = e.source;
-    p["state"] = e.beside ? "installed" : state_name(e.state);
-    p["reason"] = e.reason;
-    if (e.state == Entry::State::Checked || e.beside) {
-      const ReadWheel& w = wheels[e.wheel];
-      p["file"] = e.file.filename;
-      p["url"] = e.file.url;
-      p["path"] = e.file.path;
-      if (w.profile) {
-        p["sha256"] = w.profile->sha256;
-        p["size"] = w.profile->size;
-        p["integrity"] = w.profile->integrity;
-      }
-      p["bytes_fetched"] = w.bytes_fetched;
-      p["from_cache"] = w.from_cache;
-    }
-    if (auto it = cell_of.find(i); it != cell_of.end()) {
-      p["verdict"] = verdict::verdict_name(it->second->report.verdict);
-      p["headline"] = it->second->headline;
-      p["report"] = cell_json(*it->second);
-    }
-    packages.push_back(std::move(p));
-  }
-  j["packages"] = std::move(packages);
-  std::vector<verdict::Report> reports;
-  for (const auto& c : env.cells) reports.push_back(c.report);
-  j["gates"] = gates::to_json(gates::merge(reports))["gates"];
-  return j;
-}
-
 // The members of a wheel, by path: what makes a route or a finding that wheel's own in an environment (each
 // wheel's check also loads the members of the others that a route names).
 std::set<std::string> member_paths(const WheelProfile& w) {
@@ -228,6 +182,52 @@ std::string own_headline(const run::Cell& c, const std::set<std::string>& mine) 
     }
   }
   return "";
+}
+
+nlohmann::ordered_json environment_json(const Environment& env, const std::vector<ReadWheel>& wheels,
+                                        const std::vector<std::string>& locks) {
+  nlohmann::ordered_json j;
+  j["schema"] = "wheelcheck-environment/1";
+  j["locks"] = locks;
+  j["image"] = env.image;
+  j["verdict"] = verdict::verdict_name(env.verdict);
+  j["exit_code"] = env.bad_input ? k_exit_bad_input : verdict::exit_code(env.verdict);
+  nlohmann::ordered_json packages = nlohmann::ordered_json::array();
+  std::map<std::size_t, const run::Cell*> cell_of;
+  for (std::size_t i = 0; i < env.cells.size(); ++i) cell_of[env.cell_entry[i]] = &env.cells[i];
+  for (std::size_t i = 0; i < env.entries.size(); ++i) {
+    const Entry& e = env.entries[i];
+    nlohmann::ordered_json p;
+    p["name"] = e.name;
+    p["version"] = e.version;
+    p["source"] = e.source;
+    p["state"] = e.beside ? "installed" : state_name(e.state);
+    p["reason"] = e.reason;
+    if (e.state == Entry::State::Checked || e.beside) {
+      const ReadWheel& w = wheels[e.wheel];
+      p["file"] = e.file.filename;
+      p["url"] = e.file.url;
+      p["path"] = e.file.path;
+      if (w.profile) {
+        p["sha256"] = w.profile->sha256;
+        p["size"] = w.profile->size;
+        p["integrity"] = w.profile->integrity;
+      }
+      p["bytes_fetched"] = w.bytes_fetched;
+      p["from_cache"] = w.from_cache;
+    }
+    if (auto it = cell_of.find(i); it != cell_of.end()) {
+      p["verdict"] = verdict::verdict_name(it->second->report.verdict);
+      p["headline"] = own_headline(*it->second, member_paths(*wheels[e.wheel].profile));
+      p["report"] = cell_json(*it->second);
+    }
+    packages.push_back(std::move(p));
+  }
+  j["packages"] = std::move(packages);
+  std::vector<verdict::Report> reports;
+  for (const auto& c : env.cells) reports.push_back(c.report);
+  j["gates"] = gates::to_json(gates::merge(reports))["gates"];
+  return j;
 }
 
 std::string environment_text(const Environment& env, const std::vector<ReadWheel>& wheels,
@@ -326,29 +326,21 @@ std::string environment_text(const Environment& env, const std::vector<ReadWheel
   return out;
 }
 
-}  // namespace
 
-int check_environment(const CheckArgs& a, const std::string& format, bool gates_output) {
-  if (a.images.empty())
-    throw usage_error("no image given: --image NAME (`wheelcheck images` lists them), a file, a root folder, or all");
-  image::Db db(image::Db::locate(a.db));
-  const std::optional<ProfileCache> cache = open_cache(a.no_cache, a.cache_dir, a.cache_max_size);
-  const ProfileCache* cache_ptr = cache ? &*cache : nullptr;
-  const bool progress = show_progress(a.quiet);
-  std::unique_ptr<net::Client> client = std::make_unique<net::Client>(client_options(!progress, a.limits));
+// What the command line names: a lock file (read once), or a wheel (a file or a URL).
+struct Arg {
+  std::optional<lock::Lock> lock;
+  std::string wheel;
+  bool beside = false;  // --with: installed, not checked
+};
 
-  // The locks, read once; the wheels named as they are.
-  struct Arg {
-    std::optional<lock::Lock> lock;
-    std::string wheel;
-    bool beside = false;
-  };
+std::vector<Arg> load_args(const std::vector<std::string>& wheels, const std::vector<std::string>& with,
+                           std::vector<std::string>& lock_paths) {
   std::vector<Arg> args;
-  std::vector<std::string> lock_paths;
-  for (const auto* list : {&a.wheels, &a.with}) {
+  for (const auto* list : {&wheels, &with}) {
     for (const auto& w : *list) {
       Arg arg;
-      arg.beside = list == &a.with;
+      arg.beside = list == &with;
       if (!net::is_url(w) && lock::is_lock_path(w)) {
         arg.lock = lock::load(w);
         lock_paths.push_back(w);
@@ -359,109 +351,117 @@ int check_environment(const CheckArgs& a, const std::string& format, bool gates_
       args.push_back(std::move(arg));
     }
   }
-  ImageRequest request;
-  request.env = parse_env(a.image_env, "--image-env");
-  auto images = resolve_images(a.images, db, request);
-  apply_assumptions(images, a.assume);
-  if (gates_output && images.size() != 1) throw usage_error("gates need exactly one --image");
-  const run::RuleChoice rules(a.rules, db.dir() + "/rules");
+  return args;
+}
 
-  // Every wheel read once, whichever images pick it (by where it is).
-  std::vector<ReadWheel> wheels;
-  std::map<std::string, std::size_t> wheel_at;
-  std::vector<std::pair<lock::File, std::size_t>> to_read;
-  auto wheel_index = [&](const lock::File& f) {
-    const std::string key = f.where();
-    auto [it, added] = wheel_at.emplace(key, wheels.size());
+// Every wheel read once, whichever images pick it (by where it is).
+struct Wheels {
+  std::vector<ReadWheel> read;
+  std::map<std::string, std::size_t> at;
+  std::vector<std::pair<lock::File, std::size_t>> pending;
+  std::size_t index(const lock::File& f) {
+    auto [it, added] = at.emplace(f.where(), read.size());
     if (added) {
-      wheels.emplace_back();
-      to_read.emplace_back(f, it->second);
+      read.emplace_back();
+      pending.emplace_back(f, it->second);
     }
     return it->second;
-  };
+  }
+};
 
-  std::vector<Environment> envs;
-  for (const auto& t : images) {
-    Environment env;
-    env.image = t.image.name;
-    const image::Python* python = t.image.pythons.empty() ? nullptr : &t.image.pythons.front();
-    const lock::MarkerEnv marker_env = lock::marker_env(t.image, python);
-    for (const auto& arg : args) {
-      if (!arg.lock) {
-        Entry e;
-        e.given = true;
-        e.beside = arg.beside;
-        e.name = arg.wheel.substr(arg.wheel.find_last_of('/') + 1);
-        e.source = "command line";
-        if (net::is_url(arg.wheel)) {
-          const auto u = remote::parse_wheel_url(arg.wheel);
-          e.file.url = arg.wheel;
-          e.file.filename = u.filename;
-          if (!u.sha256.empty()) e.file.hashes["sha256"] = u.sha256;
-        } else {
-          e.file.path = arg.wheel;
-          e.file.filename = e.name;
-        }
-        e.wheel = wheel_index(e.file);
-        env.entries.push_back(std::move(e));
+// The entries of the arguments for one image: each lock package resolved as an installer resolves it there.
+std::vector<Entry> expand(const std::vector<Arg>& args, const image::Image& image, net::Client& client,
+                          Wheels& wheels) {
+  std::vector<Entry> entries;
+  const image::Python* python = image.pythons.empty() ? nullptr : &image.pythons.front();
+  const lock::MarkerEnv marker_env = lock::marker_env(image, python);
+  for (const auto& arg : args) {
+    if (!arg.lock) {
+      Entry e;
+      e.given = true;
+      e.beside = arg.beside;
+      e.name = arg.wheel.substr(arg.wheel.find_last_of('/') + 1);
+      e.source = "command line";
+      if (net::is_url(arg.wheel)) {
+        const auto u = remote::parse_wheel_url(arg.wheel);
+        e.file.url = arg.wheel;
+        e.file.filename = u.filename;
+        if (!u.sha256.empty()) e.file.hashes["sha256"] = u.sha256;
+      } else {
+        e.file.path = arg.wheel;
+        e.file.filename = e.name;
+      }
+      e.wheel = wheels.index(e.file);
+      entries.push_back(std::move(e));
+      continue;
+    }
+    for (const auto& pkg : arg.lock->packages) {
+      Entry e;
+      e.beside = arg.beside;
+      e.name = pkg.name;
+      e.version = pkg.version;
+      e.source = pkg.source;
+      if (!pkg.marker.empty() && !lock::evaluate_marker(pkg.marker, marker_env)) {
+        e.state = Entry::State::Skipped;
+        e.reason = "its marker (" + pkg.marker + ") does not hold for this image's Python";
+        entries.push_back(std::move(e));
         continue;
       }
-      for (const auto& pkg : arg.lock->packages) {
-        Entry e;
-        e.beside = arg.beside;
-        e.name = pkg.name;
-        e.version = pkg.version;
-        e.source = pkg.source;
-        if (!pkg.marker.empty() && !lock::evaluate_marker(pkg.marker, marker_env)) {
-          e.state = Entry::State::Skipped;
-          e.reason = "its marker (" + pkg.marker + ") does not hold for this image's Python";
-          env.entries.push_back(std::move(e));
-          continue;
-        }
-        if (!pkg.other.empty()) {
-          e.state = Entry::State::NoWheel;
-          e.reason = "installed from " + pkg.other + ", not a wheel: it cannot be checked";
-          env.entries.push_back(std::move(e));
-          continue;
-        }
-        std::vector<lock::File> files = pkg.wheels;
-        std::string error;
-        if (pkg.from_index()) files = index_files(pkg, *client, error);
-        const lock::Pick pick = lock::pick_wheel(files, pkg, t.image);
-        if (pick.file == nullptr) {
-          e.state = files.empty() && !error.empty() ? Entry::State::Error : Entry::State::NoWheel;
-          e.reason = files.empty() && !error.empty() ? error : pick.why;
-          env.entries.push_back(std::move(e));
-          continue;
-        }
-        e.file = *pick.file;
-        e.wheel = wheel_index(e.file);
-        env.entries.push_back(std::move(e));
+      if (!pkg.other.empty()) {
+        e.state = Entry::State::NoWheel;
+        e.reason = "installed from " + pkg.other + ", not a wheel: it cannot be checked";
+        entries.push_back(std::move(e));
+        continue;
       }
+      std::vector<lock::File> files = pkg.wheels;
+      std::string error;
+      if (pkg.from_index()) files = index_files(pkg, client, error);
+      const lock::Pick pick = lock::pick_wheel(files, pkg, image);
+      if (pick.file == nullptr) {
+        e.state = files.empty() && !error.empty() ? Entry::State::Error : Entry::State::NoWheel;
+        e.reason = files.empty() && !error.empty() ? error : pick.why;
+        entries.push_back(std::move(e));
+        continue;
+      }
+      e.file = *pick.file;
+      e.wheel = wheels.index(e.file);
+      entries.push_back(std::move(e));
     }
-    envs.push_back(std::move(env));
   }
+  return entries;
+}
 
-  // Read the wheels: in parallel, each on its own (one that fails is that package's error).
-  if (progress && to_read.size() > 1) std::fprintf(stderr, "wheelcheck: reading %zu wheels\n", to_read.size());
+struct ReadOptions {
+  std::string verify = "auto";
+  const ProfileCache* cache = nullptr;
+  bool progress = false;
+  LimitArgs limits;
+};
+
+// The pending wheels, read in parallel, each on its own (one that fails is that package's error): a URL
+// headers-only where its server answers ranges (--verify full: downloaded and checked against the lock's
+// sha256), a file through the profile cache.
+void read_pending(Wheels& wheels, std::unique_ptr<net::Client>& client, const ReadOptions& o) {
+  auto& todo = wheels.pending;
+  if (o.progress && todo.size() > 1) std::fprintf(stderr, "wheelcheck: reading %zu wheels\n", todo.size());
   std::atomic<std::size_t> done{0};
   std::mutex log_mutex;
-  parallel_for(to_read.size(), std::min<unsigned>(8, static_cast<unsigned>(std::max<std::size_t>(1, to_read.size()))),
+  parallel_for(todo.size(), std::min<unsigned>(8, static_cast<unsigned>(std::max<std::size_t>(1, todo.size()))),
                [&](std::size_t i, unsigned) {
-                 const auto& [file, at] = to_read[i];
-                 ReadWheel& r = wheels[at];
+                 const auto& [file, at] = todo[i];
+                 ReadWheel& r = wheels.read[at];
                  try {
                    InspectOptions options;
                    if (file.url.empty()) {
-                     r.profile = inspect_any(file.path, options, a.verify, cache_ptr, client, false, a.limits).profile;
+                     r.profile = inspect_any(file.path, options, o.verify, o.cache, client, false, o.limits).profile;
                    } else {
-                     apply_limits(a.limits, options);
+                     apply_limits(o.limits, options);
                      remote::Fetch fetch;
-                     fetch.mode = a.verify == "full"      ? remote::Mode::Full
-                                  : a.verify == "headers" ? remote::Mode::Headers
+                     fetch.mode = o.verify == "full"      ? remote::Mode::Full
+                                  : o.verify == "headers" ? remote::Mode::Headers
                                                           : remote::Mode::Auto;
                      fetch.sha256 = file.sha256();
-                     auto fetched = remote::inspect_url(file.url, fetch, options, cache_ptr, *client);
+                     auto fetched = remote::inspect_url(file.url, fetch, options, o.cache, *client);
                      r.bytes_fetched = fetched.bytes_fetched;
                      r.from_cache = fetched.from_cache;
                      r.whole = fetched.whole;
@@ -479,12 +479,73 @@ int check_environment(const CheckArgs& a, const std::string& format, bool gates_
                    r.profile.reset();
                    r.error = e.what();
                  }
-                 if (progress) {
+                 if (o.progress) {
                    std::lock_guard<std::mutex> lock(log_mutex);
-                   std::fprintf(stderr, "wheelcheck: [%zu/%zu] %s%s\n", ++done, to_read.size(), file.filename.c_str(),
+                   std::fprintf(stderr, "wheelcheck: [%zu/%zu] %s%s\n", ++done, todo.size(), file.filename.c_str(),
                                 r.error.empty() ? "" : " (failed)");
                  }
                });
+  todo.clear();
+}
+
+}  // namespace
+
+std::function<std::vector<const WheelProfile*>(const image::Image&)> installed_beside(
+    const std::vector<std::string>& with, const std::string& verify, const ProfileCache* cache,
+    std::unique_ptr<net::Client>& client, bool progress, const LimitArgs& limits) {
+  if (with.empty()) return {};
+  std::vector<std::string> locks;
+  auto args = std::make_shared<std::vector<Arg>>(load_args({}, with, locks));
+  auto wheels = std::make_shared<Wheels>();
+  if (!client) client = std::make_unique<net::Client>(client_options(!progress, limits));
+  ReadOptions o{verify, cache, progress, limits};
+  return [args, wheels, &client, o](const image::Image& image) {
+    std::vector<Entry> entries = expand(*args, image, *client, *wheels);
+    read_pending(*wheels, client, o);
+    std::vector<const WheelProfile*> out;
+    for (const auto& e : entries) {
+      if (e.state != Entry::State::Checked) {
+        warn(fmt::format("--with: {} on {}: {}", e.name, image.name, e.reason));
+        continue;
+      }
+      const ReadWheel& r = wheels->read[e.wheel];
+      if (!r.profile) {
+        warn(fmt::format("--with: {} on {}: {}", e.file.filename, image.name, r.error));
+        continue;
+      }
+      out.push_back(&*r.profile);
+    }
+    return out;
+  };
+}
+
+int check_environment(const CheckArgs& a, const std::string& format, bool gates_output) {
+  if (a.images.empty())
+    throw usage_error("no image given: --image NAME (`wheelcheck images` lists them), a file, a root folder, or all");
+  image::Db db(image::Db::locate(a.db));
+  const std::optional<ProfileCache> cache = open_cache(a.no_cache, a.cache_dir, a.cache_max_size);
+  const ProfileCache* cache_ptr = cache ? &*cache : nullptr;
+  const bool progress = show_progress(a.quiet);
+  std::unique_ptr<net::Client> client = std::make_unique<net::Client>(client_options(!progress, a.limits));
+  std::vector<std::string> lock_paths;
+  const std::vector<Arg> args = load_args(a.wheels, a.with, lock_paths);
+  ImageRequest request;
+  request.env = parse_env(a.image_env, "--image-env");
+  auto images = resolve_images(a.images, db, request);
+  apply_assumptions(images, a.assume);
+  if (gates_output && images.size() != 1) throw usage_error("gates need exactly one --image");
+  const run::RuleChoice rules(a.rules, db.dir() + "/rules");
+
+  Wheels set_wheels;
+  std::vector<Environment> envs;
+  for (const auto& t : images) {
+    Environment env;
+    env.image = t.image.name;
+    env.entries = expand(args, t.image, *client, set_wheels);
+    envs.push_back(std::move(env));
+  }
+  read_pending(set_wheels, client, ReadOptions{a.verify, cache_ptr, progress, a.limits});
+  const std::vector<ReadWheel>& wheels = set_wheels.read;
 
   // Check each image's set: every wheel with the others beside it.
   std::vector<verdict::Report> all_reports;
@@ -538,6 +599,8 @@ int check_environment(const CheckArgs& a, const std::string& format, bool gates_
   }
   if (gates_output) {
     gates::Result g = gates::merge(all_reports);
+    // A package without a wheel for the image makes the environment's verdict, whatever its wheels say.
+    for (const auto& env : envs) g.verdict = verdict::worst(g.verdict, env.verdict);
     const bool bad = std::any_of(envs.begin(), envs.end(), [](const Environment& e) { return e.bad_input; });
     print_gates(a, format, g);
     return bad ? k_exit_bad_input : k_exit_ok;

@@ -24,6 +24,7 @@ struct ScanArgs {
   std::vector<std::string> projects;
   std::vector<std::string> images;
   std::vector<std::string> assume;
+  std::vector<std::string> with;
   std::string state;
   std::string report;
   std::string shard = "1/1";
@@ -160,6 +161,10 @@ int run_scan(const ScanArgs& a) {
     o.targets = resolve_images(a.images, db, {});
     o.assume = a.assume;
     net::Client client(client_options(a.quiet, a.limits));
+    // The environment each new wheel is checked in: --with wheels and locks, as installed on each image.
+    std::unique_ptr<net::Client> env_client;
+    o.environment = installed_beside(a.with, a.verify, cache ? &*cache : nullptr, env_client, progress, a.limits);
+    o.environment_args = a.with;
     auto result = scan::run(o, db, client, cache ? &*cache : nullptr);
     report = std::move(result.report);
     commit = std::move(result.commit);
@@ -199,6 +204,10 @@ Command add_scan(CLI::App& app) {
                 "file or a root folder (repeatable, or a comma list; default: every FlagOS image of the db each "
                 "wheel is for)");
   c->add_option("--assume", a->assume, k_assume_help);
+  c->add_option("--with", a->with,
+                "Check every new wheel with these installed beside it: wheels, URLs or a lock file (pylock.toml, a pip "
+                "report, requirements.txt) resolved for each image; the new wheel replaces its own project's entry, "
+                "so the pins say what works with the rest of the set (repeatable)");
   c->add_option("--state", a->state, "Scan state folder (default: <cache>/scan-state)");
   c->add_option("--report", a->report, "Write report.json, report.md and report.html here");
   c->add_option("--shard", a->shard, "i/N: check only the new wheels of shard i of N (a CI matrix)");

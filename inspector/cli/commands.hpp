@@ -174,6 +174,12 @@ int run_fill(const FillArgs& a);
 // Environments (inspector/cli/cmd_env.cpp): a lock file wherever a wheel goes (positional or --with).
 bool names_a_lock(const CheckArgs& a);
 int check_environment(const CheckArgs& a, const std::string& format, bool gates_output);
+// The wheels of --with arguments (wheels, URLs, lock files) as installed in an image: each lock resolved for
+// it, each wheel read once across images; what is not usable there is warned about and left out (the scan's
+// environment, issue 28). Empty when `with` is; the client is created when needed and must outlive the result.
+std::function<std::vector<const WheelProfile*>(const image::Image&)> installed_beside(
+    const std::vector<std::string>& with, const std::string& verify, const ProfileCache* cache,
+    std::unique_ptr<net::Client>& client, bool progress, const LimitArgs& limits);
 // The export tables the image's distributions lack, read from the wheels they name as published, where the
 // wheels need them (published::fill); what cannot be read is warned about and stays unknown.
 void fill_published(Target& t, const std::vector<const WheelProfile*>& wheels, const std::string& verify,

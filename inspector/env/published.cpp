@@ -192,6 +192,7 @@ std::vector<Outcome> fill(image::Image& image, std::map<std::string, exports::Ta
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::Internal) throw;
       Outcome o;
+      o.offline = !offline.empty() && offline != "0";
       o.distribution = d.name + " " + d.version;
       o.where = d.published->where();
       o.error = e.what();

@@ -319,6 +319,7 @@ class Scan {
     report["images"] = report_images();
     report["shard"] = Json{{"index", m_o.shard_index}, {"count", m_o.shard_count}};
     report["since"] = m_o.since ? Json(*m_o.since) : Json(nullptr);
+    report["environment"] = m_o.environment_args;
     report["exit_code"] = exit_code();
     report["summary"] = summary();
     report["wheels"] = m_wheels;
@@ -471,11 +472,23 @@ class Scan {
   // for appear in the report (those it is not for are remembered, so that the pins pass over them).
   std::vector<run::Cell> check(const WheelProfile& profile) {
     std::vector<run::Cell> cells;
-    const run::Context context{{}, &m_rules, &m_db};
     for (auto& t : m_targets) {
+      // The environment of the image (once per image), less the checked wheel's own project.
+      std::vector<const WheelProfile*> beside;
+      if (m_o.environment) {
+        auto it = m_environments.find(t.name);
+        if (it == m_environments.end()) it = m_environments.emplace(t.name, m_o.environment(t.target.image)).first;
+        const std::string mine = wheel::normalize_project_name(profile.filename.name);
+        for (const WheelProfile* w : it->second) {
+          if (wheel::normalize_project_name(w->filename.name) != mine) beside.push_back(w);
+        }
+      }
+      const run::Context context{beside, &m_rules, &m_db};
+      std::vector<const WheelProfile*> needing{&profile};
+      needing.insert(needing.end(), beside.begin(), beside.end());
       // The export tables an image's distribution lacks, from the wheel it names as published (once a run).
       if (std::any_of(t.target.image.distributions.begin(), t.target.image.distributions.end(), [&](const auto& d) {
-            return d.published && published::lacks_tables(d) && published::needed_by(d, {&profile});
+            return d.published && published::lacks_tables(d) && published::needed_by(d, needing);
           })) {
         published::Options po;
         po.mode = m_o.mode == remote::Mode::Full ? remote::Mode::Full : remote::Mode::Auto;
@@ -483,8 +496,8 @@ class Scan {
         po.cache = m_cache;
         po.log = m_o.progress;
         if (!t.target.tables) t.target.tables = std::make_shared<std::map<std::string, exports::Table>>();
-        for (const auto& outcome : published::fill(t.target.image, *t.target.tables, {&profile}, m_client, po)) {
-          if (!outcome.error.empty())
+        for (const auto& outcome : published::fill(t.target.image, *t.target.tables, needing, m_client, po)) {
+          if (!outcome.error.empty() && !outcome.offline)
             m_warnings.push_back(fmt::format("{} on {}: the export tables of its published wheel ({}) could not be "
                                              "read: {}",
                                              outcome.distribution, t.name, net::redact_url(outcome.where),
@@ -618,6 +631,7 @@ class Scan {
   run::RuleChoice m_rules;
   bool m_explicit;  // images were given: every one is reported, targeted or not
   std::vector<ScanTarget> m_targets;
+  std::map<std::string, std::vector<const WheelProfile*>> m_environments;  // by target name (--with)
   std::vector<Listing> m_listings;
   std::set<std::string> m_used_images;
   Json m_wheels = Json::array();

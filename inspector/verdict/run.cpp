@@ -222,14 +222,30 @@ std::string not_targeted(const WheelProfile& w, const image::Image& im) {
 }
 
 std::string headline(const verdict::Report& r) {
+  return headline(r, nullptr);
+}
+
+std::string headline(const verdict::Report& r, const WheelProfile* wheel) {
   using verdict::Verdict;
   if (r.verdict == Verdict::Compatible) return "";
   if (r.verdict == Verdict::Degraded || r.verdict == Verdict::Incompatible) {
-    // A core route that is off decides an incompatible wheel; else the first route off.
+    // A route the wheel's own members turn off before one a wheel beside it does (their reasons are
+    // "MEMBER: why"); a core route that is off decides an incompatible wheel; else the first route off.
+    auto own = [&](const verdict::Route& route) {
+      if (wheel == nullptr) return true;
+      return std::any_of(route.reasons.begin(), route.reasons.end(), [&](const std::string& why) {
+        const auto colon = why.find(": ");
+        return colon != std::string::npos &&
+               std::any_of(wheel->members.begin(), wheel->members.end(),
+                           [&](const MemberProfile& m) { return why.compare(0, colon, m.path) == 0; });
+      });
+    };
     const verdict::Route* off = nullptr;
     for (const auto& route : r.routes) {
       if (route.available || route.reasons.empty()) continue;
-      if (off == nullptr || (off->optional && !route.optional && r.verdict == Verdict::Incompatible)) off = &route;
+      if (off == nullptr || (!own(*off) && own(route)) ||
+          (own(*off) == own(route) && off->optional && !route.optional && r.verdict == Verdict::Incompatible))
+        off = &route;
     }
     if (off != nullptr) {
       return fmt::format("route {} ({}) is off: {}", off->name, off->optional ? "optional" : "core",
@@ -261,7 +277,7 @@ Cell check(const WheelProfile& w, const Target& t, const Context& c) {
     // Not for this image (a CUDA build on a TOPS image loads nothing it needs): never usable there.
     cell.report.verdict = verdict::Verdict::Incompatible;
   }
-  cell.headline = cell.targeted ? headline(cell.report) : "not targeted: " + cell.not_targeted;
+  cell.headline = cell.targeted ? headline(cell.report, &w) : "not targeted: " + cell.not_targeted;
   return cell;
 }
 

@@ -99,6 +99,25 @@ class Server:
         self.proc.wait()
 
 
+def validate(doc):
+    """Schema errors of an environment document, its packages' reports included ([] when valid)."""
+    import jsonschema
+    docs = os.path.join(HERE, "..", "..", "docs")
+    env_schema = json.load(open(os.path.join(docs, "environment.schema.json")))
+    verdict_schema = json.load(open(os.path.join(docs, "verdict.schema.json")))
+    report_schema = dict(verdict_schema)
+    report_schema.pop("oneOf", None)
+    report_schema["$ref"] = "#/$defs/report"
+    def short(e):
+        return f"{'/'.join(str(x) for x in e.absolute_path)}: {e.validator} {str(e.validator_value)[:80]}"
+    errors = [short(e) for e in jsonschema.Draft202012Validator(env_schema).iter_errors(doc)]
+    for p in doc.get("packages", []):
+        if "report" in p:
+            errors += [f"{p['name']}: {short(e)}" for e in
+                       jsonschema.Draft202012Validator(report_schema).iter_errors(p["report"])]
+    return errors
+
+
 def findings(report):
     return report.get("findings", [])
 
@@ -181,6 +200,9 @@ def run_env(tmp, J, srv, lib, wheels, gems, tree_whl, cx, online):
           "the lock: no 'exports unknown' condition for the c10 symbols")
     check(any("replaces the image's torch 2.10.0+cpu" in n for n in rep.get("notes", [])),
           "the lock: the locked torch replaces the image's torch 2.10.0+cpu", json.dumps(rep.get("notes"), indent=1))
+    schema_errors = validate(doc)
+    check(not schema_errors, "the environment JSON validates against docs/environment.schema.json, each report "
+          "against docs/verdict.schema.json", "\n".join(schema_errors[:10]))
     states = {p["name"]: p["state"] for p in doc.get("packages", [])}
     check(states.get("pywin32") == "skipped", f"a package whose marker is false for the image is skipped ({states})")
     paths = [urllib.parse.unquote(s["path"]) for s in srv.stats()]
@@ -252,6 +274,22 @@ def run_env(tmp, J, srv, lib, wheels, gems, tree_whl, cx, online):
     check(r.returncode == 0 and env.get("FLAGOS_USE_FLAGGEMS_CPP") == "0",
           f"eval \"$(wheelcheck gates pylock.toml ...)\" turns off the FlagGems C++ route (exit {r.returncode})",
           r.stdout[-1500:] + r.stderr[-1500:])
+
+    # 5b. the nightly scan checks each new wheel in the lock's environment (the new wheel replaces its own entry).
+    for label, extra in (("alone", []), ("in the lock", ["--with", lockfile])):
+        rep = os.path.join(tmp, "scan-" + label.replace(" ", "-"))
+        r = wc("scan", "--index", srv.index("flagos"), "--project", "flag-gems-cpp-cuda", "--image", "cuda13.0",
+               "--state", rep + "-state", "--report", rep, "-q", *cache, *extra, env=online)
+        d = json.load(open(os.path.join(rep, "report.json"))) if os.path.exists(os.path.join(rep, "report.json")) else {}
+        heads = [x.get("headline", "") for w in d.get("wheels", []) for x in w.get("results", [])]
+        if extra:
+            check(r.returncode in (0, 1) and d.get("environment") == [lockfile] and heads and "MessageLogger" in heads[0]
+                  and "signature-changed" in heads[0],
+                  f"scan --with pylock.toml: FlagGems is judged against the locked torch 2.14.1 (exit {r.returncode})",
+                  json.dumps(heads) + r.stderr[-800:])
+        else:
+            check(r.returncode in (0, 1) and heads and "torchCheckFail" in heads[0],
+                  f"scan alone: FlagGems against the image's torch (exit {r.returncode})", json.dumps(heads))
 
     # 6. --with a torch wheel replaces the image's torch.
     r = wc("check", gems, "--with", wheels[TORCH], "--image", "cuda13.0", "--json", *cache, env=online)
