@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -96,6 +97,41 @@ std::string state_name(Entry::State s) {
 std::vector<lock::File> index_files(const lock::Package& p, net::Client& client, std::string& error) {
   std::vector<lock::File> files;
   std::vector<std::string> failures;
+  // --find-links: a page of links (read as a PEP 503 page: any project's files, those of this one kept) or a
+  // local folder of wheels.
+  for (const auto& where : p.find_links) {
+    try {
+      index::ProjectPage page;
+      page.name = p.name;
+      if (net::is_url(where)) {
+        const net::Response r = client.get(where, "text/html");
+        page = index::parse_project_page(r.body, "text/html", r.url, p.name);
+      } else {
+        const std::string dir = where.rfind("file://", 0) == 0 ? where.substr(7) : where;
+        std::error_code ec;
+        for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+          if (!entry.is_regular_file(ec)) continue;
+          index::File f;
+          f.filename = entry.path().filename().string();
+          f.url = entry.path().string();
+          // A pin with --hash keeps only files of those hashes: a local file's own, computed.
+          if (!p.hashes.empty() && f.filename.ends_with(".whl")) f.hashes["sha256"] = sha256_file_hex(f.url);
+          page.files.push_back(std::move(f));
+        }
+        if (ec) throw bad_input("--find-links " + dir + ": " + ec.message());
+      }
+      for (auto& f : lock::files_for(page, p)) {
+        if (!net::is_url(f.url)) {
+          f.path = f.url;  // a local file of a --find-links folder
+          f.url.clear();
+        }
+        files.push_back(std::move(f));
+      }
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::Internal) throw;
+      failures.push_back(e.what());
+    }
+  }
   for (const auto& where : p.indexes) {
     try {
       const net::Response r = client.get(index::project_url(where, p.name), index::k_accept);
@@ -109,7 +145,7 @@ std::vector<lock::File> index_files(const lock::Package& p, net::Client& client,
     }
   }
   if (files.empty()) {
-    error = p.indexes.empty() ? "the lock names no file and no index for it (--index-url)"
+    error = p.indexes.empty() && p.find_links.empty() ? "the lock names no file and no index for it (--index-url)"
             : failures.empty() ? fmt::format("{}=={} is on none of its indexes ({})", p.name, p.version,
                                              join(p.indexes, ", "))
                                : join(failures, "; ");

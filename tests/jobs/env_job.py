@@ -248,6 +248,21 @@ def run_env(tmp, J, srv, lib, wheels, gems, tree_whl, cx, online):
         picked = {p["name"].replace("_", "-"): p.get("file") for p in d.get("packages", [])}
         check(picked.get("torch") == TORCH, f"{what}: torch's file is the image's ({picked.get('torch')})")
 
+    # 2b. --find-links: a local folder of wheels and a page of links, without an index.
+    fl = os.path.join(tmp, "requirements-find-links.txt")
+    with open(fl, "w") as out:
+        out.write(f"--no-index\n--find-links {os.path.dirname(wheels[TORCH])}\n"
+                  f"-f {srv.index('flagos')}flag-gems-cpp-cuda/\n"
+                  f"torch==2.14.1+cpu --hash=sha256:{sha256(wheels[TORCH])}\nflag-gems-cpp-cuda==5.4.0\n")
+    r = wc("check", fl, "--image", "cuda13.0", "--format", "json", *cache, env=online)
+    d = json.loads(r.stdout) if r.stdout.strip().startswith("{") else {}
+    f = c10_finding(gems_report(d))
+    picked = {p["name"]: (p.get("file"), p.get("path")) for p in d.get("packages", [])}
+    check(f is not None and f.get("classification") == "signature-changed" and picked.get("torch", ("", ""))[0] == TORCH
+          and picked["torch"][1].startswith(tmp),
+          f"--find-links a folder and a page of links: the wheels are found, the change named (exit {r.returncode})",
+          json.dumps(picked) + r.stderr[-1000:])
+
     # 3. a hash in the lock that lies: --verify full downloads the wheel and refuses it.
     liar = os.path.join(tmp, "pylock.liar.toml")
     open(liar, "w").write(pylock(torch_sha="1" * 64))
