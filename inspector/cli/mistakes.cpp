@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "wheelcheck/lock.hpp"
 #include "wheelcheck/net.hpp"
 #include "wheelcheck/util.hpp"
 
@@ -113,7 +114,9 @@ std::optional<std::string> find_mistake(const CLI::App& app, const std::vector<s
     if (args[0].find(".whl") == std::string::npos && args[0].find('/') == std::string::npos) {
       std::string list;
       for (const auto& n : command_names(app)) list += (list.empty() ? "" : ", ") + n;
-      return "`" + args[0] + "` is neither a command (" + list + ") nor a wheel file";
+      // A name a lock file would have (pylock.toml, requirements.txt, report.json): it is not there.
+      if (lock::is_lock_path(args[0])) return "no such file: " + args[0] + " (a lock file: pylock.toml, a pip report, requirements.txt)";
+      return "`" + args[0] + "` is neither a command (" + list + ") nor a wheel or lock file";
     }
   }
   // Options: each must belong to the command it follows (or to the top level: --help, --version).
