@@ -55,7 +55,7 @@ foreach(target fmt::fmt nlohmann_json::nlohmann_json CLI11::CLI11)
   set_target_properties(${target} PROPERTIES INTERFACE_INCLUDE_DIRECTORIES ${_sys_inc})
 endforeach()
 set_property(TARGET fmt::fmt PROPERTY INTERFACE_COMPILE_DEFINITIONS FMT_HEADER_ONLY=1)
-# toml++ (pylock.toml) is header-only too: inspector/env/lock.cpp defines TOML_HEADER_ONLY.
+# toml++ (pylock.toml) is header-only too: inspector/env/pylock.cpp defines TOML_HEADER_ONLY.
 if(NOT EXISTS ${_sys_inc}/toml++/toml.h)
   message(FATAL_ERROR "toml++: ${_sys_inc}/toml++/toml.h is missing (libtomlplusplus-dev; run scripts/package.sh)")
 endif()

@@ -33,6 +33,7 @@
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/image.hpp"
 #include "wheelcheck/index.hpp"
+#include "wheelcheck/lock.hpp"
 #include "wheelcheck/policy.hpp"
 #include "wheelcheck/profile.hpp"
 #include "wheelcheck/rootfs.hpp"
@@ -505,6 +506,122 @@ int fuzz_fatbin(const std::uint8_t* data, std::size_t size) {
   return 0;
 }
 
+// ---------------------------------------------------------------------------------------------------
+// lock
+
+namespace {
+
+// A folder made once per process, removed at exit, where a requirements input is read from: its relative
+// -r names resolve there, to a file with a pin, index options and a hash, or to one that includes itself
+// (a cycle). An absolute -r reads the real disk as wheelcheck would: regular files alone, 64 MB at most.
+class LockFolder {
+ public:
+  LockFolder() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "wheelcheck-fuzz-lock-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("fuzz: mkdtemp failed");
+    m_dir = pattern;
+    write("more.txt",
+          "--extra-index-url https://index.example/simple\n"
+          "other==2.0 --hash=sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n");
+    write("loop.txt", "-r loop.txt\n");
+  }
+  ~LockFolder() {
+    std::error_code ec;
+    std::filesystem::remove_all(m_dir, ec);
+  }
+  LockFolder(const LockFolder&) = delete;
+  LockFolder& operator=(const LockFolder&) = delete;
+  std::string file(const char* name) const { return (m_dir / name).string(); }
+
+ private:
+  void write(const char* name, std::string_view text) const {
+    const auto path = file(name);
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) throw std::runtime_error("fuzz: cannot write " + path);
+    if (::write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
+      ::close(fd);
+      throw std::runtime_error("fuzz: cannot write " + path);
+    }
+    ::close(fd);
+  }
+
+  std::filesystem::path m_dir;
+};
+
+const LockFolder& lock_folder() {
+  static const LockFolder folder;
+  return folder;
+}
+
+// CPython 3.12.4 on x86-64 Linux, with an extra and a dependency group to match.
+const lock::MarkerEnv& fixed_marker_env() {
+  static const lock::MarkerEnv env = [] {
+    lock::MarkerEnv e;
+    e.values = {{"python_version", "3.12"},
+                {"python_full_version", "3.12.4"},
+                {"implementation_name", "cpython"},
+                {"implementation_version", "3.12.4"},
+                {"platform_python_implementation", "CPython"},
+                {"sys_platform", "linux"},
+                {"platform_system", "Linux"},
+                {"platform_machine", "x86_64"},
+                {"platform_release", "6.1.0-18-amd64"},
+                {"platform_version", "#1 SMP PREEMPT_DYNAMIC Debian 6.1.76-1"},
+                {"os_name", "posix"}};
+    e.extras = {"cpu", "Dev_Tools"};
+    e.dependency_groups = {"dev"};
+    return e;
+  }();
+  return env;
+}
+
+void evaluate(std::string_view marker) {
+  refusal_ok([&] {
+    lock::check_marker(marker);
+    (void)lock::evaluate_marker(marker, fixed_marker_env());
+    lock::MarkerEnv none = fixed_marker_env();
+    none.extras.clear();
+    (void)lock::evaluate_marker(marker, none);
+  });
+}
+
+// What a check does with a lock it read: each package's marker for the image, its pin, its files' names.
+void use(const lock::Lock& l) {
+  (void)lock::format_name(l.format);
+  for (const auto& p : l.packages) {
+    evaluate(p.marker);
+    if (!p.specifier.empty()) (void)lock::version_satisfies(p.specifier, p.version);
+    (void)p.from_index();
+    std::vector<const lock::File*> files;
+    for (const auto& f : p.wheels) files.push_back(&f);
+    if (p.sdist) files.push_back(&*p.sdist);
+    for (const auto* f : files) {
+      (void)f->is_wheel();
+      (void)f->sha256();
+      (void)lock::is_lock_path(f->where());
+      (void)lock::sdist_name_version(f->filename, p.name);
+    }
+  }
+}
+
+}  // namespace
+
+int fuzz_lock(const std::uint8_t* data, std::size_t size) {
+  if (size == 0) return 0;
+  const auto text = as_text(data + 1, size - 1);
+  switch (data[0] % 4) {
+    case 0: refusal_ok([&] { use(lock::parse(text, lock::Format::Pylock, "fuzz/pylock.toml")); }); break;
+    case 1: refusal_ok([&] { use(lock::parse(text, lock::Format::PipReport, "fuzz/report.json")); }); break;
+    case 2: {
+      const auto path = lock_folder().file("requirements.txt");
+      refusal_ok([&] { use(lock::parse(text, lock::Format::Requirements, path)); });
+      break;
+    }
+    default: evaluate(text); break;
+  }
+  return 0;
+}
+
 const std::vector<Target>& targets() {
   static const std::vector<Target> all{
       {"elf", fuzz_elf},
@@ -517,6 +634,7 @@ const std::vector<Target>& targets() {
       {"index", fuzz_index},
       {"image", fuzz_image},
       {"fatbin", fuzz_fatbin},
+      {"lock", fuzz_lock},
   };
   return all;
 }

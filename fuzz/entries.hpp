@@ -39,6 +39,10 @@ int fuzz_image(const std::uint8_t* data, std::size_t size);
 // A CUDA fatbin section: read_fatbins (a directed walk), and a seeking walker fed in input-dependent
 // chunks with its containers merged over a range the input picks.
 int fuzz_fatbin(const std::uint8_t* data, std::size_t size);
+// The lock readers: the first byte (modulo 4) selects a pylock.toml (0), a pip installation report (1), a
+// requirements file (2, read from a temporary folder whose files a -r may name) or a PEP 508 marker (3);
+// the rest is the text. Each package's marker is evaluated for a fixed Python, as a marker input is.
+int fuzz_lock(const std::uint8_t* data, std::size_t size);
 
 using Entry = int (*)(const std::uint8_t*, std::size_t);
 struct Target {

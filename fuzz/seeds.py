@@ -304,6 +304,83 @@ def image_seeds(corpus):
             corpus.add("image", f"policy-{family}", b"2" + bytes([ord("0") + libc]) + open(path, "rb").read())
 
 
+PYLOCK = r'''lock-version = "1.0"
+requires-python = ">=3.10"
+created-by = "seeds"
+
+[[packages]]
+name = "torch"
+version = "2.10.0+cpu"
+marker = "platform_machine == 'x86_64' and python_version >= '3.10'"
+requires-python = ">=3.10"
+index = "https://download.pytorch.org/whl/cpu"
+wheels = [
+  {name = "torch-2.10.0+cpu-cp312-cp312-manylinux_2_28_x86_64.whl", url = "https://download.pytorch.org/whl/cpu/torch-2.10.0%2Bcpu-cp312-cp312-manylinux_2_28_x86_64.whl", size = 184000000, hashes = {sha256 = "DIGEST"}},
+  {path = "./wheels/torch-2.10.0+cpu-cp311-cp311-linux_x86_64.whl", hashes.sha256 = "DIGEST"},
+]
+sdist = {url = "https://files.example/torch-2.10.0.tar.gz#sha256=DIGEST", upload-time = 2024-01-01T00:00:00Z}
+
+[[packages]]
+name = "local-tool"
+directory = {path = "../tool", editable = true}
+
+[[packages]]
+name = "pinned-git"
+vcs = {type = "git", url = "https://github.com/example/x.git", commit-id = "0123abc"}
+[packages.tool.seeds]
+note = """a "multi-line"
+basic string"""
+other = 'literal \ text'
+'''
+
+PIP_REPORT = r'''{"version": "1", "pip_version": "24.0", "install": [
+ {"download_info": {"url": "https://files.example/demo-1.0-py3-none-any.whl",
+   "archive_info": {"hash": "sha256=DIGEST", "hashes": {"sha256": "DIGEST"}}},
+  "is_direct": false, "is_yanked": false, "requested": true,
+  "metadata": {"metadata_version": "2.1", "name": "demo", "version": "1.0", "requires_python": ">=3.8"}},
+ {"download_info": {"url": "file:///src/tool", "dir_info": {"editable": true}}, "metadata": {"name": "tool"}},
+ {"download_info": {"url": "https://github.com/example/x.git", "vcs_info": {"vcs": "git", "commit_id": "0123abc"}},
+  "metadata": {"name": "x", "version": "0.1"}},
+ {"download_info": {"url": "https://files.example/old-0.9.tar.gz#md5=00"}, "metadata": {"name": "old", "version": "0.9"}}],
+ "environment": {"python_full_version": "3.12.4", "platform_machine": "x86_64", "sys_platform": "linux"}}
+'''
+
+# -r more.txt and -r loop.txt name the files fuzz_lock writes in its folder (a pin, and a cycle).
+REQUIREMENTS = r'''# pinned, as pip-compile writes them
+--index-url https://download.pytorch.org/whl/cpu
+--extra-index-url=https://pypi.org/simple
+-f ./wheels
+torch==2.10.0+cpu ; platform_machine == "x86_64" \
+    --hash=sha256:DIGEST \
+    --hash="sha256:OTHER"
+numpy[extra1, extra2] == 2.1.0 ; python_version >= "3.10"  # a comment
+demo @ https://files.example/demo-1.0-py3-none-any.whl#sha256=DIGEST ; sys_platform == 'linux'
+./dist/local_pkg-0.3-cp312-cp312-linux_x86_64.whl
+https://files.example/old-0.9.tar.gz#egg=old
+-e git+https://github.com/example/x.git#egg=x
+-c constraints.txt
+--only-binary :all:
+-r more.txt
+exact===1.0.local
+'''
+
+MARKERS = ["python_version >= '3.10' and platform_machine == 'x86_64'",
+           "(sys_platform == \"linux\" or os_name == 'nt') and python_full_version < '3.13.0rc1'",
+           "extra == 'dev-tools' or 'cpu' in extras", "'dev' not in dependency_groups",
+           "implementation_name == 'cpython' and platform_release >= '6'", "'3.12' ~= python_version",
+           "platform.machine in 'x86_64 aarch64' and python_implementation === 'CPython'"]
+
+
+def lock_seeds(corpus):
+    digest, other = "ab" * 32, "cd" * 32
+    corpus.add("lock", "pylock", "0" + PYLOCK.replace("DIGEST", digest))
+    corpus.add("lock", "pip-report", "1" + PIP_REPORT.replace("DIGEST", digest))
+    corpus.add("lock", "requirements", "2" + REQUIREMENTS.replace("DIGEST", digest).replace("OTHER", other))
+    corpus.add("lock", "requirements-cycle", "2demo==1.0\n-r loop.txt\n")
+    for i, m in enumerate(MARKERS):
+        corpus.add("lock", f"marker-{i}", "3" + m)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("build")
@@ -325,6 +402,7 @@ def main():
     ldconfig_seeds(corpus)
     index_seeds(corpus)
     image_seeds(corpus)
+    lock_seeds(corpus)
     print("seeds: " + ", ".join(f"{t} {n}" for t, n in sorted(corpus.counts.items())))
 
 

@@ -22,7 +22,7 @@ else
   copy gcc-runtime-libstdc++.copyright "/usr/share/doc/libstdc++-12-dev-${arch/aarch64/arm64}-cross/copyright"
 fi
 for pkg in libssl-dev:openssl zlib1g-dev:zlib liblief-dev:lief libmbedtls-dev:mbedtls libgumbo-dev:gumbo \
-  libfmt-dev:fmt nlohmann-json3-dev:nlohmann-json libcli11-dev:cli11; do
+  libfmt-dev:fmt nlohmann-json3-dev:nlohmann-json libcli11-dev:cli11 libtomlplusplus-dev:tomlplusplus; do
   copy "${pkg#*:}.copyright" "$sysroot/usr/share/doc/${pkg%%:*}/copyright"
 done
 for lib in libzip isal curl nghttp2; do
@@ -37,7 +37,7 @@ licences are in this folder (Debian 12's builds and sources, pinned in wheelchec
 packaging/sources.lock): glibc (LGPL-2.1-or-later), GCC's libstdc++ and libgcc (GPL-3.0 with the GCC
 Runtime Library Exception), OpenSSL (Apache-2.0), zlib, libcurl (curl licence), nghttp2 (MIT),
 libzip (BSD-3-Clause), ISA-L (BSD-3-Clause), LIEF (Apache-2.0), mbed TLS (Apache-2.0), gumbo
-(Apache-2.0), fmt (MIT), nlohmann-json (MIT) and CLI11 (BSD-3-Clause).
+(Apache-2.0), fmt (MIT), nlohmann-json (MIT), toml++ (MIT) and CLI11 (BSD-3-Clause).
 
 glibc's LGPL lets a statically linked program be relinked with a modified glibc: wheelcheck's source and
 scripts/package.sh rebuild this very binary from the same pinned sources.

@@ -146,8 +146,8 @@ struct Distribution {
   std::string location;  // site-packages folder (image path), or k_site_placeholder in a layer
   std::string python;    // "3.12" when known
   std::vector<DistLibrary> libraries;
-  std::string exports_unknown;    // why its libraries have no export tables (a declared distribution)
-  std::optional<bool> cxx11_abi;  // built with _GLIBCXX_USE_CXX11_ABI=1 (PyTorch wheels since 2.7), when known
+  std::string exports_unknown;         // why its libraries have no export tables (a declared distribution)
+  std::optional<bool> cxx11_abi;       // built with _GLIBCXX_USE_CXX11_ABI=1 (PyTorch wheels since 2.7), when known
   std::optional<Published> published;  // where its wheel is published (its tables can be read from there)
   // The published wheel its libraries' facts and tables were read from, in words ("" when none was):
   // filled on the fly (not serialized; `image fill` writes a layer that records it in `sources`).

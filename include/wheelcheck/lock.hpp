@@ -8,7 +8,8 @@
 //     --no-index, -r/--requirement (nested files) and -c (constraints: ignored, said in a warning).
 // Each package says which files it may be installed from; pick_wheel() chooses the one an installer would
 // pick for an image (tags, Python, Requires-Python), markers are evaluated for the image (PEP 508).
-// Readers: inspector/env/lock.cpp (the formats), markers.cpp (PEP 508), pick.cpp (pick_wheel, files_for).
+// Readers: inspector/env/lock.cpp (which format, load, parse), pylock.cpp, pip_report.cpp and
+// requirements.cpp (one a format), markers.cpp (PEP 508), pick.cpp (pick_wheel, files_for).
 #pragma once
 
 #include <cstdint>
@@ -111,7 +112,7 @@ bool evaluate_marker(std::string_view marker, const MarkerEnv& env);
 void check_marker(std::string_view marker);
 // Whether `version` is in the PEP 440 specifier set `specifiers` (pre-releases admitted, as markers and
 // pins ask: "==2.10.0" holds for "2.10.0+cpu", "==2.10.0+cpu" only for that, "===X" is text equality);
-// nullopt when either does not parse.
+// nullopt when either does not parse. wheel::version_in, under the name the lock's readers know.
 std::optional<bool> version_satisfies(std::string_view specifiers, std::string_view version);
 
 // The wheel an installer picks for `image` among `files`: those whose file name parses, whose tags the

@@ -38,7 +38,7 @@ struct Outcome {
   std::uint64_t bytes_fetched = 0;  // wheel bytes moved for it (0 from the cache)
   bool from_cache = false;
   bool headers_only = true;
-  std::string error;  // why its tables could not be read ("" when they were)
+  std::string error;     // why its tables could not be read ("" when they were)
   bool offline = false;  // not tried: WHEELCHECK_OFFLINE is set (the report's condition says so; no warning)
 };
 
@@ -66,7 +66,6 @@ bool needed_by(const image::Distribution& distribution, const std::vector<const 
 // (its `published` is then cleared: a run asks once). With WHEELCHECK_OFFLINE set (not "0") nothing is
 // fetched: each such distribution says so, naming its index.
 std::vector<Outcome> fill(image::Image& image, std::map<std::string, exports::Table>& tables,
-                          const std::vector<const WheelProfile*>& wheels, net::Client& client,
-                          const Options& options);
+                          const std::vector<const WheelProfile*>& wheels, net::Client& client, const Options& options);
 
 }  // namespace wheelcheck::published

@@ -22,10 +22,10 @@ namespace wheelcheck::resolve {
 struct Object {
   enum class Source { Wheel, WithWheel, Image, Distribution };
   Source source = Source::Image;
-  std::string path;               // image path where it sits; "" for a library declared without a location
-  std::string label;              // for people: "member flag_gems/lib/libtriton_jit.so", "torch 2.6.0", "image"
-  std::string member;             // the wheel member path (Wheel, WithWheel)
-  std::string wheel;              // the wheel's project name, normalized (Wheel, WithWheel)
+  std::string path;    // image path where it sits; "" for a library declared without a location
+  std::string label;   // for people: "member flag_gems/lib/libtriton_jit.so", "torch 2.6.0", "image"
+  std::string member;  // the wheel member path (Wheel, WithWheel)
+  std::string wheel;   // the wheel's project name, normalized (Wheel, WithWheel)
   // The distribution it belongs to, "torch 2.10.0+cpu" (Distribution, WithWheel): what `import torch` loads
   // together, and what a provider's failure is said of.
   std::string dist;

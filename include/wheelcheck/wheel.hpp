@@ -88,6 +88,12 @@ std::optional<std::vector<Specifier>> parse_specifier_set(std::string_view text)
 // "==3.12.*", "!=3.13.0". The Python is compared as pip compares sys.version_info[:3]: major.minor.micro,
 // any suffix dropped, a missing micro counting as 0. nullopt when either cannot be parsed.
 std::optional<bool> python_satisfies(std::string_view specifiers, std::string_view python_version);
+// Whether the version `version` is in the specifier set `specifiers`, pre-releases admitted (as PEP 508
+// markers ask, packaging's contains(version, prereleases=True), and a lock's pins): the whole version is
+// compared, its local label ignored unless a clause has one ("==2.10.0" holds for "2.10.0+cpu",
+// "==2.10.0+cpu" only for that), and "===X" is text equality (ASCII case-insensitive). nullopt when the
+// set does not parse, or when the version does not and a clause other than === needs it.
+std::optional<bool> version_in(std::string_view specifiers, std::string_view version);
 
 // ---------------------------------------------------------------------------------------------------
 // What the parts of a tag say (inspector/wheel/tags.cpp), as packaging.tags spells them.

@@ -55,8 +55,8 @@ void fill_published(Target& t, const std::vector<const WheelProfile*>& wheels, c
   if (!t.tables) t.tables = std::make_shared<std::map<std::string, exports::Table>>();
   for (const auto& outcome : published::fill(t.image, *t.tables, wheels, *client, o)) {
     if (!outcome.error.empty() && !outcome.offline) {
-      warn(fmt::format("{}: the export tables of its published wheel could not be read ({}): {}",
-                       outcome.distribution, net::redact_url(outcome.where), outcome.error));
+      warn(fmt::format("{}: the export tables of its published wheel could not be read ({}): {}", outcome.distribution,
+                       net::redact_url(outcome.where), outcome.error));
     }
   }
 }
@@ -67,10 +67,10 @@ namespace {
 struct Entry {
   std::string name, version, source;
   enum class State { Checked, Skipped, NoWheel, Error } state = State::Checked;
-  std::string reason;  // skipped, no wheel, error: why, in words
-  lock::File file;     // the file picked
-  bool given = false;  // a wheel named on the command line, not in a lock
-  bool beside = false;  // from --with: installed, not checked
+  std::string reason;     // skipped, no wheel, error: why, in words
+  lock::File file;        // the file picked
+  bool given = false;     // a wheel named on the command line, not in a lock
+  bool beside = false;    // from --with: installed, not checked
   std::size_t wheel = 0;  // index into the read wheels
 };
 
@@ -146,9 +146,9 @@ std::vector<lock::File> index_files(const lock::Package& p, net::Client& client,
   }
   if (files.empty()) {
     error = p.indexes.empty() && p.find_links.empty() ? "the lock names no file and no index for it (--index-url)"
-            : failures.empty() ? fmt::format("{}=={} is on none of its indexes ({})", p.name, p.version,
-                                             join(p.indexes, ", "))
-                               : join(failures, "; ");
+            : failures.empty()
+                ? fmt::format("{}=={} is on none of its indexes ({})", p.name, p.version, join(p.indexes, ", "))
+                : join(failures, "; ");
   }
   return files;
 }
@@ -211,7 +211,8 @@ std::string own_headline(const run::Cell& c, const std::set<std::string>& mine) 
     if (off == nullptr || (off->optional && !r.optional)) off = &r;
   }
   if (off != nullptr)
-    return fmt::format("route {} ({}) is off: {}", off->name, off->optional ? "optional" : "core", off->reasons.front());
+    return fmt::format("route {} ({}) is off: {}", off->name, off->optional ? "optional" : "core",
+                       off->reasons.front());
   for (const auto severity : {verdict::Severity::Error, verdict::Severity::Condition}) {
     for (const auto& f : c.report.findings) {
       if (f.severity == severity && own_finding(f, mine)) return finding_words(f);
@@ -273,8 +274,9 @@ std::string environment_text(const Environment& env, const std::vector<ReadWheel
     const std::string name = verdict::verdict_name(v);
     std::string upper = name;
     for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    return v == verdict::Verdict::Compatible ? p.green(name) : v == verdict::Verdict::Degraded ? p.yellow(upper)
-                                                                                                : p.red(upper);
+    return v == verdict::Verdict::Compatible ? p.green(name)
+           : v == verdict::Verdict::Degraded ? p.yellow(upper)
+                                             : p.red(upper);
   };
   std::size_t checked = 0, skipped = 0, missing = 0, beside = 0;
   for (const auto& e : env.entries) {
@@ -310,7 +312,8 @@ std::string environment_text(const Environment& env, const std::vector<ReadWheel
     const Entry& e = env.entries[i];
     std::string what;
     if (e.beside) {
-      what = "installed beside (--with)\n" + indent + p.dim(e.file.filename + " (" + read_words(e, wheels[e.wheel]) + ")");
+      what =
+          "installed beside (--with)\n" + indent + p.dim(e.file.filename + " (" + read_words(e, wheels[e.wheel]) + ")");
     } else if (auto it = cell_of.find(i); it != cell_of.end()) {
       const run::Cell& c = *it->second;
       const auto mine = member_paths(*wheels[e.wheel].profile);
@@ -351,17 +354,16 @@ std::string environment_text(const Environment& env, const std::vector<ReadWheel
   const gates::Result g = gates::merge(reports);
   std::vector<std::string> sets;
   for (const auto& gate : g.gates) sets.push_back(gate.variable + "=" + gate.value);
-  if (!sets.empty()) out += "\nGates for the environment: " + join(sets, " ") + "   (eval \"$(wheelcheck gates ...)\")\n";
+  if (!sets.empty())
+    out += "\nGates for the environment: " + join(sets, " ") + "   (eval \"$(wheelcheck gates ...)\")\n";
   const int rc = env.bad_input ? k_exit_bad_input : verdict::exit_code(env.verdict);
-  out += fmt::format("\n{}: the environment of {} wheel{}{}; exit {}\n", paint(env.verdict), checked,
-                     checked == 1 ? "" : "s",
-                     missing != 0 ? fmt::format(" and {} package{} without one", missing, missing == 1 ? "" : "s") : "",
-                     rc);
+  out += fmt::format(
+      "\n{}: the environment of {} wheel{}{}; exit {}\n", paint(env.verdict), checked, checked == 1 ? "" : "s",
+      missing != 0 ? fmt::format(" and {} package{} without one", missing, missing == 1 ? "" : "s") : "", rc);
   out += p.dim("Each wheel's whole report, with the others installed beside it: --format json (packages[].report).") +
          "\n";
   return out;
 }
-
 
 // What the command line names: a lock file (read once), or a wheel (a file or a URL).
 struct Arg {

@@ -139,11 +139,10 @@ int run_fill(const FillArgs& a) {
       r["exports"] = std::filesystem::path(tables_dir).lexically_normal().string();
       r["error"] = nullptr;
       text += fmt::format("{} {}: {} tables from {} ({}) -> {}, {}\n", d.name, d.version, read.tables.size(), oc.wheel,
-                          oc.from_cache ? "from the profile cache"
-                          : oc.headers_only
-                              ? fmt::format("headers-only, {} of {}", format_size(oc.bytes_fetched),
-                                            format_size(oc.wheel_size))
-                              : "downloaded whole, sha256 verified",
+                          oc.from_cache     ? "from the profile cache"
+                          : oc.headers_only ? fmt::format("headers-only, {} of {}", format_size(oc.bytes_fetched),
+                                                          format_size(oc.wheel_size))
+                                            : "downloaded whole, sha256 verified",
                           json_path, std::filesystem::path(tables_dir).lexically_normal().string());
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::Internal) throw;
@@ -162,7 +161,9 @@ int run_fill(const FillArgs& a) {
     print_json(nlohmann::ordered_json{{"image", im.name}, {"output", out}, {"distributions", results}});
   } else {
     print_out(text);
-    if (!failed) print_out(fmt::format("Ship them with the db: cp -r {}/. DB/   (DB: the db folder, `wheelcheck images` reads)\n", out));
+    if (!failed)
+      print_out(
+          fmt::format("Ship them with the db: cp -r {}/. DB/   (DB: the db folder, `wheelcheck images` reads)\n", out));
   }
   return failed ? k_exit_bad_input : k_exit_ok;
 }

@@ -134,7 +134,8 @@ int main(int argc, char** argv) {
   // `wheelcheck WHEEL --image NAME`: the check is the default command.
   auto top = std::make_shared<cli::CheckArgs>();
   app.add_option("wheels", top->wheels,
-                 "Wheel files or URLs, or lock files (pylock.toml, a pip report, requirements.txt), to check (the default command; same as `wheelcheck check`)");
+                 "Wheel files or URLs, or lock files (pylock.toml, a pip report, requirements.txt), to check (the "
+                 "default command; same as `wheelcheck check`)");
   cli::add_check_options(app, *top, false);
   app.footer(std::string(cli::k_check_help) + "\n\n" + cli::k_exit_codes);
 

@@ -115,7 +115,8 @@ std::optional<std::string> find_mistake(const CLI::App& app, const std::vector<s
       std::string list;
       for (const auto& n : command_names(app)) list += (list.empty() ? "" : ", ") + n;
       // A name a lock file would have (pylock.toml, requirements.txt, report.json): it is not there.
-      if (lock::is_lock_path(args[0])) return "no such file: " + args[0] + " (a lock file: pylock.toml, a pip report, requirements.txt)";
+      if (lock::is_lock_path(args[0]))
+        return "no such file: " + args[0] + " (a lock file: pylock.toml, a pip report, requirements.txt)";
       return "`" + args[0] + "` is neither a command (" + list + ") nor a wheel or lock file";
     }
   }

@@ -13,11 +13,11 @@
 //
 // Evaluation. As packaging's _eval_op: for a version variable (python_version, python_full_version,
 // implementation_version, platform_release) with a comparison operator, `lhs OP rhs` is "the version lhs
-// is in the specifier OP rhs" (PEP 440, pre-releases admitted) where both parse; otherwise the strings
-// are compared (==, !=, <, <=, >, >= by code point; `in` is a substring test; === is case-insensitive
-// equality; ~= between strings is refused). `extra` compares names normalised (PEP 685); with several
-// extras the marker holds when it holds for one of them, as pip evaluates it once per extra. `extras` and
-// `dependency_groups` (PEP 751) are sets: only 'NAME' in / not in them.
+// is in the specifier OP rhs" (PEP 440, pre-releases admitted: wheel::version_in) where both parse;
+// otherwise the strings are compared (==, !=, <, <=, >, >= by code point; `in` is a substring test; ===
+// is case-insensitive equality; ~= between strings is refused). `extra` compares names normalised (PEP
+// 685); with several extras the marker holds when it holds for one of them, as pip evaluates it once per
+// extra. `extras` and `dependency_groups` (PEP 751) are sets: only 'NAME' in / not in them.
 #include <algorithm>
 #include <cstddef>
 #include <optional>
@@ -38,49 +38,6 @@ namespace {
 
 constexpr std::size_t k_max_parentheses = 64;
 constexpr std::size_t k_quoted_max = 120;  // how much of a marker a message quotes
-
-// ---------------------------------------------------------------------------------------------------
-// PEP 440 membership (the same rules as inspector/wheel/version.cpp's, which keeps its own private): ==
-// and != with a ".*" prefix match and the candidate's local label ignored unless the clause has one; <
-// and > exclude the pre-releases, post releases and local versions of the version they name; ~=X.Y.Z is
-// >=X.Y.Z and ==X.Y.*; === is text equality.
-
-bool prefix_match(const wheel::Version& candidate, std::uint64_t epoch, const std::vector<std::uint64_t>& prefix) {
-  if (candidate.epoch != epoch) return false;
-  for (std::size_t i = 0; i < prefix.size(); ++i) {
-    const std::uint64_t c = i < candidate.release.size() ? candidate.release[i] : 0;
-    if (c != prefix[i]) return false;
-  }
-  return true;
-}
-
-bool same_base(const wheel::Version& a, const wheel::Version& b) {
-  return wheel::compare(a.base_version(), b.base_version()) == 0;
-}
-
-bool spec_contains(const wheel::Specifier& s, const wheel::Version& c) {
-  const wheel::Version& v = s.version;
-  if (s.op == "==" || s.op == "!=") {
-    const bool equal = s.wildcard ? prefix_match(c, v.epoch, v.release)
-                                  : wheel::compare(v.local.empty() ? c.public_version() : c, v) == 0;
-    return s.op == "==" ? equal : !equal;
-  }
-  if (s.op == "<=") return wheel::compare(c.public_version(), v) <= 0;
-  if (s.op == ">=") return wheel::compare(c.public_version(), v) >= 0;
-  if (s.op == "<") {
-    if (wheel::compare(c, v) >= 0) return false;
-    return !(!v.is_prerelease() && c.is_prerelease() && same_base(c, v));
-  }
-  if (s.op == ">") {
-    if (wheel::compare(c, v) <= 0) return false;
-    if (!v.post && c.post && same_base(c, v)) return false;
-    return !(!c.local.empty() && same_base(c, v));
-  }
-  // ~=
-  if (v.release.size() < 2) return false;
-  const std::vector<std::uint64_t> prefix(v.release.begin(), v.release.end() - 1);
-  return wheel::compare(c.public_version(), v) >= 0 && prefix_match(c, v.epoch, prefix);
-}
 
 // ---------------------------------------------------------------------------------------------------
 // The tree
@@ -371,7 +328,7 @@ bool eval_clause(const Clause& c, const MarkerEnv& env, const std::string& extra
   const std::string& lhs = c.variable_left ? value : literal;
   const std::string& rhs = c.variable_left ? literal : value;
   if (var.kind == VarKind::Version && c.op != "in" && c.op != "not in") {
-    if (auto r = version_satisfies(c.op + rhs, lhs)) return *r;
+    if (auto r = wheel::version_in(c.op + rhs, lhs)) return *r;
   }
   return string_op(lhs, c.op, rhs, marker);
 }
@@ -410,19 +367,7 @@ std::optional<std::pair<std::string, std::string>> python_versions(std::string_v
 }  // namespace
 
 std::optional<bool> version_satisfies(std::string_view specifiers, std::string_view version) {
-  const auto parsed = wheel::parse_specifier_set(specifiers);
-  if (!parsed) return std::nullopt;
-  const auto candidate = wheel::parse_version(version);
-  bool all = true;
-  for (const auto& s : *parsed) {
-    if (s.op == "===") {
-      all = all && ascii_lower(trim(version)) == s.arbitrary;
-      continue;
-    }
-    if (!candidate) return std::nullopt;
-    all = all && spec_contains(s, *candidate);
-  }
-  return all;
+  return wheel::version_in(specifiers, version);
 }
 
 MarkerEnv marker_env(const image::Image& image, const image::Python* python) {

@@ -323,7 +323,7 @@ std::vector<File> files_for(const index::ProjectPage& page, const Package& packa
     const auto nv = name_version_of(f.filename, project);
     if (!nv || wheel::normalize_project_name(nv->first) != normalized) continue;
     if (!pin.empty()) {
-      const auto in = version_satisfies(pin, nv->second);
+      const auto in = wheel::version_in(pin, nv->second);
       // A pin that is not PEP 440 (a lock may write any version): the same text.
       const bool keep = in ? *in : ascii_lower(trim(nv->second)) == ascii_lower(trim(package.version));
       if (!keep) continue;

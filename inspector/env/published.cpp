@@ -85,8 +85,8 @@ bool needed_by(const image::Distribution& d, const std::vector<const WheelProfil
     for (const auto& r : w->metadata.requires_dist) {
       if (r.find("extra ==") != std::string::npos || r.find("extra==") != std::string::npos) continue;
       std::size_t end = 0;
-      while (end < r.size() && (std::isalnum(static_cast<unsigned char>(r[end])) || r[end] == '-' || r[end] == '_' ||
-                                r[end] == '.'))
+      while (end < r.size() &&
+             (std::isalnum(static_cast<unsigned char>(r[end])) || r[end] == '-' || r[end] == '_' || r[end] == '.'))
         ++end;
       if (wheel::normalize_project_name(r.substr(0, end)) == name) needed = true;
     }
@@ -102,7 +102,8 @@ bool needed_by(const image::Distribution& d, const std::vector<const WheelProfil
 
 Read read(const image::Distribution& d, const image::Image& image, net::Client& client, const Options& options,
           const std::string& key_prefix) {
-  if (!d.published) throw usage_error(d.name + " " + d.version + ": the description does not say where it is published");
+  if (!d.published)
+    throw usage_error(d.name + " " + d.version + ": the description does not say where it is published");
   const image::Published& pub = *d.published;
   Read out;
   out.outcome.distribution = d.name + " " + d.version;
@@ -116,27 +117,28 @@ Read read(const image::Distribution& d, const image::Image& image, net::Client& 
   } else {
     const lock::Package package = pinned_package(pub.requirement, out.outcome.distribution + " (published)");
     const std::string page_url = index::project_url(pub.index, package.name);
-    if (options.log) options.log(fmt::format("{}: looking for {} on {}", out.outcome.distribution, pub.requirement,
-                                             net::redact_url(pub.index)));
+    if (options.log)
+      options.log(fmt::format("{}: looking for {} on {}", out.outcome.distribution, pub.requirement,
+                              net::redact_url(pub.index)));
     const net::Response response = client.get(page_url, index::k_accept);
     const index::ProjectPage page =
         index::parse_project_page(response.body, response.content_type, response.url, package.name);
     const std::vector<lock::File> files = lock::files_for(page, package);
     const lock::Pick pick = lock::pick_wheel(files, package, image);
     if (pick.file == nullptr) {
-      throw bad_input(fmt::format("{} on {}: no wheel for this image ({})", pub.requirement,
-                                  net::redact_url(pub.index), pick.why.empty() ? "none listed" : pick.why));
+      throw bad_input(fmt::format("{} on {}: no wheel for this image ({})", pub.requirement, net::redact_url(pub.index),
+                                  pick.why.empty() ? "none listed" : pick.why));
     }
     url = pick.file->url;
     fetch.sha256 = pick.file->sha256();
   }
-  if (options.log) options.log(fmt::format("{}: reading the export tables of {}", out.outcome.distribution,
-                                           net::redact_url(url)));
+  if (options.log)
+    options.log(fmt::format("{}: reading the export tables of {}", out.outcome.distribution, net::redact_url(url)));
   remote::Fetched fetched = remote::inspect_url(url, fetch, options.inspect, options.cache, client);
   const WheelProfile& profile = fetched.profile;
   if (wheel::normalize_project_name(profile.filename.name) != wheel::normalize_project_name(d.name)) {
-    throw bad_input(fmt::format("{} is a wheel of {}, not of {}", profile.filename.filename, profile.filename.name,
-                                d.name));
+    throw bad_input(
+        fmt::format("{} is a wheel of {}, not of {}", profile.filename.filename, profile.filename.name, d.name));
   }
   out.outcome.wheel = profile.filename.filename;
   out.outcome.url = net::redact_url(url.substr(0, url.find('#')));
@@ -175,8 +177,7 @@ Read read(const image::Distribution& d, const image::Image& image, net::Client& 
 }
 
 std::vector<Outcome> fill(image::Image& image, std::map<std::string, exports::Table>& tables,
-                          const std::vector<const WheelProfile*>& wheels, net::Client& client,
-                          const Options& options) {
+                          const std::vector<const WheelProfile*>& wheels, net::Client& client, const Options& options) {
   std::vector<Outcome> outcomes;
   const std::string offline = getenv_or("WHEELCHECK_OFFLINE", "");
   for (auto& d : image.distributions) {
@@ -197,9 +198,9 @@ std::vector<Outcome> fill(image::Image& image, std::map<std::string, exports::Ta
       o.where = d.published->where();
       o.error = e.what();
       // Offline or refused: today's condition, naming the index that could not be read.
-      d.exports_unknown = fmt::format("its published wheel ({}{}) could not be read: {}", net::redact_url(o.where),
-                                      d.published->requirement.empty() ? "" : ", " + d.published->requirement,
-                                      e.what());
+      d.exports_unknown =
+          fmt::format("its published wheel ({}{}) could not be read: {}", net::redact_url(o.where),
+                      d.published->requirement.empty() ? "" : ", " + d.published->requirement, e.what());
       for (auto& l : d.libraries) {
         if (l.exports.empty()) l.exports_unknown.clear();  // the distribution's reason is the one to say
       }

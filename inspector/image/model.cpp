@@ -565,10 +565,10 @@ Image from_json(const json& j, std::string_view what) {
     for (std::size_t i = 0; i < it->size(); ++i) {
       const std::string f = "distributions[" + std::to_string(i) + "]";
       const json& e = r.object((*it)[i], f);
-      r.only(e,
-             {"name", "version", "location", "python", "exports_unknown", "cxx11_abi", "published", "origin",
-              "libraries"},
-             f);
+      r.only(
+          e,
+          {"name", "version", "location", "python", "exports_unknown", "cxx11_abi", "published", "origin", "libraries"},
+          f);
       Distribution d;
       d.name = r.opt_str(e, "name", f);
       d.version = r.opt_str(e, "version", f);
@@ -591,7 +591,8 @@ Image from_json(const json& j, std::string_view what) {
         p.url = r.opt_str(*pub, "url", pf);
         p.sha256 = ascii_lower(r.opt_str(*pub, "sha256", pf));
         if (p.url.empty() == p.index.empty()) r.fail(pf, "needs either an index and a requirement, or a url");
-        if (!p.index.empty() && p.requirement.empty()) r.fail(pf, "an index needs a requirement (\"torch==2.10.0+cpu\")");
+        if (!p.index.empty() && p.requirement.empty())
+          r.fail(pf, "an index needs a requirement (\"torch==2.10.0+cpu\")");
         if (!p.sha256.empty() && !is_sha256_hex(p.sha256)) r.fail(pf + ".sha256", "expected 64 hex digits");
         d.published = std::move(p);
       }

@@ -189,16 +189,16 @@ Space::Space(const image::Image& image, const WheelProfile& wheel, const std::ve
   for (const auto& d : image.distributions) {
     if (const auto it = installed.find(wheel::normalize_project_name(d.name)); it != installed.end()) {
       const WheelProfile& by = *it->second;
-      m_replaced_notes.push_back(fmt::format("{} {} {} replaces the image's {} {} (pip uninstalls it first)",
-                                             by.filename.name, by.filename.version,
-                                             &by == &wheel ? "(this wheel)" : "(installed beside it)", d.name,
-                                             d.version));
+      m_replaced_notes.push_back(fmt::format(
+          "{} {} {} replaces the image's {} {} (pip uninstalls it first)", by.filename.name, by.filename.version,
+          &by == &wheel ? "(this wheel)" : "(installed beside it)", d.name, d.version));
       continue;
     }
     if (!d.filled_from.empty()) {
-      m_replaced_notes.push_back(fmt::format("the export tables of {} {} (the image's) were read from its published "
-                                             "wheel {}",
-                                             d.name, d.version, d.filled_from));
+      m_replaced_notes.push_back(
+          fmt::format("the export tables of {} {} (the image's) were read from its published "
+                      "wheel {}",
+                      d.name, d.version, d.filled_from));
     }
     const bool pre = required.count(wheel::normalize_project_name(d.name)) != 0;
     for (const auto& l : d.libraries) {

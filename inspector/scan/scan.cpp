@@ -498,10 +498,10 @@ class Scan {
         if (!t.target.tables) t.target.tables = std::make_shared<std::map<std::string, exports::Table>>();
         for (const auto& outcome : published::fill(t.target.image, *t.target.tables, needing, m_client, po)) {
           if (!outcome.error.empty() && !outcome.offline)
-            m_warnings.push_back(fmt::format("{} on {}: the export tables of its published wheel ({}) could not be "
-                                             "read: {}",
-                                             outcome.distribution, t.name, net::redact_url(outcome.where),
-                                             outcome.error));
+            m_warnings.push_back(
+                fmt::format("{} on {}: the export tables of its published wheel ({}) could not be "
+                            "read: {}",
+                            outcome.distribution, t.name, net::redact_url(outcome.where), outcome.error));
         }
       }
       run::Cell cell = run::check(profile, t.target, context);

@@ -12,7 +12,8 @@
 // Requires-Python. pip's check_requires_python compares sys.version_info[:3], a final release X.Y.Z:
 // python_satisfies compares the image Python's first three release numbers and drops any suffix; one
 // written "3.12" compares as 3.12.0 (PEP 440 pads the release segment with zeros). Which patch releases
-// an unknown patch could be is the verdict's question (inspector/verdict/wheel_checks.cpp).
+// an unknown patch could be is the verdict's question (inspector/verdict/wheel_checks.cpp). version_in is
+// the same membership for any version, compared whole (markers, a lock's pins).
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -343,6 +344,21 @@ std::optional<bool> python_satisfies(std::string_view specifiers, std::string_vi
   if (!candidate) return std::nullopt;
   for (const auto& s : *parsed) {
     if (!contains(s, *candidate, python_version)) return false;
+  }
+  return true;
+}
+
+std::optional<bool> version_in(std::string_view specifiers, std::string_view version) {
+  const auto parsed = parse_specifier_set(specifiers);
+  if (!parsed) return std::nullopt;
+  const auto candidate = parse_version(version);
+  if (!candidate && !std::all_of(parsed->begin(), parsed->end(), [](const Specifier& s) { return s.op == "==="; })) {
+    return std::nullopt;
+  }
+  // An === clause compares the text alone: a version that does not parse is still one.
+  const Version unparsed;
+  for (const auto& s : *parsed) {
+    if (!contains(s, candidate ? *candidate : unparsed, version)) return false;
   }
   return true;
 }

@@ -92,7 +92,7 @@ TEST(FuzzRegressions, EveryKeptInputReturnsNormally) {
 }
 
 TEST(FuzzRegressions, EveryTargetTakesEmptyAndTinyInputs) {
-  ASSERT_EQ(targets().size(), 10u);
+  ASSERT_EQ(targets().size(), 11u);
   for (const auto& t : targets()) {
     for (const std::string bytes : {std::string(), std::string(1, '\0'), std::string("0"), std::string("1\n"),
                                     std::string("\x7f"
@@ -138,6 +138,23 @@ TEST(FuzzRegressions, SystemAndDbSeeds) {
   replay_mutations("demangle", "_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEE6appendEPKc", "append");
   replay_mutations("index", "0<a href=\"demo-1.0-py3-none-any.whl#sha256=00\" data-yanked>x</a>", "HTML page");
   replay_mutations("index", "1{\"meta\": {\"api-version\": \"1.0\"}, \"name\": \"demo\", \"files\": []}", "JSON page");
+  const std::string digest(64, 'a');
+  replay_mutations(
+      "lock",
+      "0lock-version = \"1.0\"\n[[packages]]\nname = \"demo\"\nversion = \"1.0\"\nmarker = \"extra == 'cpu'\"\n"
+      "wheels = [{url = \"https://x.example/demo-1.0-py3-none-any.whl\", hashes = {sha256 = \"" +
+          digest + "\"}}]\n",
+      "pylock.toml");
+  replay_mutations("lock",
+                   "1{\"version\": \"1\", \"install\": [{\"download_info\": {\"url\": "
+                   "\"https://x.example/demo-1.0-py3-none-any.whl\"}, \"metadata\": {\"name\": \"demo\"}}]}",
+                   "pip report");
+  replay_mutations("lock",
+                   "2-i https://x.example/simple\ndemo==1.0 ; python_version >= \"3.10\" --hash=sha256:" + digest +
+                       "\n-r more.txt\n",
+                   "requirements file");
+  replay("lock", "2-r loop.txt\n", "requirements file in a cycle");
+  replay_mutations("lock", "3python_version >= '3.10' and ('cpu' in extras or extra == 'dev')", "marker");
 }
 
 }  // namespace

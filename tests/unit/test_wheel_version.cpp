@@ -137,3 +137,32 @@ TEST(WheelVersion, SpecifierSetsParse) {
   EXPECT_TRUE(wheel::parse_specifier_set("")->empty());
   EXPECT_FALSE(wheel::parse_specifier_set(">=3.8,<").has_value());
 }
+
+TEST(WheelVersion, VersionInASpecifierSetAdmitsPreReleases) {
+  // As packaging's Specifier.contains(version, prereleases=True), which PEP 508 markers use.
+  EXPECT_EQ(wheel::version_in("==2.10.0", "2.10.0+cpu"), true);  // a local label ignored...
+  EXPECT_EQ(wheel::version_in("==2.10.0+cpu", "2.10.0+cpu"), true);
+  EXPECT_EQ(wheel::version_in("==2.10.0+cpu", "2.10.0"), false);  // ...unless the clause has one
+  EXPECT_EQ(wheel::version_in("==2.10.0+cpu", "2.10.0+cu130"), false);
+  EXPECT_EQ(wheel::version_in(">=3.10,<3.13", "3.12.4"), true);
+  EXPECT_EQ(wheel::version_in(">=3.13", "3.13.0rc1"), false);
+  EXPECT_EQ(wheel::version_in(">=3.13.0a1", "3.13.0rc1"), true);  // pre-releases admitted
+  EXPECT_EQ(wheel::version_in("<3.13", "3.13.0rc1"), false);      // < excludes the named version's
+  EXPECT_EQ(wheel::version_in(">3.12", "3.12.0.post1"), false);   // > its post releases
+  EXPECT_EQ(wheel::version_in("==3.12.*", "3.12.4.1"), true);     // the whole version: no [:3]
+  EXPECT_EQ(wheel::version_in("==3.12.4", "3.12.4.1"), false);
+  EXPECT_EQ(wheel::version_in("~=2.2", "2.3"), true);
+  EXPECT_EQ(wheel::version_in("", "anything"), true);
+  // === is text equality, case aside; a version that does not parse still compares there.
+  EXPECT_EQ(wheel::version_in("===2.10.0+CPU", "2.10.0+cpu"), true);
+  EXPECT_EQ(wheel::version_in("===2.10.0", "2.10"), false);
+  EXPECT_EQ(wheel::version_in("===foo", "FOO"), true);
+  EXPECT_EQ(wheel::version_in("===foo,===bar", "foo"), false);
+  // nullopt: a set that does not parse, or a version another clause needs that does not.
+  EXPECT_EQ(wheel::version_in(">=1", "not a version"), std::nullopt);
+  EXPECT_EQ(wheel::version_in("===foo,>=1", "foo"), std::nullopt);
+  EXPECT_EQ(wheel::version_in("=>1", "1.0"), std::nullopt);
+  // Where python_satisfies drops what follows X.Y.Z, version_in does not.
+  EXPECT_EQ(wheel::python_satisfies(">=3.13", "3.13.0rc1"), true);
+  EXPECT_EQ(wheel::version_in(">=3.13", "3.13.0rc1"), false);
+}

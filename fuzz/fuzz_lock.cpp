@@ -1,0 +1,9 @@
+// libFuzzer's entry for the lock target: the bytes go to wheelcheck::fuzz::fuzz_lock (fuzz/entries.cpp).
+#include <cstddef>
+#include <cstdint>
+
+#include "fuzz/entries.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  return wheelcheck::fuzz::fuzz_lock(data, size);
+}
