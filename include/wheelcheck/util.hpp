@@ -46,6 +46,9 @@ std::string join(const std::vector<std::string>& items, std::string_view sep);
 // The parts between any of `separators`; empty parts kept only when asked ("a::b" -> a, "", b).
 std::vector<std::string> split(std::string_view s, std::string_view separators, bool keep_empty);
 bool is_sha256_hex(std::string_view s);  // 64 lower-case hex digits
+// Whether JSON text nests arrays and objects deeper than `limit` (strings skipped; it stops at the first
+// level past it): checked before a parser that recurses is given untrusted text.
+bool json_deeper_than(std::string_view text, std::size_t limit);
 // 1 to 6 decimal digits and nothing else, as a number: tag and version parts ("2_28", "3.12").
 std::optional<int> small_number(std::string_view digits);
 

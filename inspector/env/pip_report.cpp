@@ -24,26 +24,9 @@ constexpr std::size_t k_max_json_depth = 64;  // a report is 5 deep
 using Json = nlohmann::json;
 
 void check_json_depth(std::string_view body, const std::string& path) {
-  std::size_t depth = 0;
-  bool in_string = false;
-  for (std::size_t i = 0; i < body.size(); ++i) {
-    const char c = body[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > k_max_json_depth) {
-        throw bad_input(path + ": JSON nested deeper than " + std::to_string(k_max_json_depth) +
-                        ": not a pip installation report");
-      }
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
-    }
+  if (json_deeper_than(body, k_max_json_depth)) {
+    throw bad_input(path + ": JSON nested deeper than " + std::to_string(k_max_json_depth) +
+                    ": not a pip installation report");
   }
 }
 

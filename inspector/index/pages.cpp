@@ -173,26 +173,8 @@ std::string filename_of(const std::string& url) {
 
 // The deepest nesting of arrays and objects, strings skipped; refuses past the limit without reading on.
 void check_json_depth(std::string_view body, const std::string& page) {
-  std::size_t depth = 0;
-  bool in_string = false;
-  for (std::size_t i = 0; i < body.size(); ++i) {
-    const char c = body[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > k_max_json_depth) {
-        throw bad_input("index page " + page + ": JSON nested deeper than " + std::to_string(k_max_json_depth) +
-                        " levels");
-      }
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
-    }
+  if (json_deeper_than(body, k_max_json_depth)) {
+    throw bad_input("index page " + page + ": JSON nested deeper than " + std::to_string(k_max_json_depth) + " levels");
   }
 }
 

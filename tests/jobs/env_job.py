@@ -118,6 +118,28 @@ def validate(doc):
     return errors
 
 
+def probed_table(tmp, lib, wc):
+    """The export tables `wheelcheck probe` writes for libc10.so in a root where torch is installed as pip
+    installs it (usr/lib/python3.12/site-packages/torch/lib/libc10.so), and the probe's result."""
+    site = os.path.join(tmp, "root", "usr/lib/python3.12/site-packages")
+    os.makedirs(os.path.join(site, "torch/lib"), exist_ok=True)
+    shutil.copy(lib, os.path.join(site, "torch/lib/libc10.so"))
+    info = os.path.join(site, "torch-2.14.1+cpu.dist-info")
+    os.makedirs(info, exist_ok=True)
+    open(os.path.join(info, "METADATA"), "w").write("Metadata-Version: 2.1\nName: torch\nVersion: 2.14.1+cpu\n")
+    open(os.path.join(info, "RECORD"), "w").write("torch/lib/libc10.so,,\n")
+    probed = os.path.join(tmp, "probed", "root.json")
+    r = wc("probe", "--root", os.path.join(tmp, "root"), "--name", "root", "-o", probed)
+    tables = [os.path.join(d, f) for d, _, fs in os.walk(os.path.dirname(probed)) for f in fs
+              if f == "libc10.so.exports.gz"]
+    return tables, r
+
+
+def symbols(path):
+    """A table's lines, but for where it was read from."""
+    return [line for line in gzip.open(path, "rt").read().splitlines() if not line.startswith("#source")]
+
+
 def findings(report):
     return report.get("findings", [])
 
@@ -355,22 +377,7 @@ def run_env(tmp, J, srv, lib, wheels, gems, tree_whl, cx, online):
     r = wc("image", "fill", pub, "-o", out, *cache, env=online)
     check(r.returncode == 0, f"image fill writes the published tables (exit {r.returncode})", r.stdout + r.stderr)
     filled = [os.path.join(d_, f) for d_, _, fs in os.walk(out) for f in fs if f.endswith("libc10.so.exports.gz")]
-    root = os.path.join(tmp, "root")
-    site = os.path.join(root, "usr/lib/python3.12/site-packages")
-    os.makedirs(os.path.join(site, "torch/lib"), exist_ok=True)
-    shutil.copy(lib, os.path.join(site, "torch/lib/libc10.so"))
-    info = os.path.join(site, "torch-2.14.1+cpu.dist-info")
-    os.makedirs(info, exist_ok=True)
-    open(os.path.join(info, "METADATA"), "w").write("Metadata-Version: 2.1\nName: torch\nVersion: 2.14.1+cpu\n")
-    open(os.path.join(info, "RECORD"), "w").write("torch/lib/libc10.so,,\n")
-    probed = os.path.join(tmp, "probed", "root.json")
-    r2 = wc("probe", "--root", root, "--name", "root", "-o", probed)
-    mine = [os.path.join(d_, f) for d_, _, fs in os.walk(os.path.dirname(probed)) for f in fs
-            if f == "libc10.so.exports.gz"]
-
-    def symbols(path):
-        return [l for l in gzip.open(path, "rt").read().splitlines() if not l.startswith("#source")]
-
+    mine, r2 = probed_table(tmp, lib, wc)
     check(len(filled) == 1 and len(mine) == 1 and symbols(filled[0]) == symbols(mine[0]),
           f"image fill's table of libc10.so equals probe's (probe exit {r2.returncode})",
           f"{filled} {mine}\n{r2.stderr[-800:]}")
@@ -471,22 +478,7 @@ def job_env_corpus(tmp, J, corpus):
         out = os.path.join(tmp, "fill")
         r = wc("image", "fill", img, "-o", out, *cache, env=online)
         filled = [os.path.join(d_, f_) for d_, _, fs in os.walk(out) for f_ in fs if f_ == "libc10.so.exports.gz"]
-        root = os.path.join(tmp, "root")
-        site = os.path.join(root, "usr/lib/python3.12/site-packages")
-        os.makedirs(os.path.join(site, "torch/lib"))
-        shutil.copy(lib214, os.path.join(site, "torch/lib/libc10.so"))
-        info = os.path.join(site, "torch-2.14.1+cpu.dist-info")
-        os.makedirs(info)
-        open(os.path.join(info, "METADATA"), "w").write("Metadata-Version: 2.1\nName: torch\nVersion: 2.14.1+cpu\n")
-        open(os.path.join(info, "RECORD"), "w").write("torch/lib/libc10.so,,\n")
-        probed = os.path.join(tmp, "probed", "root.json")
-        r2 = wc("probe", "--root", root, "--name", "root", "-o", probed)
-        mine = [os.path.join(d_, f_) for d_, _, fs in os.walk(os.path.dirname(probed)) for f_ in fs
-                if f_ == "libc10.so.exports.gz"]
-
-        def symbols(path):
-            return [l for l in gzip.open(path, "rt").read().splitlines() if not l.startswith("#source")]
-
+        mine, r2 = probed_table(tmp, lib214, wc)
         check(r.returncode == 0 and len(filled) == 1 and len(mine) == 1 and symbols(filled[0]) == symbols(mine[0]),
               f"image fill's table of Debian's libc10 2.14 equals probe's ({len(symbols(filled[0])) if filled else 0} "
               f"lines; fill exit {r.returncode}, probe exit {r2.returncode})", r.stderr[-800:] + r2.stderr[-800:])
