@@ -482,7 +482,7 @@ int check_and_print(const CheckArgs& a, const std::string& format, bool gates_ou
   for (const auto& p : profiles) all_ptrs.push_back(&p);
   all_ptrs.insert(all_ptrs.end(), with_ptrs.begin(), with_ptrs.end());
   // The export tables an image's distribution lacks, from the wheel it names as published.
-  for (auto& t : images) fill_published(t, all_ptrs, a.verify, cache_ptr, client, progress, a.limits);
+  for (auto& t : images) fill_published(t, all_ptrs, a.verify, cache_ptr, progress, a.limits);
   const run::RuleChoice rules(a.rules, db.dir() + "/rules");
   const run::Context context{with_ptrs, &rules, &db};
 

@@ -40,20 +40,24 @@ bool names_a_lock(const CheckArgs& a) {
 }
 
 void fill_published(Target& t, const std::vector<const WheelProfile*>& wheels, const std::string& verify,
-                    const ProfileCache* cache, std::unique_ptr<net::Client>& client, bool progress,
-                    const LimitArgs& limits) {
+                    const ProfileCache* cache, bool progress, const LimitArgs& limits) {
   const bool wanted = std::any_of(t.image.distributions.begin(), t.image.distributions.end(), [&](const auto& d) {
     return d.published && published::lacks_tables(d) && published::needed_by(d, wheels);
   });
   if (!wanted) return;
-  if (!client) client = std::make_unique<net::Client>(client_options(!progress, limits));
+  // An index the image merely names must not hold up a runner without network: two attempts and a 5 s
+  // connect timeout at most (what the command line names keeps the client's own retries).
+  net::ClientOptions co = client_options(!progress, limits);
+  co.max_attempts = std::min(co.max_attempts, 2);
+  co.connect_timeout_s = std::min<long>(co.connect_timeout_s, 5);
+  net::Client client(co);
   published::Options o;
   o.mode = verify == "full" ? remote::Mode::Full : remote::Mode::Auto;
   apply_limits(limits, o.inspect);
   o.cache = cache;
   if (progress) o.log = [](const std::string& line) { std::fprintf(stderr, "wheelcheck: %s\n", line.c_str()); };
   if (!t.tables) t.tables = std::make_shared<std::map<std::string, exports::Table>>();
-  for (const auto& outcome : published::fill(t.image, *t.tables, wheels, *client, o)) {
+  for (const auto& outcome : published::fill(t.image, *t.tables, wheels, client, o)) {
     if (!outcome.error.empty() && !outcome.offline) {
       warn(fmt::format("{}: the export tables of its published wheel could not be read ({}): {}", outcome.distribution,
                        net::redact_url(outcome.where), outcome.error));
@@ -606,7 +610,7 @@ int check_environment(const CheckArgs& a, const std::string& format, bool gates_
         e.version = w.profile->filename.version;
       }
     }
-    fill_published(t, set, a.verify, cache_ptr, client, progress, a.limits);
+    fill_published(t, set, a.verify, cache_ptr, progress, a.limits);
     for (std::size_t i = 0; i < env.entries.size(); ++i) {
       const Entry& e = env.entries[i];
       if (e.state == Entry::State::NoWheel || e.state == Entry::State::Error) {

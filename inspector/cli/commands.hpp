@@ -183,7 +183,6 @@ std::function<std::vector<const WheelProfile*>(const image::Image&)> installed_b
 // The export tables the image's distributions lack, read from the wheels they name as published, where the
 // wheels need them (published::fill); what cannot be read is warned about and stays unknown.
 void fill_published(Target& t, const std::vector<const WheelProfile*>& wheels, const std::string& verify,
-                    const ProfileCache* cache, std::unique_ptr<net::Client>& client, bool progress,
-                    const LimitArgs& limits);
+                    const ProfileCache* cache, bool progress, const LimitArgs& limits);
 
 }  // namespace wheelcheck::cli

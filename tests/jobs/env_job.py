@@ -21,6 +21,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import urllib.parse
 import urllib.request
 
@@ -366,6 +367,15 @@ def run_env(tmp, J, srv, lib, wheels, gems, tree_whl, cx, online):
     cond = [x for x in findings(d) if x.get("classification") == "unknown-exports"]
     check(cond and "download.pytorch.invalid/whl/cpu" in json.dumps(cond),
           "offline: the condition names the index that could not be read", json.dumps(cond, indent=1)[:2000])
+    # an index that refuses connections holds the check up for two quick attempts, not the client's six
+    refused = image_file("cuda13.0-refused", "http://127.0.0.1:9/whl/cpu/")
+    started = time.time()
+    r = wc("check", gems, "--image", refused, "--json", *cache, env=online)
+    took = time.time() - started
+    d = json.loads(r.stdout) if r.stdout.strip().startswith("{") else {}
+    cond = [x for x in findings(d) if x.get("classification") == "unknown-exports"]
+    check(cond and "127.0.0.1:9" in json.dumps(cond) and took < 10,
+          f"an index that refuses: the condition names it, after {took:.1f} s", json.dumps(cond, indent=1)[:1500])
     r = wc("check", gems, "--image", pub, "--json", *cache, env={"WHEELCHECK_OFFLINE": "1"})
     d = json.loads(r.stdout) if r.stdout.strip().startswith("{") else {}
     cond = [x for x in findings(d) if x.get("classification") == "unknown-exports"]
