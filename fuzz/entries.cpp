@@ -258,6 +258,47 @@ int fuzz_inflate_tail(const std::uint8_t* data, std::size_t size) {
 }
 
 // ---------------------------------------------------------------------------------------------------
+// inflate_middle
+
+int fuzz_inflate_middle(const std::uint8_t* data, std::size_t size) {
+  if (size < 16) return 0;
+  auto u32 = [&](std::size_t at) {
+    return static_cast<std::uint64_t>(data[at]) | static_cast<std::uint64_t>(data[at + 1]) << 8 |
+           static_cast<std::uint64_t>(data[at + 2]) << 16 | static_cast<std::uint64_t>(data[at + 3]) << 24;
+  };
+  // An anchor (its offset, its 8 bytes), the wanted offset; then the stream, swept whole.
+  ContentHint hint;
+  hint.anchors.push_back({u32(0), std::vector<std::byte>(reinterpret_cast<const std::byte*>(data + 4),
+                                                         reinterpret_cast<const std::byte*>(data + 12))});
+  const std::uint64_t want = u32(12) & 0xFFFFFF;
+  hint.begin = want;
+  hint.end = want + 64;
+  hint.entries.push_back({want, want + 64, 8, hint.anchors[0].bytes});
+  const auto stream = std::as_bytes(std::span(data + 16, size - 16));
+  wheel::MiddleRequest r;
+  r.compressed_size = stream.size();
+  r.uncompressed_size = std::uint64_t{1} << 24;
+  r.sweep_from = 0;
+  r.sweep_to = stream.size();
+  r.want = want;
+  r.want_length = 32;
+  r.hint = &hint;
+  wheel::MiddleStats stats;
+  const auto piece = wheel::inflate_middle(
+      r,
+      [&](std::uint64_t off, std::span<std::byte> out) {
+        if (off > stream.size() || out.size() > stream.size() - off) fail("inflate_middle read past the stream");
+        std::memcpy(out.data(), stream.data() + off, out.size());
+      },
+      &stats);
+  if (stats.starts > 16) fail("inflate_middle tried more block starts than its bound");
+  if (!piece) return 0;
+  if (!piece->covers(want, 32)) fail("inflate_middle placed a piece without the wanted bytes");
+  if (piece->bytes.size() > (std::uint64_t{17} << 20)) fail("inflate_middle kept more than its history");
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------------
 // dist_info
 
 int fuzz_dist_info(const std::uint8_t* data, std::size_t size) {
@@ -627,6 +668,7 @@ const std::vector<Target>& targets() {
       {"elf", fuzz_elf},
       {"zip", fuzz_zip},
       {"inflate_tail", fuzz_inflate_tail},
+      {"inflate_middle", fuzz_inflate_middle},
       {"dist_info", fuzz_dist_info},
       {"names", fuzz_names},
       {"demangle", fuzz_demangle},

@@ -20,6 +20,7 @@ int fuzz_elf(const std::uint8_t* data, std::size_t size);
 int fuzz_zip(const std::uint8_t* data, std::size_t size);
 // The end-of-deflate-stream decoder: 4 bytes of uncompressed size (little endian), then the tail.
 int fuzz_inflate_tail(const std::uint8_t* data, std::size_t size);
+int fuzz_inflate_middle(const std::uint8_t* data, std::size_t size);
 // WHEEL, METADATA, RECORD, RFC 822 headers: the first byte (modulo 4) selects, the rest is the text.
 int fuzz_dist_info(const std::uint8_t* data, std::size_t size);
 // Wheel file names, tags, PEP 440 versions and specifiers: the input split at the first '\n' into two

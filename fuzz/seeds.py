@@ -222,6 +222,28 @@ def inflate_tail_seeds(corpus, elves):
                 corpus.add("inflate_tail", f"{name}-l{level}-{keep}", len(data).to_bytes(4, "little") + tail)
 
 
+def inflate_middle_seeds(corpus, elves):
+    # A stream with the anchor and the wanted bytes in it, at their true offsets: a placement to find.
+    import random
+    rnd = random.Random(5)
+    data = bytearray(b"".join(b"row %d of a table\n" % i for i in range(30000)))
+    anchor_at, want = 200_000, 150_000
+    anchor = bytes(rnd.randrange(1, 255) for _ in range(8))
+    data[anchor_at:anchor_at + 8] = anchor
+    for k in range(0, 64, 8):
+        data[want + k:want + k + 8] = anchor
+    for level in (1, 6, 9):
+        c = zlib.compressobj(level, zlib.DEFLATED, -15)
+        stream = c.compress(bytes(data)) + c.flush()
+        head = anchor_at.to_bytes(4, "little") + anchor + want.to_bytes(4, "little")
+        corpus.add("inflate_middle", f"table-l{level}", head + stream)
+        corpus.add("inflate_middle", f"table-l{level}-cut", head + stream[len(stream) // 3:])
+    for name, blob in elves[:2]:
+        c = zlib.compressobj(6, zlib.DEFLATED, -15)
+        stream = c.compress(blob[:400_000]) + c.flush()
+        corpus.add("inflate_middle", f"{name}-elf", (64).to_bytes(4, "little") + blob[64:72] + (0).to_bytes(4, "little") + stream[1000:])
+
+
 def dist_info_seeds(corpus):
     corpus.add("dist_info", "wheel", "0Wheel-Version: 1.0\nGenerator: bdist_wheel (0.41)\nRoot-Is-Purelib: false\n"
                "Tag: cp312-cp312-manylinux_2_17_x86_64\nTag: cp312-cp312-manylinux2014_x86_64\nBuild: 1\n")
@@ -395,6 +417,7 @@ def main():
             corpus.add("elf", name, data)
         zip_seeds(corpus, elves, args.build, shared, tmp)
         inflate_tail_seeds(corpus, elves)
+        inflate_middle_seeds(corpus, elves)
         fatbin_seeds(corpus, elves, tmp)
     dist_info_seeds(corpus)
     names_seeds(corpus)

@@ -14,6 +14,29 @@
 
 namespace wheelcheck {
 
+// What a reader that cannot seek can be told about the bytes it will be asked for: content that the
+// file's own headers predict at exact offsets. A deflate member's middle can be decoded without its
+// start, but then the decoded bytes' offsets are unknown; a predicted anchor found among them places
+// them, and the predicted entries check the placement (inspector/wheel/deflate_middle.cpp). The ELF
+// reader gives one for the dynamic section (its address in the GOT's first word; the DT_* entries
+// whose values the section headers give). A hint is advice: a reader may ignore it.
+struct PredictedBytes {
+  std::uint64_t offset = 0;  // exactly where `bytes` lie
+  std::vector<std::byte> bytes;
+};
+struct PredictedEntry {
+  std::uint64_t begin = 0, end = 0, stride = 1;  // `bytes` lie at begin + k * stride, within [begin, end)
+  std::vector<std::byte> bytes;
+};
+struct ContentHint {
+  std::uint64_t begin = 0, end = 0;     // the range this hint is about (the dynamic section); read whole
+  std::vector<PredictedBytes> anchors;  // any one of them, found once, places the bytes around it
+  std::vector<PredictedEntry> entries;  // each must be found where it is predicted: the placement's check
+  // Where the file's parts of like content begin (its sections), sorted: a reader estimating where an
+  // offset lies in compressed data takes a ratio measured in one part for that part only.
+  std::vector<std::uint64_t> regions;
+};
+
 class ByteStream {
  public:
   virtual ~ByteStream() = default;

@@ -202,9 +202,16 @@ Binary read_elf_file(const std::string& path, ReaderLimits limits = {}, std::str
 // then names the section and gives that reason. The other sections that may hold GPU code are looked
 // through (every byte between containers) unless `skip_loaded_code` says why not (a headers-only read,
 // which fetches no data sections); Fatbins::embedded_unread then gives that reason.
-Binary read_elf_random(std::uint64_t size, const std::function<void(std::uint64_t, std::span<std::byte>)>& read_at,
-                       ReaderLimits limits = {}, std::string_view skip_fatbins = {},
-                       std::string_view skip_loaded_code = {});
+// `hint`, when given, first hears what the section headers predict about the dynamic section (see
+// predict_dynamic): a reader that cannot seek (a deflate member's middle) uses it to place what it decodes.
+using ReadAt = std::function<void(std::uint64_t, std::span<std::byte>)>;
+Binary read_elf_random(std::uint64_t size, const ReadAt& read_at, ReaderLimits limits = {},
+                       std::string_view skip_fatbins = {}, std::string_view skip_loaded_code = {},
+                       const std::function<void(const ContentHint&)>& hint = {});
+// The dynamic section's content as the section headers predict it (inspector/elf/predict.cpp): anchors
+// at exact offsets (the GOT's first word) and the DT_* entries whose values the headers give. nullopt
+// when the file has no usable section headers or nothing to predict; throws what read_at throws.
+std::optional<ContentHint> predict_dynamic(std::uint64_t size, const ReadAt& read_at);
 // LIEF on bytes in memory (only the LIEF path ever holds a whole member).
 Binary read_elf_lief(const std::vector<std::uint8_t>& bytes, const std::string& name);
 

@@ -99,6 +99,11 @@ class Client {
 
   // The size and range support of a file (GET bytes=0-0, falling back to the 200 answer's length).
   RemoteFile stat(const std::string& url);
+  // The same in a request that also brings the file's last `suffix` bytes (GET bytes=-N): the size, range
+  // support and a zip's central directory in one answer; a file of at most `suffix` bytes arrives whole.
+  // `tail` receives those bytes (empty when the server answered without them). A server that refuses
+  // suffix ranges (416 on a file that is not empty, 501, an unusable Content-Range) gets stat()'s request.
+  RemoteFile stat_with_tail(const std::string& url, std::uint64_t suffix, std::string& tail);
 
   // Bytes [offset, offset+length) of `file`. Sends Range and If-Range (the file's validator); requires a
   // 206 whose Content-Range names exactly that range and the file's size; a 200 (the file changed, or

@@ -16,12 +16,14 @@
 namespace wheelcheck::remote {
 
 // A remote file read through byte ranges, with a block cache in front: reads that go forward grow the
-// read-ahead (256 KB doubling up to 8 MB), so a member streamed from its start costs a few requests.
+// read-ahead (256 KB doubling up to 2 MB), so a member streamed from its start costs a few requests.
 // Thread safe. A transfer that fails after the client's retries throws Error(Io). What it moved is
 // counted in the client's stats().
 class HttpFile final : public RandomAccess {
  public:
-  HttpFile(net::Client& client, net::RemoteFile file);
+  // `tail`: the file's last tail.size() bytes when already at hand (Client::stat_with_tail), served
+  // without a request.
+  HttpFile(net::Client& client, net::RemoteFile file, std::string tail = {});
   ~HttpFile() override;
   std::uint64_t size() const override;
   std::string name() const override;  // the URL, credentials removed

@@ -190,8 +190,9 @@ struct MemberInfo {
 // Random access to one member's uncompressed bytes, for a headers-only read that must not inflate a
 // whole 1 GB member to learn what its first and last few MB say. Deflate members are served from a
 // forward inflate of their start (kept in memory up to a limit) or from their end decoded on its own
-// (inspector/wheel/deflate_tail.cpp); stored members are read where they lie. Nothing here checks the
-// CRC-32 (the whole member is never read): callers say so (integrity "headers-only").
+// (inspector/wheel/deflate_tail.cpp) or from a piece of their middle decoded on its own and placed by
+// content the headers predict (inspector/wheel/deflate_middle.cpp); stored members are read where they lie. Nothing
+// here checks the CRC-32 (the whole member is never read): callers say so (integrity "headers-only").
 class MemberReader {
  public:
   virtual ~MemberReader() = default;
@@ -202,6 +203,15 @@ class MemberReader {
   // that were decoded on their own (for benchmarks and tests).
   virtual std::uint64_t inflated_from_start() const = 0;
   virtual std::uint64_t tail_bytes() const = 0;
+  // Compressed bytes decoded to reach the member's middle (deflate_middle.cpp), and how many such pieces
+  // were placed by the hints' content.
+  virtual std::uint64_t middle_bytes() const { return 0; }
+  virtual std::uint64_t middle_pieces() const { return 0; }
+  // Whether hints help this reader (a large deflate member), and the hints themselves: content the
+  // file's headers predict (bytes.hpp), so that a read in the middle can be placed without inflating
+  // up to it. A reader may ignore them; reads answer the same bytes either way.
+  virtual bool takes_hints() const { return false; }
+  virtual void expect(const ContentHint& /*hint*/) {}
 };
 
 // A read-only wheel. Not thread safe: each thread opens its own (cheap: the central directory only).

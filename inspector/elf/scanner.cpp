@@ -403,8 +403,16 @@ void read_fatbins_at(ElfScanner& scanner, std::uint64_t size, Binary& bin,
 
 }  // namespace
 
-Binary read_elf_random(std::uint64_t size, const std::function<void(std::uint64_t, std::span<std::byte>)>& read_at,
-                       ReaderLimits limits, std::string_view skip_fatbins, std::string_view skip_loaded_code) {
+Binary read_elf_random(std::uint64_t size, const ReadAt& read_at, ReaderLimits limits, std::string_view skip_fatbins,
+                       std::string_view skip_loaded_code, const std::function<void(const ContentHint&)>& hint) {
+  if (hint) {
+    // Advice only: a damaged header or table is the scanner's to report, as it reads them below.
+    try {
+      if (auto predicted = predict_dynamic(size, read_at)) hint(*predicted);
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::Io) throw;
+    }
+  }
   limits.speculative_prefix = std::min<std::uint64_t>(limits.speculative_prefix, 64 << 10);
   ElfScanner scanner(size, limits, false);
   std::vector<std::byte> buf;

@@ -451,6 +451,71 @@ RemoteFile Client::stat(const std::string& url) {
   return f;
 }
 
+RemoteFile Client::stat_with_tail(const std::string& url, std::uint64_t suffix, std::string& tail) {
+  tail.clear();
+  if (suffix == 0) return stat(url);
+  auto& impl = *m_impl;
+  Transfer t;
+  t.url = url;
+  t.headers.push_back("Range: bytes=-" + std::to_string(suffix));
+  t.headers.push_back("Accept-Encoding: identity");
+  t.sink = [suffix](Transfer& tr, const char* data, std::size_t n) {
+    const long status = tr.current_status();
+    if (status == 200) {  // no ranges: the length is in the headers; the body is not wanted here
+      tr.stop_ok = true;
+      return false;
+    }
+    const std::uint64_t most = status == 206 ? suffix : 4096;  // an error page is small
+    if (tr.body.size() + n > most) {
+      tr.stop_ok = status >= 300;
+      if (!tr.stop_ok) tr.stop_failure = "an answer to a suffix range longer than the range";
+      return false;
+    }
+    tr.body.append(data, n);
+    return true;
+  };
+  bool refused = false;
+  impl.with_retries("GET", url, [&] {
+    impl.perform(t);
+    auto j = Impl::judge(t, false);
+    if (j.verdict == Verdict::Fail && (t.status == 416 || t.status == 501)) {
+      refused = true;  // stat() below tells an empty file from a server that refuses suffixes
+      return Judgement{};
+    }
+    if (j.verdict != Verdict::Done) return j;
+    if (t.status == 206) {
+      const auto cr = parse_content_range(t.header("content-range"));
+      if (!cr || cr->unsatisfied || !cr->size_known || cr->last + 1 != cr->size ||
+          cr->last - cr->first + 1 != std::min(suffix, cr->size) || t.body.size() != cr->last - cr->first + 1) {
+        refused = true;  // not the suffix asked for: ask the plain way
+      }
+    } else if (t.status != 200) {
+      j.verdict = Verdict::Fail;
+      j.failure = http_failure(t.status, t.final_url);
+    }
+    return j;
+  });
+  if (refused) return stat(url);
+  RemoteFile f;
+  f.url = t.final_url;
+  const auto v = validators_of(t.response_headers);
+  f.validators.etag = (!v.etag.empty() && v.etag.rfind("W/", 0) != 0) ? v.etag : "";
+  f.validators.last_modified = v.last_modified;
+  if (t.status == 206) {
+    f.ranges = true;
+    f.size = parse_content_range(t.header("content-range"))->size;
+    tail = std::move(t.body);
+  } else {
+    f.ranges = false;
+    const auto length = t.header("content-length");
+    if (!length.empty() && length.size() <= 19 &&
+        std::all_of(length.begin(), length.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      f.size = std::stoull(length);
+    }
+  }
+  return f;
+}
+
 std::string Client::get_range(const RemoteFile& file, std::uint64_t offset, std::uint64_t length) {
   if (length == 0) return "";
   if (offset > file.size || length > file.size - offset) {

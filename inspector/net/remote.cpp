@@ -7,8 +7,11 @@
 // doubles, and, for a large deflate member, its last few hundred KB decoded on their own. WHEEL and
 // METADATA are small reads. A 870 MB PyTorch wheel costs about 2% of its bytes.
 //
-// Blocks of 256 KB are cached (at most 128 MB, least recently used first out); a miss fetches the run
-// of missing blocks it needs, plus the read-ahead when the read continues where the previous one ended.
+// The first request asks for the last MiB (a suffix range): it tells the size and range support and
+// brings the central directory, so a wheel under a MiB costs one request in all. Blocks of 256 KB are
+// cached (at most 128 MB, least recently used first out); a miss fetches the run of missing blocks it
+// needs, plus the read-ahead (up to 2 MB: a sweep through a member's middle stops anywhere) when the read
+// continues where the previous one ended.
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -34,15 +37,19 @@ namespace wheelcheck::remote {
 namespace {
 
 constexpr std::uint64_t k_block = std::uint64_t{256} << 10;
-constexpr std::uint64_t k_max_readahead = std::uint64_t{8} << 20;
+constexpr std::uint64_t k_max_readahead = std::uint64_t{2} << 20;
+// The first request's suffix: a central directory of some ten thousand members, the end of the last
+// large member (where its dynamic section usually is), and any wheel under a MiB whole.
+constexpr std::uint64_t k_first_suffix = std::uint64_t{1} << 20;
 constexpr std::uint64_t k_max_cached = std::uint64_t{128} << 20;
 
 }  // namespace
 
 struct HttpFile::Impl {
-  Impl(net::Client& c, net::RemoteFile f) : client(c), file(std::move(f)) {}
+  Impl(net::Client& c, net::RemoteFile f, std::string t) : client(c), file(std::move(f)), tail(std::move(t)) {}
   net::Client& client;
   net::RemoteFile file;
+  const std::string tail;  // the file's last tail.size() bytes, from the first request
   mutable std::mutex mutex;
   mutable std::map<std::uint64_t, std::pair<std::string, std::uint64_t>> blocks;  // index -> bytes, last use
   mutable std::uint64_t clock = 0;
@@ -93,6 +100,10 @@ struct HttpFile::Impl {
     if (offset > file.size || out.size() > file.size - offset) {
       throw bad_input(net::redact_url(file.url) + ": read at " + std::to_string(offset) + " runs past its end");
     }
+    if (offset >= file.size - tail.size()) {
+      std::memcpy(out.data(), tail.data() + (offset - (file.size - tail.size())), out.size());
+      return;
+    }
     std::lock_guard lock(mutex);
     if (out.size() > k_max_readahead) {  // a large read (a member's end): straight through, not cached
       const auto bytes = get(offset, out.size());
@@ -126,8 +137,8 @@ struct HttpFile::Impl {
   }
 };
 
-HttpFile::HttpFile(net::Client& client, net::RemoteFile file)
-    : m_impl(std::make_unique<Impl>(client, std::move(file))) {}
+HttpFile::HttpFile(net::Client& client, net::RemoteFile file, std::string tail)
+    : m_impl(std::make_unique<Impl>(client, std::move(file), std::move(tail))) {}
 HttpFile::~HttpFile() = default;
 std::uint64_t HttpFile::size() const {
   return m_impl->file.size;
@@ -245,11 +256,15 @@ Fetched inspect_url(const std::string& url, const Fetch& fetch, InspectOptions o
   if (auto hit = from_cache(sha, w.url, options, cache, fetch.mode != Mode::Full); hit.from_cache) return hit;
 
   const auto before = client.stats().bytes_received;
-  const auto file = client.stat(w.url);
+  // One request learns the size and range support and brings the central directory (and, for a wheel
+  // under a MiB, the whole of it); a full read asks only for the size.
+  std::string tail;
+  const auto file = fetch.mode == Mode::Full ? client.stat(w.url) : client.stat_with_tail(w.url, k_first_suffix, tail);
   Fetched f;
   if (fetch.mode != Mode::Full && file.ranges) {
     options.verify = Verify::Headers;
-    f.profile = inspect_wheel(std::make_shared<HttpFile>(client, file), w.filename, sha, options);
+    if (tail.size() > file.size) tail.clear();
+    f.profile = inspect_wheel(std::make_shared<HttpFile>(client, file, std::move(tail)), w.filename, sha, options);
   } else if (fetch.mode == Mode::Headers) {
     throw bad_input(net::redact_url(w.url) +
                     ": the server does not answer byte ranges, so a headers-only read "

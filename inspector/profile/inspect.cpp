@@ -248,7 +248,10 @@ MemberResult process_member_headers(const wheel::ZipArchive& archive, const whee
         info.size, [&](std::uint64_t offset, std::span<std::byte> out) { reader->read(offset, out); },
         options.elf_limits, skip,
         "a headers-only read fetches no data sections, where a library may keep GPU code it loads itself "
-        "(read the wheel in full to see it)");
+        "(read the wheel in full to see it)",
+        reader->takes_hints()
+            ? std::function<void(const ContentHint&)>([&](const ContentHint& h) { reader->expect(h); })
+            : std::function<void(const ContentHint&)>());
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::Io) throw;
     m.error = e.what();

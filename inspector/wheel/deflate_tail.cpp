@@ -126,10 +126,10 @@ bool start_at(Inflater& inf, std::span<const std::byte> tail, std::uint64_t bit,
   return true;
 }
 
-std::optional<InflatedTail> decode(Inflater& zeros, Inflater& ones, std::span<const std::byte> tail, std::uint64_t bit,
-                                   std::uint64_t max_output) {
+std::optional<InflatedPiece> decode(Inflater& zeros, Inflater& ones, std::span<const std::byte> tail, std::uint64_t bit,
+                                    std::uint64_t max_output) {
   if (!start_at(zeros, tail, bit, 0x00) || !start_at(ones, tail, bit, 0xFF)) return std::nullopt;
-  InflatedTail t;
+  InflatedPiece t;
   t.block_bit = bit;
   std::size_t in_pos = static_cast<std::size_t>(bit / 8) + 1;
   std::array<std::byte, 1 << 16> a, b;
@@ -174,12 +174,12 @@ std::optional<InflatedTail> decode(Inflater& zeros, Inflater& ones, std::span<co
 
 }  // namespace
 
-bool InflatedTail::known(std::uint64_t index) const {
+bool InflatedPiece::known(std::uint64_t index) const {
   auto it = std::upper_bound(unknown.begin(), unknown.end(), std::make_pair(index, ~std::uint64_t{0}));
   return index < bytes.size() && (it == unknown.begin() || std::prev(it)->second <= index);
 }
 
-bool InflatedTail::covers(std::uint64_t offset, std::uint64_t length) const {
+bool InflatedPiece::covers(std::uint64_t offset, std::uint64_t length) const {
   if (offset < first || length > bytes.size() || offset - first > bytes.size() - length) return false;
   const std::uint64_t from = offset - first, to = from + length;
   for (const auto& [b, e] : unknown) {
@@ -188,8 +188,20 @@ bool InflatedTail::covers(std::uint64_t offset, std::uint64_t length) const {
   return true;
 }
 
-std::optional<InflatedTail> inflate_tail(std::span<const std::byte> tail, std::uint64_t uncompressed_size,
-                                         std::uint64_t max_output) {
+std::optional<std::uint64_t> find_block_start(std::span<const std::byte> data, std::uint64_t from_bit,
+                                              std::uint64_t search_bytes) {
+  if (data.size() < 8) return std::nullopt;
+  Inflater inf;
+  if (!inf.ok) return std::nullopt;
+  const std::uint64_t last_bit = std::min<std::uint64_t>(data.size() - 6, search_bytes) * 8;
+  for (std::uint64_t bit = from_bit; bit < last_bit; ++bit) {
+    if (plausible_start(data, bit) && probe(inf, data, bit)) return bit;
+  }
+  return std::nullopt;
+}
+
+std::optional<InflatedPiece> inflate_tail(std::span<const std::byte> tail, std::uint64_t uncompressed_size,
+                                          std::uint64_t max_output) {
   if (tail.size() < 8) return std::nullopt;
   Inflater inf, zeros, ones;
   if (!inf.ok || !zeros.ok || !ones.ok) return std::nullopt;

@@ -271,14 +271,24 @@ class StreamMemberReader final : public MemberReader {
     check_range(m_info, offset, out.size());
     if (offset + out.size() <= m_kept.size()) return copy(m_kept, 0, offset, out);
     if (m_tail && m_tail->covers(offset, out.size())) return copy(m_tail->bytes, m_tail->first, offset, out);
+    for (const auto& piece : m_middle) {
+      if (piece.covers(offset, out.size())) return copy(piece.bytes, piece.first, offset, out);
+    }
     const bool far = offset > m_pos + k_forward_gap;
-    if (far && m_info.method == ZIP_CM_DEFLATE && m_info.compressed_size > k_tail_min &&
-        decode_tail(offset, out.size()))
-      return copy(m_tail->bytes, m_tail->first, offset, out);
+    if (far && takes_hints()) {
+      if (decode_middle(offset, out.size())) return copy(m_middle.back().bytes, m_middle.back().first, offset, out);
+      if (decode_tail(offset, out.size())) return copy(m_tail->bytes, m_tail->first, offset, out);
+    }
     forward(offset, out);
   }
   std::uint64_t inflated_from_start() const override { return m_inflated; }
   std::uint64_t tail_bytes() const override { return m_tail_len; }
+  std::uint64_t middle_bytes() const override { return m_middle_len; }
+  std::uint64_t middle_pieces() const override { return m_middle.size(); }
+  bool takes_hints() const override { return m_info.method == ZIP_CM_DEFLATE && m_info.compressed_size > k_tail_min; }
+  void expect(const ContentHint& hint) override {
+    if (takes_hints() && m_hints.size() < 16) m_hints.push_back({hint, false});
+  }
 
  private:
   // Reads within the first k_keep bytes are served from memory once inflated; further than
@@ -324,6 +334,79 @@ class StreamMemberReader final : public MemberReader {
     return false;
   }
 
+  // A read far into the member that a hint covers: the sweep of deflate_middle.cpp, between two
+  // estimates of where the read lies in the compressed stream: the member's average ratio, and the ratio
+  // of its decoded end carried back (a library's large-model data at the end compresses unlike its
+  // code). Tried first only when the sweep is cheaper than decoding the end would be; its failure (no
+  // placement, or two) costs the bytes swept and falls back to the end.
+  bool decode_middle(std::uint64_t offset, std::size_t length) {
+    auto hint = std::find_if(m_hints.begin(), m_hints.end(), [&](const auto& h) {
+      return !h.second && h.first.begin <= offset && offset + length <= h.first.end;
+    });
+    if (hint == m_hints.end()) return false;
+    hint->second = true;
+    const auto C = static_cast<double>(m_info.compressed_size), U = static_cast<double>(m_info.size);
+    const double at = static_cast<double>(offset);
+    const double by_average = at * C / U;
+    double by_end = by_average;
+    if (m_tail && m_tail->first > offset && m_tail->first < m_info.size) {
+      // The decoded end's ratio holds for the part of the file it lies in; before that part, the
+      // member's average.
+      const double c_end = C - static_cast<double>(m_tail_len) + static_cast<double>(m_tail->block_bit / 8);
+      const double u_end = static_cast<double>(m_tail->first);
+      const auto& regions = hint->first.regions;
+      auto part = std::upper_bound(regions.begin(), regions.end(), m_tail->first);
+      const double u_part = part == regions.begin() ? 0.0 : std::max(at, static_cast<double>(*std::prev(part)));
+      by_end = c_end - (u_end - u_part) * (C - c_end) / (U - u_end) - (u_part - at) * C / U;
+      by_end = std::max(0.0, by_end);
+    }
+    const double margin = double(1 << 20);
+    // The anchors may lie after the wanted bytes (the GOT follows the dynamic section): reach them too,
+    // at worst as stored bytes.
+    std::uint64_t reach = m_info.size - std::min(m_info.size, offset);
+    std::uint64_t last = hint->first.end;
+    for (const auto& a : hint->first.anchors) last = std::max(last, a.offset + a.bytes.size());
+    reach = std::min(reach, last - std::min(last, offset));
+    const double from = std::max(0.0, std::min(by_average, by_end) - margin);
+    const double to = std::max(by_average, by_end) + margin + static_cast<double>(reach) * 1.01 + (1 << 20);
+    const double tail_cost = (U - at) * (C / U) * 1.5 + (512 << 10);
+    if (to - from >= tail_cost || to - from > double(k_tail_max)) return false;
+    MiddleRequest r;
+    r.compressed_size = m_info.compressed_size;
+    r.uncompressed_size = m_info.size;
+    r.sweep_from = static_cast<std::uint64_t>(from);
+    r.sweep_to = static_cast<std::uint64_t>(to);
+    r.want = offset;
+    r.want_length = length;
+    r.hint = &hint->first;
+    MiddleStats stats;
+    auto piece = inflate_middle(
+        r, [&](std::uint64_t off, std::span<std::byte> out) { read_raw(off, out); }, &stats);
+    m_middle_len += stats.compressed_read;
+    if (!piece || !piece->covers(offset, length)) return false;
+    m_middle.push_back(std::move(*piece));
+    return true;
+  }
+
+  // Compressed bytes in order through one open file (a sweep reads forward).
+  void read_raw(std::uint64_t offset, std::span<std::byte> out) {
+    if (!m_raw || offset != m_raw_pos) {
+      m_raw = open_index(m_zip, m_info.index, ZIP_FL_COMPRESSED, m_info.name);
+      if (zip_fseek(m_raw.get(), static_cast<zip_int64_t>(offset), SEEK_SET) != 0) {
+        rethrow_source_error();
+        throw bad_input("cannot seek in member " + m_info.name + ": " + zip_file_strerror(m_raw.get()));
+      }
+      m_raw_pos = offset;
+    }
+    std::size_t done = 0;
+    while (done < out.size()) {
+      const auto n = read_some(m_raw.get(), out.data() + done, out.size() - done, m_info.name);
+      if (n == 0) throw bad_input("member " + m_info.name + " ends before its declared compressed size");
+      done += n;
+    }
+    m_raw_pos += out.size();
+  }
+
   void forward(std::uint64_t offset, std::span<std::byte> out) {
     if (offset < m_pos || !m_stream) {
       m_stream = m_archive.open_member(m_info.index);
@@ -357,8 +440,13 @@ class StreamMemberReader final : public MemberReader {
   std::uint64_t m_pos = 0;
   std::uint64_t m_inflated = 0;
   std::vector<std::byte> m_kept;
-  std::optional<InflatedTail> m_tail;
+  std::optional<InflatedPiece> m_tail;
   std::uint64_t m_tail_len = 0;
+  std::vector<std::pair<ContentHint, bool>> m_hints;  // bool: tried
+  std::vector<InflatedPiece> m_middle;
+  std::uint64_t m_middle_len = 0;
+  ZipFile m_raw;
+  std::uint64_t m_raw_pos = 0;
 };
 
 // Members at most this large are never refused for their ratio: their size alone bounds the work.

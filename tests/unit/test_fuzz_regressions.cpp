@@ -92,7 +92,7 @@ TEST(FuzzRegressions, EveryKeptInputReturnsNormally) {
 }
 
 TEST(FuzzRegressions, EveryTargetTakesEmptyAndTinyInputs) {
-  ASSERT_EQ(targets().size(), 11u);
+  ASSERT_EQ(targets().size(), 12u);
   for (const auto& t : targets()) {
     for (const std::string bytes : {std::string(), std::string(1, '\0'), std::string("0"), std::string("1\n"),
                                     std::string("\x7f"
@@ -121,6 +121,13 @@ TEST(FuzzRegressions, ElfAndWheelSeedsBuiltHere) {
   std::string prefix(4, '\0');
   for (int i = 0; i < 4; ++i) prefix[i] = static_cast<char>((elf.size() >> (8 * i)) & 0xff);
   replay_mutations("inflate_tail", prefix + elf.substr(elf.size() / 2), "ELF bytes as a deflate tail");
+  // The member's raw deflate data with the ELF's own first word as an anchor: what fuzz_inflate_middle reads.
+  const auto bytes = read_file(wheel);
+  const auto at = bytes.find("demo/libfoo.so.1");
+  ASSERT_NE(at, std::string::npos);
+  std::string head(16, '\0');
+  for (int i = 0; i < 8; ++i) head[4 + i] = elf[static_cast<std::size_t>(i)];
+  replay_mutations("inflate_middle", head + bytes.substr(at + 16, 4000), "a wheel member's deflate data");
 }
 
 TEST(FuzzRegressions, SystemAndDbSeeds) {

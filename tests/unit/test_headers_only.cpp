@@ -3,13 +3,18 @@
 // always the full read of the same bytes.
 #include <zlib.h>
 
+#include <cstring>
+#include <filesystem>
 #include <random>
 
 #include "inspector/wheel/deflate_tail.hpp"
+#include "net_server.hpp"
 #include "support.hpp"
 #include "wheelcheck/elf.hpp"
 #include "wheelcheck/error.hpp"
+#include "wheelcheck/net.hpp"
 #include "wheelcheck/profile.hpp"
+#include "wheelcheck/remote.hpp"
 #include "wheelcheck/wheel.hpp"
 
 namespace wheelcheck {
@@ -90,6 +95,125 @@ TEST(DeflateTail, RefusesWhatIsNotTheEndOfAStream) {
   EXPECT_FALSE(wheel::inflate_tail(std::span(packed).last(256 << 10), data.size(), 1024).has_value());
 }
 
+// A 24 MB stream with content predicted in its middle, as the ELF reader predicts a dynamic section:
+// an anchor (8 bytes at an exact offset) and two 16-byte entries somewhere in a 256-byte range.
+struct MiddleCase {
+  std::vector<std::byte> data;
+  ContentHint hint;
+  std::vector<std::byte> packed;
+};
+
+MiddleCase middle_case(std::uint64_t at, int level) {
+  MiddleCase c;
+  c.data = sample_data(24 << 20, 17);
+  auto put = [&](std::uint64_t offset, const std::string& text) {
+    std::vector<std::byte> bytes(text.size());
+    std::memcpy(bytes.data(), text.data(), text.size());
+    std::copy(bytes.begin(), bytes.end(), c.data.begin() + static_cast<std::ptrdiff_t>(offset));
+    return bytes;
+  };
+  c.hint.begin = at;
+  c.hint.end = at + 256;
+  c.hint.entries.push_back({at, at + 256, 16, put(at + 48, "DT_STRTAB=0x3140")});
+  c.hint.entries.push_back({at, at + 256, 16, put(at + 96, "DT_SYMTAB=0x0818")});
+  c.hint.anchors.push_back({at + 300 * 1024, put(at + 300 * 1024, "ANCHOR!!")});
+  c.packed = raw_deflate(c.data, level);
+  return c;
+}
+
+TEST(DeflateMiddle, PlacesThePieceByItsAnchorAndChecksTheEntries) {
+  for (const int level : {1, 6, 9}) {
+    SCOPED_TRACE(level);
+    const std::uint64_t at = 15 << 20;
+    const auto c = middle_case(at, level);
+    wheel::MiddleRequest r;
+    r.compressed_size = c.packed.size();
+    r.uncompressed_size = c.data.size();
+    const std::uint64_t estimate = at * c.packed.size() / c.data.size();
+    r.sweep_from = estimate - (1 << 20);
+    r.sweep_to = estimate + (2 << 20);
+    r.want = at + 40;
+    r.want_length = 100;
+    r.hint = &c.hint;
+    std::uint64_t fetched = 0;
+    wheel::MiddleStats stats;
+    const auto piece = wheel::inflate_middle(
+        r,
+        [&](std::uint64_t off, std::span<std::byte> out) {
+          ASSERT_LE(off + out.size(), c.packed.size());
+          std::memcpy(out.data(), c.packed.data() + off, out.size());
+          fetched += out.size();
+        },
+        &stats);
+    ASSERT_TRUE(piece.has_value()) << "no placement between " << r.sweep_from << " and " << r.sweep_to;
+    EXPECT_TRUE(piece->covers(r.want, r.want_length));
+    EXPECT_TRUE(piece->covers(c.hint.begin, c.hint.end - c.hint.begin));
+    std::size_t known = 0;
+    for (std::size_t i = 0; i < piece->bytes.size(); ++i) {
+      if (!piece->known(i)) continue;
+      ++known;
+      ASSERT_EQ(piece->bytes[i], c.data[piece->first + i]) << "a byte marked known is wrong at " << piece->first + i;
+    }
+    EXPECT_GT(known, piece->bytes.size() / 2);
+    // It read from below the estimate to just past the anchor, not the stream's end.
+    EXPECT_EQ(fetched, stats.compressed_read);
+    EXPECT_LT(stats.compressed_read, std::uint64_t{4} << 20);
+  }
+}
+
+TEST(DeflateMiddle, NeverGuesses) {
+  const std::uint64_t at = 15 << 20;
+  const auto c = middle_case(at, 6);
+  auto run = [&](const ContentHint& hint, std::uint64_t from, std::uint64_t to, std::span<const std::byte> packed) {
+    wheel::MiddleRequest r;
+    r.compressed_size = packed.size();
+    r.uncompressed_size = c.data.size();
+    r.sweep_from = from;
+    r.sweep_to = to;
+    r.want = at;
+    r.want_length = 64;
+    r.hint = &hint;
+    return wheel::inflate_middle(r, [&](std::uint64_t off, std::span<std::byte> out) {
+      std::memcpy(out.data(), packed.data() + off, out.size());
+    });
+  };
+  const std::uint64_t estimate = at * c.packed.size() / c.data.size();
+  ASSERT_TRUE(run(c.hint, estimate - (1 << 20), estimate + (2 << 20), c.packed));
+  // A predicted entry that is not there: the anchor alone places nothing.
+  auto wrong = c.hint;
+  wrong.entries[1].bytes[15] = std::byte{'9'};
+  EXPECT_FALSE(run(wrong, estimate - (1 << 20), estimate + (2 << 20), c.packed));
+  // An anchor that is not in the data.
+  auto absent = c.hint;
+  absent.anchors[0].bytes[0] = std::byte{'X'};
+  EXPECT_FALSE(run(absent, estimate - (1 << 20), estimate + (2 << 20), c.packed));
+  // The sweep window ends before the anchor: no answer, and no read past sweep_to's chunk.
+  EXPECT_FALSE(run(c.hint, estimate - (3 << 20), estimate - (2 << 20), c.packed));
+  // Started past the wanted bytes: they lie before the sweep, which can only fail.
+  EXPECT_FALSE(run(c.hint, estimate + (64 << 10), estimate + (4 << 20), c.packed));
+  // Two anchors that place the output 16 bytes apart, and entries that fit either placement: refused.
+  auto twice = c.hint;
+  auto shifted = twice.anchors[0];
+  shifted.offset += 16;
+  twice.anchors.push_back(shifted);
+  EXPECT_FALSE(run(twice, estimate - (1 << 20), estimate + (2 << 20), c.packed));
+  // Damaged data: bytes flipped all over the swept range, then pure noise.
+  auto damaged = c.packed;
+  for (std::size_t i = static_cast<std::size_t>(estimate - (1 << 20)); i < estimate + (2 << 20); i += 97)
+    damaged[i] ^= std::byte{0x5A};
+  const auto hurt = run(c.hint, estimate - (1 << 20), estimate + (2 << 20), damaged);
+  if (hurt) {  // damage that spared the bytes judged may still place them; then they are right
+    ASSERT_TRUE(hurt->covers(at, 64));
+    EXPECT_TRUE(std::equal(c.data.begin() + static_cast<std::ptrdiff_t>(at),
+                           c.data.begin() + static_cast<std::ptrdiff_t>(at + 64),
+                           hurt->bytes.begin() + static_cast<std::ptrdiff_t>(at - hurt->first)));
+  }
+  std::vector<std::byte> noise(4 << 20);
+  std::mt19937 rng(3);
+  for (auto& b : noise) b = static_cast<std::byte>(rng() & 0xFF);
+  EXPECT_FALSE(run(c.hint, 0, noise.size(), noise));
+}
+
 // A shared library whose dynamic section lies after 12 MB of incompressible read-only data, so that in a
 // deflate wheel the headers-only read must decode the member's end on its own.
 std::optional<std::string> build_big_library(const TempDir& dir) {
@@ -132,6 +256,136 @@ TEST(HeadersOnly, LargeMemberIsReadFromItsStartAndItsEnd) {
   EXPECT_EQ(headers, full);
   EXPECT_EQ(headers.soname, "libbig.so.1");
   EXPECT_NE(std::find(headers.needed.begin(), headers.needed.end(), "libm.so.6"), headers.needed.end());
+}
+
+// A library built as libcublasLt.so.13 is: large-model data (.ldata, 12 MB that do not compress) after
+// the dynamic section, and 8 MB of compressible read-only data before it. Its dynamic section is far from
+// both ends of a deflate member.
+std::optional<std::string> build_large_model_library(const TempDir& dir) {
+  std::string blob(12 << 20, '\0');
+  std::mt19937 rng(9);
+  for (auto& c : blob) c = static_cast<char>(rng() & 0xFF);
+  test::write_binary(dir.file("ldata.bin"), blob);
+  std::string text;
+  const char* words[] = {"cublasLtMatmul", "heuristic", "algo", "tile", "stage", "kernel", "sm90", "epilogue"};
+  while (text.size() < (8 << 20)) {
+    text += words[rng() % 8];
+    text += rng() % 5 == 0 ? '\n' : ' ';
+    text += std::to_string(rng() % 4096);
+  }
+  test::write_binary(dir.file("rodata.bin"), text);
+  const std::string source =
+      "#include <stdio.h>\n"
+      "__asm__(\".section .rodata\\n.globl big_text\\nbig_text:\\n.incbin \\\"" +
+      dir.file("rodata.bin") +
+      "\\\"\\n.section .ldata,\\\"awl\\\",@progbits\\n.globl big_data\\nbig_data:\\n.incbin \\\"" +
+      dir.file("ldata.bin") +
+      "\\\"\\n.previous\\n\");\n"
+      "extern const char big_text[];\nextern char big_data[];\n"
+      "int big_first(void) { return big_text[0] + big_data[0] + puts(\"x\"); }\n";
+  std::string error;
+  auto lib = test::build_shared(dir, "liblarge.so", "large.c", source,
+                                "-Wl,-soname,liblarge.so.1 -Wl,--no-as-needed -lm", "gcc", &error);
+  if (!lib) ADD_FAILURE() << error;
+  return lib;
+}
+
+TEST(HeadersOnly, DynamicSectionInTheMiddleIsPlacedByItsContent) {
+  TempDir dir;
+  const auto lib = build_large_model_library(dir);
+  ASSERT_TRUE(lib);
+  const auto full = elf::read_elf_file(*lib);
+  ASSERT_EQ(full.soname, "liblarge.so.1");
+  const auto whl = test::make_wheel(dir, "large-1.0-cp311-cp311-linux_x86_64.whl", {{"large/liblarge.so", *lib}});
+  auto archive = wheel::ZipArchive::open(whl);
+  const auto index = archive->find("large/liblarge.so");
+  ASSERT_TRUE(index);
+  const auto& info = archive->members()[*index];
+  auto reader = archive->random_member(*index);
+  ASSERT_TRUE(reader->takes_hints());
+  const auto headers = elf::read_elf_random(
+      info.size, [&](std::uint64_t off, std::span<std::byte> out) { reader->read(off, out); }, {}, {},
+      "a headers-only read", [&](const ContentHint& h) { reader->expect(h); });
+  EXPECT_EQ(headers, full);
+  EXPECT_EQ(reader->middle_pieces(), 1U) << "the dynamic section should come from a placed piece of the middle";
+  EXPECT_GT(reader->middle_bytes(), 0U);
+  // Neither the member's start up to it nor its end: the 12 MB after the dynamic section are never
+  // decoded, nor the 8 MB before it.
+  EXPECT_LT(reader->inflated_from_start(), std::uint64_t{1} << 20);
+  EXPECT_LT(reader->tail_bytes(), std::uint64_t{2} << 20);
+  EXPECT_LT(reader->tail_bytes() + reader->middle_bytes(), info.compressed_size / 3);
+  // Without the hint, the same reader inflates the member from its start up to the dynamic section (its
+  // end is too far to decode), and answers the same.
+  auto plain = archive->random_member(*index);
+  const auto fallback = elf::read_elf_random(
+      info.size, [&](std::uint64_t off, std::span<std::byte> out) { plain->read(off, out); }, {}, {},
+      "a headers-only read");
+  EXPECT_EQ(fallback, full);
+  EXPECT_EQ(plain->middle_pieces(), 0U);
+  EXPECT_GT(plain->inflated_from_start(), std::uint64_t{8} << 20);
+  // And the whole inspect, locally and through a RandomAccess, equals the full read member by member.
+  InspectOptions full_options;
+  const auto full_profile = inspect_wheel(whl, full_options);
+  InspectOptions headers_options;
+  headers_options.verify = Verify::Headers;
+  for (const auto& p : {inspect_wheel(whl, headers_options),
+                        inspect_wheel(std::make_shared<FileRandomAccess>(whl), "large-1.0-cp311-cp311-linux_x86_64.whl",
+                                      "", headers_options)}) {
+    ASSERT_EQ(p.members.size(), full_profile.members.size());
+    for (std::size_t i = 0; i < p.members.size(); ++i) EXPECT_EQ(p.members[i].elf, full_profile.members[i].elf);
+    EXPECT_TRUE(p.problems.empty());
+  }
+}
+
+// A remote headers-only check on the loopback server: the requests and bytes for the file, and the
+// profile (which must equal the full read's, member by member).
+struct RemoteRead {
+  WheelProfile profile;
+  std::size_t requests = 0;
+  std::uint64_t bytes = 0;
+};
+
+RemoteRead read_remote(const std::string& wheel, const std::string& root) {
+  const std::string file = wheel.substr(wheel.rfind('/') + 1);
+  std::filesystem::create_directories(root + "/idx/demo");
+  std::filesystem::copy_file(wheel, root + "/idx/demo/" + file, std::filesystem::copy_options::overwrite_existing);
+  test::NetServer server(test::NetServer::index_server(root));
+  net::ClientOptions o;
+  o.netrc_file = "/nonexistent/netrc";
+  net::Client client(o);
+  RemoteRead r;
+  r.profile = remote::inspect_url(server.url("/idx/files/demo/" + file), {}, {}, nullptr, client).profile;
+  for (const auto& q : server.stats()) {
+    if (q.value("path", "") != "/idx/files/demo/" + file) continue;
+    ++r.requests;
+    r.bytes += q.value("bytes_sent", std::uint64_t{0});
+  }
+  return r;
+}
+
+TEST(HeadersOnly, RemoteReadsAreOneRequestForASmallWheelAndAPieceOfALargeOne) {
+  TempDir dir;
+  // Under a MiB: the first request (a suffix range) brings it whole.
+  const auto small =
+      test::build_shared(dir, "libsmall.so", "small.c", "int small(void) { return 1; }\n", "-Wl,-soname,libsmall.so.1");
+  ASSERT_TRUE(small);
+  const auto small_wheel =
+      test::make_wheel(dir, "small-1.0-cp311-cp311-linux_x86_64.whl", {{"small/libsmall.so", *small}});
+  const auto s = read_remote(small_wheel, dir.file("root"));
+  EXPECT_EQ(s.requests, 1U);
+  EXPECT_EQ(s.bytes, std::filesystem::file_size(small_wheel));
+  ASSERT_EQ(s.profile.members.size(), 1U);
+  EXPECT_EQ(s.profile.integrity, "headers-only");
+  EXPECT_EQ(s.profile.members[0].elf, inspect_wheel(small_wheel).members[0].elf);
+  // The large-model library: its middle, placed, and its two ends; not the 20 MB between.
+  const auto lib = build_large_model_library(dir);
+  ASSERT_TRUE(lib);
+  const auto whl = test::make_wheel(dir, "large-1.0-cp311-cp311-linux_x86_64.whl", {{"large/liblarge.so", *lib}});
+  const auto l = read_remote(whl, dir.file("root"));
+  const auto full = inspect_wheel(whl);
+  ASSERT_EQ(l.profile.members.size(), full.members.size());
+  for (std::size_t i = 0; i < full.members.size(); ++i) EXPECT_EQ(l.profile.members[i].elf, full.members[i].elf);
+  EXPECT_LT(l.bytes, std::filesystem::file_size(whl) / 4) << l.requests << " requests";
 }
 
 TEST(HeadersOnly, ProfilesEqualFullOnesWithoutVerifying) {
