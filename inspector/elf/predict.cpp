@@ -22,6 +22,8 @@
 
 namespace wheelcheck::elf {
 
+// Named, so that a unity batch of inspector/elf/ keeps these apart from the other files' own.
+namespace predict {
 namespace {
 
 constexpr std::uint32_t k_sht_strtab = 3, k_sht_hash = 5, k_sht_dynamic = 6, k_sht_nobits = 8, k_sht_dynsym = 11;
@@ -49,7 +51,7 @@ std::vector<std::byte> encode(std::uint64_t value, unsigned width, Endian endian
 
 }  // namespace
 
-std::optional<ContentHint> predict_dynamic(std::uint64_t size, const ReadAt& read_at) {
+std::optional<ContentHint> from_section_headers(std::uint64_t size, const ReadAt& read_at) {
   std::array<std::byte, 64> ehdr{};
   if (size < ehdr.size()) return std::nullopt;
   read_at(0, ehdr);
@@ -148,6 +150,12 @@ std::optional<ContentHint> predict_dynamic(std::uint64_t size, const ReadAt& rea
   // Two entries at least, or a placement would rest on the anchor alone.
   if (hint.anchors.empty() || hint.entries.size() < 2) return std::nullopt;
   return hint;
+}
+
+}  // namespace predict
+
+std::optional<ContentHint> predict_dynamic(std::uint64_t size, const ReadAt& read_at) {
+  return predict::from_section_headers(size, read_at);
 }
 
 }  // namespace wheelcheck::elf

@@ -34,6 +34,9 @@
 
 namespace wheelcheck::wheel {
 
+// Named, so that a unity batch with deflate_tail.cpp (whose anonymous namespace has its own k_window)
+// keeps the two apart.
+namespace middle {
 namespace {
 
 constexpr std::size_t k_window = 32768;
@@ -197,7 +200,7 @@ struct Candidate {
 
 }  // namespace
 
-std::optional<InflatedPiece> inflate_middle(const MiddleRequest& r, const ReadCompressed& read, MiddleStats* stats) {
+std::optional<InflatedPiece> sweep(const MiddleRequest& r, const ReadCompressed& read, MiddleStats* stats) {
   MiddleStats local;
   MiddleStats& st = stats != nullptr ? *stats : local;
   if (r.hint == nullptr || r.hint->anchors.empty() || r.sweep_from >= r.compressed_size) return std::nullopt;
@@ -303,6 +306,12 @@ std::optional<InflatedPiece> inflate_middle(const MiddleRequest& r, const ReadCo
     search_bit = *bit % 8 + 1;
   }
   return std::nullopt;
+}
+
+}  // namespace middle
+
+std::optional<InflatedPiece> inflate_middle(const MiddleRequest& r, const ReadCompressed& read, MiddleStats* stats) {
+  return middle::sweep(r, read, stats);
 }
 
 }  // namespace wheelcheck::wheel

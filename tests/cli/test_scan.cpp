@@ -321,9 +321,10 @@ TEST_F(ScanCli, FullScanThroughFaultsReportsVerdictsAndPins) {
       {{"path", "^/flagos-pypi-nvidia/simple/flagcx/$"}, {"fault", "status"}, {"code", 500}},
       {{"path", "^/flagos-pypi-hosted/simple/flagtree/$"}, {"fault", "status"}, {"code", 429}, {"retry_after", 1}},
       {{"path", "^" + gems_path + "$"}, {"fault", "reset"}},
-      // flagtree 0.6.1: the first request passes (a fast "slow"), the second (the body) is cut in half.
-      {{"path", "^" + tree_path + "$"}, {"fault", "slow"}, {"rate", 100000000}},
+      // flagtree 0.6.1: the first request (the suffix range that brings this small wheel whole) is cut in
+      // half, then a slow one passes.
       {{"path", "^" + tree_path + "$"}, {"fault", "truncate"}},
+      {{"path", "^" + tree_path + "$"}, {"fault", "slow"}, {"rate", 100000000}},
   }));
   const auto run1 = scan_run(m_work, "r1");
   const auto pins = m_work.file("pins.env");
