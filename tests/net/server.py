@@ -36,6 +36,8 @@ Routes:
                      redirect      302 to "to" (an absolute URL, e.g. another host name for this server)
                      redirect_loop 302 into /_loop/a <-> /_loop/b, forever
                      no_ranges     ignore Range and If-Range: answer 200 with the whole file
+                     no_suffix     refuse a suffix range (bytes=-N) with 416, as some servers do; other
+                                   ranges as usual
                      base_href     the project page HTML gets <base href="HREF"> and links relative to it
                      garbage       200 with random bytes as "type" "html" (text/html) or "json" (the PEP 691
                                    content type with invalid JSON); default: what the Accept header prefers
@@ -548,6 +550,8 @@ class Handler(BaseHTTPRequestHandler):
         if_range = self.headers.get("If-Range")
         if kind == "no_ranges":
             rng = None
+        if kind == "no_suffix" and rng is not None and re.fullmatch(r"\s*bytes\s*=\s*-\s*\d+\s*", rng):
+            return self.simple(416, b"suffix ranges are not supported\n", headers, head=head)
         if rng is not None and if_range is not None and if_range.strip() not in (etag, last_modified):
             rng = None  # stale validator: the whole file
         start, end = 0, size - 1

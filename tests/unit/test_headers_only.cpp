@@ -345,11 +345,12 @@ struct RemoteRead {
   std::uint64_t bytes = 0;
 };
 
-RemoteRead read_remote(const std::string& wheel, const std::string& root) {
+RemoteRead read_remote(const std::string& wheel, const std::string& root, const nlohmann::json& faults = nullptr) {
   const std::string file = wheel.substr(wheel.rfind('/') + 1);
   std::filesystem::create_directories(root + "/idx/demo");
   std::filesystem::copy_file(wheel, root + "/idx/demo/" + file, std::filesystem::copy_options::overwrite_existing);
   test::NetServer server(test::NetServer::index_server(root));
+  if (!faults.is_null()) server.add_faults(faults);
   net::ClientOptions o;
   o.netrc_file = "/nonexistent/netrc";
   net::Client client(o);
@@ -377,6 +378,10 @@ TEST(HeadersOnly, RemoteReadsAreOneRequestForASmallWheelAndAPieceOfALargeOne) {
   ASSERT_EQ(s.profile.members.size(), 1U);
   EXPECT_EQ(s.profile.integrity, "headers-only");
   EXPECT_EQ(s.profile.members[0].elf, inspect_wheel(small_wheel).members[0].elf);
+  // A server that refuses suffix ranges: the plain probe (bytes=0-0), then the ranges as before.
+  const auto refused = read_remote(small_wheel, dir.file("root"), {{"path", "small-1.0"}, {"fault", "no_suffix"}});
+  EXPECT_EQ(refused.requests, 3U) << "the refused suffix, bytes=0-0, then the wheel's bytes";
+  EXPECT_EQ(refused.profile.members[0].elf, s.profile.members[0].elf);
   // The large-model library: its middle, placed, and its two ends; not the 20 MB between.
   const auto lib = build_large_model_library(dir);
   ASSERT_TRUE(lib);
