@@ -226,8 +226,8 @@ def inflate_middle_seeds(corpus, elves):
     # A stream with the anchor and the wanted bytes in it, at their true offsets: a placement to find.
     import random
     rnd = random.Random(5)
-    data = bytearray(b"".join(b"row %d of a table\n" % i for i in range(30000)))
-    anchor_at, want = 200_000, 150_000
+    data = bytearray(b"".join(b"row %d of a table\n" % i for i in range(4000)))
+    anchor_at, want = 50_000, 40_000
     anchor = bytes(rnd.randrange(1, 255) for _ in range(8))
     data[anchor_at:anchor_at + 8] = anchor
     for k in range(0, 64, 8):
@@ -240,7 +240,7 @@ def inflate_middle_seeds(corpus, elves):
         corpus.add("inflate_middle", f"table-l{level}-cut", head + stream[len(stream) // 3:])
     for name, blob in elves[:2]:
         c = zlib.compressobj(6, zlib.DEFLATED, -15)
-        stream = c.compress(blob[:400_000]) + c.flush()
+        stream = c.compress(blob[:100_000]) + c.flush()
         corpus.add("inflate_middle", f"{name}-elf", (64).to_bytes(4, "little") + blob[64:72] + (0).to_bytes(4, "little") + stream[1000:])
 
 

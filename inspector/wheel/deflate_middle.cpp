@@ -216,7 +216,12 @@ std::optional<InflatedPiece> sweep(const MiddleRequest& r, const ReadCompressed&
     st.compressed_read += in.size();
   };
   auto lockstep = std::make_unique<Lockstep>();
-  std::vector<std::byte> a(k_out_chunk), b(k_out_chunk);
+  // Output chunks no larger than the stream could fill at deflate's ceiling (1032:1) nor than 1 MB; left
+  // uninitialized (every byte used is written first).
+  const std::size_t out_chunk = static_cast<std::size_t>(
+      std::clamp<std::uint64_t>(r.compressed_size * 1032, std::uint64_t{64} << 10, k_out_chunk));
+  std::unique_ptr<std::byte[]> a_buf(new std::byte[out_chunk]), b_buf(new std::byte[out_chunk]);
+  const std::span<std::byte> a(a_buf.get(), out_chunk), b(b_buf.get(), out_chunk);
   std::uint64_t search_at = r.sweep_from;  // compressed offset where the next block start is looked for
   std::uint64_t search_bit = 0;
   while (st.starts < k_max_starts && search_at < sweep_to) {
@@ -232,7 +237,6 @@ std::optional<InflatedPiece> sweep(const MiddleRequest& r, const ReadCompressed&
     if (!lockstep->start(in[static_cast<std::size_t>(*bit / 8)], static_cast<unsigned>(*bit % 8))) return std::nullopt;
     std::uint64_t in_at = block_byte + 1;  // the next compressed byte to feed
     History h;
-    h.bytes.reserve(2 * k_history + k_out_chunk);
     std::vector<Candidate> candidates;
     bool failed = false;
     while (!failed) {
