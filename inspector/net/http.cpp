@@ -391,6 +391,31 @@ Response Client::get(const std::string& url, const std::string& accept, const Va
   return r;
 }
 
+namespace {
+
+// A file's size, range support and validators from a 206 or 200 answer to a probe (stat, stat_with_tail).
+RemoteFile remote_file_of(const Transfer& t) {
+  RemoteFile f;
+  f.url = t.final_url;
+  const auto v = validators_of(t.response_headers);
+  f.validators.etag = (!v.etag.empty() && v.etag.rfind("W/", 0) != 0) ? v.etag : "";
+  f.validators.last_modified = v.last_modified;
+  if (t.status == 206) {
+    f.ranges = true;
+    f.size = parse_content_range(t.header("content-range"))->size;
+  } else if (t.status == 200) {
+    f.ranges = false;
+    const auto length = t.header("content-length");
+    if (!length.empty() && length.size() <= 19 &&
+        std::all_of(length.begin(), length.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      f.size = std::stoull(length);
+    }  // else 0: unknown (a chunked answer)
+  }
+  return f;
+}
+
+}  // namespace
+
 RemoteFile Client::stat(const std::string& url) {
   auto& impl = *m_impl;
   Transfer t;
@@ -411,7 +436,6 @@ RemoteFile Client::stat(const std::string& url) {
     tr.body.append(data, n);
     return true;
   };
-  RemoteFile f;
   impl.with_retries("GET", url, [&] {
     impl.perform(t);
     auto j = Impl::judge(t, false);
@@ -433,22 +457,7 @@ RemoteFile Client::stat(const std::string& url) {
     }
     return j;
   });
-  f.url = t.final_url;
-  const auto v = validators_of(t.response_headers);
-  f.validators.etag = (!v.etag.empty() && v.etag.rfind("W/", 0) != 0) ? v.etag : "";
-  f.validators.last_modified = v.last_modified;
-  if (t.status == 206) {
-    f.ranges = true;
-    f.size = parse_content_range(t.header("content-range"))->size;
-  } else if (t.status == 200) {
-    f.ranges = false;
-    const auto length = t.header("content-length");
-    if (!length.empty() && length.size() <= 19 &&
-        std::all_of(length.begin(), length.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-      f.size = std::stoull(length);
-    }  // else 0: unknown (a chunked answer)
-  }
-  return f;
+  return remote_file_of(t);
 }
 
 RemoteFile Client::stat_with_tail(const std::string& url, std::uint64_t suffix, std::string& tail) {
@@ -496,23 +505,8 @@ RemoteFile Client::stat_with_tail(const std::string& url, std::uint64_t suffix, 
     return j;
   });
   if (refused) return stat(url);
-  RemoteFile f;
-  f.url = t.final_url;
-  const auto v = validators_of(t.response_headers);
-  f.validators.etag = (!v.etag.empty() && v.etag.rfind("W/", 0) != 0) ? v.etag : "";
-  f.validators.last_modified = v.last_modified;
-  if (t.status == 206) {
-    f.ranges = true;
-    f.size = parse_content_range(t.header("content-range"))->size;
-    tail = std::move(t.body);
-  } else {
-    f.ranges = false;
-    const auto length = t.header("content-length");
-    if (!length.empty() && length.size() <= 19 &&
-        std::all_of(length.begin(), length.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-      f.size = std::stoull(length);
-    }
-  }
+  auto f = remote_file_of(t);
+  if (t.status == 206) tail = std::move(t.body);
   return f;
 }
 
