@@ -222,20 +222,35 @@ zip_int64_t random_access_callback(void* userdata, void* data, zip_uint64_t len,
   }
 }
 
-// The compressed bytes [offset, offset + out.size()) of a member, through libzip.
-void read_compressed(zip_t* zip, const MemberInfo& m, std::uint64_t offset, std::span<std::byte> out) {
-  auto f = open_index(zip, m.index, ZIP_FL_COMPRESSED, m.name);
-  if (zip_fseek(f.get(), static_cast<zip_int64_t>(offset), SEEK_SET) != 0) {
-    rethrow_source_error();
-    throw bad_input("cannot seek in member " + m.name + ": " + zip_file_strerror(f.get()));
+// A member's compressed bytes through libzip, read at any offset; one open file kept for a run of reads
+// in order (a sweep through a member's middle), reopened and sought for a read elsewhere.
+class RawMember {
+ public:
+  RawMember(zip_t* zip, const MemberInfo& m) : m_zip(zip), m_info(m) {}
+  void read(std::uint64_t offset, std::span<std::byte> out) {
+    if (!m_file || offset != m_pos) {
+      m_file = open_index(m_zip, m_info.index, ZIP_FL_COMPRESSED, m_info.name);
+      if (zip_fseek(m_file.get(), static_cast<zip_int64_t>(offset), SEEK_SET) != 0) {
+        rethrow_source_error();
+        throw bad_input("cannot seek in member " + m_info.name + ": " + zip_file_strerror(m_file.get()));
+      }
+      m_pos = offset;
+    }
+    std::size_t done = 0;
+    while (done < out.size()) {
+      const auto n = read_some(m_file.get(), out.data() + done, out.size() - done, m_info.name);
+      if (n == 0) throw bad_input("member " + m_info.name + " ends before its declared compressed size");
+      done += n;
+    }
+    m_pos += out.size();
   }
-  std::size_t done = 0;
-  while (done < out.size()) {
-    const auto n = read_some(f.get(), out.data() + done, out.size() - done, m.name);
-    if (n == 0) throw bad_input("member " + m.name + " ends before its declared compressed size");
-    done += n;
-  }
-}
+
+ private:
+  zip_t* m_zip;
+  const MemberInfo& m_info;
+  ZipFile m_file;
+  std::uint64_t m_pos = 0;
+};
 
 void check_range(const MemberInfo& m, std::uint64_t offset, std::size_t length) {
   if (offset > m.size || length > m.size - offset) {
@@ -250,7 +265,7 @@ class StoredMemberReader final : public MemberReader {
   StoredMemberReader(zip_t* zip, MemberInfo info) : m_zip(zip), m_info(std::move(info)) {}
   void read(std::uint64_t offset, std::span<std::byte> out) override {
     check_range(m_info, offset, out.size());
-    read_compressed(m_zip, m_info, offset, out);
+    m_raw.read(offset, out);
   }
   std::uint64_t inflated_from_start() const override { return 0; }
   std::uint64_t tail_bytes() const override { return 0; }
@@ -258,6 +273,7 @@ class StoredMemberReader final : public MemberReader {
  private:
   zip_t* m_zip;
   MemberInfo m_info;
+  RawMember m_raw{m_zip, m_info};
 };
 
 // A compressed member: a forward stream from its start (its first bytes kept), and for deflate, its
@@ -319,8 +335,7 @@ class StreamMemberReader final : public MemberReader {
       const std::uint64_t len = std::min(std::max<std::uint64_t>(want, tail.size() * 2), cap);
       if (len <= tail.size() || (attempt == 0 && want > cap)) return false;
       std::vector<std::byte> grown(static_cast<std::size_t>(len));
-      read_compressed(m_zip, m_info, m_info.compressed_size - len,
-                      std::span(grown).first(static_cast<std::size_t>(len - tail.size())));
+      m_raw.read(m_info.compressed_size - len, std::span(grown).first(static_cast<std::size_t>(len - tail.size())));
       std::copy(tail.begin(), tail.end(), grown.begin() + static_cast<std::ptrdiff_t>(len - tail.size()));
       tail = std::move(grown);
       m_tail_len = len;
@@ -381,30 +396,11 @@ class StreamMemberReader final : public MemberReader {
     r.hint = &hint->first;
     MiddleStats stats;
     auto piece = inflate_middle(
-        r, [&](std::uint64_t off, std::span<std::byte> out) { read_raw(off, out); }, &stats);
+        r, [&](std::uint64_t off, std::span<std::byte> out) { m_raw.read(off, out); }, &stats);
     m_middle_len += stats.compressed_read;
     if (!piece || !piece->covers(offset, length)) return false;
     m_middle.push_back(std::move(*piece));
     return true;
-  }
-
-  // Compressed bytes in order through one open file (a sweep reads forward).
-  void read_raw(std::uint64_t offset, std::span<std::byte> out) {
-    if (!m_raw || offset != m_raw_pos) {
-      m_raw = open_index(m_zip, m_info.index, ZIP_FL_COMPRESSED, m_info.name);
-      if (zip_fseek(m_raw.get(), static_cast<zip_int64_t>(offset), SEEK_SET) != 0) {
-        rethrow_source_error();
-        throw bad_input("cannot seek in member " + m_info.name + ": " + zip_file_strerror(m_raw.get()));
-      }
-      m_raw_pos = offset;
-    }
-    std::size_t done = 0;
-    while (done < out.size()) {
-      const auto n = read_some(m_raw.get(), out.data() + done, out.size() - done, m_info.name);
-      if (n == 0) throw bad_input("member " + m_info.name + " ends before its declared compressed size");
-      done += n;
-    }
-    m_raw_pos += out.size();
   }
 
   void forward(std::uint64_t offset, std::span<std::byte> out) {
@@ -445,8 +441,7 @@ class StreamMemberReader final : public MemberReader {
   std::vector<std::pair<ContentHint, bool>> m_hints;  // bool: tried
   std::vector<InflatedPiece> m_middle;
   std::uint64_t m_middle_len = 0;
-  ZipFile m_raw;
-  std::uint64_t m_raw_pos = 0;
+  RawMember m_raw{m_zip, m_info};
 };
 
 // Members at most this large are never refused for their ratio: their size alone bounds the work.
