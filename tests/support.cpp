@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
 namespace wheelcheck::test {
@@ -57,6 +58,27 @@ CommandResult run(const std::string& command) {
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   r.out = read_file(out);
   r.err = read_file(err);
+  return r;
+}
+
+std::string chromium() {
+  for (const char* p : {"/usr/bin/chromium", "/usr/bin/chromium-browser"})
+    if (fs::is_regular_file(p)) return p;
+  return {};
+}
+
+CommandResult run_chromium(const TempDir& dir, const std::string& args, const std::string& file) {
+  CommandResult r;
+  for (int attempt = 1; attempt <= 2; ++attempt) {
+    const std::string profile = dir.file("chromium-profile-" + std::to_string(attempt));
+    r = run("HOME=" + shell_quote(dir.path()) +
+            " DBUS_SESSION_BUS_ADDRESS=disabled: DBUS_SYSTEM_BUS_ADDRESS=disabled: " + "timeout -k 5 90 " + chromium() +
+            " --headless --no-sandbox --disable-gpu --no-first-run --disable-extensions --hide-scrollbars" +
+            " --disable-dev-shm-usage --disable-background-networking --disable-sync --no-default-browser-check" +
+            " --user-data-dir=" + shell_quote(profile) + " " + args + " " + shell_quote("file://" + file));
+    if (r.exit_code != 124 && r.exit_code != 137) break;
+    std::cout << "[  INFO    ] chromium did not finish in 90 s (attempt " << attempt << ")\n";
+  }
   return r;
 }
 

@@ -59,6 +59,14 @@ std::vector<std::string> find_files(const std::string& dir, const std::string& s
 // auditwheel-wheels, glibc/musllinux_1_2/android, is the file's prefix).
 std::string auditwheel_show_file(const std::string& wheel);
 
+// Headless Chromium (Debian: chromium): its path, or "" where it is absent.
+std::string chromium();
+// Runs Chromium headless on file://`file` with `args` (--dump-dom, --screenshot=...), with HOME and the
+// profile in `dir`, D-Bus turned off (no bus in a container: its connect timeouts stall start-up) and a
+// 90 s limit. A start that hangs on a loaded machine (exit 124) is tried once more with a fresh profile;
+// a page that fails twice is the test's failure.
+CommandResult run_chromium(const TempDir& dir, const std::string& args, const std::string& file);
+
 std::string read_file(const std::string& path);
 void write_binary(const std::string& path, const std::string& bytes);
 

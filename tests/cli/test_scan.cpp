@@ -380,12 +380,11 @@ TEST_F(ScanCli, FullScanThroughFaultsReportsVerdictsAndPins) {
   // report.html, rendered by headless Chromium: one <details> in each cell of the matrix.
   const auto html = run1.report + "/report.html";
   ASSERT_TRUE(fs::is_regular_file(html));
-  if (!fs::exists("/usr/bin/chromium")) {
-    std::cout << "[  INFO    ] /usr/bin/chromium is absent: report.html not rendered\n";
+  if (chromium().empty()) {
+    std::cout << "[  INFO    ] chromium is absent: report.html not rendered\n";
     return;
   }
-  const auto dom = run("timeout 60 /usr/bin/chromium --headless --no-sandbox --disable-gpu --user-data-dir=" +
-                       shell_quote(m_work.file("chromium-profile")) + " --dump-dom " + shell_quote("file://" + html));
+  const auto dom = run_chromium(m_work, "--dump-dom", html);
   ASSERT_EQ(dom.exit_code, 0) << dom.err.substr(0, 2000);
   const auto begin = dom.out.find("<table class=\"matrix\"");
   ASSERT_NE(begin, std::string::npos) << dom.out.substr(0, 2000);

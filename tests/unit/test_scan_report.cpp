@@ -455,28 +455,12 @@ TEST(ScanReport, SchemaValidatesTheExampleAndRejectsBrokenReports) {
   }
 }
 
-namespace {
-
-std::string chromium() {
-  for (const char* p : {"/usr/bin/chromium", "/usr/bin/chromium-browser"})
-    if (std::ifstream(p).good()) return p;
-  return {};
-}
-
-std::string chromium_command(const TempDir& dir, const std::string& args, const std::string& file) {
-  return "HOME=" + shell_quote(dir.path()) + " timeout 60 " + chromium() +
-         " --headless --no-sandbox --disable-gpu --no-first-run --disable-extensions --hide-scrollbars" +
-         " --user-data-dir=" + shell_quote(dir.file("profile")) + " " + args + " " + shell_quote("file://" + file);
-}
-
-}  // namespace
-
 TEST(ScanReport, ChromiumParsesTheDomAsWritten) {
   if (chromium().empty()) GTEST_SKIP() << "chromium not installed: apt-get install chromium";
   TempDir dir;
   const Json report = hostile_report();
   const std::string page = dir.write("report.html", scan::report_html(report));
-  const auto r = run(chromium_command(dir, "--dump-dom", page));
+  const auto r = run_chromium(dir, "--dump-dom", page);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const std::string& dom = r.out;
   ASSERT_NE(dom.find("</html>"), std::string::npos) << r.err;
@@ -500,7 +484,7 @@ TEST(ScanReport, ChromiumPaintsAScreenshot) {
   TempDir dir;
   const std::string page = dir.write("report.html", scan::report_html(example_report()));
   const std::string png = dir.file("report.png");
-  const auto r = run(chromium_command(dir, "--screenshot=" + shell_quote(png) + " --window-size=1280,900", page));
+  const auto r = run_chromium(dir, "--screenshot=" + shell_quote(png) + " --window-size=1280,900", page);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const std::string bytes = read_file(png);
   ASSERT_GE(bytes.size(), 8U);
