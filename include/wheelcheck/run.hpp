@@ -58,7 +58,8 @@ std::string not_targeted(const WheelProfile& wheel, const image::Image& image);
 struct Context {
   std::vector<const WheelProfile*> with;  // wheels installed beside it (--with)
   const RuleChoice* rules = nullptr;
-  const image::Db* db = nullptr;  // its packaging policies
+  const image::Db* db = nullptr;                               // its packaging policies
+  const std::vector<verdict::Acceptance>* accepted = nullptr;  // conditions accepted in a settings file
 };
 
 // One wheel against one image.

@@ -16,6 +16,7 @@
 #include "wheelcheck/profile.hpp"
 #include "wheelcheck/remote.hpp"
 #include "wheelcheck/run.hpp"
+#include "wheelcheck/verdict.hpp"
 
 namespace wheelcheck::scan {
 
@@ -39,6 +40,7 @@ struct Options {
   // pins say what works with the rest of the locked set. Empty: the image alone.
   std::function<std::vector<const WheelProfile*>(const image::Image&)> environment;
   std::vector<std::string> environment_args;  // as given, for the report ("environment")
+  std::vector<verdict::Acceptance> accepted;  // conditions accepted in a settings file
 };
 
 // Parses "i/N" (1 <= i <= N). Throws Error(Usage).

@@ -235,6 +235,21 @@ struct Report {
   std::optional<DriverNeed> driver;      // absent when nothing in the wheel needs an NVIDIA driver
 };
 
+// A condition accepted in a settings file ([[accept]] of wheelcheck.toml): a condition finding it matches
+// does not make the verdict unknown; it stays in the report as information saying who accepted it, why and
+// until when. The settings reader drops an expired acceptance (with a warning) before it gets here.
+struct Acceptance {
+  std::string rule;     // a finding kind or a classification ("driver", "unknown-exports"); "" any
+  std::string wheel;    // a glob (fnmatch) on the wheel's file name; "" any
+  std::string image;    // the image's name; "" any
+  std::string match;    // a part of the finding's explanation; "" any
+  std::string reason;   // why it is accepted (required)
+  std::string expires;  // YYYY-MM-DD (required)
+  std::string source;   // where it is written ("wheelcheck.toml:12")
+};
+// Whether `acceptance` covers the condition `f` of `wheel` (a file name) on `image`.
+bool accepts(const Acceptance& acceptance, const Finding& f, const std::string& wheel, const std::string& image);
+
 struct CheckOptions {
   std::vector<const WheelProfile*> with;                                 // wheels installed side by side (--with)
   const std::map<std::string, exports::Table>* memory_tables = nullptr;  // an image probed on the fly
@@ -242,6 +257,7 @@ struct CheckOptions {
   // The packaging policies (image::Db::policies()): a packaging target's check, and the tag-claim finding
   // of every check. None: a packaging target cannot be judged (unknown) and tag claims are not checked.
   const policy::Policies* policies = nullptr;
+  const std::vector<Acceptance>* accepted = nullptr;  // conditions accepted in a settings file
 };
 // An image with `policy` set (a packaging target) is judged as that policy does (policy_check.cpp).
 Report check(const WheelProfile& wheel, const image::Image& image, const CheckOptions& options = {});

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "wheelcheck/ci.hpp"
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/gates.hpp"
 #include "wheelcheck/image.hpp"
@@ -348,7 +349,7 @@ std::string side_by_side_text(const std::vector<run::Cell>& cells, const std::st
 
 // The gates of the reports, in the chosen format (a wheel that fails its own integrity is named in their
 // comments, annotations or JSON by gates::merge).
-void print_gates(const CheckArgs& a, const std::string& format, const gates::Result& g) {
+void print_gates(const CheckArgs& a, const std::string& format, const gates::Result& g, int exit_code) {
   if (format == "json") {
     print_json(gates::to_json(g));
   } else if (format == "sh") {
@@ -364,7 +365,79 @@ void print_gates(const CheckArgs& a, const std::string& format, const gates::Res
       print_out(annotations);  // the runner reads workflow commands on stdout
     }
     if (!a.summary.empty()) append_file(a.summary, gates::markdown_summary(g));
+    const std::string outputs = !a.github_output.empty() ? a.github_output : getenv_or("GITHUB_OUTPUT", "");
+    if (!outputs.empty()) {
+      nlohmann::ordered_json gates = nlohmann::ordered_json::object();
+      std::vector<std::pair<std::string, std::string>> lines = {
+          {"verdict", g.error.empty() ? verdict::verdict_name(g.verdict) : "error"},
+          {"exit-code", std::to_string(exit_code)}};
+      for (const auto& gate : g.gates) gates[gate.variable] = gate.value;
+      lines.emplace_back("gates", gates.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
+      for (const auto& gate : g.gates) lines.emplace_back(gate.variable, gate.value);
+      append_file(outputs, github_output_lines(lines));
+    }
   }
+}
+
+std::vector<std::pair<std::string, std::string>> parse_outputs(const std::vector<std::string>& values) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& v : values) {
+    const auto eq = v.find('=');
+    const std::string format = eq == std::string::npos ? v : v.substr(0, eq);
+    if (eq == std::string::npos || eq + 1 == v.size())
+      throw usage_error("--output " + v + ": FORMAT=FILE (" + join(k_output_formats, ", ") + ")");
+    if (std::find(k_output_formats.begin(), k_output_formats.end(), format) == k_output_formats.end()) {
+      const auto near = closest(format, k_output_formats);
+      throw usage_error("--output " + v + ": unknown format '" + format + "'" +
+                        (near ? " (did you mean " + *near + "?)" : "") + "; formats: " + join(k_output_formats, ", "));
+    }
+    out.emplace_back(format, v.substr(eq + 1));
+  }
+  return out;
+}
+
+void append_to_file(const std::string& path, const std::string& text) {
+  append_file(path, text);
+}
+
+std::string github_output_lines(const std::vector<std::pair<std::string, std::string>>& outputs) {
+  std::string out;
+  for (const auto& [k, v] : outputs) {
+    if (v.find('\n') == std::string::npos && v.find('\r') == std::string::npos) {
+      out += k + "=" + v + "\n";
+      continue;
+    }
+    std::string delimiter = "WHEELCHECK_EOF";
+    while (v.find(delimiter) != std::string::npos) delimiter += "_";
+    out += k + "<<" + delimiter + "\n" + v + "\n" + delimiter + "\n";
+  }
+  return out;
+}
+
+int exit_with(const CheckArgs& a, int rc) {
+  using verdict::Verdict;
+  const bool verdict_code = rc == verdict::exit_code(Verdict::Incompatible) ||
+                            rc == verdict::exit_code(Verdict::Degraded) || rc == verdict::exit_code(Verdict::Unknown);
+  return a.exit_zero && verdict_code ? 0 : rc;
+}
+
+void write_outputs(const CheckArgs& a, const std::string& format, int rc, const std::vector<ci::Case>& cases,
+                   const std::function<nlohmann::ordered_json()>& json_doc,
+                   const std::function<std::string()>& markdown) {
+  for (const auto& [what, path] : parse_outputs(a.outputs)) {
+    std::string text;
+    if (what == "json") text = dump_json(json_doc());
+    if (what == "sarif") text = dump_json(ci::sarif(cases, rc));
+    if (what == "junit") text = ci::junit(cases);
+    if (what == "markdown") text = markdown();
+    write_file_atomic(path, text);
+  }
+  if (format == "sarif") print_out(dump_json(ci::sarif(cases, rc)));
+  if (format == "junit") print_out(ci::junit(cases));
+}
+
+std::string dump_json(const nlohmann::ordered_json& j) {
+  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 namespace {
@@ -376,10 +449,14 @@ std::string output_format(const CheckArgs& a) {
     if (!a.format.empty() && a.format != "json") throw usage_error("--json and --format " + a.format + " conflict");
     format = "json";
   }
-  if (a.gates && format == "text") throw usage_error("gates --format text: gates are sh, json or github");
-  if ((!a.summary.empty() || !a.env_file.empty()) && format != "github") {
-    throw usage_error(std::string(!a.summary.empty() ? "--summary" : "--env-file") + " needs --format github");
+  if (a.gates && format == "text") throw usage_error("gates --format text: gates are sh, json, github, sarif or junit");
+  if ((!a.summary.empty() || !a.env_file.empty() || !a.github_output.empty()) && format != "github") {
+    throw usage_error(std::string(!a.summary.empty()    ? "--summary"
+                                  : !a.env_file.empty() ? "--env-file"
+                                                        : "--github-output") +
+                      " needs --format github");
   }
+  parse_outputs(a.outputs);
   if (a.no_cache && !a.cache_dir.empty()) throw usage_error("--no-cache and --cache-dir conflict");
   return format;
 }
@@ -408,8 +485,21 @@ void add_check_options(CLI::App& c, CheckArgs& a, bool image_required) {
              a.gates ? "The same as --format json (schema: docs/gates.schema.json)"
                      : "JSON for machines (schema: docs/verdict.schema.json); an array for several checks");
   c.add_option("--format", a.format,
-               "text (people), json (--json), sh (export lines for eval), github ($GITHUB_ENV lines and annotations)")
-      ->check(CLI::IsMember({"text", "json", "sh", "github"}));
+               "text (people), json (--json), sh (export lines for eval), github ($GITHUB_ENV lines, annotations, "
+               "step outputs), sarif (SARIF 2.1.0 for code scanning), junit (JUnit XML for test reports)")
+      ->check(CLI::IsMember({"text", "json", "sh", "github", "sarif", "junit"}));
+  c.add_option("--output,-o", a.outputs,
+               "FORMAT=FILE: also write json, sarif, junit or markdown to FILE, whatever --format prints "
+               "(repeatable; e.g. -o sarif=wheelcheck.sarif -o junit=junit.xml)");
+  if (!a.gates) {
+    c.add_flag("--exit-zero", a.exit_zero,
+               "Exit 0 whatever the verdicts, for a job that only wants the report (2 and 70 still mean the run "
+               "itself failed)");
+  }
+  c.add_option("--github-output", a.github_output,
+               "github format: append the step outputs (verdict, exit-code, gates as JSON, each gate) to this file "
+               "(default: $GITHUB_OUTPUT)");
+  add_settings_options(c, a.config, a.no_config);
   c.add_option("--rules", a.rules,
                "Routes and gates: a rule set of db/rules (flagos), a rules file, or none (default: the rule set whose "
                "applies_to names the wheel)");
@@ -484,7 +574,7 @@ int check_and_print(const CheckArgs& a, const std::string& format, bool gates_ou
   // The export tables an image's distribution lacks, from the wheel it names as published.
   for (auto& t : images) fill_published(t, all_ptrs, a.verify, cache_ptr, progress, a.limits);
   const run::RuleChoice rules(a.rules, db.dir() + "/rules");
-  const run::Context context{with_ptrs, &rules, &db};
+  const run::Context context{with_ptrs, &rules, &db, &a.accepted};
 
   std::vector<run::Cell> cells;               // wheel-major; none for a wheel that could not be read
   std::vector<std::string> names, integrity;  // integrity: each problem of each wheel, once
@@ -513,14 +603,27 @@ int check_and_print(const CheckArgs& a, const std::string& format, bool gates_ou
   }
   const bool bad_input =
       !integrity.empty() || std::any_of(failures.begin(), failures.end(), [](const auto& f) { return f.has_value(); });
-  const int rc = bad_input ? k_exit_bad_input : verdict::exit_code(overall);
-  if (gates_output) {
-    std::vector<verdict::Report> reports;
-    for (const auto& c : cells) reports.push_back(c.report);
-    print_gates(a, format, gates::merge(reports));
-    return bad_input ? k_exit_bad_input : k_exit_ok;
+  // The same exit code in every format: check's is the verdict's (or 2), gates' 0 once it could evaluate.
+  const int verdict_rc = bad_input ? k_exit_bad_input : verdict::exit_code(overall);
+  const int rc = a.gates ? (bad_input ? k_exit_bad_input : k_exit_ok) : exit_with(a, verdict_rc);
+  std::vector<ci::Case> cases;
+  {
+    std::size_t next = 0;
+    for (std::size_t i = 0; i < profiles.size(); ++i) {
+      const ci::Location where{a.wheels[i], 0};
+      for (const auto& t : images) {
+        if (failures[i]) {
+          const std::string name = a.wheels[i].substr(a.wheels[i].find_last_of('/') + 1);
+          cases.push_back(ci::failed_case(t.image.name, name, where, "error", failures[i]->what()));
+        } else {
+          cases.push_back(ci::case_of(cells[next++], where));
+        }
+      }
+    }
   }
-  if (json) {
+  std::vector<verdict::Report> reports;
+  for (const auto& c : cells) reports.push_back(c.report);
+  auto json_doc = [&] {
     nlohmann::ordered_json arr = nlohmann::ordered_json::array();
     std::size_t next = 0;
     for (std::size_t i = 0; i < profiles.size(); ++i) {
@@ -530,7 +633,16 @@ int check_and_print(const CheckArgs& a, const std::string& format, bool gates_ou
       }
       for (std::size_t k = 0; k < images.size(); ++k) arr.push_back(cell_json(cells[next++]));
     }
-    print_json(arr.size() == 1 ? arr.front() : arr);
+    return arr.size() == 1 ? arr.front() : arr;
+  };
+  write_outputs(a, format, rc, cases, json_doc, [&] { return gates::markdown_summary(gates::merge(reports)); });
+  if (format == "sarif" || format == "junit") return rc;
+  if (gates_output) {
+    print_gates(a, format, gates::merge(reports), rc);
+    return rc;
+  }
+  if (json) {
+    print_json(json_doc());
   } else if (cells.size() == 1) {
     print_out(wrap_to_terminal(cell_text(cells.front(), use_color(stdout))));
   } else if (names.size() == 1 && images.size() <= k_side_by_side_max) {
@@ -563,7 +675,7 @@ void print_fail_closed(const CheckArgs& a, const std::string& message) {
   if (a.images.size() == 1) g.image = a.images.front();
   CheckArgs b = a;
   try {
-    print_gates(b, format, g);
+    print_gates(b, format, g, k_exit_bad_input);
   } catch (const Error& e) {
     // $GITHUB_ENV cannot be written: the gates go to stdout, where the log shows them.
     std::fprintf(stderr, "wheelcheck: error: %s\n", e.what());
@@ -573,21 +685,70 @@ void print_fail_closed(const CheckArgs& a, const std::string& message) {
 
 }  // namespace
 
-int run_check(const CheckArgs& a) {
+void apply_settings(const Settings& s, CheckArgs& a) {
+  if (a.images.empty() && s.images) a.images = s.images->values;
+  if (a.assume.empty() && s.assume) a.assume = s.assume->values;
+  if (a.rules.empty() && s.rules) a.rules = s.rules->values.front();
+  if (a.verify.empty()) a.verify = s.verify ? s.verify->values.front() : "auto";
+  if (a.format.empty() && !a.json && !a.gates && s.format) a.format = s.format->values.front();
+  if (a.outputs.empty() && s.outputs) a.outputs = s.outputs->values;
+  if (!a.exit_zero && !a.gates && s.exit_zero) a.exit_zero = s.exit_zero->values.front() == "true";
+  a.accepted = s.accept;
+  warn_expired(s);
+}
+
+namespace {
+
+// A run that could not be made at all, in the SARIF or JUnit the job expects (an upload step still finds a
+// document that says why), on stdout and in each --output of those formats.
+void print_failed_run(const CheckArgs& a, const std::string& format, const Error& e) {
+  std::vector<ci::Case> none;
+  const int rc = exit_code_of(e);
+  const std::string image = a.images.size() == 1 ? a.images.front() : "";
+  none.push_back(ci::failed_case(image.empty() ? "(run)" : image, "", {a.wheels.empty() ? "" : a.wheels.front(), 0},
+                                 "error", e.what()));
+  try {
+    for (const auto& [what, path] : parse_outputs(a.outputs)) {
+      if (what == "sarif") write_file_atomic(path, dump_json(ci::sarif(none, rc)));
+      if (what == "junit") write_file_atomic(path, ci::junit(none));
+    }
+  } catch (const Error&) {  // the first error is the one to report
+  }
+  if (format == "sarif") print_out(dump_json(ci::sarif(none, rc)));
+  if (format == "junit") print_out(ci::junit(none));
+}
+
+}  // namespace
+
+int run_check(const CheckArgs& given) {
+  CheckArgs a = given;
   const bool gates_like = a.gates || a.format == "sh" || a.format == "github";
   if (!gates_like) {
-    const std::string format = output_format(a);
-    return check_and_print(a, format, false);
+    try {
+      apply_settings(load_settings(a.config, a.no_config), a);
+      const std::string format = output_format(a);
+      return check_and_print(a, format, a.format == "sh" || a.format == "github");
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::Internal && (a.format == "sarif" || a.format == "junit" || !a.outputs.empty()))
+        print_failed_run(a, a.format, e);
+      throw;
+    }
   }
   // Gates fail closed: whatever stops the check (a wheel that cannot be read, an unknown image, a bad
-  // option), every gate is printed at its off value, the verdict is "error" and the eval fails.
+  // option, a settings file with errors), every gate is printed at its off value, the verdict is "error"
+  // and the eval fails.
   try {
+    apply_settings(load_settings(a.config, a.no_config), a);
     const std::string format = output_format(a);
     return check_and_print(a, format, true);
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::Internal) throw;
     std::fprintf(stderr, "wheelcheck: error: %s\n", e.what());
-    print_fail_closed(a, e.what());
+    if (a.format == "sarif" || a.format == "junit") {
+      print_failed_run(a, a.format, e);  // a document for the upload step; no eval reads it
+    } else {
+      print_fail_closed(a, e.what());
+    }
     return exit_code_of(e);
   }
 }

@@ -622,7 +622,7 @@ int check_environment(const CheckArgs& a, const std::string& format, bool gates_
       for (const WheelProfile* w : set) {
         if (w != me) others.push_back(w);
       }
-      const run::Context context{others, &rules, &db};
+      const run::Context context{others, &rules, &db, &a.accepted};
       env.cells.push_back(run::check(*me, t, context));
       env.cell_entry.push_back(i);
       const run::Cell& c = env.cells.back();
@@ -639,31 +639,55 @@ int check_environment(const CheckArgs& a, const std::string& format, bool gates_
       }
     }
   }
-  if (gates_output) {
-    gates::Result g = gates::merge(all_reports);
-    // A package without a wheel for the image makes the environment's verdict, whatever its wheels say.
-    for (const auto& env : envs) g.verdict = verdict::worst(g.verdict, env.verdict);
-    const bool bad = std::any_of(envs.begin(), envs.end(), [](const Environment& e) { return e.bad_input; });
-    print_gates(a, format, g);
-    return bad ? k_exit_bad_input : k_exit_ok;
-  }
-  if (format == "json") {
-    nlohmann::ordered_json arr = nlohmann::ordered_json::array();
-    for (const auto& env : envs) arr.push_back(environment_json(env, wheels, lock_paths));
-    print_json(arr.size() == 1 ? arr.front() : arr);
-  } else {
-    for (std::size_t k = 0; k < envs.size(); ++k) {
-      if (k != 0) print_out("\n");
-      print_out(wrap_to_terminal(environment_text(envs[k], wheels, lock_paths, images[k].image, use_color(stdout))));
-    }
-  }
   verdict::Verdict overall = verdict::Verdict::Compatible;
   bool bad = false;
   for (const auto& env : envs) {
     overall = verdict::worst(overall, env.verdict);
     bad = bad || env.bad_input;
   }
-  return bad ? k_exit_bad_input : verdict::exit_code(overall);
+  const int rc = a.gates ? (bad ? k_exit_bad_input : k_exit_ok)
+                         : exit_with(a, bad ? k_exit_bad_input : verdict::exit_code(overall));
+  // Each checked wheel, and each package that has no wheel for the image or could not be read, located on
+  // the line of the lock that names it.
+  std::vector<ci::Case> cases;
+  for (const auto& env : envs) {
+    std::size_t next = 0;
+    for (std::size_t i = 0; i < env.entries.size(); ++i) {
+      const Entry& e = env.entries[i];
+      const ci::Location where = ci::location_of(e.source.empty() ? e.file.where() : e.source);
+      if (next < env.cell_entry.size() && env.cell_entry[next] == i) {
+        cases.push_back(ci::case_of(env.cells[next++], where));
+      } else if (e.state == Entry::State::NoWheel || e.state == Entry::State::Error) {
+        const std::string what = e.name + (e.version.empty() ? "" : " " + e.version) + ": " + e.reason;
+        cases.push_back(ci::failed_case(env.image, e.file.filename.empty() ? e.name : e.file.filename, where,
+                                        e.state == Entry::State::Error ? "error" : "incompatible", what));
+      }
+    }
+  }
+  auto gates_of = [&] {
+    gates::Result g = gates::merge(all_reports);
+    // A package without a wheel for the image makes the environment's verdict, whatever its wheels say.
+    for (const auto& env : envs) g.verdict = verdict::worst(g.verdict, env.verdict);
+    return g;
+  };
+  auto json_doc = [&] {
+    nlohmann::ordered_json arr = nlohmann::ordered_json::array();
+    for (const auto& env : envs) arr.push_back(environment_json(env, wheels, lock_paths));
+    return arr.size() == 1 ? arr.front() : arr;
+  };
+  write_outputs(a, format, rc, cases, json_doc, [&] { return gates::markdown_summary(gates_of()); });
+  if (format == "sarif" || format == "junit") return rc;
+  if (gates_output) {
+    print_gates(a, format, gates_of(), rc);
+  } else if (format == "json") {
+    print_json(json_doc());
+  } else {
+    for (std::size_t k = 0; k < envs.size(); ++k) {
+      if (k != 0) print_out("\n");
+      print_out(wrap_to_terminal(environment_text(envs[k], wheels, lock_paths, images[k].image, use_color(stdout))));
+    }
+  }
+  return rc;
 }
 
 }  // namespace wheelcheck::cli

@@ -30,7 +30,7 @@ struct ScanArgs {
   std::string shard = "1/1";
   std::string since;
   std::string pins;
-  std::string verify = "auto";
+  std::string verify;  // "" = the settings', else auto
   std::string rules;
   std::string db;
   std::string cache_dir;
@@ -39,6 +39,13 @@ struct ScanArgs {
   std::vector<std::string> merge;
   bool json = false;
   bool quiet = false;
+  std::string format;                // text, json, sarif, junit ("" = text, or json with --json)
+  std::vector<std::string> outputs;  // FORMAT=PATH
+  bool exit_zero = false;
+  std::string summary;        // report.md appended here ($GITHUB_STEP_SUMMARY)
+  std::string github_output;  // verdict and exit-code step outputs (default: $GITHUB_OUTPUT)
+  std::string config;
+  bool no_config = false;
   LimitArgs limits;
 };
 
@@ -99,7 +106,38 @@ std::string summary_text(const nlohmann::ordered_json& r) {
   return out;
 }
 
-int run_scan(const ScanArgs& a) {
+// The worst verdict of the new wheels on the images their tags target: "compatible" when none fails.
+std::string worst_new_verdict(const nlohmann::ordered_json& report) {
+  verdict::Verdict worst = verdict::Verdict::Compatible;
+  for (const auto& w : report["wheels"]) {
+    if (!w.value("new", false)) continue;
+    for (const auto& r : w.value("results", nlohmann::ordered_json::array())) {
+      if (!r.value("targeted", true)) continue;
+      const std::string v = r.value("verdict", "");
+      for (auto candidate : {verdict::Verdict::Incompatible, verdict::Verdict::Unknown, verdict::Verdict::Degraded}) {
+        if (verdict::verdict_name(candidate) == v) worst = verdict::worst(worst, candidate);
+      }
+    }
+  }
+  return verdict::verdict_name(worst);
+}
+
+int run_scan(const ScanArgs& given) {
+  ScanArgs a = given;
+  // The settings file: what the command line does not give (images, assume, rules, verify, outputs,
+  // exit-zero, accepted conditions).
+  const Settings settings = load_settings(a.config, a.no_config);
+  if (a.images.empty() && settings.images) a.images = settings.images->values;
+  if (a.assume.empty() && settings.assume) a.assume = settings.assume->values;
+  if (a.rules.empty() && settings.rules) a.rules = settings.rules->values.front();
+  if (a.verify.empty()) a.verify = settings.verify ? settings.verify->values.front() : "auto";
+  if (a.outputs.empty() && settings.outputs) a.outputs = settings.outputs->values;
+  if (!a.exit_zero && settings.exit_zero) a.exit_zero = settings.exit_zero->values.front() == "true";
+  warn_expired(settings);
+  if (a.json && !a.format.empty() && a.format != "json")
+    throw usage_error("--json and --format " + a.format + " conflict");
+  const std::string format = a.json ? "json" : a.format.empty() ? "text" : a.format;
+  const auto outputs = parse_outputs(a.outputs);
   nlohmann::ordered_json report;
   std::function<void()> commit;
   if (!a.merge.empty()) {
@@ -165,6 +203,7 @@ int run_scan(const ScanArgs& a) {
     std::unique_ptr<net::Client> env_client;
     o.environment = installed_beside(a.with, a.verify, cache ? &*cache : nullptr, env_client, progress, a.limits);
     o.environment_args = a.with;
+    o.accepted = settings.accept;
     auto result = scan::run(o, db, client, cache ? &*cache : nullptr);
     report = std::move(result.report);
     commit = std::move(result.commit);
@@ -178,17 +217,42 @@ int run_scan(const ScanArgs& a) {
   // The outputs first, each whole; the state last, once they are safe (a scan commits last).
   if (!a.report.empty()) write_reports(report, a.report);
   if (!a.pins.empty()) write_file_atomic(a.pins, scan::pins_env(report), true);
-  if (a.json)
+  const int verdict_rc = report["exit_code"].get<int>();
+  CheckArgs exit_args;
+  exit_args.exit_zero = a.exit_zero;
+  const int rc = exit_with(exit_args, verdict_rc);
+  const std::vector<ci::Case> cases = ci::cases_of_scan(report);
+  for (const auto& [what, path] : outputs) {
+    std::string text;
+    if (what == "json") text = dump(report);
+    if (what == "sarif") text = dump(ci::sarif(cases, rc));
+    if (what == "junit") text = ci::junit(cases);
+    if (what == "markdown") text = scan::report_markdown(report);
+    write_file_atomic(path, text, true);
+  }
+  if (!a.summary.empty()) append_to_file(a.summary, scan::report_markdown(report));
+  const std::string step_outputs = !a.github_output.empty() ? a.github_output : getenv_or("GITHUB_OUTPUT", "");
+  if (!step_outputs.empty()) {
+    append_to_file(step_outputs, github_output_lines(
+                                     {{"verdict", verdict_rc == k_exit_bad_input ? "error" : worst_new_verdict(report)},
+                                      {"exit-code", std::to_string(rc)}}));
+  }
+  if (format == "json") {
     print_out(dump(report));
-  else
+  } else if (format == "sarif") {
+    print_out(dump(ci::sarif(cases, rc)));
+  } else if (format == "junit") {
+    print_out(ci::junit(cases));
+  } else {
     print_out(summary_text(report));
+  }
   flush_stdout();
   if (report.contains("errors")) {
     for (const auto& e : report["errors"])
       std::fprintf(stderr, "wheelcheck: error: %s\n", e.get<std::string>().c_str());
   }
   if (commit) commit();
-  return report["exit_code"].get<int>();
+  return rc;
 }
 
 }  // namespace
@@ -220,7 +284,18 @@ Command add_scan(CLI::App& app) {
   c->add_option("--merge", a->merge,
                 "Join the reports of these shard folders (or report.json files) instead of scanning")
       ->excludes("--project");
-  c->add_flag("--json", a->json, "Print the report JSON on stdout");
+  c->add_flag("--json", a->json, "Print the report JSON on stdout (the same as --format json)");
+  c->add_option("--format", a->format,
+                "What stdout gets: text (default), json, sarif (SARIF 2.1.0, a run per image), junit (JUnit XML)")
+      ->check(CLI::IsMember({"text", "json", "sarif", "junit"}));
+  c->add_option("--output,-o", a->outputs,
+                "FORMAT=FILE: also write json, sarif, junit or markdown to FILE (repeatable)");
+  c->add_flag("--exit-zero", a->exit_zero,
+              "Exit 0 whatever the verdicts (2, an index or wheel that could not be read, stays)");
+  c->add_option("--summary", a->summary, "Append report.md's Markdown to this file (e.g. $GITHUB_STEP_SUMMARY)");
+  c->add_option("--github-output", a->github_output,
+                "Append the step outputs verdict and exit-code to this file (default: $GITHUB_OUTPUT)");
+  add_settings_options(*c, a->config, a->no_config);
   c->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
   add_limit_options(*c, a->limits, true);
   c->footer(k_scan_help);

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "wheelcheck/ci.hpp"
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/exports.hpp"
 #include "wheelcheck/gates.hpp"
@@ -20,6 +21,7 @@
 #include "wheelcheck/net.hpp"
 #include "wheelcheck/profile.hpp"
 #include "wheelcheck/run.hpp"
+#include "wheelcheck/verdict.hpp"
 
 namespace wheelcheck::cli {
 
@@ -122,12 +124,41 @@ Command add_images(CLI::App& app);
 Command add_image(CLI::App& app);  // `image show NAME`
 Command add_exports(CLI::App& app);
 Command add_scan(CLI::App& app);
+Command add_config(CLI::App& app);  // `wheelcheck config`: the effective settings (inspector/cli/cmd_config.cpp)
 
 // The verdict: `wheelcheck check WHEEL --image NAME`, and the same at the top level (`wheelcheck WHEEL ...`).
 struct CheckArgs;
 // A gates command whose own words could not be parsed still fails closed: every gate off,
 // WHEELCHECK_VERDICT=error and an eval that fails (in the format the words ask for). Returns 2.
 int gates_parse_failure(const std::vector<std::string>& args, const std::string& message);
+
+// The settings file (inspector/cli/settings.cpp): wheelcheck.toml, or [tool.wheelcheck] of pyproject.toml.
+struct Setting {
+  std::vector<std::string> values;
+  std::string source;  // "wheelcheck.toml:3"
+};
+struct Settings {
+  std::string file;   // the file read; "" when none
+  std::string found;  // how: "--config", "found from the working folder"
+  std::optional<Setting> images, assume, rules, verify, format, exit_zero, outputs;  // outputs: FORMAT=PATH
+  std::vector<verdict::Acceptance> accept;                                           // accepted conditions in force
+  std::vector<verdict::Acceptance> expired;  // past their date: they count again (a warning says so)
+};
+// The settings: the file --config names, none with --no-config, else the first wheelcheck.toml or
+// pyproject.toml with [tool.wheelcheck] in the working folder or above it. Throws Error(BadInput) naming
+// FILE:LINE for a malformed one (an unknown key, with the closest known one).
+Settings load_settings(const std::string& explicit_path, bool no_config);
+void warn_expired(const Settings& s);
+void add_settings_options(CLI::App& app, std::string& config, bool& no_config);
+
+// --output FORMAT=PATH (check, gates, scan): the formats a run can also write to a file.
+inline const std::vector<std::string> k_output_formats = {"json", "sarif", "junit", "markdown"};
+// FORMAT=PATH values checked (a known format, a path): (format, path) pairs; Error(Usage) otherwise.
+std::vector<std::pair<std::string, std::string>> parse_outputs(const std::vector<std::string>& values);
+// Appends text to a file (created when absent); every write checked.
+void append_to_file(const std::string& path, const std::string& text);
+// key=value lines for $GITHUB_OUTPUT (a value with a newline in the key<<DELIMITER form).
+std::string github_output_lines(const std::vector<std::pair<std::string, std::string>>& outputs);
 
 struct CheckArgs {
   std::vector<std::string> wheels;
@@ -139,16 +170,25 @@ struct CheckArgs {
   std::string cache_dir;
   std::string cache_max_size;
   bool quiet = false;
-  std::vector<std::string> assume;     // FACT=VALUE, for every image
-  std::string format;                  // text, json, sh, github (default: text; gates: sh)
-  std::string rules;                   // a rule set name, a file, or "none"; default: the one for the wheel
-  std::string summary;                 // github: the Markdown table is appended here
-  std::string env_file;                // github: VAR=value lines go here (default $GITHUB_ENV)
-  bool gates = false;                  // the gates command
-  std::vector<std::string> image_env;  // NAME=VALUE: the environment of a root folder probed on the fly
-  std::string verify = "auto";         // auto, full, headers (see k_verify_help)
+  std::vector<std::string> assume;            // FACT=VALUE, for every image
+  std::string format;                         // text, json, sh, github (default: text; gates: sh)
+  std::string rules;                          // a rule set name, a file, or "none"; default: the one for the wheel
+  std::string summary;                        // github: the Markdown table is appended here
+  std::string env_file;                       // github: VAR=value lines go here (default $GITHUB_ENV)
+  bool gates = false;                         // the gates command
+  std::vector<std::string> image_env;         // NAME=VALUE: the environment of a root folder probed on the fly
+  std::string verify;                         // auto, full, headers (see k_verify_help); "" = the settings', else auto
+  std::vector<std::string> outputs;           // FORMAT=PATH: also written there (json, sarif, junit, markdown)
+  bool exit_zero = false;                     // check: exit 0 whatever the verdicts (2 and 70 stay)
+  std::string github_output;                  // github format: step outputs here (default: $GITHUB_OUTPUT)
+  std::string config;                         // --config FILE
+  bool no_config = false;                     // --no-config
+  std::vector<verdict::Acceptance> accepted;  // from the settings file
   LimitArgs limits;
 };
+// The settings file's values where the command line gave none (images, assume, rules, verify, format
+// for check only, outputs, exit-zero) and its accepted conditions; warns about expired acceptances.
+void apply_settings(const Settings& s, CheckArgs& a);
 extern const char* const k_check_help;
 void add_check_options(CLI::App& app, CheckArgs& args, bool image_required);
 int run_check(const CheckArgs& args);
@@ -158,7 +198,17 @@ Command add_gates(CLI::App& app);
 // Shared by check, gates and the environment check (inspector/cli/cmd_check.cpp).
 nlohmann::ordered_json cell_json(const run::Cell& c);
 std::string cell_text(const run::Cell& c, bool color);
-void print_gates(const CheckArgs& a, const std::string& format, const gates::Result& g);
+// The gates in `format` (json, sh, github: with the step outputs, whose exit-code is `exit_code`).
+void print_gates(const CheckArgs& a, const std::string& format, const gates::Result& g, int exit_code);
+// The exit code with --exit-zero applied: a verdict's code (1, 3, 4) becomes 0; 2 and 70 stay.
+int exit_with(const CheckArgs& a, int rc);
+// The --output files, each written whole (json_doc and markdown are made only when asked for), then the
+// SARIF or JUnit document on stdout when `format` is one of them.
+void write_outputs(const CheckArgs& a, const std::string& format, int rc, const std::vector<ci::Case>& cases,
+                   const std::function<nlohmann::ordered_json()>& json_doc,
+                   const std::function<std::string()>& markdown);
+// JSON as the output files and the scan write it: two-space indent, invalid UTF-8 replaced, a final newline.
+std::string dump_json(const nlohmann::ordered_json& j);
 
 // `wheelcheck image fill NAME` (inspector/cli/cmd_fill.cpp): published wheels' tables as a db layer.
 struct FillArgs {

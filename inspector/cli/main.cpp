@@ -141,7 +141,7 @@ int main(int argc, char** argv) {
 
   const cli::Command commands[] = {cli::add_check(app),   cli::add_gates(app),  cli::add_inspect(app),
                                    cli::add_probe(app),   cli::add_images(app), cli::add_image(app),
-                                   cli::add_exports(app), cli::add_scan(app)};
+                                   cli::add_exports(app), cli::add_scan(app),   cli::add_config(app)};
   const std::vector<std::string> args(argv + 1, argv + argc);
   if (!args.empty() && args.front() == "help") return cli::print_help(app, {args.begin() + 1, args.end()});
   if (auto mistake = cli::find_mistake(app, args)) return cli::early_failure(app, args, *mistake);

@@ -483,7 +483,7 @@ class Scan {
           if (wheel::normalize_project_name(w->filename.name) != mine) beside.push_back(w);
         }
       }
-      const run::Context context{beside, &m_rules, &m_db};
+      const run::Context context{beside, &m_rules, &m_db, &m_o.accepted};
       std::vector<const WheelProfile*> needing{&profile};
       needing.insert(needing.end(), beside.begin(), beside.end());
       // The export tables an image's distribution lacks, from the wheel it names as published (once a run).

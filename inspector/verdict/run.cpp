@@ -265,6 +265,7 @@ Cell check(const WheelProfile& w, const Target& t, const Context& c) {
   verdict::CheckOptions co;
   co.with = c.with;
   co.memory_tables = t.tables.get();
+  co.accepted = c.accepted;
   co.rules = c.rules != nullptr ? c.rules->for_wheel(w) : nullptr;
   co.policies = c.db != nullptr && (policy::claims_a_policy(w) || !t.image.policy.empty()) ? c.db->policies_if_present()
                                                                                            : nullptr;

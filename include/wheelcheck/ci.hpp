@@ -1,0 +1,91 @@
+// wheelcheck where CI already looks (issue 30): one model of a run's answers -- a wheel against an image,
+// with its findings and routes -- rendered as a SARIF 2.1.0 log (GitHub code scanning) and as JUnit XML
+// (every CI's test report), the same for check, gates, environments and the scan (inspector/ci/sarif.cpp,
+// inspector/ci/junit.cpp); and the reasons in the words pip uses ("requires glibc 2.38+ (image: 2.36)").
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "wheelcheck/run.hpp"
+#include "wheelcheck/verdict.hpp"
+
+namespace wheelcheck::ci {
+
+// Where a wheel was named: the line of a lock, pins or requirements file, else the wheel's path or URL.
+struct Location {
+  std::string uri;  // a path (relative where it was given so) or a URL
+  int line = 0;     // 1-based; 0: the file as a whole
+};
+// "pylock.toml:12" -> {pylock.toml, 12}; anything without a trailing :NUMBER is a whole file.
+Location location_of(const std::string& source);
+
+struct Route {
+  std::string name;
+  bool optional = false;
+  bool available = true;
+  std::vector<std::string> reasons;
+  std::vector<std::pair<std::string, std::string>> gates;
+};
+
+// One wheel against one image.
+struct Case {
+  std::string image;
+  std::string wheel;  // the file name ("" when it could not be read and the argument names none)
+  Location location;
+  bool targeted = true;
+  std::string not_targeted;  // why not, in words
+  std::string verdict;       // compatible, degraded, incompatible, unknown; "error" when it could not be checked
+  std::string headline;      // the deciding reason, for people
+  std::string error;         // why it could not be checked (verdict "error")
+  std::vector<verdict::Finding> findings;
+  std::vector<Route> routes;
+  std::vector<std::pair<std::string, std::string>> gates;
+};
+
+// A check's cell (check, gates, an environment's wheel); `where` is how the wheel was named.
+Case case_of(const run::Cell& cell, const Location& where);
+// A wheel that could not be read (or a lock entry without a wheel for the image): verdict "error" or
+// "incompatible" with the reason.
+Case failed_case(const std::string& image, const std::string& wheel, const Location& where, const std::string& verdict,
+                 const std::string& why);
+// Every result of a scan report (docs/scan.schema.json); located by each wheel's URL.
+std::vector<Case> cases_of_scan(const nlohmann::ordered_json& report);
+
+// A finding read back from its JSON (docs/verdict.schema.json #/$defs/finding); unknown kinds and severities
+// throw Error(BadInput).
+verdict::Finding finding_from_json(const nlohmann::ordered_json& j);
+
+// The SARIF rule a finding counts under: its kind, or for a missing symbol or version the classification
+// that says more (signature-changed, cxx-abi-mismatch, version-too-new).
+std::string rule_id(const verdict::Finding& f);
+struct Rule {
+  std::string id;
+  std::string name;  // PascalCase, as SARIF's reportingDescriptor.name
+  std::string short_text;
+  std::string help;
+};
+const std::vector<Rule>& rules();  // every rule wheelcheck reports, in a stable order
+
+// A finding in the words pip uses for people: "requires glibc 2.38+ (image: 2.36)", "requires libcudart.so.12
+// (not found)", "requires NVIDIA driver 580.65.06+ (image: 535.104.05)"; verdict::summary where no such
+// phrase says more.
+std::string reason(const verdict::Finding& f);
+// A case's headline in those words: the deciding finding's reason (a route that is off names the route).
+std::string headline(const Case& c);
+
+// The SARIF 2.1.0 log: a run per image (automationDetails.id "wheelcheck/IMAGE/", so that GitHub keeps an
+// alert set per image), a rule per finding kind, a result per finding (level error / warning / note,
+// conditions and information as notes), partial fingerprints stable across runs and versions of the wheel,
+// a location per result (the lock line, else the wheel). `exit_code`: the command's, in each invocation.
+nlohmann::ordered_json sarif(const std::vector<Case>& cases, int exit_code);
+// JUnit XML: a testsuite per image, a testcase per wheel and one per route of it; a failure for an
+// incompatible wheel and for a core route that is off, an error for an unknown verdict (the conditions) or
+// a wheel that could not be checked, skipped (with the reason) for an image the wheel is not for and for an
+// optional route that is off (its gates).
+std::string junit(const std::vector<Case>& cases);
+
+}  // namespace wheelcheck::ci

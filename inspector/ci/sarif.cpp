@@ -1,0 +1,467 @@
+// The cases of a run (check cells, environments, a scan report) and their SARIF 2.1.0 log
+// (../shared/reference/sarif-schema-2.1.0.json; GitHub's code scanning reads it). Reasons for people are
+// written in pip's words (pypa/pip#14281: "requires glibc 2.39+ (image: 2.35)").
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "wheelcheck/ci.hpp"
+#include "wheelcheck/error.hpp"
+#include "wheelcheck/util.hpp"
+
+namespace wheelcheck::ci {
+
+namespace sarif_detail {
+
+using ojson = nlohmann::ordered_json;
+using verdict::FindingKind;
+using verdict::Severity;
+
+constexpr const char* k_docs = "https://github.com/flagos-ai/wheelcheck/blob/main/docs/verdict.md";
+constexpr const char* k_sarif_schema = "https://json.schemastore.org/sarif-2.1.0.json";
+
+FindingKind kind_named(const std::string& name) {
+  for (int k = 0; k <= static_cast<int>(FindingKind::PolicyUnknown); ++k) {
+    if (verdict::kind_name(static_cast<FindingKind>(k)) == name) return static_cast<FindingKind>(k);
+  }
+  throw bad_input("unknown finding kind '" + name + "'");
+}
+
+Severity severity_named(const std::string& name) {
+  for (Severity s : {Severity::Info, Severity::Condition, Severity::Warning, Severity::Error}) {
+    if (verdict::severity_name(s) == name) return s;
+  }
+  throw bad_input("unknown severity '" + name + "'");
+}
+
+verdict::Why why_named(const std::string& name) {
+  using verdict::Why;
+  for (Why w : {Why::None, Why::LibraryMissing, Why::SignatureChanged, Why::CxxAbiMismatch, Why::VersionTooNew,
+                Why::Absent, Why::UnknownExports}) {
+    if (verdict::why_name(w) == name) return w;
+  }
+  return Why::None;
+}
+
+std::vector<std::string> strings(const nlohmann::ordered_json& j, const char* key) {
+  std::vector<std::string> out;
+  if (j.contains(key) && j[key].is_array()) {
+    for (const auto& s : j[key]) {
+      if (s.is_string()) out.push_back(s.get<std::string>());
+    }
+  }
+  return out;
+}
+
+// j[key] when it is an array (or an object), else an empty one: loops over a report's parts.
+const nlohmann::ordered_json& part(const nlohmann::ordered_json& j, const char* key, bool object = false) {
+  static const nlohmann::ordered_json empty_array = nlohmann::ordered_json::array();
+  static const nlohmann::ordered_json empty_object = nlohmann::ordered_json::object();
+  if (j.is_object() && j.contains(key) && (object ? j[key].is_object() : j[key].is_array())) return j[key];
+  return object ? empty_object : empty_array;
+}
+
+std::string string_of(const nlohmann::ordered_json& j, const char* key) {
+  return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
+}
+
+// "GLIBC_2.38" -> ("glibc", "2.38"); "GLIBCXX_3.4.32" -> ("libstdc++", "GLIBCXX_3.4.32"); else nullopt.
+std::optional<std::pair<std::string, std::string>> library_version(const std::string& v) {
+  if (v.starts_with("GLIBC_") && v.size() > 6 && std::isdigit(static_cast<unsigned char>(v[6])))
+    return std::pair<std::string, std::string>{"glibc", v.substr(6)};
+  if (v.starts_with("GLIBCXX_") || v.starts_with("CXXABI_")) return std::pair<std::string, std::string>{"libstdc++", v};
+  return std::nullopt;
+}
+
+// A fingerprint that stays the same from one run (and one release of the wheel) to the next: what the
+// finding is about, not where the text of its message happens to be.
+std::string fingerprint(const Case& c, const verdict::Finding& f) {
+  const std::string project = c.wheel.substr(0, c.wheel.find('-'));
+  Hasher h;
+  for (const std::string& part : {rule_id(f), project, c.image, f.member, f.object, f.library, f.symbol,
+                                  f.required_version, verdict::severity_name(f.severity)}) {
+    h.update(part.data(), part.size());
+    h.update("\0", 1);
+  }
+  return to_hex(h.finish()).substr(0, 32);
+}
+
+ojson location_json(const Location& l) {
+  ojson phys;
+  phys["artifactLocation"] = {{"uri", l.uri}};
+  if (l.line > 0) phys["region"] = {{"startLine", l.line}};
+  return ojson{{"physicalLocation", phys}};
+}
+
+std::string level_of(Severity s) {
+  switch (s) {
+    case Severity::Error: return "error";
+    case Severity::Warning: return "warning";
+    case Severity::Condition:
+    case Severity::Info: return "note";
+  }
+  return "note";
+}
+
+std::string message_of(const Case& c, const verdict::Finding& f) {
+  std::string m = c.wheel + " on " + c.image + ": ";
+  if (f.severity == Severity::Condition) m += "holds only if: ";
+  std::string said = reason(f);
+  const std::string& explanation = f.explanation;
+  // A phrase cut from the explanation itself (tag findings) is not said twice.
+  if (!explanation.empty() && ascii_lower(explanation).starts_with(ascii_lower(said))) said.clear();
+  m += (f.member.empty() ? std::string() : f.member + ": ") + said;
+  if (!explanation.empty()) m += (said.empty() ? "" : ". ") + explanation;
+  if (!f.fix.empty()) m += (m.ends_with(".") ? " Fix: " : ". Fix: ") + f.fix;
+  // The route it turns off, and what a setup script sets for it.
+  for (const auto& r : c.routes) {
+    if (r.available || f.member.empty()) continue;
+    const bool mine = std::any_of(r.reasons.begin(), r.reasons.end(),
+                                  [&](const std::string& why) { return why.starts_with(f.member + ": "); });
+    if (!mine) continue;
+    std::vector<std::string> gates;
+    for (const auto& [k, v] : r.gates) gates.push_back(k + "=" + v);
+    m += " [route " + r.name + (r.optional ? " (optional)" : " (core)") + " is off" +
+         (gates.empty() ? "" : "; set " + join(gates, " ")) + "]";
+  }
+  return m;
+}
+
+}  // namespace sarif_detail
+
+using namespace sarif_detail;
+
+Location location_of(const std::string& source) {
+  const auto colon = source.rfind(':');
+  if (colon != std::string::npos && colon + 1 < source.size() &&
+      std::all_of(source.begin() + static_cast<std::ptrdiff_t>(colon) + 1, source.end(),
+                  [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)) != 0; })) {
+    const auto line = small_number(std::string_view(source).substr(colon + 1));
+    if (line && *line > 0) return {source.substr(0, colon), *line};
+  }
+  return {source, 0};
+}
+
+verdict::Finding finding_from_json(const nlohmann::ordered_json& j) {
+  if (!j.is_object()) throw bad_input("a finding must be an object");
+  verdict::Finding f;
+  f.kind = kind_named(string_of(j, "kind"));
+  f.severity = severity_named(string_of(j, "severity"));
+  f.member = string_of(j, "member");
+  f.object = string_of(j, "object");
+  f.library = string_of(j, "library");
+  f.symbol = string_of(j, "symbol");
+  f.demangled = string_of(j, "demangled");
+  f.required_version = string_of(j, "required_version");
+  f.classification = why_named(string_of(j, "classification"));
+  f.explanation = string_of(j, "explanation");
+  f.fix = string_of(j, "fix");
+  f.candidates = strings(j, "candidates");
+  f.evidence = strings(j, "evidence");
+  f.roots = strings(j, "loaded_by");
+  return f;
+}
+
+std::string rule_id(const verdict::Finding& f) {
+  using verdict::Why;
+  if (f.kind == FindingKind::MissingSymbol || f.kind == FindingKind::MissingVersion) {
+    if (f.classification == Why::SignatureChanged || f.classification == Why::CxxAbiMismatch ||
+        (f.classification == Why::VersionTooNew && f.kind == FindingKind::MissingSymbol))
+      return verdict::why_name(f.classification);
+  }
+  return verdict::kind_name(f.kind);
+}
+
+const std::vector<Rule>& rules() {
+  static const std::vector<Rule> all = [] {
+    // id, name, short text, help: what it means and what to do.
+    const std::vector<std::array<const char*, 4>> table = {
+        {"missing-library", "MissingLibrary", "A needed library is not found",
+         "A DT_NEEDED entry that nothing provides where the loader looks (the wheel, the image, the distributions "
+         "installed beside it). Install or bundle the library, or turn off the route that needs it."},
+        {"missing-version", "MissingVersion", "A needed symbol version is not defined",
+         "A DT_VERNEED version (GLIBC_2.38, GLIBCXX_3.4.32) that the providing library does not define: the wheel "
+         "was built against a newer library than the image has. Build on an older base (manylinux) or use a newer "
+         "image."},
+        {"missing-symbol", "MissingSymbol", "An undefined symbol nothing in scope defines",
+         "An undefined, non-weak symbol that no object of the member's load scope exports: the import fails with "
+         "'undefined symbol'."},
+        {"signature-changed", "SignatureChanged", "A C++ function's signature changed in the provider",
+         "The same qualified C++ name is exported with other parameters: the wheel was built against another "
+         "release of the library (a PyTorch pin that moved). Rebuild against the image's release or pin the "
+         "matching one."},
+        {"cxx-abi-mismatch", "CxxAbiMismatch", "Built with the other libstdc++ string ABI",
+         "The symbol differs only by the pre-C++11 std::string/std::list ABI: rebuild with the "
+         "_GLIBCXX_USE_CXX11_ABI value of the library it links against."},
+        {"version-too-new", "VersionTooNew", "A symbol is exported, but not at the needed version",
+         "The provider exports the name at an older version than the one the wheel was linked against."},
+        {"wrong-arch", "WrongArch", "A member is built for another machine",
+         "An ELF member's machine or class is not the image's: the wheel is for another architecture."},
+        {"tag-python", "TagPython", "The wheel's Python tag fits no Python of the image",
+         "pip would not install it: no Python of the image matches the wheel's Python tag."},
+        {"tag-abi", "TagAbi", "The wheel's ABI tag fits no Python of the image",
+         "pip would not install it: the ABI tag (cp312, abi3) matches no Python of the image."},
+        {"tag-platform", "TagPlatform", "The wheel's platform tag does not fit the image",
+         "pip would not install it: the manylinux/musllinux floor or the machine of the platform tag is not the "
+         "image's."},
+        {"requires-python", "RequiresPython", "Requires-Python excludes the image's Python",
+         "The wheel's Requires-Python excludes every Python of the image."},
+        {"driver", "Driver", "An NVIDIA driver floor the image does not state",
+         "The wheel needs an NVIDIA driver at least this new (its CUDA runtime or PTX); the image description "
+         "does not say which driver it has. State it with --assume driver=VERSION or in the image."},
+        {"driver-too-old", "DriverTooOld", "The image's NVIDIA driver is too old",
+         "The CUDA runtime or PTX of the wheel needs a newer driver than the image's."},
+        {"gpu-coverage", "GpuCoverage", "No kernel image for the image's GPUs",
+         "No SASS of the member runs on the GPU and no PTX can be JIT-compiled for it: the first launch fails with "
+         "'no kernel image is available'. Add the -gencode the finding names."},
+        {"gpu-arch-dropped", "GpuArchDropped", "A GPU the toolkit no longer supports",
+         "The image's CUDA toolkit no longer builds or ships code for one of its GPUs."},
+        {"fatbin-unread", "FatbinUnread", "GPU code not read",
+         "A member's fatbin could not be read: its coverage "
+         "is not checked."},
+        {"isa-level", "IsaLevel", "Built for a newer x86-64 level",
+         "The member uses x86-64-v2/v3/v4 instructions: the runner's CPU decides."},
+        {"declared-library", "DeclaredLibrary", "A library the image declares without files",
+         "A need met by a library the image description declares (a vendor runtime), not read."},
+        {"cpu-platform", "CpuPlatform", "Found only under some $PLATFORM values",
+         "A need found only through a $PLATFORM folder: the runner's CPU decides."},
+        {"archive", "Archive", "The wheel's archive is damaged", "Re-download or rebuild the wheel; do not pin it."},
+        {"record", "Record", "A file is not what RECORD says", "Re-download or rebuild the wheel; do not pin it."},
+        {"unreadable-member", "UnreadableMember", "A member is not readable ELF",
+         "A member that should be ELF cannot be read."},
+        {"tag-claim", "TagClaim", "The platform tag claims more than the binaries deliver",
+         "The binaries need a newer glibc (or other floor) than the wheel's platform tag promises: pip installs it "
+         "where it cannot load."},
+        {"policy-machine", "PolicyMachine", "Another machine than the packaging target's",
+         "The packaging target is for another machine."},
+        {"policy-libc", "PolicyLibc", "Another C library than the packaging target's",
+         "The packaging target is for another C library."},
+        {"policy-api-level", "PolicyApiLevel", "An Android API level above the target's",
+         "The wheel needs a newer Android API level than the target."},
+        {"policy-symbol-version", "PolicySymbolVersion", "A symbol version the policy does not allow",
+         "A version node (GLIBC_2.29 of libm.so.6) newer than the manylinux policy allows."},
+        {"policy-library", "PolicyLibrary", "A library neither bundled nor allowed by the policy",
+         "auditwheel repair would graft it into the wheel."},
+        {"policy-blacklist", "PolicyBlacklist", "A symbol the policy forbids", "The policy forbids this symbol."},
+        {"policy-ucs2", "PolicyUcs2", "A narrow-Unicode Python 2 build", "Not allowed by the policy."},
+        {"policy-pyfpe", "PolicyPyfpe", "PyFPE_jbuf used", "Not allowed by the policy."},
+        {"policy-isa-level", "PolicyIsaLevel", "x86-64-v2 or newer code", "Not allowed by the policy."},
+        {"policy-kernel", "PolicyKernel", "A static member needs a newer kernel",
+         "Its own glibc needs a newer kernel than the target's systems run."},
+        {"policy-unknown", "PolicyUnknown", "A packaging target whose policy is unknown",
+         "The db lacks the target's policy."},
+        {"no-wheel", "NoWheel", "No wheel of the locked package fits the image",
+         "The lock names no file an installer would pick for the image: the environment cannot be installed."},
+        {"not-checked", "NotChecked", "The wheel could not be checked",
+         "The wheel could not be read or fetched: the run's exit code is 2."},
+    };
+    std::vector<Rule> out;
+    for (const auto& [id, name, short_text, help] : table) out.push_back({id, name, short_text, help});
+    return out;
+  }();
+  return all;
+}
+
+std::string reason(const verdict::Finding& f) {
+  switch (f.kind) {
+    case FindingKind::MissingVersion: {
+      const auto lib = library_version(f.required_version);
+      const std::string have = f.candidates.empty() ? "" : f.candidates.back();
+      const auto have_lib = library_version(have);
+      if (lib && lib->first == "glibc")
+        return fmt::format("requires glibc {}+ (image: {})", lib->second,
+                           have_lib && have_lib->first == "glibc" ? have_lib->second : "older");
+      if (lib)
+        return fmt::format("requires {} {}+ (image: {})", lib->first, lib->second, have.empty() ? "older" : have);
+      return fmt::format("requires {} {} (image: {})", f.library, f.required_version,
+                         have.empty() ? "not defined" : have);
+    }
+    case FindingKind::MissingLibrary: return "requires " + f.library + " (not found)";
+    case FindingKind::DriverTooOld: {
+      // The explanation ends "...; the image's driver is 535.104.05."
+      std::string image = "older";
+      const std::string marker = "the image's driver is ";
+      const auto at = f.explanation.rfind(marker);
+      if (at != std::string::npos) {
+        image = f.explanation.substr(at + marker.size());
+        while (!image.empty() && (image.back() == '.' || image.back() == ' ')) image.pop_back();
+      }
+      return fmt::format("requires NVIDIA driver {}+ (image: {})", f.required_version, image);
+    }
+    case FindingKind::Driver:
+      return fmt::format("requires NVIDIA driver {}+ (image: driver unknown)", f.required_version);
+    case FindingKind::MissingSymbol: {
+      const std::string name = f.demangled.empty() ? f.symbol : f.demangled;
+      const std::string from = f.library.empty() ? "the libraries it loads" : f.library;
+      switch (f.classification) {
+        case verdict::Why::SignatureChanged:
+          return fmt::format("requires {} (signature changed in {}{})", name, from,
+                             f.candidates.empty() ? "" : ": it has " + f.candidates.front());
+        case verdict::Why::CxxAbiMismatch:
+          return fmt::format("requires {} (built for the other _GLIBCXX_USE_CXX11_ABI than {})", name, from);
+        case verdict::Why::VersionTooNew:
+          return fmt::format("requires {}@{} ({} has an older version)", name, f.required_version, from);
+        default: return verdict::summary(f);
+      }
+    }
+    default: return verdict::summary(f);
+  }
+}
+
+std::string headline(const Case& c) {
+  if (c.verdict == "error") return "not checked: " + c.error;
+  if (!c.targeted) return "not for this image: " + c.not_targeted;
+  if (c.verdict == "compatible") return "";
+  // The deciding finding, as the verdict picked it (worst first): an error for incompatible and degraded,
+  // a condition for unknown.
+  const Severity want = c.verdict == "unknown" ? Severity::Condition : Severity::Error;
+  for (const auto& r : c.routes) {
+    if (!r.available && c.verdict == "degraded") return "route " + r.name + " is off: " + join(r.reasons, "; ");
+  }
+  for (const auto& f : c.findings) {
+    if (f.severity == want) return (f.member.empty() ? std::string() : f.member + ": ") + reason(f);
+  }
+  return c.headline;
+}
+
+Case case_of(const run::Cell& cell, const Location& where) {
+  Case c;
+  c.image = cell.image;
+  c.wheel = cell.report.wheel;
+  c.location = where;
+  c.targeted = cell.targeted;
+  c.not_targeted = cell.not_targeted;
+  c.verdict = verdict::verdict_name(cell.report.verdict);
+  c.headline = cell.headline;
+  c.findings = cell.report.findings;
+  for (const auto& rt : cell.report.routes) {
+    c.routes.push_back({rt.name, rt.optional, rt.available, rt.reasons, rt.gates});
+    if (!rt.available) c.gates.insert(c.gates.end(), rt.gates.begin(), rt.gates.end());
+  }
+  return c;
+}
+
+Case failed_case(const std::string& image, const std::string& wheel, const Location& where, const std::string& verdict,
+                 const std::string& why) {
+  Case c;
+  c.image = image;
+  c.wheel = wheel;
+  c.location = where;
+  c.verdict = verdict;
+  c.error = why;
+  c.headline = why;
+  return c;
+}
+
+std::vector<Case> cases_of_scan(const nlohmann::ordered_json& report) {
+  std::vector<Case> out;
+  for (const auto& w : part(report, "wheels")) {
+    const std::string filename = string_of(w, "filename");
+    const Location where{string_of(w, "url").empty() ? filename : string_of(w, "url"), 0};
+    if (w.contains("error") && w["error"].is_string() && !w["error"].get<std::string>().empty()) {
+      for (const auto& image : part(report, "images"))
+        if (image.is_string())
+          out.push_back(failed_case(image.get<std::string>(), filename, where, "error", string_of(w, "error")));
+      continue;
+    }
+    for (const auto& r : part(w, "results")) {
+      Case c;
+      c.image = string_of(r, "image");
+      c.wheel = filename;
+      c.location = where;
+      c.targeted = !(r.contains("targeted") && r["targeted"].is_boolean()) || r["targeted"].get<bool>();
+      c.verdict = string_of(r, "verdict");
+      c.headline = string_of(r, "headline");
+      if (!c.targeted) c.not_targeted = c.headline;
+      for (const auto& f : part(r, "findings")) c.findings.push_back(finding_from_json(f));
+      for (const auto& [k, v] : part(r, "gates", true).items()) {
+        if (v.is_string()) c.gates.emplace_back(k, v.get<std::string>());
+      }
+      out.push_back(std::move(c));
+    }
+  }
+  return out;
+}
+
+nlohmann::ordered_json sarif(const std::vector<Case>& cases, int exit_code) {
+  std::vector<std::string> images;
+  for (const auto& c : cases) {
+    if (std::find(images.begin(), images.end(), c.image) == images.end()) images.push_back(c.image);
+  }
+  std::map<std::string, std::size_t> index;
+  ojson rule_list = ojson::array();
+  for (const auto& r : rules()) {
+    index[r.id] = rule_list.size();
+    rule_list.push_back({{"id", r.id},
+                         {"name", r.name},
+                         {"shortDescription", {{"text", r.short_text}}},
+                         {"fullDescription", {{"text", r.help}}},
+                         {"help", {{"text", r.help}, {"markdown", r.help + " See [docs/verdict.md](" + k_docs + ")."}}},
+                         {"helpUri", std::string(k_docs) + "#finding-kinds"}});
+  }
+  ojson runs = ojson::array();
+  for (const auto& image : images) {
+    ojson results = ojson::array();
+    ojson verdicts = ojson::object();
+    ojson gates = ojson::object();
+    for (const auto& c : cases) {
+      if (c.image != image) continue;
+      verdicts[c.wheel.empty() ? c.location.uri : c.wheel] = c.targeted ? c.verdict : "not targeted";
+      for (const auto& [k, v] : c.gates) gates[k] = v;
+      auto add = [&](const std::string& id, const std::string& level, const std::string& text, const std::string& print,
+                     ojson props) {
+        ojson r;
+        r["ruleId"] = id;
+        r["ruleIndex"] = index.at(id);
+        r["level"] = level;
+        r["message"] = {{"text", text}};
+        r["locations"] = ojson::array({location_json(c.location)});
+        r["partialFingerprints"] = {{"wheelcheckFinding/v1", print}};
+        props["wheel"] = c.wheel;
+        props["image"] = c.image;
+        props["verdict"] = c.verdict;
+        r["properties"] = std::move(props);
+        results.push_back(std::move(r));
+      };
+      if (c.verdict == "error" || (c.findings.empty() && c.verdict == "incompatible" && !c.error.empty())) {
+        const std::string id = c.verdict == "error" ? "not-checked" : "no-wheel";
+        Hasher h;
+        const std::string key = id + '\0' + c.image + '\0' + c.location.uri;
+        h.update(key.data(), key.size());
+        add(id, "error", (c.wheel.empty() ? c.location.uri : c.wheel) + " on " + c.image + ": " + c.error,
+            to_hex(h.finish()).substr(0, 32), ojson::object());
+        continue;
+      }
+      if (!c.targeted) continue;  // not for this image: no alert (pip would not install it there)
+      for (const auto& f : c.findings) {
+        ojson props;
+        props["severity"] = verdict::severity_name(f.severity);
+        props["kind"] = verdict::kind_name(f.kind);
+        if (!f.member.empty()) props["member"] = f.member;
+        if (!f.library.empty()) props["library"] = f.library;
+        if (!f.symbol.empty()) props["symbol"] = f.symbol;
+        add(rule_id(f), level_of(f.severity), message_of(c, f), fingerprint(c, f), std::move(props));
+      }
+    }
+    ojson run;
+    run["tool"] = {{"driver",
+                    {{"name", "wheelcheck"},
+                     {"version", WHEELCHECK_VERSION},
+                     {"semanticVersion", WHEELCHECK_VERSION},
+                     {"informationUri", "https://github.com/flagos-ai/wheelcheck"},
+                     {"rules", rule_list}}}};
+    run["automationDetails"] = {{"id", "wheelcheck/" + image + "/"}};
+    run["invocations"] =
+        ojson::array({{{"executionSuccessful", exit_code != 2 && exit_code != 70}, {"exitCode", exit_code}}});
+    run["results"] = std::move(results);
+    run["properties"] = {{"image", image}, {"verdicts", verdicts}, {"gates", gates}};
+    runs.push_back(std::move(run));
+  }
+  return ojson{{"$schema", k_sarif_schema}, {"version", "2.1.0"}, {"runs", runs}};
+}
+
+}  // namespace wheelcheck::ci
