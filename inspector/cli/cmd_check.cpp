@@ -490,7 +490,8 @@ void add_check_options(CLI::App& c, CheckArgs& a, bool image_required) {
       ->check(CLI::IsMember({"text", "json", "sh", "github", "sarif", "junit"}));
   c.add_option("--output,-o", a.outputs,
                "FORMAT=FILE: also write json, sarif, junit or markdown to FILE, whatever --format prints "
-               "(repeatable; e.g. -o sarif=wheelcheck.sarif -o junit=junit.xml)");
+               "(repeatable; e.g. -o sarif=wheelcheck.sarif -o junit=junit.xml)")
+      ->allow_extra_args(false);
   if (!a.gates) {
     c.add_flag("--exit-zero", a.exit_zero,
                "Exit 0 whatever the verdicts, for a job that only wants the report (2 and 70 still mean the run "
@@ -536,7 +537,9 @@ int check_and_print(const CheckArgs& a, const std::string& format, bool gates_ou
   const bool json = format == "json";
   if (a.wheels.empty()) throw usage_error("no wheel given (wheelcheck WHEEL --image NAME; see --help)");
   if (a.images.empty())
-    throw usage_error("no image given: --image NAME (`wheelcheck images` lists them), a file, a root folder, or all");
+    throw usage_error(
+        "no image given: --image NAME (`wheelcheck images` lists them), a file, a root folder, or all (or images = "
+        "[...] in wheelcheck.toml)");
   image::Db db(image::Db::locate(a.db));
   const std::optional<ProfileCache> cache = open_cache(a.no_cache, a.cache_dir, a.cache_max_size);
   const ProfileCache* cache_ptr = cache ? &*cache : nullptr;
@@ -798,7 +801,7 @@ Command add_gates(CLI::App& app) {
                 "Wheel files (.whl) or URLs, or lock files (pylock.toml, a pip report, requirements.txt): their "
                 "gates are merged")
       ->required();
-  add_check_options(*c, *a, true);
+  add_check_options(*c, *a, false);  // --image may come from the settings file
   c->footer(R"G(Examples:
   eval "$(wheelcheck gates flagtree.whl flag_gems_cpp.whl --with flagcx.whl --image cuda13.0)"
   eval "$(wheelcheck gates pylock.toml --image cuda13.0)"     # the gates of a whole locked environment
@@ -828,7 +831,7 @@ Command add_check(CLI::App& app) {
                 "Wheel files (.whl) or http(s) URLs, or lock files (pylock.toml, a pip report .json, a requirements "
                 ".txt): an environment, checked as installed")
       ->required();
-  add_check_options(*c, *a, true);
+  add_check_options(*c, *a, false);  // --image may come from the settings file
   c->footer(std::string(k_check_help) + "\n" + k_exit_codes);
   return {c, [a] { return run_check(*a); }};
 }

@@ -10,7 +10,7 @@
 
 namespace wheelcheck::cli {
 
-namespace {
+namespace config_cmd {
 
 struct ConfigArgs {
   CheckArgs check;
@@ -94,17 +94,17 @@ int run_config(const ConfigArgs& a) {
   return k_exit_ok;
 }
 
-}  // namespace
+}  // namespace config_cmd
 
 Command add_config(CLI::App& app) {
-  auto a = std::make_shared<ConfigArgs>();
+  auto a = std::make_shared<config_cmd::ConfigArgs>();
   auto* c = app.add_subcommand("config", "The settings a check runs with, and where each comes from");
   c->add_option("--image,-i", a->check.images, "As check's --image: shown as given on the command line");
   c->add_option("--assume", a->check.assume, "As check's --assume");
   c->add_option("--rules", a->check.rules, "As check's --rules");
   c->add_option("--verify", a->check.verify, "As check's --verify")->check(CLI::IsMember({"auto", "full", "headers"}));
   c->add_option("--format", a->check.format, "As check's --format");
-  c->add_option("--output,-o", a->check.outputs, "As check's --output");
+  c->add_option("--output,-o", a->check.outputs, "As check's --output")->allow_extra_args(false);
   c->add_flag("--exit-zero", a->check.exit_zero, "As check's --exit-zero");
   c->add_flag("--json", a->json, "JSON for machines (schema wheelcheck-config/1)");
   add_settings_options(*c, a->check.config, a->check.no_config);
@@ -130,7 +130,7 @@ working folder or the nearest folder above it that has one (wheelcheck.toml firs
 
 check, gates and scan read it; the command line overrides it, setting by setting; --no-config ignores it.
 Exit 0, or 2 for a settings file with errors (each names FILE:LINE).)C");
-  return {c, [a] { return run_config(*a); }};
+  return {c, [a] { return config_cmd::run_config(*a); }};
 }
 
 }  // namespace wheelcheck::cli

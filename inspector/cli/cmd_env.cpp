@@ -563,7 +563,9 @@ std::function<std::vector<const WheelProfile*>(const image::Image&)> installed_b
 
 int check_environment(const CheckArgs& a, const std::string& format, bool gates_output) {
   if (a.images.empty())
-    throw usage_error("no image given: --image NAME (`wheelcheck images` lists them), a file, a root folder, or all");
+    throw usage_error(
+        "no image given: --image NAME (`wheelcheck images` lists them), a file, a root folder, or all (or images = "
+        "[...] in wheelcheck.toml)");
   image::Db db(image::Db::locate(a.db));
   const std::optional<ProfileCache> cache = open_cache(a.no_cache, a.cache_dir, a.cache_max_size);
   const ProfileCache* cache_ptr = cache ? &*cache : nullptr;

@@ -289,7 +289,8 @@ Command add_scan(CLI::App& app) {
                 "What stdout gets: text (default), json, sarif (SARIF 2.1.0, a run per image), junit (JUnit XML)")
       ->check(CLI::IsMember({"text", "json", "sarif", "junit"}));
   c->add_option("--output,-o", a->outputs,
-                "FORMAT=FILE: also write json, sarif, junit or markdown to FILE (repeatable)");
+                "FORMAT=FILE: also write json, sarif, junit or markdown to FILE (repeatable)")
+      ->allow_extra_args(false);
   c->add_flag("--exit-zero", a->exit_zero,
               "Exit 0 whatever the verdicts (2, an index or wheel that could not be read, stays)");
   c->add_option("--summary", a->summary, "Append report.md's Markdown to this file (e.g. $GITHUB_STEP_SUMMARY)");

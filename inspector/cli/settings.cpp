@@ -25,7 +25,6 @@ namespace settings_detail {
 const std::vector<std::string> k_keys = {"images", "assume", "rules",     "verify",
                                          "format", "output", "exit-zero", "accept"};
 const std::vector<std::string> k_accept_keys = {"rule", "wheel", "image", "match", "reason", "expires"};
-const std::vector<std::string> k_output_formats = {"json", "sarif", "junit", "markdown"};
 
 // Today in UTC, as YYYY-MM-DD.
 std::string today() {
@@ -200,8 +199,6 @@ std::optional<Settings> read_settings(const std::string& path) {
 
 }  // namespace settings_detail
 
-using namespace settings_detail;
-
 Settings load_settings(const std::string& explicit_path, bool no_config) {
   if (no_config) {
     if (!explicit_path.empty()) throw usage_error("--config and --no-config conflict");
@@ -210,7 +207,7 @@ Settings load_settings(const std::string& explicit_path, bool no_config) {
   if (!explicit_path.empty()) {
     std::error_code ec;
     if (!fs::is_regular_file(explicit_path, ec)) throw usage_error("--config " + explicit_path + ": no such file");
-    auto s = read_settings(explicit_path);
+    auto s = settings_detail::read_settings(explicit_path);
     if (!s) throw bad_input(explicit_path + ": no [tool.wheelcheck] table");
     s->found = "--config";
     return *s;
@@ -222,7 +219,7 @@ Settings load_settings(const std::string& explicit_path, bool no_config) {
     for (const char* name : {"wheelcheck.toml", "pyproject.toml"}) {
       const fs::path candidate = dir / name;
       if (!fs::is_regular_file(candidate, ec)) continue;
-      if (auto s = read_settings(candidate.string())) {
+      if (auto s = settings_detail::read_settings(candidate.string())) {
         s->found = "found from the working folder";
         return *s;
       }

@@ -127,6 +127,8 @@ std::string render_text(const Report& r, bool color) {
     // Where it is read from, and which Python it goes to where the image has several.
     const bool which_python = n.find(" Pythons)") != std::string::npos || n.find(" stands in)") != std::string::npos;
     if (n.rfind("read headers-only", 0) == 0 || which_python) out += p.dim("  " + n) + "\n";
+    // A condition a settings file accepts: said, with its reason and date, where the verdict is.
+    if (n.rfind("accepted until ", 0) == 0) out += "  " + p.yellow("accepted") + n.substr(8) + "\n";
   }
   // Findings grouped by member, members in order of their worst finding.
   std::vector<std::string> order;
