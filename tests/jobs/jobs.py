@@ -19,6 +19,11 @@ JOB is one of:
                installed, --with replacing the image's torch, export tables from a published wheel, image fill
   env-corpus   the same with Debian's real libc10 of PyTorch 2.14 and 2.6 as pip-shaped torch wheels (label corpus;
                skips without the corpus)
+  action       the GitHub Action (tests/jobs/ci_action.py): action.yml's steps run as the runner runs them (outputs,
+               $GITHUB_ENV, the summary, SARIF, JUnit, the exit status, inputs that try injection, the install
+               into a venv from dist/ or a stand-in wheel), and the pre-commit hook on lock files of the samples
+               (the worst exit)
+  ci           CI's formats and the config file (tests/jobs/ci_job.py)
 Exit 0 when every assertion holds, 1 otherwise (each failure named), 77 when a tool it needs is absent.
 """
 import argparse
@@ -33,6 +38,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import build  # noqa: E402
+import ci_action  # noqa: E402
+import ci_job  # noqa: E402
 import env_job  # noqa: E402
 
 FAILURES = []
@@ -427,7 +434,9 @@ JOBS = {"setup": job_setup, "routes": job_routes, "renamed": job_renamed, "pytho
         "torch": job_torch, "scan": job_scan, "consistency": job_consistency, "output": job_output,
         "env": lambda tmp: env_job.job_env(tmp, sys.modules[__name__]),
         "env-corpus": lambda tmp: env_job.job_env_corpus(tmp, sys.modules[__name__], os.environ.get(
-            "WHEELCHECK_CORPUS", os.path.expanduser("~/.cache/wheelcheck-corpus")))}
+            "WHEELCHECK_CORPUS", os.path.expanduser("~/.cache/wheelcheck-corpus"))),
+        "action": lambda tmp: ci_action.job_action(tmp, sys.modules[__name__]),
+        "ci": lambda tmp: ci_job.job_ci(tmp, sys.modules[__name__])}
 
 
 def main():
