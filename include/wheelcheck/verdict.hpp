@@ -123,6 +123,11 @@ struct Finding {
 // matrix cell: "missing library libfoo.so", "undefined symbol foo@V1  [absent]", "version GLIBC_2.38 of
 // libc.so.6 not found", ...; the kind's name where no phrase says more.
 std::string summary(const Finding& finding);
+// What a finding requires, in the words pip uses (pypa/pip#14281): "requires glibc 2.38+ (image: 2.36)",
+// "requires libcudart.so.12 (not found)", "requires NVIDIA driver 580.65.06+ (image: 535.104.05)", a C++
+// symbol whose signature changed with what the library has instead; summary() where no such phrase says more.
+// SARIF and JUnit messages and the Markdown summary use it.
+std::string requirement(const Finding& finding);
 
 // Checks of the wheel as a whole against the image, before any file is resolved: the wheel's tags
 // (Python tag and ABI tag against the image's Pythons, abi3, manylinux_X_Y against its glibc, musllinux

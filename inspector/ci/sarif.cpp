@@ -69,14 +69,6 @@ std::string string_of(const nlohmann::ordered_json& j, const char* key) {
   return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
 }
 
-// "GLIBC_2.38" -> ("glibc", "2.38"); "GLIBCXX_3.4.32" -> ("libstdc++", "GLIBCXX_3.4.32"); else nullopt.
-std::optional<std::pair<std::string, std::string>> library_version(const std::string& v) {
-  if (v.starts_with("GLIBC_") && v.size() > 6 && std::isdigit(static_cast<unsigned char>(v[6])))
-    return std::pair<std::string, std::string>{"glibc", v.substr(6)};
-  if (v.starts_with("GLIBCXX_") || v.starts_with("CXXABI_")) return std::pair<std::string, std::string>{"libstdc++", v};
-  return std::nullopt;
-}
-
 // A fingerprint that stays the same from one run (and one release of the wheel) to the next: what the
 // finding is about, not where the text of its message happens to be.
 std::string fingerprint(const Case& c, const verdict::Finding& f) {
@@ -267,49 +259,7 @@ const std::vector<Rule>& rules() {
 }
 
 std::string reason(const verdict::Finding& f) {
-  switch (f.kind) {
-    case FindingKind::MissingVersion: {
-      const auto lib = library_version(f.required_version);
-      const std::string have = f.candidates.empty() ? "" : f.candidates.back();
-      const auto have_lib = library_version(have);
-      if (lib && lib->first == "glibc")
-        return fmt::format("requires glibc {}+ (image: {})", lib->second,
-                           have_lib && have_lib->first == "glibc" ? have_lib->second : "older");
-      if (lib)
-        return fmt::format("requires {} {}+ (image: {})", lib->first, lib->second, have.empty() ? "older" : have);
-      return fmt::format("requires {} {} (image: {})", f.library, f.required_version,
-                         have.empty() ? "not defined" : have);
-    }
-    case FindingKind::MissingLibrary: return "requires " + f.library + " (not found)";
-    case FindingKind::DriverTooOld: {
-      // The explanation ends "...; the image's driver is 535.104.05."
-      std::string image = "older";
-      const std::string marker = "the image's driver is ";
-      const auto at = f.explanation.rfind(marker);
-      if (at != std::string::npos) {
-        image = f.explanation.substr(at + marker.size());
-        while (!image.empty() && (image.back() == '.' || image.back() == ' ')) image.pop_back();
-      }
-      return fmt::format("requires NVIDIA driver {}+ (image: {})", f.required_version, image);
-    }
-    case FindingKind::Driver:
-      return fmt::format("requires NVIDIA driver {}+ (image: driver unknown)", f.required_version);
-    case FindingKind::MissingSymbol: {
-      const std::string name = f.demangled.empty() ? f.symbol : f.demangled;
-      const std::string from = f.library.empty() ? "the libraries it loads" : f.library;
-      switch (f.classification) {
-        case verdict::Why::SignatureChanged:
-          return fmt::format("requires {} (signature changed in {}{})", name, from,
-                             f.candidates.empty() ? "" : ": it has " + f.candidates.front());
-        case verdict::Why::CxxAbiMismatch:
-          return fmt::format("requires {} (built for the other _GLIBCXX_USE_CXX11_ABI than {})", name, from);
-        case verdict::Why::VersionTooNew:
-          return fmt::format("requires {}@{} ({} has an older version)", name, f.required_version, from);
-        default: return verdict::summary(f);
-      }
-    }
-    default: return verdict::summary(f);
-  }
+  return verdict::requirement(f);
 }
 
 std::string headline(const Case& c) {

@@ -31,6 +31,12 @@ const char* const k_exit_codes = R"(Exit codes:
   3  degraded (verdict commands)
   4  unknown (verdict commands)
   70 internal error (a bug in wheelcheck: please report it)
+The same code whatever --format prints (text, json, sh, github, sarif, junit); gates exit 0 once they
+could evaluate, whatever the verdict; --exit-zero (check, scan) turns 1, 3 and 4 into 0.
+
+Settings: wheelcheck.toml, or [tool.wheelcheck] in pyproject.toml, in the working folder or above it
+(--config FILE, --no-config): images, assume, rules, verify, format, output, exit-zero and accepted
+conditions with an expiry date; the command line overrides it. `wheelcheck config` shows what is used.
 
 Environment:
   WHEELCHECK_DB         the image database folder (else installed beside the binary)

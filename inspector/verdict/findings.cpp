@@ -8,6 +8,9 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <optional>
+#include <string>
+#include <utility>
 
 #include "wheelcheck/cxx_names.hpp"
 #include "wheelcheck/util.hpp"
@@ -168,6 +171,65 @@ std::string summary(const Finding& f) {
       return phrase.empty() ? kind_name(f.kind) : phrase;
     }
     default: return kind_name(f.kind);
+  }
+}
+
+namespace requirement_words {
+
+// "GLIBC_2.38" -> ("glibc", "2.38"); "GLIBCXX_3.4.32" -> ("libstdc++", "GLIBCXX_3.4.32"); else nullopt.
+std::optional<std::pair<std::string, std::string>> library_version(const std::string& v) {
+  if (v.starts_with("GLIBC_") && v.size() > 6 && std::isdigit(static_cast<unsigned char>(v[6])))
+    return std::pair<std::string, std::string>{"glibc", v.substr(6)};
+  if (v.starts_with("GLIBCXX_") || v.starts_with("CXXABI_")) return std::pair<std::string, std::string>{"libstdc++", v};
+  return std::nullopt;
+}
+
+}  // namespace requirement_words
+
+std::string requirement(const Finding& f) {
+  using requirement_words::library_version;
+  switch (f.kind) {
+    case FindingKind::MissingVersion: {
+      const auto lib = library_version(f.required_version);
+      const std::string have = f.candidates.empty() ? "" : f.candidates.back();
+      const auto have_lib = library_version(have);
+      if (lib && lib->first == "glibc")
+        return fmt::format("requires glibc {}+ (image: {})", lib->second,
+                           have_lib && have_lib->first == "glibc" ? have_lib->second : "older");
+      if (lib)
+        return fmt::format("requires {} {}+ (image: {})", lib->first, lib->second, have.empty() ? "older" : have);
+      return fmt::format("requires {} {} (image: {})", f.library, f.required_version,
+                         have.empty() ? "not defined" : have);
+    }
+    case FindingKind::MissingLibrary: return "requires " + f.library + " (not found)";
+    case FindingKind::DriverTooOld: {
+      // The explanation ends "...; the image's driver is 535.104.05."
+      std::string image = "older";
+      const std::string marker = "the image's driver is ";
+      const auto at = f.explanation.rfind(marker);
+      if (at != std::string::npos) {
+        image = f.explanation.substr(at + marker.size());
+        while (!image.empty() && (image.back() == '.' || image.back() == ' ')) image.pop_back();
+      }
+      return fmt::format("requires NVIDIA driver {}+ (image: {})", f.required_version, image);
+    }
+    case FindingKind::Driver:
+      return fmt::format("requires NVIDIA driver {}+ (image: driver unknown)", f.required_version);
+    case FindingKind::MissingSymbol: {
+      const std::string name = f.demangled.empty() ? f.symbol : f.demangled;
+      const std::string from = f.library.empty() ? "the libraries it loads" : f.library;
+      switch (f.classification) {
+        case Why::SignatureChanged:
+          return fmt::format("requires {} (signature changed in {}{})", name, from,
+                             f.candidates.empty() ? "" : ": it has " + f.candidates.front());
+        case Why::CxxAbiMismatch:
+          return fmt::format("requires {} (built for the other _GLIBCXX_USE_CXX11_ABI than {})", name, from);
+        case Why::VersionTooNew:
+          return fmt::format("requires {}@{} ({} has an older version)", name, f.required_version, from);
+        default: return summary(f);
+      }
+    }
+    default: return summary(f);
   }
 }
 

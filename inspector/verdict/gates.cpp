@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -211,20 +212,37 @@ std::string markdown_summary(const Result& r) {
   std::string out = fmt::format("### wheelcheck on `{}`: {}\n\n", md(r.image), verdict_word(r));
   if (!r.error.empty()) out += "**The gates could not be evaluated**: " + md(r.error) + ". Every gate is off.\n\n";
   out += "| wheel | verdict | route | available | why | gates |\n| --- | --- | --- | --- | --- | --- |\n";
+  // Why, in pip's words (verdict::requirement): the finding that decided, or the first error of a route's
+  // members; the route's own reason where none is the route's.
+  auto said = [](const verdict::Finding& f) {
+    return (f.member.empty() ? "" : f.member + ": ") + verdict::requirement(f);
+  };
+  auto route_why = [&](const verdict::Report& rep, const verdict::Route& route) -> std::string {
+    if (route.reasons.empty()) return route.conditions.empty() ? "" : "holds only if: " + route.conditions.front();
+    auto in_route = [&](const std::string& m) {
+      return std::find(route.members.begin(), route.members.end(), m) != route.members.end();
+    };
+    for (const auto& f : rep.findings) {
+      if (f.severity == verdict::Severity::Error &&
+          (in_route(f.member) || std::any_of(f.roots.begin(), f.roots.end(), in_route)))
+        return said(f);
+    }
+    return route.reasons.front();
+  };
   for (const auto* rep : r.reports) {
     if (rep->routes.empty()) {
+      const verdict::Finding* why = verdict::reason(*rep);
       out += fmt::format("| {} | {} | | | {} | |\n", md(rep->wheel), verdict::verdict_name(rep->verdict),
-                         md(rep->findings.empty() ? "" : rep->findings.front().explanation));
+                         md(why != nullptr          ? said(*why)
+                            : rep->findings.empty() ? ""
+                                                    : rep->findings.front().explanation));
     }
     for (const auto& route : rep->routes) {
       std::string gates;
       for (const auto& [k, v] : route.gates) gates += (gates.empty() ? "" : " ") + ("`" + k + "=" + v + "`");
-      out += fmt::format(
-          "| {} | {} | {}{} | {} | {} | {} |\n", md(rep->wheel), verdict::verdict_name(rep->verdict), md(route.name),
-          route.optional ? " (optional)" : "", route.available ? "yes" : "**no**",
-          md(route.reasons.empty() ? (route.conditions.empty() ? "" : "holds only if: " + route.conditions.front())
-                                   : route.reasons.front()),
-          gates);
+      out += fmt::format("| {} | {} | {}{} | {} | {} | {} |\n", md(rep->wheel), verdict::verdict_name(rep->verdict),
+                         md(route.name), route.optional ? " (optional)" : "", route.available ? "yes" : "**no**",
+                         md(route_why(*rep, route)), gates);
     }
   }
   if (!r.gates.empty()) {
