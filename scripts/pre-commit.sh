@@ -52,7 +52,7 @@ rank() {
 
 worst=0
 for f in "${files[@]}"; do
-  # the file first: some options take several values (--with A B, -o X Y) and would take the file as one
+  # the file first: an option that takes several values (--with A B) would take the file as one of them
   "$wheelcheck" check "$f" "${options[@]}"
   rc=$?
   echo "wheelcheck: $f: exit $rc" >&2
