@@ -52,13 +52,6 @@ tables read from that wheel when a check needs them; WHEELCHECK_OFFLINE=1 never 
 
 namespace {
 
-void append_file(const std::string& path, const std::string& text) {
-  std::FILE* f = std::fopen(path.c_str(), "a");
-  if (f == nullptr) throw io_error("cannot append to " + path);
-  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  if (std::fclose(f) != 0 || !ok) throw io_error("cannot write " + path);
-}
-
 // The absolute DT_RPATH/DT_RUNPATH folders of the wheels' members ("/opt/tok/$LIB"): a root probed
 // on the fly reads the libraries there too, since the loader will look there.
 std::vector<std::string> search_dirs(const std::vector<WheelProfile>& a, const std::vector<WheelProfile>& b) {
@@ -361,10 +354,10 @@ void print_gates(const CheckArgs& a, const std::string& format, const gates::Res
       print_out(gates::github_env(g));  // for `>> "$GITHUB_ENV"`
       std::fputs(annotations.c_str(), stderr);
     } else {
-      append_file(env_file, gates::github_env(g));
+      append_to_file(env_file, gates::github_env(g));
       print_out(annotations);  // the runner reads workflow commands on stdout
     }
-    if (!a.summary.empty()) append_file(a.summary, gates::markdown_summary(g));
+    if (!a.summary.empty()) append_to_file(a.summary, gates::markdown_summary(g));
     const std::string outputs = !a.github_output.empty() ? a.github_output : getenv_or("GITHUB_OUTPUT", "");
     if (!outputs.empty()) {
       nlohmann::ordered_json gates = nlohmann::ordered_json::object();
@@ -374,70 +367,9 @@ void print_gates(const CheckArgs& a, const std::string& format, const gates::Res
       for (const auto& gate : g.gates) gates[gate.variable] = gate.value;
       lines.emplace_back("gates", gates.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
       for (const auto& gate : g.gates) lines.emplace_back(gate.variable, gate.value);
-      append_file(outputs, github_output_lines(lines));
+      append_to_file(outputs, github_output_lines(lines));
     }
   }
-}
-
-std::vector<std::pair<std::string, std::string>> parse_outputs(const std::vector<std::string>& values) {
-  std::vector<std::pair<std::string, std::string>> out;
-  for (const auto& v : values) {
-    const auto eq = v.find('=');
-    const std::string format = eq == std::string::npos ? v : v.substr(0, eq);
-    if (eq == std::string::npos || eq + 1 == v.size())
-      throw usage_error("--output " + v + ": FORMAT=FILE (" + join(k_output_formats, ", ") + ")");
-    if (std::find(k_output_formats.begin(), k_output_formats.end(), format) == k_output_formats.end()) {
-      const auto near = closest(format, k_output_formats);
-      throw usage_error("--output " + v + ": unknown format '" + format + "'" +
-                        (near ? " (did you mean " + *near + "?)" : "") + "; formats: " + join(k_output_formats, ", "));
-    }
-    out.emplace_back(format, v.substr(eq + 1));
-  }
-  return out;
-}
-
-void append_to_file(const std::string& path, const std::string& text) {
-  append_file(path, text);
-}
-
-std::string github_output_lines(const std::vector<std::pair<std::string, std::string>>& outputs) {
-  std::string out;
-  for (const auto& [k, v] : outputs) {
-    if (v.find('\n') == std::string::npos && v.find('\r') == std::string::npos) {
-      out += k + "=" + v + "\n";
-      continue;
-    }
-    std::string delimiter = "WHEELCHECK_EOF";
-    while (v.find(delimiter) != std::string::npos) delimiter += "_";
-    out += k + "<<" + delimiter + "\n" + v + "\n" + delimiter + "\n";
-  }
-  return out;
-}
-
-int exit_with(const CheckArgs& a, int rc) {
-  using verdict::Verdict;
-  const bool verdict_code = rc == verdict::exit_code(Verdict::Incompatible) ||
-                            rc == verdict::exit_code(Verdict::Degraded) || rc == verdict::exit_code(Verdict::Unknown);
-  return a.exit_zero && verdict_code ? 0 : rc;
-}
-
-void write_outputs(const CheckArgs& a, const std::string& format, int rc, const std::vector<ci::Case>& cases,
-                   const std::function<nlohmann::ordered_json()>& json_doc,
-                   const std::function<std::string()>& markdown) {
-  for (const auto& [what, path] : parse_outputs(a.outputs)) {
-    std::string text;
-    if (what == "json") text = dump_json(json_doc());
-    if (what == "sarif") text = dump_json(ci::sarif(cases, rc));
-    if (what == "junit") text = ci::junit(cases);
-    if (what == "markdown") text = markdown();
-    write_file_atomic(path, text);
-  }
-  if (format == "sarif") print_out(dump_json(ci::sarif(cases, rc)));
-  if (format == "junit") print_out(ci::junit(cases));
-}
-
-std::string dump_json(const nlohmann::ordered_json& j) {
-  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 namespace {
@@ -684,41 +616,6 @@ void print_fail_closed(const CheckArgs& a, const std::string& message) {
     std::fprintf(stderr, "wheelcheck: error: %s\n", e.what());
     print_out(gates::github_env(g));
   }
-}
-
-}  // namespace
-
-void apply_settings(const Settings& s, CheckArgs& a) {
-  if (a.images.empty() && s.images) a.images = s.images->values;
-  if (a.assume.empty() && s.assume) a.assume = s.assume->values;
-  if (a.rules.empty() && s.rules) a.rules = s.rules->values.front();
-  if (a.verify.empty()) a.verify = s.verify ? s.verify->values.front() : "auto";
-  if (a.format.empty() && !a.json && !a.gates && s.format) a.format = s.format->values.front();
-  if (a.outputs.empty() && s.outputs) a.outputs = s.outputs->values;
-  if (!a.exit_zero && !a.gates && s.exit_zero) a.exit_zero = s.exit_zero->values.front() == "true";
-  a.accepted = s.accept;
-  warn_expired(s);
-}
-
-namespace {
-
-// A run that could not be made at all, in the SARIF or JUnit the job expects (an upload step still finds a
-// document that says why), on stdout and in each --output of those formats.
-void print_failed_run(const CheckArgs& a, const std::string& format, const Error& e) {
-  std::vector<ci::Case> none;
-  const int rc = exit_code_of(e);
-  const std::string image = a.images.size() == 1 ? a.images.front() : "";
-  none.push_back(ci::failed_case(image.empty() ? "(run)" : image, "", {a.wheels.empty() ? "" : a.wheels.front(), 0},
-                                 "error", e.what()));
-  try {
-    for (const auto& [what, path] : parse_outputs(a.outputs)) {
-      if (what == "sarif") write_file_atomic(path, dump_json(ci::sarif(none, rc)));
-      if (what == "junit") write_file_atomic(path, ci::junit(none));
-    }
-  } catch (const Error&) {  // the first error is the one to report
-  }
-  if (format == "sarif") print_out(dump_json(ci::sarif(none, rc)));
-  if (format == "junit") print_out(ci::junit(none));
 }
 
 }  // namespace

@@ -207,6 +207,9 @@ int exit_with(const CheckArgs& a, int rc);
 void write_outputs(const CheckArgs& a, const std::string& format, int rc, const std::vector<ci::Case>& cases,
                    const std::function<nlohmann::ordered_json()>& json_doc,
                    const std::function<std::string()>& markdown);
+// A run that could not be made at all (an unknown image, a settings file with errors), as the SARIF or
+// JUnit document `format` and the --output files of those formats ask for.
+void print_failed_run(const CheckArgs& a, const std::string& format, const Error& e);
 // JSON as the output files and the scan write it: two-space indent, invalid UTF-8 replaced, a final newline.
 std::string dump_json(const nlohmann::ordered_json& j);
 

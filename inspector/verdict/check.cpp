@@ -16,8 +16,6 @@
 //   4. Symbols only libraries without export tables may define: one condition per member and library.
 //   5. CUDA (cuda.cpp): the driver the runtimes need against the image's driver.
 //   6. Routes and the verdict (routes.cpp).
-#include <fnmatch.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <map>
@@ -781,41 +779,10 @@ class Checker {
 
 }  // namespace
 
-bool accepts(const Acceptance& a, const Finding& f, const std::string& wheel, const std::string& image) {
-  if (f.severity != Severity::Condition) return false;
-  if (!a.rule.empty() && a.rule != kind_name(f.kind) && a.rule != why_name(f.classification)) return false;
-  if (!a.wheel.empty() && ::fnmatch(a.wheel.c_str(), wheel.c_str(), 0) != 0) return false;
-  if (!a.image.empty() && a.image != image) return false;
-  return a.match.empty() || f.explanation.find(a.match) != std::string::npos;
-}
-
 Report check(const WheelProfile& wheel, const image::Image& image, const CheckOptions& options) {
   if (!image.policy.empty()) return check_policy(wheel, image, options);
   Report r = Checker(wheel, image, options).run();
-  if (options.accepted == nullptr || options.accepted->empty()) return r;
-  // Accepted conditions: information, saying who accepted them; the verdict is decided again without them.
-  bool changed = false;
-  for (auto& f : r.findings) {
-    for (const auto& a : *options.accepted) {
-      if (!accepts(a, f, wheel.filename.filename, image.name)) continue;
-      f.severity = Severity::Info;
-      r.notes.push_back(fmt::format("accepted until {} ({}, {}): {}", a.expires, a.reason, a.source, f.explanation));
-      f.explanation = fmt::format("accepted until {} ({}; {}): {}", a.expires, a.reason, a.source, f.explanation);
-      changed = true;
-      break;
-    }
-  }
-  if (changed) {
-    r.conditions.clear();
-    for (auto& rt : r.routes) {
-      std::erase_if(rt.conditions, [&](const std::string& c) {
-        return std::none_of(r.findings.begin(), r.findings.end(), [&](const Finding& f) {
-          return f.severity == Severity::Condition && c.find(f.explanation) != std::string::npos;
-        });
-      });
-    }
-    decide(r);
-  }
+  if (options.accepted != nullptr) apply_acceptances(r, wheel.filename.filename, image.name, *options.accepted);
   return r;
 }
 

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
+#include <vector>
 
 #include "wheelcheck/profile.hpp"
 #include "wheelcheck/resolve.hpp"
@@ -31,5 +33,10 @@ Verdict verdict_of(const Tally& tally);
 
 // The verdict of a report whose findings and routes are in, with its conditions (each once).
 void decide(Report& report);
+
+// The conditions `accepted` covers (inspector/verdict/accept.cpp), for `wheel` (a file name) on `image`:
+// information saying who accepted them; the verdict decided again when one was.
+void apply_acceptances(Report& report, const std::string& wheel, const std::string& image,
+                       const std::vector<Acceptance>& accepted);
 
 }  // namespace wheelcheck::verdict
