@@ -44,6 +44,10 @@ struct Object {
   const elf::Binary* binary = nullptr;  // wheel members: every symbol is known
   std::string exports_file;             // image and distribution libraries with a table
   std::string exports_upto;
+  // The versions the image's description declares (glibc 2.35: GLIBC_2.35; GLIBCXX_3.4.30; CXXABI_1.3.13):
+  // a version of that family beyond it is not defined there, whatever a layer's table lists (glibc's
+  // symbol versions only grow, so a need above the declared version is certain to fail).
+  std::vector<std::string> declared_upto;
   std::string exports_unknown;   // why no table (declared libraries), or why the table is partial
   bool exports_partial = false;  // the table lists some exports only: a symbol it lacks is unknown
   bool python_extension = false;
@@ -219,6 +223,9 @@ BindResult bind(const Space& space, const Load& load);
 // "GLIBC_2.38" is newer than "GLIBC_2.36": same prefix, numeric comparison of the rest. False when
 // the prefixes differ or a part is not numeric.
 bool version_newer(std::string_view a, std::string_view b);
+// Whether `version` is beyond what `library` may define: newer than its exports_upto or than a version the
+// image declares of that family (Object::declared_upto).
+bool beyond_ceiling(const Object& library, std::string_view version);
 // The versions a library defines (from its description or its export table, none beyond exports_upto);
 // nullopt when unknown. An empty list: it defines none, and so satisfies every need (glibc binds the
 // unversioned definitions).

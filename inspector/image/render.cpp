@@ -1,6 +1,9 @@
 // `wheelcheck image show NAME`: one description for people, each fact with where it came from.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <set>
+
 #include "wheelcheck/image.hpp"
 #include "wheelcheck/util.hpp"
 
@@ -10,6 +13,41 @@ namespace {
 
 std::string from(Origin origin, const std::string& layer) {
   return layer.empty() ? origin_name(origin) : fmt::format("{} in {}", origin_name(origin), layer);
+}
+
+// Whether dotted version a is newer than b ("2.39" > "2.35"); false when either is not numeric.
+bool newer(std::string_view a, std::string_view b) {
+  const auto x = split(std::string(a), ".", false), y = split(std::string(b), ".", false);
+  for (std::size_t i = 0; i < std::max(x.size(), y.size()); ++i) {
+    const auto p = i < x.size() ? small_number(x[i]) : std::optional<int>(0);
+    const auto q = i < y.size() ? small_number(y[i]) : std::optional<int>(0);
+    if (!p || !q) return false;
+    if (*p != *q) return *p > *q;
+  }
+  return false;
+}
+
+// Where a declared version and a layer's libraries disagree: the libraries' tables reach a newer version of
+// the family than the description declares (a hand-written Ubuntu 22.04 over the ubuntu24.04 layer). The
+// declaration governs: the check takes no version beyond it.
+std::vector<std::string> disagreements(const Image& im) {
+  std::vector<std::string> out;
+  const std::pair<const char*, const Fact*> families[] = {
+      {"GLIBC_", &im.libc_version}, {"GLIBCXX_", &im.glibcxx}, {"CXXABI_", &im.cxxabi}};
+  for (const auto& [family, fact] : families) {
+    if (!fact->known()) continue;
+    std::set<std::string> said;
+    for (const auto& l : im.libraries) {
+      const std::string& upto = l.exports_upto;
+      if (upto.rfind(family, 0) != 0 || !newer(upto.substr(std::string_view(family).size()), *fact->value)) continue;
+      if (!said.insert(l.layer + upto).second) continue;
+      out.push_back(fmt::format("declares {}{} ({}), but {}'s tables reach {} ({}): no version beyond {}{} is taken",
+                                family, *fact->value, from(fact->origin, fact->layer),
+                                l.layer.empty() ? std::string("a library") : "layer " + l.layer, upto,
+                                l.soname.empty() ? l.path : l.soname, family, *fact->value));
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -51,6 +89,7 @@ std::string render_text(const Image& im, bool color) {
   }
   fact("GPU driver", im.driver);
   fact("GPU architectures", im.gpu_archs);
+  for (const auto& d : disagreements(im)) out += "  " + st.yellow("!") + " " + d + "\n";
 
   const Loader& ld = im.loader;
   out += "\n" + st.bold("Loader") + "\n";

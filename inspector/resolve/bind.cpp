@@ -50,6 +50,12 @@ bool version_newer(std::string_view a, std::string_view b) {
   return false;
 }
 
+bool beyond_ceiling(const Object& o, std::string_view version) {
+  if (!o.exports_upto.empty() && version_newer(version, o.exports_upto)) return true;
+  return std::any_of(o.declared_upto.begin(), o.declared_upto.end(),
+                     [&](const std::string& ceiling) { return version_newer(version, ceiling); });
+}
+
 namespace {
 
 struct WheelIndex {
@@ -92,7 +98,7 @@ class Binder {
     const exports::Export* e = t->bind(s.name, s.version);
     if (e == nullptr && !s.version.empty() && t->version_definitions.size() <= 1) e = t->bind(s.name, "");
     if (e == nullptr) return o.exports_partial ? -1 : 0;
-    if (!o.exports_upto.empty() && !e->version.empty() && version_newer(e->version, o.exports_upto)) return 0;
+    if (!e->version.empty() && beyond_ceiling(o, e->version)) return 0;
     return 1;
   }
 
@@ -186,13 +192,13 @@ BindResult bind(const Space& space, const Load& load) {
     // information available" and binds the unversioned definitions).
     if (versions->empty()) return;
     bool ok = std::find(versions->begin(), versions->end(), version) != versions->end();
-    if (ok && !provider->exports_upto.empty() && version_newer(version, provider->exports_upto)) ok = false;
+    if (ok && beyond_ceiling(*provider, version)) ok = false;
     if (ok) return;
     MissingVersion mv{&o, file, version, provider, {}};
     const std::string family = version.substr(0, version.find_last_of('_') + 1);
     for (const auto& have : *versions) {
       if (have.rfind(family, 0) != 0) continue;
-      if (!provider->exports_upto.empty() && version_newer(have, provider->exports_upto)) continue;
+      if (beyond_ceiling(*provider, have)) continue;
       mv.provided.push_back(have);
     }
     std::sort(mv.provided.begin(), mv.provided.end(),
@@ -267,9 +273,7 @@ std::optional<std::vector<std::string>> defined_versions(const Space& space, con
   } else {
     return std::nullopt;
   }
-  if (!o.exports_upto.empty()) {
-    std::erase_if(v, [&](const std::string& x) { return version_newer(x, o.exports_upto); });
-  }
+  std::erase_if(v, [&](const std::string& x) { return beyond_ceiling(o, x); });
   return v;
 }
 

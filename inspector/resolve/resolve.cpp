@@ -119,6 +119,17 @@ std::unique_ptr<Object> member_object(const MemberProfile& m, const std::string&
   return o;
 }
 
+// The versions the description declares, as version-node ceilings: glibc's GLIBC_X.Y, libstdc++'s GLIBCXX_
+// and CXXABI_. They bound the image's own libraries, not the distributions'.
+std::vector<std::string> declared_ceilings(const image::Image& image) {
+  std::vector<std::string> out;
+  const bool glibc = !image.libc_kind.known() || *image.libc_kind.value == "glibc";
+  if (glibc && image.libc_version.known()) out.push_back("GLIBC_" + *image.libc_version.value);
+  if (image.glibcxx.known()) out.push_back("GLIBCXX_" + *image.glibcxx.value);
+  if (image.cxxabi.known()) out.push_back("CXXABI_" + *image.cxxabi.value);
+  return out;
+}
+
 }  // namespace
 
 Space::Space(const image::Image& image, const WheelProfile& wheel, const std::vector<const WheelProfile*>& with,
@@ -132,6 +143,7 @@ Space::Space(const image::Image& image, const WheelProfile& wheel, const std::ve
   }
   if (m_python != nullptr) m_site = m_python->site_packages.front();
   if (m_site.empty()) m_site = "/site-packages";
+  const std::vector<std::string> declared = declared_ceilings(image);
   for (const auto& l : image.libraries) {
     auto o = std::make_unique<Object>();
     o->source = Object::Source::Image;
@@ -150,6 +162,7 @@ Space::Space(const image::Image& image, const WheelProfile& wheel, const std::ve
     o->dynamic_recorded = l.dynamic_recorded;
     o->exports_file = l.exports_file;
     o->exports_upto = l.exports_upto;
+    o->declared_upto = declared;
     o->exports_unknown = l.exports_unknown;
     add(std::move(o), l.names);
   }
