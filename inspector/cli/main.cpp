@@ -169,8 +169,11 @@ int main(int argc, char** argv) {
       }
       if (top->wheels.empty()) {
         if (args.empty()) {
-          cli::print_out(app.help());
-          return static_cast<int>(k_exit_ok);
+          // One line, as other tools answer a bare call; --help teaches.
+          std::fprintf(stderr,
+                       "usage: wheelcheck WHEEL... --image NAME [OPTIONS]   (wheelcheck --help: commands and "
+                       "examples)\n");
+          return static_cast<int>(k_exit_bad_input);  // 2: usage, as every option error
         }
         return cli::usage_failure(app, "no wheel given");
       }

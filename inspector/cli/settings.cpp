@@ -171,7 +171,35 @@ class Reader {
       if (!is_date(a.expires)) fail(p + "/expires", "[[accept]] expires must be a date (YYYY-MM-DD)");
       if (a.rule.empty() && a.match.empty())
         fail(p, "[[accept]] needs a rule (a finding kind such as driver) or a match: it would accept every condition");
+      if (!a.rule.empty()) check_accept_rule(a.rule, p + "/rule");
       (a.expires < now ? s.expired : s.accept).push_back(std::move(a));
+    }
+  }
+
+  // An accepted rule names a finding kind or a classification that can be a condition: a typo would accept
+  // nothing, and an error (missing-library) is never a condition to accept.
+  void check_accept_rule(const std::string& rule, const std::string& p) const {
+    using verdict::FindingKind;
+    using verdict::Why;
+    std::vector<std::string> known;
+    for (int k = 0; k <= static_cast<int>(FindingKind::PolicyUnknown); ++k)
+      known.push_back(verdict::kind_name(static_cast<FindingKind>(k)));
+    for (Why w : {Why::LibraryMissing, Why::SignatureChanged, Why::CxxAbiMismatch, Why::VersionTooNew, Why::Absent,
+                  Why::UnknownExports})
+      known.push_back(verdict::why_name(w));
+    if (std::find(known.begin(), known.end(), rule) == known.end()) {
+      const auto near = closest(rule, known);
+      fail(p, "[[accept]]: unknown rule '" + rule + "'" + (near ? " (did you mean '" + *near + "'?)" : "") +
+                  "; a finding kind or classification of docs/verdict.md (driver, unknown-exports, ...)");
+    }
+    static const std::vector<std::string> k_never_conditions = {
+        "missing-library",  "missing-version", "archive",        "record",          "unreadable-member",
+        "tag-claim",        "requires-dist",   "driver-too-old", "library-missing", "signature-changed",
+        "cxx-abi-mismatch", "version-too-new", "absent"};
+    if (std::find(k_never_conditions.begin(), k_never_conditions.end(), rule) != k_never_conditions.end()) {
+      fail(p, "[[accept]]: rule '" + rule +
+                  "' is never a condition (an error or a warning, not an unknown fact): only conditions can be "
+                  "accepted (driver, gpu-coverage, unknown-exports, ...)");
     }
   }
 
