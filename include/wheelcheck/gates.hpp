@@ -42,6 +42,12 @@ struct Result {
 // (the first value where two routes name one variable), with `error` as the reason.
 Result fail_closed(const std::vector<rules::RuleSet>& sets, const std::string& error);
 
+// Gates that cannot vouch for the wheels they were merged from (a wheel that fails its own RECORD or hash,
+// a lock entry whose hash differs, a wheel that could not be read): `merged` failed closed. Every gate of
+// `sets` is at its off value (those merged keep theirs), the reports and integrity lines stay for the
+// comments, and `error` says why, so WHEELCHECK_VERDICT is "error" and `eval` of the sh output fails.
+void close(Result& merged, const std::vector<rules::RuleSet>& sets, const std::vector<std::string>& problems);
+
 // Merges the gates of the unavailable routes of every report. Two routes setting one variable to two
 // values is an Error(BadInput) naming both routes and rule sets.
 Result merge(const std::vector<verdict::Report>& reports);

@@ -84,4 +84,15 @@ std::string headline(const verdict::Report& report, const WheelProfile* wheel);
 // for does not make `--image all` fail); the worst of all when it targets none of them.
 verdict::Verdict overall(const std::vector<const Cell*>& cells);
 
+// An environment on one image: packages installed together, each judged on its own (its own members,
+// resolved and judged under its own METADATA and RECORD; the other packages only provide libraries and
+// symbols). `checked` are the packages asked about; `beside` those installed beside them and not asked
+// about (--with). The environment's verdict is the worst of the checked packages'; a package beside them
+// whose routes are off (FlagCX's libflagcx.so, which FlagTree's TLE loader also loads) makes it degraded at
+// worst, since its gates turn those routes off.
+verdict::Verdict environment_verdict(const std::vector<const Cell*>& checked, const std::vector<const Cell*>& beside);
+// The routes of a beside package that are off, each in a line ("route flagtree-tle-dist (optional) is off:
+// flagcx/libflagcx.so: missing library libcudart.so.12"): what its report adds to the environment's.
+std::vector<std::string> routes_off(const Cell& cell);
+
 }  // namespace wheelcheck::run

@@ -59,6 +59,7 @@ enum class FindingKind {
   Record,               // record
   UnreadableMember,     // unreadable-member
   TagClaim,             // tag-claim
+  RequiresDist,         // requires-dist: a Requires-Dist pin the image's (or the environment's) version does not meet
   PolicyMachine,        // policy-machine
   PolicyLibc,           // policy-libc
   PolicyApiLevel,       // policy-api-level
@@ -110,14 +111,27 @@ struct Finding {
   std::string explanation;              // one or two sentences for people
   std::string fix;                      // what would make it work, when we can say
   std::vector<std::string> candidates;  // what the image has instead (demangled signatures, versions)
-  std::vector<std::string> evidence;    // where it was found and by which rule, or every place tried
-  std::string object;                   // the image library whose entry it is, when it is not the wheel's
-                                        // ("/usr/lib/x86_64-linux-gnu/libfoo.so.1"); member is then ""
-  std::vector<std::string> roots;       // every member whose load reaches it (JSON "loaded_by")
+  // missing-version: the symbols that need the version (the first k_floor_symbols_listed, demangled where
+  // C++), and how many need it in all; what a user must fix behind a version floor.
+  std::vector<std::string> symbols;
+  std::size_t symbols_total = 0;
+  std::vector<std::string> evidence;  // where it was found and by which rule, or every place tried
+  std::string object;                 // the image library whose entry it is, when it is not the wheel's
+                                      // ("/usr/lib/x86_64-linux-gnu/libfoo.so.1"); member is then ""
+  std::vector<std::string> roots;     // every member whose load reaches it (JSON "loaded_by")
   // A distribution the wheel requires cannot be imported in the image (torch's libc10.so needs a glibc the
   // image lacks): the wheel cannot work there, whatever route holds its members.
   bool provider = false;
 };
+
+// How many of the symbols behind a version floor a finding names (Finding::symbols).
+inline constexpr std::size_t k_floor_symbols_listed = 5;
+// The symbols behind a version floor in words: "__isoc23_strtol", "__isoc23_strtol, __isoc23_sscanf and 3 more".
+std::string symbols_words(const Finding& finding);
+// Why a version's symbols are needed, where the cause is a known one: glibc 2.38's __isoc23_* redirections
+// (headers of glibc 2.38+ in C2x/GNU mode), glibc 2.34's move of libpthread and libdl into libc, a GLIBCXX_
+// version's GCC release. "" when none is known.
+std::string known_cause(std::string_view version, const std::vector<std::string>& symbols);
 
 // A finding in a short phrase, the same in the text report's headings, a route's reasons and a
 // matrix cell: "missing library libfoo.so", "undefined symbol foo@V1  [absent]", "version GLIBC_2.38 of
@@ -134,6 +148,14 @@ std::string requirement(const Finding& finding);
 // against musl, linux_<arch>), Requires-Python, and each ELF member's machine and class against the
 // image's arch. Unknown image facts give Condition findings, never guesses.
 std::vector<Finding> check_wheel_tags(const WheelProfile& wheel, const image::Image& image);
+
+// Each Requires-Dist of the wheel with a version specifier, whose marker holds for `python` (null: the
+// image's default) with no extra requested, that names a distribution installed there: one beside it in
+// `with` (as pip installs it) or else the image's own. One that the installed version does not satisfy is a
+// warning that says what `pip install --no-deps` (the pin silently broken) and plain `pip install` (the
+// distribution replaced) would do. A requirement that does not parse is passed over.
+std::vector<Finding> check_requires_dist(const WheelProfile& wheel, const image::Image& image,
+                                         const image::Python* python, const std::vector<const WheelProfile*>& with);
 
 // Why a needed symbol has no definition in `tables` (the export tables of the libraries in its load
 // scope, in search order): signature-changed (the same qualified C++ name is exported with other
@@ -278,6 +300,8 @@ std::vector<std::string> integrity_problems(const Report& report);
 int exit_code(const Report& report);
 std::string render_text(const Report& report, bool color);
 nlohmann::ordered_json to_json(const Report& report);
+// One finding as the verdict document writes it (findings[]); what ci::finding_from_json reads back.
+nlohmann::ordered_json finding_to_json(const Finding& finding);
 nlohmann::ordered_json route_to_json(const Route& route);
 // {"needs", "because", "image_driver", "satisfied", "notes"}: a report's "driver" (null when absent).
 nlohmann::ordered_json driver_to_json(const DriverNeed& driver);

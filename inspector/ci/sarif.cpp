@@ -153,6 +153,9 @@ verdict::Finding finding_from_json(const nlohmann::ordered_json& j) {
   f.explanation = string_of(j, "explanation");
   f.fix = string_of(j, "fix");
   f.candidates = strings(j, "candidates");
+  f.symbols = strings(j, "symbols");
+  if (const auto it = j.find("symbols_total"); it != j.end() && it->is_number_unsigned())
+    f.symbols_total = it->get<std::size_t>();
   f.evidence = strings(j, "evidence");
   f.roots = strings(j, "loaded_by");
   return f;
@@ -228,6 +231,9 @@ const std::vector<Rule>& rules() {
         {"tag-claim", "TagClaim", "The platform tag claims more than the binaries deliver",
          "The binaries need a newer glibc (or other floor) than the wheel's platform tag promises: pip installs it "
          "where it cannot load."},
+        {"requires-dist", "RequiresDist", "A Requires-Dist pin the image's version does not meet",
+         "The wheel declares a version of a distribution the image has in another version: `pip install "
+         "--no-deps` leaves the pin broken, plain `pip install` replaces the image's distribution."},
         {"policy-machine", "PolicyMachine", "Another machine than the packaging target's",
          "The packaging target is for another machine."},
         {"policy-libc", "PolicyLibc", "Another C library than the packaging target's",

@@ -462,6 +462,33 @@ std::string cell_text(const run::Cell& c, bool color) {
                      c.not_targeted, verdict::exit_code(c.report.verdict));
 }
 
+// What the wheels beside a checked one (--with) add to its answer: their routes that are off, and the
+// environment's verdict when it is not the wheel's own.
+std::string beside_text(const std::vector<run::Cell>& beside, verdict::Verdict overall, int rc) {
+  std::string out;
+  for (const auto& c : beside) {
+    for (const auto& line : run::routes_off(c)) {
+      out += fmt::format("beside it (--with) {}: {}\n", c.report.wheel, line);
+    }
+  }
+  if (!out.empty()) {
+    out = "\n" + out +
+          fmt::format("The environment (the wheel and those beside it): {}; exit {}\n", verdict::verdict_name(overall),
+                      rc);
+  }
+  return out;
+}
+
+gates::Result environment_gates(const CheckArgs& a, const std::vector<verdict::Report>& reports,
+                                verdict::Verdict verdict, const std::vector<std::string>& problems) {
+  gates::Result g = gates::merge(reports);
+  g.verdict = verdict;
+  std::vector<std::string> all = problems;
+  all.insert(all.end(), g.integrity.begin(), g.integrity.end());
+  if (!all.empty()) gates::close(g, fail_closed_sets(a.rules, a.db), all);
+  return g;
+}
+
 namespace {
 
 int check_and_print(const CheckArgs& a, const std::string& format, bool gates_output) {
@@ -529,13 +556,31 @@ int check_and_print(const CheckArgs& a, const std::string& format, bool gates_ou
       for (auto& line : verdict::integrity_problems(cells.back().report)) integrity.push_back(std::move(line));
     }
   }
-  for (const auto& w : integrity) {
-    if (gates_output) {
-      warn(w);  // the gates are still printed, for a setup script that evals them
-    } else {
-      std::fprintf(stderr, "wheelcheck: error: %s\n", w.c_str());
+  // The wheels beside them (--with) are installed, not checked: each is judged on its own all the same, the
+  // checked wheels and the others beside it only providing, so that its routes that are off (FlagCX's
+  // libflagcx.so, which FlagTree's TLE loader loads) turn their gates off and degrade the environment.
+  std::vector<run::Cell> beside;  // image-major
+  if (!with.empty()) {
+    for (const auto& t : images) {
+      for (const auto& w : with) {
+        std::vector<const WheelProfile*> others;
+        for (std::size_t i = 0; i < profiles.size(); ++i) {
+          if (!failures[i]) others.push_back(&profiles[i]);
+        }
+        for (const auto& o : with) {
+          if (&o != &w) others.push_back(&o);
+        }
+        beside.push_back(run::check(w, t, run::Context{others, &rules, &db, &a.accepted}));
+      }
+    }
+    for (std::size_t k = 0; k < images.size(); ++k) {
+      std::vector<const run::Cell*> checked, by;
+      for (std::size_t i = 0; i < names.size(); ++i) checked.push_back(&cells[i * images.size() + k]);
+      for (std::size_t j = 0; j < with.size(); ++j) by.push_back(&beside[k * with.size() + j]);
+      overall = verdict::worst(overall, run::environment_verdict(checked, by));
     }
   }
+  for (const auto& w : integrity) std::fprintf(stderr, "wheelcheck: error: %s\n", w.c_str());
   const bool bad_input =
       !integrity.empty() || std::any_of(failures.begin(), failures.end(), [](const auto& f) { return f.has_value(); });
   // The same exit code in every format: check's is the verdict's (or 2), gates' 0 once it could evaluate.
@@ -558,6 +603,9 @@ int check_and_print(const CheckArgs& a, const std::string& format, bool gates_ou
   }
   std::vector<verdict::Report> reports;
   for (const auto& c : cells) reports.push_back(c.report);
+  for (const auto& c : beside) reports.push_back(c.report);
+  // Gates never fail open: a wheel that fails its own integrity gives every gate at its off value.
+  auto gates_of = [&] { return environment_gates(a, reports, overall, integrity); };
   auto json_doc = [&] {
     nlohmann::ordered_json arr = nlohmann::ordered_json::array();
     std::size_t next = 0;
@@ -570,16 +618,16 @@ int check_and_print(const CheckArgs& a, const std::string& format, bool gates_ou
     }
     return arr.size() == 1 ? arr.front() : arr;
   };
-  write_outputs(a, format, rc, cases, json_doc, [&] { return gates::markdown_summary(gates::merge(reports)); });
+  write_outputs(a, format, rc, cases, json_doc, [&] { return gates::markdown_summary(gates_of()); });
   if (format == "sarif" || format == "junit") return rc;
   if (gates_output) {
-    print_gates(a, format, gates::merge(reports), rc);
+    print_gates(a, format, gates_of(), rc);
     return rc;
   }
   if (json) {
     print_json(json_doc());
   } else if (cells.size() == 1) {
-    print_out(wrap_to_terminal(cell_text(cells.front(), use_color(stdout))));
+    print_out(wrap_to_terminal(cell_text(cells.front(), use_color(stdout)) + beside_text(beside, overall, rc)));
   } else if (names.size() == 1 && images.size() <= k_side_by_side_max) {
     print_out(side_by_side_text(cells, names.front(), images, use_color(stdout)));
   } else if (!cells.empty()) {
@@ -588,8 +636,8 @@ int check_and_print(const CheckArgs& a, const std::string& format, bool gates_ou
   return rc;
 }
 
-// The rule sets whose gates a failed gates run turns off: the one --rules names, else every rule set of
-// the db (a setup script reads only the variables it knows); none when even they cannot be read.
+}  // namespace
+
 std::vector<rules::RuleSet> fail_closed_sets(const std::string& rules_arg, const std::string& db_arg) {
   try {
     if (rules_arg == "none") return {};
@@ -603,6 +651,8 @@ std::vector<rules::RuleSet> fail_closed_sets(const std::string& rules_arg, const
     return {};
   }
 }
+
+namespace {
 
 void print_fail_closed(const CheckArgs& a, const std::string& message) {
   const std::string format = a.json || a.format == "json" ? "json" : a.format == "github" ? "github" : "sh";

@@ -205,26 +205,6 @@ std::string finding_words(const verdict::Finding& f) {
   return (f.member.empty() ? (f.object.empty() ? "" : f.object + ": ") : f.member + ": ") + verdict::summary(f);
 }
 
-// The reason in a line, of the wheel's own routes and findings: the first route of its own that is off (a
-// core one first), else its worst error, else its first condition; "" when it has none.
-std::string own_headline(const run::Cell& c, const std::set<std::string>& mine) {
-  if (!c.targeted) return c.headline;
-  const verdict::Route* off = nullptr;
-  for (const auto& r : c.report.routes) {
-    if (r.available || r.reasons.empty() || !own_route(r, mine)) continue;
-    if (off == nullptr || (off->optional && !r.optional)) off = &r;
-  }
-  if (off != nullptr)
-    return fmt::format("route {} ({}) is off: {}", off->name, off->optional ? "optional" : "core",
-                       off->reasons.front());
-  for (const auto severity : {verdict::Severity::Error, verdict::Severity::Condition}) {
-    for (const auto& f : c.report.findings) {
-      if (f.severity == severity && own_finding(f, mine)) return finding_words(f);
-    }
-  }
-  return "";
-}
-
 nlohmann::ordered_json environment_json(const Environment& env, const std::vector<ReadWheel>& wheels,
                                         const std::vector<std::string>& locks) {
   nlohmann::ordered_json j;
@@ -259,7 +239,7 @@ nlohmann::ordered_json environment_json(const Environment& env, const std::vecto
     }
     if (auto it = cell_of.find(i); it != cell_of.end()) {
       p["verdict"] = verdict::verdict_name(it->second->report.verdict);
-      p["headline"] = own_headline(*it->second, member_paths(*wheels[e.wheel].profile));
+      p["headline"] = it->second->headline;
       p["report"] = cell_json(*it->second);
     }
     packages.push_back(std::move(p));
@@ -316,12 +296,17 @@ std::string environment_text(const Environment& env, const std::vector<ReadWheel
     const Entry& e = env.entries[i];
     std::string what;
     if (e.beside) {
-      what =
-          "installed beside (--with)\n" + indent + p.dim(e.file.filename + " (" + read_words(e, wheels[e.wheel]) + ")");
+      what = "installed beside (--with)";
+      if (auto it = cell_of.find(i); it != cell_of.end()) {
+        const auto off = run::routes_off(*it->second);
+        if (!off.empty())
+          what += ": " + off.front() + (off.size() > 1 ? fmt::format(" (and {} more)", off.size() - 1) : "");
+      }
+      what += "\n" + indent + p.dim(e.file.filename + " (" + read_words(e, wheels[e.wheel]) + ")");
     } else if (auto it = cell_of.find(i); it != cell_of.end()) {
       const run::Cell& c = *it->second;
       const auto mine = member_paths(*wheels[e.wheel].profile);
-      const std::string why = own_headline(c, mine);
+      const std::string why = c.headline;
       what = paint(c.report.verdict) + (why.empty() ? "" : ": " + why);
       what += "\n" + indent + p.dim(e.file.filename + " (" + read_words(e, wheels[e.wheel]) + ")");
       // Its own routes that are off and its own findings, once each (the full report: --format json).
@@ -618,7 +603,9 @@ int check_environment(const CheckArgs& a, const std::string& format, bool gates_
       if (e.state == Entry::State::NoWheel || e.state == Entry::State::Error) {
         env.verdict = verdict::worst(env.verdict, verdict::Verdict::Incompatible);
       }
-      if (e.state != Entry::State::Checked || e.beside) continue;
+      // A package beside the set (--with) is checked too, on its own: its routes that are off turn their
+      // gates off (run::environment_verdict); its verdict is not the environment's.
+      if (e.state != Entry::State::Checked) continue;
       const WheelProfile* me = &*wheels[e.wheel].profile;
       std::vector<const WheelProfile*> others;
       for (const WheelProfile* w : set) {
@@ -628,18 +615,15 @@ int check_environment(const CheckArgs& a, const std::string& format, bool gates_
       env.cells.push_back(run::check(*me, t, context));
       env.cell_entry.push_back(i);
       const run::Cell& c = env.cells.back();
-      env.verdict = verdict::worst(env.verdict, c.report.verdict);
       for (auto& line : verdict::integrity_problems(c.report)) env.integrity.push_back(std::move(line));
       all_reports.push_back(c.report);
     }
+    std::vector<const run::Cell*> checked, by;
+    for (std::size_t i = 0; i < env.cells.size(); ++i)
+      (env.entries[env.cell_entry[i]].beside ? by : checked).push_back(&env.cells[i]);
+    env.verdict = verdict::worst(env.verdict, run::environment_verdict(checked, by));
     if (!env.integrity.empty()) env.bad_input = true;
-    for (const auto& line : env.integrity) {
-      if (gates_output) {
-        warn(line);
-      } else {
-        std::fprintf(stderr, "wheelcheck: error: %s\n", line.c_str());
-      }
-    }
+    for (const auto& line : env.integrity) std::fprintf(stderr, "wheelcheck: error: %s\n", line.c_str());
   }
   verdict::Verdict overall = verdict::Verdict::Compatible;
   bool bad = false;
@@ -658,7 +642,8 @@ int check_environment(const CheckArgs& a, const std::string& format, bool gates_
       const Entry& e = env.entries[i];
       const ci::Location where = ci::location_of(e.source.empty() ? e.file.where() : e.source);
       if (next < env.cell_entry.size() && env.cell_entry[next] == i) {
-        cases.push_back(ci::case_of(env.cells[next++], where));
+        if (!e.beside) cases.push_back(ci::case_of(env.cells[next], where));
+        ++next;
       } else if (e.state == Entry::State::NoWheel || e.state == Entry::State::Error) {
         const std::string what = e.name + (e.version.empty() ? "" : " " + e.version) + ": " + e.reason;
         cases.push_back(ci::failed_case(env.image, e.file.filename.empty() ? e.name : e.file.filename, where,
@@ -667,10 +652,16 @@ int check_environment(const CheckArgs& a, const std::string& format, bool gates_
     }
   }
   auto gates_of = [&] {
-    gates::Result g = gates::merge(all_reports);
-    // A package without a wheel for the image makes the environment's verdict, whatever its wheels say.
-    for (const auto& env : envs) g.verdict = verdict::worst(g.verdict, env.verdict);
-    return g;
+    // A package without a wheel for the image makes the environment's verdict, whatever its wheels say; a
+    // wheel that could not be read, or whose hash is not the lock's, leaves the gates nothing to vouch for.
+    std::vector<std::string> problems;
+    for (const auto& env : envs) {
+      problems.insert(problems.end(), env.integrity.begin(), env.integrity.end());
+      for (const auto& e : env.entries) {
+        if (e.state == Entry::State::Error) problems.push_back(e.name + ": " + e.reason);
+      }
+    }
+    return environment_gates(a, all_reports, overall, problems);
   };
   auto json_doc = [&] {
     nlohmann::ordered_json arr = nlohmann::ordered_json::array();

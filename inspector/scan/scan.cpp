@@ -255,15 +255,9 @@ Json result_json(const run::Cell& c) {
   for (const auto& g : gates::merge({c.report}).gates) gates[g.variable] = g.value;
   Json findings = Json::array();
   for (const auto& f : c.report.findings) {
-    if (f.severity == verdict::Severity::Info) continue;
-    findings.push_back(Json{{"kind", verdict::kind_name(f.kind)},
-                            {"severity", verdict::severity_name(f.severity)},
-                            {"member", f.member},
-                            {"library", f.library},
-                            {"symbol", f.symbol},
-                            {"demangled", f.demangled},
-                            {"explanation", f.explanation},
-                            {"fix", f.fix}});
+    // Whole, as the verdict document writes it: the SARIF and the Markdown read back the same finding
+    // (classification, required version, candidates, symbols) that check's do.
+    findings.push_back(verdict::finding_to_json(f));
   }
   return Json{{"image", c.image},
               {"targeted", c.targeted},

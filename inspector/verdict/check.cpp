@@ -128,6 +128,7 @@ class Checker {
         m_python_fits = false;
       add(std::move(f));
     }
+    for (auto& f : check_requires_dist(m_wheel, m_image, m_space.python(), m_options.with)) add(std::move(f));
     for (auto& f : archive_findings(m_wheel)) add(std::move(f));
     claim_finding();
     isa_findings();
@@ -191,8 +192,7 @@ class Checker {
 
   // 2. What Python imports (extension modules), executables, and libraries no other member needs (a
   // loader may dlopen them: FlagTree's libflagcx.so). A library another member needs is checked as that
-  // member loads it, with that member's RPATH and scope. Members of wheels installed beside it that a
-  // route names (FlagCX's libflagcx.so for FlagTree's TLE loader) are loaded too.
+  // member loads it, with that member's RPATH and scope. The wheels installed beside it only provide.
   std::vector<const Object*> roots() const {
     std::set<std::string> needed_by_members;
     for (const auto& o : m_space.objects()) {
@@ -209,15 +209,9 @@ class Checker {
       if (needed && !root->python_extension && root->binary->type == elf::FileType::Shared) continue;
       out.push_back(root);
     }
-    if (m_options.rules == nullptr) return out;
-    for (const auto& o : m_space.objects()) {
-      if (o->source != Object::Source::WithWheel || o->binary == nullptr) continue;
-      const auto& routes = m_options.rules->routes;
-      if (std::any_of(routes.begin(), routes.end(),
-                      [&](const rules::Route& route) { return rules::route_has(route, o->wheel, o->member); })) {
-        out.push_back(o.get());
-      }
-    }
+    // Members of the wheels beside it are never roots here: each package is judged in its own check, under
+    // its own METADATA and RECORD (run::run checks every package of an environment; a route that spans
+    // two wheels, FlagTree's TLE loader and FlagCX's libflagcx.so, is merged over their reports there).
     return out;
   }
 

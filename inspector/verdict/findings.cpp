@@ -98,6 +98,7 @@ std::string kind_name(FindingKind kind) {
     case FindingKind::Record: return "record";
     case FindingKind::UnreadableMember: return "unreadable-member";
     case FindingKind::TagClaim: return "tag-claim";
+    case FindingKind::RequiresDist: return "requires-dist";
     case FindingKind::PolicyMachine: return "policy-machine";
     case FindingKind::PolicyLibc: return "policy-libc";
     case FindingKind::PolicyApiLevel: return "policy-api-level";
@@ -138,13 +139,69 @@ Why why_of(std::string_view name) {
   return Why::None;
 }
 
+std::string symbols_words(const Finding& f) {
+  std::string out = join(f.symbols, ", ");
+  const std::size_t total = std::max(f.symbols_total, f.symbols.size());
+  if (total > f.symbols.size()) out += fmt::format(" and {} more", total - f.symbols.size());
+  return out;
+}
+
+namespace {
+
+// The GCC release whose libstdc++ first defines a GLIBCXX_ version (GCC's "ABI Policy and Guidelines").
+std::string gcc_of_glibcxx(std::string_view version) {
+  static const std::pair<const char*, const char*> k_gcc[] = {
+      {"GLIBCXX_3.4.19", "4.8.3"}, {"GLIBCXX_3.4.20", "4.9"},  {"GLIBCXX_3.4.21", "5"},  {"GLIBCXX_3.4.22", "6"},
+      {"GLIBCXX_3.4.23", "7.1"},   {"GLIBCXX_3.4.24", "7.2"},  {"GLIBCXX_3.4.25", "8"},  {"GLIBCXX_3.4.26", "9.1"},
+      {"GLIBCXX_3.4.27", "9.2"},   {"GLIBCXX_3.4.28", "9.3"},  {"GLIBCXX_3.4.29", "11"}, {"GLIBCXX_3.4.30", "12"},
+      {"GLIBCXX_3.4.31", "13.1"},  {"GLIBCXX_3.4.32", "13.2"}, {"GLIBCXX_3.4.33", "14"}, {"GLIBCXX_3.4.34", "15"}};
+  for (const auto& [v, gcc] : k_gcc) {
+    if (version == v) return gcc;
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string known_cause(std::string_view version, const std::vector<std::string>& symbols) {
+  auto any_starts = [&](std::string_view prefix) {
+    return std::any_of(symbols.begin(), symbols.end(), [&](const std::string& s) { return s.rfind(prefix, 0) == 0; });
+  };
+  if (version == "GLIBC_2.38" && any_starts("__isoc23_")) {
+    return "the __isoc23_* names come from compiling with glibc 2.38's or a newer glibc's headers in C2x or GNU "
+           "mode (g++ defines _GNU_SOURCE), which redirect strtol, sscanf and their kin to them: build against an "
+           "older glibc (a manylinux image), or with -std=c17 and without _GNU_SOURCE";
+  }
+  if (version == "GLIBC_2.34" &&
+      (any_starts("__libc_start_main") || any_starts("pthread_") || any_starts("dlopen") || any_starts("dlsym"))) {
+    return "glibc 2.34 moved libpthread and libdl into libc.so.6: anything linked against glibc 2.34 or newer needs "
+           "these at GLIBC_2.34; build against an older glibc (a manylinux image)";
+  }
+  if (version.rfind("GLIBCXX_", 0) == 0) {
+    const std::string gcc = gcc_of_glibcxx(version);
+    if (!gcc.empty()) {
+      return fmt::format(
+          "{} is the libstdc++ of GCC {}: the member was built with GCC {} or newer and uses what "
+          "it added; build with an older GCC (a manylinux image's devtoolset), or ship an image "
+          "whose libstdc++ is that new",
+          version, gcc, gcc);
+    }
+  }
+  return "";
+}
+
 std::string summary(const Finding& f) {
   switch (f.kind) {
     case FindingKind::MissingLibrary: return "missing library " + f.library;
     case FindingKind::MissingSymbol:
       return fmt::format("undefined symbol {}{}  [{}]", f.demangled.empty() ? f.symbol : f.demangled,
                          f.required_version.empty() ? "" : "@" + f.required_version, why_name(f.classification));
-    case FindingKind::MissingVersion: return fmt::format("version {} of {} not found", f.required_version, f.library);
+    case FindingKind::MissingVersion:
+      return fmt::format("version {} of {} not found{}", f.required_version, f.library,
+                         f.symbols.empty() ? "" : " (needed by " + symbols_words(f) + ")");
+    case FindingKind::RequiresDist:
+      return fmt::format("Requires-Dist {} {} is not met: {} {} is installed", f.library, f.required_version, f.library,
+                         f.candidates.empty() ? std::string("another version") : f.candidates.front());
     case FindingKind::Driver: return "driver >= " + f.required_version + " needed";
     case FindingKind::DriverTooOld: return "driver too old: needs >= " + f.required_version;
     case FindingKind::IsaLevel: return "needs an " + f.required_version + " CPU";
@@ -193,15 +250,19 @@ std::string requirement(const Finding& f) {
       const auto lib = library_version(f.required_version);
       const std::string have = f.candidates.empty() ? "" : f.candidates.back();
       const auto have_lib = library_version(have);
+      const std::string by = f.symbols.empty() ? "" : " for " + symbols_words(f);
       if (lib && lib->first == "glibc")
-        return fmt::format("requires glibc {}+ (image: {})", lib->second,
-                           have_lib && have_lib->first == "glibc" ? have_lib->second : "older");
+        return fmt::format("requires glibc {}+ (image: {}){}", lib->second,
+                           have_lib && have_lib->first == "glibc" ? have_lib->second : "older", by);
       if (lib)
-        return fmt::format("requires {} {}+ (image: {})", lib->first, lib->second, have.empty() ? "older" : have);
-      return fmt::format("requires {} {} (image: {})", f.library, f.required_version,
-                         have.empty() ? "not defined" : have);
+        return fmt::format("requires {} {}+ (image: {}){}", lib->first, lib->second, have.empty() ? "older" : have, by);
+      return fmt::format("requires {} {} (image: {}){}", f.library, f.required_version,
+                         have.empty() ? "not defined" : have, by);
     }
     case FindingKind::MissingLibrary: return "requires " + f.library + " (not found)";
+    case FindingKind::RequiresDist:
+      return fmt::format("requires {}{} (image: {})", f.library, f.required_version,
+                         f.candidates.empty() ? std::string("another version") : f.candidates.front());
     case FindingKind::DriverTooOld: {
       // The explanation ends "...; the image's driver is 535.104.05."
       std::string image = "older";

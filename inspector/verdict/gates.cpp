@@ -128,6 +128,21 @@ Result fail_closed(const std::vector<rules::RuleSet>& sets, const std::string& e
   return r;
 }
 
+void close(Result& merged, const std::vector<rules::RuleSet>& sets, const std::vector<std::string>& problems) {
+  std::vector<std::string> said;
+  for (const auto& p : problems) {
+    if (std::find(said.begin(), said.end(), p) == said.end()) said.push_back(p);
+  }
+  merged.error = said.empty() ? std::string("the wheels could not be vouched for") : said.front();
+  if (said.size() > 1)
+    merged.error += fmt::format(" (and {} more problem{})", said.size() - 1, said.size() == 2 ? "" : "s");
+  std::set<std::string> seen;
+  for (const auto& g : merged.gates) seen.insert(g.variable);
+  for (const auto& off : fail_closed(sets, merged.error).gates) {
+    if (seen.insert(off.variable).second) merged.gates.push_back(off);
+  }
+}
+
 namespace {
 std::string verdict_word(const Result& r) {
   return r.error.empty() ? verdict::verdict_name(r.verdict) : "error";
@@ -141,7 +156,9 @@ std::string to_sh(const Result& r) {
     out += "# ERROR: " + one_line(r.error) + "\n";
     out += "# every gate is set to off (fail closed), and this eval returns 2: under `set -e` the script stops\n";
   }
-  for (const auto& w : r.integrity) out += "# WARNING: " + one_line(w) + "\n";
+  for (const auto& w : r.integrity) {
+    if (!r.error.starts_with(w)) out += "# WARNING: " + one_line(w) + "\n";  // said once, as the error
+  }
   for (const auto* rep : r.reports) {
     out += fmt::format("# {}: {}\n", one_line(rep->wheel), verdict::verdict_name(rep->verdict));
     for (const auto& route : rep->routes) {

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "inspector/verdict/findings.hpp"
+#include "wheelcheck/cxx_names.hpp"
 
 namespace wheelcheck::verdict {
 
@@ -54,7 +55,28 @@ Finding member_missing_version(const image::Image& image, const resolve::Missing
     f.fix(fmt::format("a newer {} in the image, or a build of this wheel against an older one", mv.file));
   }
   if (!mv.provided.empty()) f.candidates({mv.provided.back()});
-  return f;
+  Finding out = f;
+  // The symbols behind the floor: the member's undefined symbols bound at that version of that library.
+  if (mv.object != nullptr && mv.object->binary != nullptr) {
+    for (const auto& s : mv.object->binary->symbols) {
+      if (s.defined || s.version != mv.version || (!s.version_file.empty() && s.version_file != mv.file)) continue;
+      if (out.symbols.size() < k_floor_symbols_listed) out.symbols.push_back(cxx::demangle_or_self(s.name));
+      ++out.symbols_total;
+    }
+  }
+  if (!out.symbols.empty()) {
+    out.explanation += fmt::format(" {} need{} it: {}.",
+                                   out.symbols_total == 1 ? "One symbol" : fmt::format("{} symbols", out.symbols_total),
+                                   out.symbols_total == 1 ? "s" : "", symbols_words(out));
+    // The cause, where a known one; the raw names (__isoc23_strtol) are what it is recognised by.
+    std::vector<std::string> raw;
+    for (const auto& s : mv.object->binary->symbols) {
+      if (!s.defined && s.version == mv.version) raw.push_back(s.name);
+    }
+    const std::string cause = known_cause(mv.version, raw);
+    if (!cause.empty()) out.explanation += " Why: " + cause + ".";
+  }
+  return out;
 }
 
 std::string image_object_name(const resolve::Object& o) {

@@ -230,6 +230,30 @@ nlohmann::ordered_json route_to_json(const Route& rt) {
           {"reasons", rt.reasons},   {"conditions", rt.conditions}, {"gates", g}};
 }
 
+nlohmann::ordered_json finding_to_json(const Finding& f) {
+  using ojson = nlohmann::ordered_json;
+  ojson fj;
+  fj["kind"] = kind_name(f.kind);
+  fj["severity"] = severity_name(f.severity);
+  fj["member"] = f.member;
+  if (!f.object.empty()) fj["object"] = f.object;
+  fj["loaded_by"] = f.roots;
+  fj["library"] = f.library;
+  fj["symbol"] = f.symbol;
+  fj["demangled"] = f.demangled;
+  fj["required_version"] = f.required_version;
+  fj["classification"] = why_name(f.classification);
+  fj["explanation"] = f.explanation;
+  fj["fix"] = f.fix;
+  fj["candidates"] = f.candidates;
+  if (!f.symbols.empty()) {
+    fj["symbols"] = f.symbols;
+    fj["symbols_total"] = std::max(f.symbols_total, f.symbols.size());
+  }
+  fj["evidence"] = f.evidence;
+  return fj;
+}
+
 nlohmann::ordered_json to_json(const Report& r) {
   using ojson = nlohmann::ordered_json;
   ojson j;
@@ -239,24 +263,7 @@ nlohmann::ordered_json to_json(const Report& r) {
   j["wheel"] = {{"filename", r.wheel}, {"sha256", r.wheel_sha256}};
   j["image"] = {{"name", r.image}, {"summary", r.image_summary}};
   ojson findings = ojson::array();
-  for (const auto& f : r.findings) {
-    ojson fj;
-    fj["kind"] = kind_name(f.kind);
-    fj["severity"] = severity_name(f.severity);
-    fj["member"] = f.member;
-    if (!f.object.empty()) fj["object"] = f.object;
-    fj["loaded_by"] = f.roots;
-    fj["library"] = f.library;
-    fj["symbol"] = f.symbol;
-    fj["demangled"] = f.demangled;
-    fj["required_version"] = f.required_version;
-    fj["classification"] = why_name(f.classification);
-    fj["explanation"] = f.explanation;
-    fj["fix"] = f.fix;
-    fj["candidates"] = f.candidates;
-    fj["evidence"] = f.evidence;
-    findings.push_back(std::move(fj));
-  }
+  for (const auto& f : r.findings) findings.push_back(finding_to_json(f));
   j["findings"] = std::move(findings);
   j["conditions"] = r.conditions;
   ojson routes = ojson::array();

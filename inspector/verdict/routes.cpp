@@ -20,7 +20,7 @@ namespace {
 
 using resolve::Object;
 
-// The route's members in these wheels: the checked wheel's and those installed beside it.
+// The route's members in the checked wheel (a route over several wheels is merged over their reports: run.cpp).
 Route route_of(const rules::Route& route, const resolve::Space& space, const std::string& main_wheel) {
   Route rt;
   rt.name = route.name;
@@ -28,8 +28,7 @@ Route route_of(const rules::Route& route, const resolve::Space& space, const std
   rt.summary = route.summary;
   rt.optional = !rules::core_for(route, main_wheel);
   for (const auto& o : space.objects()) {
-    if (o->binary == nullptr || (o->source != Object::Source::Wheel && o->source != Object::Source::WithWheel))
-      continue;
+    if (o->binary == nullptr || o->source != Object::Source::Wheel) continue;
     if (rules::route_has(route, o->wheel, o->member)) rt.members.push_back(o->member);
   }
   return rt;

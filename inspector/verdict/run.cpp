@@ -294,4 +294,23 @@ verdict::Verdict overall(const std::vector<const Cell*>& cells) {
   return any ? targeted : all;
 }
 
+verdict::Verdict environment_verdict(const std::vector<const Cell*>& checked, const std::vector<const Cell*>& beside) {
+  verdict::Verdict v = verdict::Verdict::Compatible;
+  for (const Cell* c : checked) v = verdict::worst(v, c->report.verdict);
+  for (const Cell* c : beside) {
+    if (c->targeted && !routes_off(*c).empty()) v = verdict::worst(v, verdict::Verdict::Degraded);
+  }
+  return v;
+}
+
+std::vector<std::string> routes_off(const Cell& cell) {
+  std::vector<std::string> out;
+  for (const auto& route : cell.report.routes) {
+    if (route.available) continue;
+    out.push_back(fmt::format("route {} ({}) is off: {}", route.name, route.optional ? "optional" : "core",
+                              route.reasons.empty() ? std::string("unavailable") : route.reasons.front()));
+  }
+  return out;
+}
+
 }  // namespace wheelcheck::run

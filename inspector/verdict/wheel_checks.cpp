@@ -30,6 +30,7 @@
 // Architecture. Every ELF member's elf::machine_name (which folds in class, byte order and the ARM
 // float ABI) must equal the image's arch.
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdint>
 #include <optional>
@@ -39,7 +40,11 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "wheelcheck/elf.hpp"
+#include "wheelcheck/error.hpp"
+#include "wheelcheck/lock.hpp"
 #include "wheelcheck/util.hpp"
 #include "wheelcheck/verdict.hpp"
 #include "wheelcheck/wheel.hpp"
@@ -679,6 +684,95 @@ std::vector<Finding> check_wheel_tags(const WheelProfile& wheel, const image::Im
   std::vector<Finding> out = TagChecker(wheel, image).run();
   for (auto& f : check_requires_python(wheel, image)) out.push_back(std::move(f));
   for (auto& f : check_members_arch(wheel, image)) out.push_back(std::move(f));
+  return out;
+}
+
+namespace {
+
+// A Requires-Dist value (PEP 508) in parts: "torch (==2.9.0) ; python_version >= '3.9'".
+struct Requirement {
+  std::string name, specifier, marker;
+};
+
+std::optional<Requirement> parse_requirement(std::string_view text) {
+  Requirement r;
+  std::size_t i = 0;
+  while (i < text.size() &&
+         (std::isalnum(static_cast<unsigned char>(text[i])) != 0 || text[i] == '-' || text[i] == '_' || text[i] == '.'))
+    ++i;
+  if (i == 0) return std::nullopt;
+  r.name = std::string(text.substr(0, i));
+  std::string_view rest = text.substr(i);
+  const auto semi = rest.find(';');
+  if (semi != std::string_view::npos) {
+    r.marker = std::string(trim(rest.substr(semi + 1)));
+    rest = rest.substr(0, semi);
+  }
+  std::string spec(trim(rest));
+  if (!spec.empty() && spec.front() == '[') {
+    const auto close = spec.find(']');
+    if (close == std::string::npos) return std::nullopt;
+    spec = std::string(trim(std::string_view(spec).substr(close + 1)));
+  }
+  if (!spec.empty() && spec.front() == '@') return std::nullopt;  // a direct reference: no version to compare
+  if (!spec.empty() && spec.front() == '(') {
+    if (spec.back() != ')') return std::nullopt;
+    spec = std::string(trim(std::string_view(spec).substr(1, spec.size() - 2)));
+  }
+  r.specifier = spec;
+  return r;
+}
+
+}  // namespace
+
+std::vector<Finding> check_requires_dist(const WheelProfile& wheel, const image::Image& image,
+                                         const image::Python* python, const std::vector<const WheelProfile*>& with) {
+  std::vector<Finding> out;
+  if (wheel.metadata.requires_dist.empty()) return out;
+  const lock::MarkerEnv env = lock::marker_env(image, python);
+  const std::string self = wheel::normalize_project_name(wheel.filename.name);
+  for (const auto& text : wheel.metadata.requires_dist) {
+    const auto req = parse_requirement(text);
+    if (!req || req->specifier.empty()) continue;
+    const std::string name = wheel::normalize_project_name(req->name);
+    if (name == self) continue;
+    try {
+      if (!req->marker.empty() && !lock::evaluate_marker(req->marker, env)) continue;
+    } catch (const Error&) {
+      continue;  // a marker that does not parse: pip would refuse the wheel's metadata; not a pin to judge
+    }
+    // What is installed under that name: a wheel beside it (pip installs it, replacing the image's), else the image's.
+    std::string version, who;
+    for (const WheelProfile* w : with) {
+      if (wheel::normalize_project_name(w->filename.name) == name) {
+        version = w->filename.version;
+        who = w->filename.filename + " (installed beside it)";
+      }
+    }
+    const image::Distribution* d = image.distribution(name);
+    if (version.empty() && d != nullptr && !d->version.empty()) {
+      version = d->version;
+      who = "the image's " + d->name + " " + d->version;
+    }
+    if (version.empty()) continue;
+    const auto ok = wheel::version_in(req->specifier, version);
+    if (!ok || *ok) continue;
+    Finding f;
+    f.kind = FindingKind::RequiresDist;
+    f.severity = Severity::Warning;
+    f.library = req->name;
+    f.required_version = req->specifier;
+    f.candidates = {version};
+    f.explanation = fmt::format(
+        "the wheel declares Requires-Dist: {}, and {} {} is installed ({}), which {} does not admit. `pip install "
+        "--no-deps` (as FlagOS installs) leaves it so: the wheel runs against {} {}, which it was not built for; "
+        "plain `pip install` would replace it with a {} that satisfies {} (another image than this one).",
+        text, req->name, version, who, req->specifier, req->name, version, req->name, req->specifier);
+    f.fix = fmt::format("a build of this wheel for {} {} (one whose Requires-Dist admits it), or an image with {} {}",
+                        req->name, version, req->name, req->specifier);
+    f.evidence = {"METADATA Requires-Dist: " + text, who};
+    out.push_back(std::move(f));
+  }
   return out;
 }
 

@@ -215,18 +215,30 @@ TEST(CliIntegrity, ATamperedWheelFailsEveryCommand) {
   EXPECT_EQ(report["verdict"], "incompatible");
   EXPECT_EQ(report["exit_code"], 2) << "the report's exit_code is the command's";
 
+  // Gates never fail open: the wheel cannot be vouched for, so every gate is off, the verdict is "error" and
+  // the eval itself fails (a `set -e` setup script stops).
   const auto gates = run(wc("gates --no-cache " + w + " --image debian12"));
   EXPECT_EQ(gates.exit_code, 2);
-  EXPECT_NE(gates.out.find("# WARNING: tampered-1.0-py3-none-any.whl fails its own integrity check"), std::string::npos)
+  EXPECT_NE(gates.out.find("# ERROR: tampered-1.0-py3-none-any.whl fails its own integrity check"), std::string::npos)
       << gates.out;
-  EXPECT_NE(gates.err.find("wheelcheck: warning: tampered-1.0-py3-none-any.whl fails its own integrity check"),
+  EXPECT_NE(gates.err.find("wheelcheck: error: tampered-1.0-py3-none-any.whl fails its own integrity check"),
             std::string::npos)
       << gates.err;
-  EXPECT_NE(gates.out.find("WHEELCHECK_VERDICT='incompatible'"), std::string::npos) << gates.out;
+  EXPECT_NE(gates.out.find("export USE_TLE_DIST='0'"), std::string::npos) << "every gate of the rule set off";
+  EXPECT_NE(gates.out.find("WHEELCHECK_VERDICT='error'"), std::string::npos) << gates.out;
+  EXPECT_TRUE(gates.out.ends_with("(exit 2)\n")) << gates.out;
+  const auto script =
+      run("bash -c " + shell_quote("set -euo pipefail; eval \"$(" + wc("gates --no-cache " + w + " --image debian12") +
+                                   ")\"; echo reached"));
+  EXPECT_NE(script.exit_code, 0);
+  EXPECT_EQ(script.out.find("reached"), std::string::npos) << script.out;
 
   const auto gates_json = run(wc("gates --no-cache --json " + w + " --image debian12"));
   EXPECT_EQ(gates_json.exit_code, 2);
-  EXPECT_FALSE(parse_or_fail(gates_json.out)["integrity"].empty()) << gates_json.out;
+  const json gj = parse_or_fail(gates_json.out);
+  EXPECT_FALSE(gj["integrity"].empty()) << gates_json.out;
+  EXPECT_EQ(gj["verdict"], "error") << gates_json.out;
+  EXPECT_EQ(gj["gates"]["USE_TLE_DIST"], "0") << gates_json.out;
   expect_valid("gates.schema.json", dir, "gates.json", gates_json.out);
 }
 

@@ -34,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -361,7 +362,7 @@ def job_consistency(tmp):
         for p in ("flag-gems-cpp-cuda", "flagcx", "flagtree"):
             projects += ["--project", p]
         r = wc("scan", *idx.urls(), *projects, "--image", ",".join(names), "--state", tmp + "/state", "-q",
-               "--no-cache", "--report", tmp + "/report")
+               "--no-cache", "--report", tmp + "/report", "--format", "sarif")
         doc = json.load(open(os.path.join(tmp, "report", "report.json")))
         scanned = {}
         for w in doc["wheels"]:
@@ -370,8 +371,90 @@ def job_consistency(tmp):
         diff = [k for k in scanned if single.get(k) != scanned[k]]
         check(scanned and not diff, f"the scan gives the same verdict and reason as check ({len(scanned)} cells)",
               "\n".join(f"{k}: {single.get(k)} vs {scanned[k]}" for k in diff[:5]) + r.stderr[-500:])
+        # The scan's SARIF files each finding under the rule check's SARIF files it under (a cxx-abi-mismatch is
+        # never a plain missing-symbol), for the same wheel and image.
+        scan_rules = sarif_rules(json.loads(r.stdout or '{"runs": []}'))
+        paths = {os.path.basename(w): w for w in wheels}
+        diff, compared = [], 0
+        for (fname, image), ids in sorted(scan_rules.items()):
+            if fname not in paths:
+                continue
+            own = sarif_rules(json.loads(wc(paths[fname], "--image", image, "--format", "sarif").stdout)).get(
+                (fname, image), [])
+            compared += 1
+            if sorted(own) != sorted(ids):
+                diff.append(f"{fname} on {image}: scan {sorted(ids)} vs check {sorted(own)}")
+        check(compared and not diff, f"the scan's SARIF rule ids equal check's for the same wheel and image "
+              f"({compared} cells)", "\n".join(diff[:5]))
     finally:
         idx.close()
+    consistency_of_environments(wheels, names, single, tmp)
+
+
+def sarif_rules(doc):
+    """{(wheel file name, image): [ruleId, ...]} of a SARIF log (one run per image, a location per result)."""
+    out = {}
+    for run in doc.get("runs", []):
+        image = run.get("automationDetails", {}).get("id", "").strip("/").split("/")[-1]
+        for res in run.get("results", []):
+            uri = res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            name = urllib.parse.unquote(os.path.basename(uri.split("#")[0]))
+            out.setdefault((name, image), []).append(res["ruleId"])
+    return out
+
+
+def own_findings(report):
+    """A report's findings as comparable tuples (what a package's own members fail on)."""
+    return sorted((f["kind"], f["severity"], f["member"], f.get("object", ""), f["library"], f["symbol"],
+                   f["required_version"], f["classification"]) for f in report["findings"])
+
+
+def consistency_of_environments(wheels, names, single, tmp):
+    """Each package of a lock, checked in the lock (the others installed beside it, only providing) and checked
+    alone, gives the same verdict and the same findings, on every db image, for every sample. Two locks: the
+    FlagOS CUDA set with the x86_64 hello wheel, and the Ascend FlagCX build (a second flagcx)."""
+    sets = [[w for w in wheels if "+ascend" not in w], [w for w in wheels if "+ascend" in w]]
+    compared, diff, missing = 0, [], []
+    for k, members in enumerate(sets):
+        lock = os.path.join(tmp, f"pylock.set{k}.toml")
+        with open(lock, "w") as f:
+            f.write('lock-version = "1.0"\ncreated-by = "jobs.py"\n')
+            for w in members:
+                name, version = os.path.basename(w).split("-")[:2]
+                f.write(f'[[packages]]\nname = "{name}"\nversion = "{version}"\nwheels = [{{path = "{w}"}}]\n')
+        for n in names:
+            r = wc(lock, "--image", n, "--json")
+            env = json.loads(r.stdout)
+            in_lock = {p["file"]: p for p in env["packages"] if p.get("report")}
+            for w in members:
+                fname = os.path.basename(w)
+                alone = json.loads(wc(w, "--image", n, "--json").stdout)
+                if not alone["targeted"]:
+                    continue  # the installer picks no wheel of it for this image: nothing to compare
+                p = in_lock.get(fname)
+                if p is None:
+                    missing.append(f"{fname} on {n}: checked alone ({alone['verdict']}), absent from the lock's report")
+                    continue
+                compared += 1
+                got = p["report"]
+                if (got["verdict"], own_findings(got)) != (alone["verdict"], own_findings(alone)):
+                    diff.append(f"{fname} on {n}: in the lock {got['verdict']} {own_findings(got)[:3]}; alone "
+                                f"{alone['verdict']} {own_findings(alone)[:3]}")
+                other = [m for m in (got.get("members") or []) if not any(
+                    m["path"].startswith(prefix) for prefix in member_prefixes(w))]
+                if other:
+                    diff.append(f"{fname} on {n}: its report in the lock holds members of other packages: "
+                                f"{[m['path'] for m in other][:3]}")
+    check(compared > 0 and not diff and not missing,
+          f"each package of a lock gives the same verdict and findings as alone ({compared} package x image cells)",
+          "\n".join((diff + missing)[:6]))
+
+
+def member_prefixes(wheel):
+    """The top-level folders of a wheel's members (what makes a member its own)."""
+    import zipfile
+    with zipfile.ZipFile(wheel) as z:
+        return sorted({n.split("/")[0] + "/" for n in z.namelist() if "/" in n})
 
 
 # --- the answer first --------------------------------------------------------------------------------------
