@@ -3,6 +3,7 @@
 // JSON). `wheelcheck gates` and `wheelcheck WHEEL --format sh|github`.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,7 +29,8 @@ struct Result {
   verdict::Verdict verdict = verdict::Verdict::Compatible;  // the worst of the reports
   std::string image;
   std::vector<const verdict::Report*> reports;
-  std::vector<Gate> gates;  // merged: each variable once, in the order first set
+  std::shared_ptr<const std::vector<verdict::Report>> owned;  // the reports, when the result keeps them itself
+  std::vector<Gate> gates;                                    // merged: each variable once, in the order first set
   // "W fails its own integrity check (...): do not pin it", once per problem of each wheel that fails
   // its own integrity (verdict::integrity_problems): its gates cannot be trusted.
   std::vector<std::string> integrity;

@@ -119,6 +119,7 @@ class Client {
                 const std::function<void(const DownloadProgress&)>& progress = {});
 
   const Stats& stats() const;
+  const ClientOptions& options() const;  // what it was made with (a bounded copy starts from these)
 
  private:
   struct Impl;

@@ -4,6 +4,7 @@
 // (inspector/verdict/run.cpp); each command only renders the cells (bloaty's BloatyMain / RollupOutput).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -11,8 +12,11 @@
 #include <vector>
 
 #include "wheelcheck/exports.hpp"
+#include "wheelcheck/gates.hpp"
 #include "wheelcheck/image.hpp"
+#include "wheelcheck/net.hpp"
 #include "wheelcheck/profile.hpp"
+#include "wheelcheck/published.hpp"
 #include "wheelcheck/rules.hpp"
 #include "wheelcheck/verdict.hpp"
 
@@ -83,6 +87,58 @@ std::string headline(const verdict::Report& report, const WheelProfile* wheel);
 // The verdict a set of cells stands for: the worst over the images the wheel targets (an image it is not
 // for does not make `--image all` fail); the worst of all when it targets none of them.
 verdict::Verdict overall(const std::vector<const Cell*>& cells);
+
+// --- One run over an image: the one loop every command shares ------------------------------------------
+
+// What a package is to a run: asked about (checked: its verdict counts), installed beside the asked-about ones
+// and judged on its own all the same (--with: its routes that are off turn their gates off), or only a
+// provider (the scan's environment: it supplies libraries and symbols and is not judged).
+enum class Role { Checked, Beside, Provider };
+
+// One package of a run on one image: a wheel read, or why it could not be.
+struct Package {
+  const WheelProfile* wheel = nullptr;  // null: it could not be read (`error` says why)
+  std::string error;
+  Role role = Role::Checked;
+};
+
+// How the packages are installed: all together in one site-packages (a lock, an environment: each provides
+// for every other), or each asked-about package alone with only the packages beside it (wheels named one by
+// one on the command line: a matrix of independent answers).
+enum class Installed { Together, Alone };
+
+// Reading the export tables an image's published distributions lack (published::fill), when a wheel of the
+// run needs them: once per image and run, with one bound for every command (an index the image merely
+// names is asked twice at most, with a 5 s connect timeout: it must not hold up a runner without network).
+struct Published {
+  net::ClientOptions client;   // the command's own client options; the bound above is applied to a copy
+  published::Options options;  // mode, inspect limits, cache, progress log
+  std::function<void(const std::string&)> warn;  // what could not be read, for people
+};
+void fill_published(Target& target, const std::vector<const WheelProfile*>& wheels, const Published& published);
+
+// One image's run: every package judged on its own (its own members; the others only provide), the
+// environment's verdict, and what keeps its gates from vouching for it.
+struct Environment {
+  std::string image;
+  std::vector<Cell> cells;              // one per package read and not a mere provider, in package order
+  std::vector<std::size_t> package_of;  // cells[i] is the cell of packages[package_of[i]]
+  std::vector<Role> roles;              // of each cell
+  verdict::Verdict verdict = verdict::Verdict::Compatible;  // environment_verdict over its cells
+  // Why its gates cannot vouch for it: each integrity problem of a package (verdict::integrity_problems),
+  // then each package that could not be read ("NAME: why"). Non-empty: the gates fail closed, exit 2.
+  std::vector<std::string> problems;
+  const Cell* cell_of(std::size_t package) const;  // null for a package without a cell
+};
+// The one loop: fills the image's published tables the packages need (when `published` is given), then
+// checks each package that is not a mere provider with run::check, the others as providers (Installed).
+Environment judge(const std::vector<Package>& packages, Target& target, const Context& context, Installed how,
+                  const Published* published);
+// The gates of environments (one per image; `gates` takes one): merged over every cell's report (checked and
+// beside), under the environments' verdict; failed closed over `fail_closed_sets` (gates::close) when an
+// environment has problems.
+gates::Result gates_of(const std::vector<const Environment*>& environments,
+                       const std::vector<rules::RuleSet>& fail_closed_sets);
 
 // An environment on one image: packages installed together, each judged on its own (its own members,
 // resolved and judged under its own METADATA and RECORD; the other packages only provide libraries and

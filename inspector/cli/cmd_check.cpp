@@ -479,16 +479,6 @@ std::string beside_text(const std::vector<run::Cell>& beside, verdict::Verdict o
   return out;
 }
 
-gates::Result environment_gates(const CheckArgs& a, const std::vector<verdict::Report>& reports,
-                                verdict::Verdict verdict, const std::vector<std::string>& problems) {
-  gates::Result g = gates::merge(reports);
-  g.verdict = verdict;
-  std::vector<std::string> all = problems;
-  all.insert(all.end(), g.integrity.begin(), g.integrity.end());
-  if (!all.empty()) gates::close(g, fail_closed_sets(a.rules, a.db), all);
-  return g;
-}
-
 namespace {
 
 int check_and_print(const CheckArgs& a, const std::string& format, bool gates_output) {
@@ -529,55 +519,42 @@ int check_and_print(const CheckArgs& a, const std::string& format, bool gates_ou
   auto images = resolve_images(a.images, db, request);
   apply_assumptions(images, a.assume);
   if (gates_output && images.size() != 1) throw usage_error("gates need exactly one --image");
-  std::vector<const WheelProfile*> with_ptrs, all_ptrs;
-  for (const auto& w : with) with_ptrs.push_back(&w);
-  for (const auto& p : profiles) all_ptrs.push_back(&p);
-  all_ptrs.insert(all_ptrs.end(), with_ptrs.begin(), with_ptrs.end());
-  // The export tables an image's distribution lacks, from the wheel it names as published.
-  for (auto& t : images) fill_published(t, all_ptrs, a.verify, cache_ptr, progress, a.limits);
   const run::RuleChoice rules(a.rules, db.dir() + "/rules");
-  const run::Context context{with_ptrs, &rules, &db, &a.accepted};
+  const run::Context context{{}, &rules, &db, &a.accepted};
+  const run::Published published = published_of(a, cache_ptr, progress);
+  // The one run (run::judge): on each image, each wheel named alone with the --with wheels beside it (a
+  // matrix of independent answers); each --with wheel judged on its own too (its routes that are off turn
+  // their gates off and degrade the environment: FlagCX's libflagcx.so, which FlagTree's TLE loader loads).
+  std::vector<run::Package> packages;
+  for (std::size_t i = 0; i < profiles.size(); ++i) {
+    if (!failures[i]) packages.push_back({&profiles[i], "", run::Role::Checked});
+  }
+  for (const auto& w : with) packages.push_back({&w, "", run::Role::Beside});
+  std::vector<run::Environment> envs;
+  for (auto& t : images) envs.push_back(run::judge(packages, t, context, run::Installed::Alone, &published));
 
   std::vector<run::Cell> cells;               // wheel-major; none for a wheel that could not be read
+  std::vector<run::Cell> beside;              // image-major
   std::vector<std::string> names, integrity;  // integrity: each problem of each wheel, once
   verdict::Verdict overall = verdict::Verdict::Compatible;
-  for (std::size_t i = 0; i < profiles.size(); ++i) {
-    if (failures[i]) continue;
-    const WheelProfile& profile = profiles[i];
-    names.push_back(profile.filename.filename);
+  for (std::size_t i = 0; i < packages.size(); ++i) {
+    if (packages[i].role != run::Role::Checked) continue;
+    names.push_back(packages[i].wheel->filename.filename);
     std::vector<const run::Cell*> mine;
     const std::size_t first = cells.size();
-    for (const auto& t : images) cells.push_back(run::check(profile, t, context));
+    for (const auto& env : envs) cells.push_back(*env.cell_of(i));
     for (std::size_t k = first; k < cells.size(); ++k) mine.push_back(&cells[k]);
     // An image the wheel is not for does not make a run over many images fail (--image all).
     overall = verdict::worst(overall, run::overall(mine));
-    // The same for every image: the wheel's own.
-    if (!images.empty()) {
-      for (auto& line : verdict::integrity_problems(cells.back().report)) integrity.push_back(std::move(line));
-    }
   }
-  // The wheels beside them (--with) are installed, not checked: each is judged on its own all the same, the
-  // checked wheels and the others beside it only providing, so that its routes that are off (FlagCX's
-  // libflagcx.so, which FlagTree's TLE loader loads) turn their gates off and degrade the environment.
-  std::vector<run::Cell> beside;  // image-major
-  if (!with.empty()) {
-    for (const auto& t : images) {
-      for (const auto& w : with) {
-        std::vector<const WheelProfile*> others;
-        for (std::size_t i = 0; i < profiles.size(); ++i) {
-          if (!failures[i]) others.push_back(&profiles[i]);
-        }
-        for (const auto& o : with) {
-          if (&o != &w) others.push_back(&o);
-        }
-        beside.push_back(run::check(w, t, run::Context{others, &rules, &db, &a.accepted}));
-      }
+  for (const auto& env : envs) {
+    for (std::size_t c = 0; c < env.cells.size(); ++c) {
+      if (env.roles[c] == run::Role::Beside) beside.push_back(env.cells[c]);
     }
-    for (std::size_t k = 0; k < images.size(); ++k) {
-      std::vector<const run::Cell*> checked, by;
-      for (std::size_t i = 0; i < names.size(); ++i) checked.push_back(&cells[i * images.size() + k]);
-      for (std::size_t j = 0; j < with.size(); ++j) by.push_back(&beside[k * with.size() + j]);
-      overall = verdict::worst(overall, run::environment_verdict(checked, by));
+    // A wheel beside them whose routes are off degrades the environment.
+    if (env.verdict == verdict::Verdict::Degraded) overall = verdict::worst(overall, env.verdict);
+    for (const auto& line : env.problems) {
+      if (std::find(integrity.begin(), integrity.end(), line) == integrity.end()) integrity.push_back(line);
     }
   }
   for (const auto& w : integrity) std::fprintf(stderr, "wheelcheck: error: %s\n", w.c_str());
@@ -601,11 +578,14 @@ int check_and_print(const CheckArgs& a, const std::string& format, bool gates_ou
       }
     }
   }
-  std::vector<verdict::Report> reports;
-  for (const auto& c : cells) reports.push_back(c.report);
-  for (const auto& c : beside) reports.push_back(c.report);
   // Gates never fail open: a wheel that fails its own integrity gives every gate at its off value.
-  auto gates_of = [&] { return environment_gates(a, reports, overall, integrity); };
+  auto gates_of = [&] {
+    std::vector<const run::Environment*> all;
+    for (const auto& env : envs) all.push_back(&env);
+    gates::Result g = run::gates_of(all, fail_closed_sets(a.rules, a.db));
+    g.verdict = overall;
+    return g;
+  };
   auto json_doc = [&] {
     nlohmann::ordered_json arr = nlohmann::ordered_json::array();
     std::size_t next = 0;

@@ -6,8 +6,9 @@
 // and each is checked with all the others installed beside it in one site-packages (the image's own
 // distributions of the same names replaced, as pip replaces them). One verdict and one exit code for the
 // environment: the worst of its wheels; a package with no wheel for the image is an error of it.
-// The published wheels images name for their distributions (published::fill) are read here too, for
-// lock and single-wheel checks alike (fill_published).
+// Each image's set is judged by the one run (run::judge), which also reads the export tables of the
+// published wheels images name for their distributions (run::fill_published, with the options published_of
+// makes for check and gates alike).
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -39,30 +40,15 @@ bool names_a_lock(const CheckArgs& a) {
   return std::any_of(a.wheels.begin(), a.wheels.end(), is_lock) || std::any_of(a.with.begin(), a.with.end(), is_lock);
 }
 
-void fill_published(Target& t, const std::vector<const WheelProfile*>& wheels, const std::string& verify,
-                    const ProfileCache* cache, bool progress, const LimitArgs& limits) {
-  const bool wanted = std::any_of(t.image.distributions.begin(), t.image.distributions.end(), [&](const auto& d) {
-    return d.published && published::lacks_tables(d) && published::needed_by(d, wheels);
-  });
-  if (!wanted) return;
-  // An index the image merely names must not hold up a runner without network: two attempts and a 5 s
-  // connect timeout at most (what the command line names keeps the client's own retries).
-  net::ClientOptions co = client_options(!progress, limits);
-  co.max_attempts = std::min(co.max_attempts, 2);
-  co.connect_timeout_s = std::min<long>(co.connect_timeout_s, 5);
-  net::Client client(co);
-  published::Options o;
-  o.mode = verify == "full" ? remote::Mode::Full : remote::Mode::Auto;
-  apply_limits(limits, o.inspect);
-  o.cache = cache;
-  if (progress) o.log = [](const std::string& line) { std::fprintf(stderr, "wheelcheck: %s\n", line.c_str()); };
-  if (!t.tables) t.tables = std::make_shared<std::map<std::string, exports::Table>>();
-  for (const auto& outcome : published::fill(t.image, *t.tables, wheels, client, o)) {
-    if (!outcome.error.empty() && !outcome.offline) {
-      warn(fmt::format("{}: the export tables of its published wheel could not be read ({}): {}", outcome.distribution,
-                       net::redact_url(outcome.where), outcome.error));
-    }
-  }
+run::Published published_of(const CheckArgs& a, const ProfileCache* cache, bool progress) {
+  run::Published p;
+  p.client = client_options(!progress, a.limits);
+  p.options.mode = a.verify == "full" ? remote::Mode::Full : remote::Mode::Auto;
+  apply_limits(a.limits, p.options.inspect);
+  p.options.cache = cache;
+  if (progress) p.options.log = [](const std::string& line) { std::fprintf(stderr, "wheelcheck: %s\n", line.c_str()); };
+  p.warn = [](const std::string& line) { warn(line); };
+  return p;
 }
 
 namespace {
@@ -160,8 +146,8 @@ std::vector<lock::File> index_files(const lock::Package& p, net::Client& client,
 struct Environment {
   std::string image;
   std::vector<Entry> entries;
-  std::vector<run::Cell> cells;  // one per checked entry, in entry order
-  std::vector<std::size_t> cell_entry;
+  run::Environment judged;              // the run: its cells, one per checked entry, in entry order
+  std::vector<std::size_t> cell_entry;  // judged.cells[i] is entries[cell_entry[i]]
   verdict::Verdict verdict = verdict::Verdict::Compatible;
   bool bad_input = false;
   std::vector<std::string> integrity;
@@ -206,7 +192,8 @@ std::string finding_words(const verdict::Finding& f) {
 }
 
 nlohmann::ordered_json environment_json(const Environment& env, const std::vector<ReadWheel>& wheels,
-                                        const std::vector<std::string>& locks) {
+                                        const std::vector<std::string>& locks,
+                                        const std::vector<rules::RuleSet>& closed) {
   nlohmann::ordered_json j;
   j["schema"] = "wheelcheck-environment/1";
   j["locks"] = locks;
@@ -215,7 +202,7 @@ nlohmann::ordered_json environment_json(const Environment& env, const std::vecto
   j["exit_code"] = env.bad_input ? k_exit_bad_input : verdict::exit_code(env.verdict);
   nlohmann::ordered_json packages = nlohmann::ordered_json::array();
   std::map<std::size_t, const run::Cell*> cell_of;
-  for (std::size_t i = 0; i < env.cells.size(); ++i) cell_of[env.cell_entry[i]] = &env.cells[i];
+  for (std::size_t i = 0; i < env.judged.cells.size(); ++i) cell_of[env.cell_entry[i]] = &env.judged.cells[i];
   for (std::size_t i = 0; i < env.entries.size(); ++i) {
     const Entry& e = env.entries[i];
     nlohmann::ordered_json p;
@@ -245,14 +232,13 @@ nlohmann::ordered_json environment_json(const Environment& env, const std::vecto
     packages.push_back(std::move(p));
   }
   j["packages"] = std::move(packages);
-  std::vector<verdict::Report> reports;
-  for (const auto& c : env.cells) reports.push_back(c.report);
-  j["gates"] = gates::to_json(gates::merge(reports))["gates"];
+  j["gates"] = gates::to_json(run::gates_of({&env.judged}, closed))["gates"];
   return j;
 }
 
 std::string environment_text(const Environment& env, const std::vector<ReadWheel>& wheels,
-                             const std::vector<std::string>& locks, const image::Image& image, bool color) {
+                             const std::vector<std::string>& locks, const image::Image& image, bool color,
+                             const std::vector<rules::RuleSet>& closed) {
   const Paint p{color};
   auto paint = [&](verdict::Verdict v) {
     const std::string name = verdict::verdict_name(v);
@@ -282,7 +268,7 @@ std::string environment_text(const Environment& env, const std::vector<ReadWheel
                      skipped != 0 ? fmt::format(", {} skipped by their markers", skipped) : "",
                      missing != 0 ? fmt::format(", {} without a wheel for the image", missing) : "");
   std::map<std::size_t, const run::Cell*> cell_of;
-  for (std::size_t i = 0; i < env.cells.size(); ++i) cell_of[env.cell_entry[i]] = &env.cells[i];
+  for (std::size_t i = 0; i < env.judged.cells.size(); ++i) cell_of[env.cell_entry[i]] = &env.judged.cells[i];
   std::size_t wn = 7, wv = 7;
   for (const auto& e : env.entries) {
     wn = std::max(wn, e.name.size());
@@ -338,9 +324,7 @@ std::string environment_text(const Environment& env, const std::vector<ReadWheel
     out += fmt::format("  {:<{}}  {:<{}}  {}\n", e.name, wn, e.version, wv, what);
   }
   for (const auto& sec : sections) out += "\n" + sec;
-  std::vector<verdict::Report> reports;
-  for (const auto& c : env.cells) reports.push_back(c.report);
-  const gates::Result g = gates::merge(reports);
+  const gates::Result g = run::gates_of({&env.judged}, closed);
   std::vector<std::string> sets;
   for (const auto& gate : g.gates) sets.push_back(gate.variable + "=" + gate.value);
   if (!sets.empty())
@@ -576,12 +560,12 @@ int check_environment(const CheckArgs& a, const std::string& format, bool gates_
   read_pending(set_wheels, client, ReadOptions{a.verify, cache_ptr, progress, a.limits});
   const std::vector<ReadWheel>& wheels = set_wheels.read;
 
-  // Check each image's set: every wheel with the others beside it.
-  std::vector<verdict::Report> all_reports;
+  const run::Context context{{}, &rules, &db, &a.accepted};
+  const run::Published published = published_of(a, cache_ptr, progress);
+  const std::vector<rules::RuleSet> closed = fail_closed_sets(a.rules, a.db);
   for (std::size_t k = 0; k < images.size(); ++k) {
     Environment& env = envs[k];
     Target& t = images[k];
-    std::vector<const WheelProfile*> set;
     for (auto& e : env.entries) {
       if (e.state != Entry::State::Checked) continue;
       const ReadWheel& w = wheels[e.wheel];
@@ -591,38 +575,40 @@ int check_environment(const CheckArgs& a, const std::string& format, bool gates_
         env.bad_input = true;
         continue;
       }
-      set.push_back(&*w.profile);
       if (e.name.empty() || e.given) {
         e.name = w.profile->filename.name;
         e.version = w.profile->filename.version;
       }
     }
-    fill_published(t, set, a.verify, cache_ptr, progress, a.limits);
+    // The one run (run::judge): the set installed together, each package judged on its own with the others
+    // as providers; a package beside the set (--with) is judged too, its routes that are off turning their
+    // gates off. A package without a wheel for the image, or one that could not be read, makes it
+    // incompatible; one that could not be read leaves its gates nothing to vouch for.
+    std::vector<run::Package> packages;
+    std::vector<std::size_t> entry_of;
     for (std::size_t i = 0; i < env.entries.size(); ++i) {
       const Entry& e = env.entries[i];
       if (e.state == Entry::State::NoWheel || e.state == Entry::State::Error) {
         env.verdict = verdict::worst(env.verdict, verdict::Verdict::Incompatible);
       }
-      // A package beside the set (--with) is checked too, on its own: its routes that are off turn their
-      // gates off (run::environment_verdict); its verdict is not the environment's.
-      if (e.state != Entry::State::Checked) continue;
-      const WheelProfile* me = &*wheels[e.wheel].profile;
-      std::vector<const WheelProfile*> others;
-      for (const WheelProfile* w : set) {
-        if (w != me) others.push_back(w);
+      if (e.state == Entry::State::Error) {
+        packages.push_back({nullptr, e.name + ": " + e.reason, run::Role::Checked});
+      } else if (e.state == Entry::State::Checked) {
+        packages.push_back({&*wheels[e.wheel].profile, "", e.beside ? run::Role::Beside : run::Role::Checked});
+      } else {
+        continue;
       }
-      const run::Context context{others, &rules, &db, &a.accepted};
-      env.cells.push_back(run::check(*me, t, context));
-      env.cell_entry.push_back(i);
-      const run::Cell& c = env.cells.back();
-      for (auto& line : verdict::integrity_problems(c.report)) env.integrity.push_back(std::move(line));
-      all_reports.push_back(c.report);
+      entry_of.push_back(i);
     }
-    std::vector<const run::Cell*> checked, by;
-    for (std::size_t i = 0; i < env.cells.size(); ++i)
-      (env.entries[env.cell_entry[i]].beside ? by : checked).push_back(&env.cells[i]);
-    env.verdict = verdict::worst(env.verdict, run::environment_verdict(checked, by));
-    if (!env.integrity.empty()) env.bad_input = true;
+    env.judged = run::judge(packages, t, context, run::Installed::Together, &published);
+    for (std::size_t c = 0; c < env.judged.cells.size(); ++c) {
+      env.cell_entry.push_back(entry_of[env.judged.package_of[c]]);
+    }
+    env.verdict = verdict::worst(env.verdict, env.judged.verdict);
+    for (const auto& line : env.judged.problems) {
+      if (line.find(" fails its own integrity check") != std::string::npos) env.integrity.push_back(line);
+    }
+    if (!env.judged.problems.empty()) env.bad_input = true;
     for (const auto& line : env.integrity) std::fprintf(stderr, "wheelcheck: error: %s\n", line.c_str());
   }
   verdict::Verdict overall = verdict::Verdict::Compatible;
@@ -642,7 +628,7 @@ int check_environment(const CheckArgs& a, const std::string& format, bool gates_
       const Entry& e = env.entries[i];
       const ci::Location where = ci::location_of(e.source.empty() ? e.file.where() : e.source);
       if (next < env.cell_entry.size() && env.cell_entry[next] == i) {
-        if (!e.beside) cases.push_back(ci::case_of(env.cells[next], where));
+        if (!e.beside) cases.push_back(ci::case_of(env.judged.cells[next], where));
         ++next;
       } else if (e.state == Entry::State::NoWheel || e.state == Entry::State::Error) {
         const std::string what = e.name + (e.version.empty() ? "" : " " + e.version) + ": " + e.reason;
@@ -654,18 +640,15 @@ int check_environment(const CheckArgs& a, const std::string& format, bool gates_
   auto gates_of = [&] {
     // A package without a wheel for the image makes the environment's verdict, whatever its wheels say; a
     // wheel that could not be read, or whose hash is not the lock's, leaves the gates nothing to vouch for.
-    std::vector<std::string> problems;
-    for (const auto& env : envs) {
-      problems.insert(problems.end(), env.integrity.begin(), env.integrity.end());
-      for (const auto& e : env.entries) {
-        if (e.state == Entry::State::Error) problems.push_back(e.name + ": " + e.reason);
-      }
-    }
-    return environment_gates(a, all_reports, overall, problems);
+    std::vector<const run::Environment*> all;
+    for (const auto& env : envs) all.push_back(&env.judged);
+    gates::Result g = run::gates_of(all, closed);
+    g.verdict = overall;
+    return g;
   };
   auto json_doc = [&] {
     nlohmann::ordered_json arr = nlohmann::ordered_json::array();
-    for (const auto& env : envs) arr.push_back(environment_json(env, wheels, lock_paths));
+    for (const auto& env : envs) arr.push_back(environment_json(env, wheels, lock_paths, closed));
     return arr.size() == 1 ? arr.front() : arr;
   };
   write_outputs(a, format, rc, cases, json_doc, [&] { return gates::markdown_summary(gates_of()); });
@@ -677,7 +660,8 @@ int check_environment(const CheckArgs& a, const std::string& format, bool gates_
   } else {
     for (std::size_t k = 0; k < envs.size(); ++k) {
       if (k != 0) print_out("\n");
-      print_out(wrap_to_terminal(environment_text(envs[k], wheels, lock_paths, images[k].image, use_color(stdout))));
+      print_out(
+          wrap_to_terminal(environment_text(envs[k], wheels, lock_paths, images[k].image, use_color(stdout), closed)));
     }
   }
   return rc;

@@ -203,11 +203,6 @@ void print_gates(const CheckArgs& a, const std::string& format, const gates::Res
 // The rule sets whose gates a failed gates run turns off: the one --rules names, else every rule set of
 // the db (a setup script reads only the variables it knows); none when even they cannot be read.
 std::vector<rules::RuleSet> fail_closed_sets(const std::string& rules_arg, const std::string& db_arg);
-// The gates of an environment (the reports of its checked packages and of those beside them) under its
-// verdict; failed closed (gates::close) when `problems` (wheels that could not be read, hashes that differ)
-// or a report's own integrity problems say that the gates cannot vouch for the wheels.
-gates::Result environment_gates(const CheckArgs& a, const std::vector<verdict::Report>& reports,
-                                verdict::Verdict verdict, const std::vector<std::string>& problems);
 // What the wheels beside a checked one add to its text answer (their routes that are off, the environment's verdict).
 std::string beside_text(const std::vector<run::Cell>& beside, verdict::Verdict overall, int rc);
 // The exit code with --exit-zero applied: a verdict's code (1, 3, 4) becomes 0; 2 and 70 stay.
@@ -243,9 +238,9 @@ int check_environment(const CheckArgs& a, const std::string& format, bool gates_
 std::function<std::vector<const WheelProfile*>(const image::Image&)> installed_beside(
     const std::vector<std::string>& with, const std::string& verify, const ProfileCache* cache,
     std::unique_ptr<net::Client>& client, bool progress, const LimitArgs& limits);
-// The export tables the image's distributions lack, read from the wheels they name as published, where the
-// wheels need them (published::fill); what cannot be read is warned about and stays unknown.
-void fill_published(Target& t, const std::vector<const WheelProfile*>& wheels, const std::string& verify,
-                    const ProfileCache* cache, bool progress, const LimitArgs& limits);
+// How a run of check or gates reads the export tables an image's published distributions lack
+// (run::fill_published): the command's client options, --verify, its limits and cache; progress and
+// warnings on stderr.
+run::Published published_of(const CheckArgs& a, const ProfileCache* cache, bool progress);
 
 }  // namespace wheelcheck::cli

@@ -73,6 +73,10 @@ const Stats& Client::stats() const {
   return m_impl->stats;
 }
 
+const ClientOptions& Client::options() const {
+  return m_impl->options;
+}
+
 Response Client::get(const std::string& url, const std::string& accept, const Validators& validators) {
   auto& impl = *m_impl;
   Transfer t;

@@ -297,7 +297,15 @@ class Scan {
       }
     }
     for (auto& t : m_targets) image::assume_all(t.target.image, o.assume, "--assume");
+    m_published.client = client.options();
+    m_published.options.mode = o.mode == remote::Mode::Full ? remote::Mode::Full : remote::Mode::Auto;
+    m_published.options.inspect = o.inspect;
+    m_published.options.cache = cache;
+    m_published.options.log = o.progress;
+    m_published.warn = [this](const std::string& line) { m_warnings.push_back(line); };
   }
+  Scan(const Scan&) = delete;  // m_published's warn holds `this`
+  Scan& operator=(const Scan&) = delete;
 
   Json run() {
     read_pages();
@@ -477,28 +485,12 @@ class Scan {
           if (wheel::normalize_project_name(w->filename.name) != mine) beside.push_back(w);
         }
       }
-      const run::Context context{beside, &m_rules, &m_db, &m_o.accepted};
-      std::vector<const WheelProfile*> needing{&profile};
-      needing.insert(needing.end(), beside.begin(), beside.end());
-      // The export tables an image's distribution lacks, from the wheel it names as published (once a run).
-      if (std::any_of(t.target.image.distributions.begin(), t.target.image.distributions.end(), [&](const auto& d) {
-            return d.published && published::lacks_tables(d) && published::needed_by(d, needing);
-          })) {
-        published::Options po;
-        po.mode = m_o.mode == remote::Mode::Full ? remote::Mode::Full : remote::Mode::Auto;
-        po.inspect = m_o.inspect;
-        po.cache = m_cache;
-        po.log = m_o.progress;
-        if (!t.target.tables) t.target.tables = std::make_shared<std::map<std::string, exports::Table>>();
-        for (const auto& outcome : published::fill(t.target.image, *t.target.tables, needing, m_client, po)) {
-          if (!outcome.error.empty() && !outcome.offline)
-            m_warnings.push_back(
-                fmt::format("{} on {}: the export tables of its published wheel ({}) could not be "
-                            "read: {}",
-                            outcome.distribution, t.name, net::redact_url(outcome.where), outcome.error));
-        }
-      }
-      run::Cell cell = run::check(profile, t.target, context);
+      // The one run (run::judge): the new wheel checked, the environment's wheels only providing.
+      std::vector<run::Package> packages{{&profile, "", run::Role::Checked}};
+      for (const WheelProfile* w : beside) packages.push_back({w, "", run::Role::Provider});
+      const run::Context context{{}, &m_rules, &m_db, &m_o.accepted};
+      run::Environment env = run::judge(packages, t.target, context, run::Installed::Together, &m_published);
+      run::Cell cell = std::move(env.cells.front());
       cell.image = t.name;
       cells.push_back(std::move(cell));
     }
@@ -619,6 +611,7 @@ class Scan {
   const image::Db& m_db;
   net::Client& m_client;
   const ProfileCache* m_cache;
+  run::Published m_published;  // how run::judge reads the tables an image's published distributions lack
   Json m_warnings = Json::array();
   Json m_errors = Json::array();  // what makes the exit code 2, each said as an error too
   State m_state;

@@ -200,7 +200,7 @@ std::string summary(const Finding& f) {
       return fmt::format("version {} of {} not found{}", f.required_version, f.library,
                          f.symbols.empty() ? "" : " (needed by " + symbols_words(f) + ")");
     case FindingKind::RequiresDist:
-      return fmt::format("Requires-Dist {} {} is not met: {} {} is installed", f.library, f.required_version, f.library,
+      return fmt::format("Requires-Dist {}{} is not met: {} {} is installed", f.library, f.required_version, f.library,
                          f.candidates.empty() ? std::string("another version") : f.candidates.front());
     case FindingKind::Driver: return "driver >= " + f.required_version + " needed";
     case FindingKind::DriverTooOld: return "driver too old: needs >= " + f.required_version;

@@ -14,8 +14,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <memory>
 
 #include "wheelcheck/error.hpp"
+#include "wheelcheck/net.hpp"
 #include "wheelcheck/policy.hpp"
 #include "wheelcheck/util.hpp"
 #include "wheelcheck/wheel.hpp"
@@ -311,6 +313,96 @@ std::vector<std::string> routes_off(const Cell& cell) {
                               route.reasons.empty() ? std::string("unavailable") : route.reasons.front()));
   }
   return out;
+}
+
+// --- the one loop ----------------------------------------------------------------------------------------
+
+void fill_published(Target& t, const std::vector<const WheelProfile*>& wheels, const Published& p) {
+  const bool wanted = std::any_of(t.image.distributions.begin(), t.image.distributions.end(), [&](const auto& d) {
+    return d.published && published::lacks_tables(d) && published::needed_by(d, wheels);
+  });
+  if (!wanted) return;
+  net::ClientOptions co = p.client;
+  co.max_attempts = std::min(co.max_attempts, 2);
+  co.connect_timeout_s = std::min<long>(co.connect_timeout_s, 5);
+  net::Client client(co);
+  if (!t.tables) t.tables = std::make_shared<std::map<std::string, exports::Table>>();
+  for (const auto& outcome : published::fill(t.image, *t.tables, wheels, client, p.options)) {
+    if (!outcome.error.empty() && !outcome.offline && p.warn) {
+      p.warn(fmt::format("{} on {}: the export tables of its published wheel ({}) could not be read: {}",
+                         outcome.distribution, t.image.name, net::redact_url(outcome.where), outcome.error));
+    }
+  }
+}
+
+const Cell* Environment::cell_of(std::size_t package) const {
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    if (package_of[i] == package) return &cells[i];
+  }
+  return nullptr;
+}
+
+Environment judge(const std::vector<Package>& packages, Target& target, const Context& context, Installed how,
+                  const Published* published) {
+  Environment env;
+  env.image = target.image.name;
+  std::vector<const WheelProfile*> read;
+  for (const auto& p : packages) {
+    if (p.wheel != nullptr) read.push_back(p.wheel);
+  }
+  if (published != nullptr) fill_published(target, read, *published);
+  std::vector<std::string> unread;
+  for (std::size_t i = 0; i < packages.size(); ++i) {
+    const Package& p = packages[i];
+    if (p.wheel == nullptr) {
+      unread.push_back(p.error);
+      continue;
+    }
+    if (p.role == Role::Provider) continue;
+    // Its providers: every other package installed with it. Alone, an asked-about package has only those
+    // beside it; a package beside them has all the others.
+    Context c = context;
+    c.with.clear();
+    for (const auto& o : packages) {
+      if (o.wheel == nullptr || o.wheel == p.wheel) continue;
+      if (how == Installed::Alone && p.role == Role::Checked && o.role == Role::Checked) continue;
+      c.with.push_back(o.wheel);
+    }
+    c.with.insert(c.with.end(), context.with.begin(), context.with.end());
+    env.cells.push_back(check(*p.wheel, target, c));
+    env.package_of.push_back(i);
+    env.roles.push_back(p.role);
+    for (auto& line : verdict::integrity_problems(env.cells.back().report)) {
+      if (std::find(env.problems.begin(), env.problems.end(), line) == env.problems.end())
+        env.problems.push_back(std::move(line));
+    }
+  }
+  env.problems.insert(env.problems.end(), unread.begin(), unread.end());
+  std::vector<const Cell*> checked, beside;
+  for (std::size_t i = 0; i < env.cells.size(); ++i)
+    (env.roles[i] == Role::Checked ? checked : beside).push_back(&env.cells[i]);
+  env.verdict = environment_verdict(checked, beside);
+  return env;
+}
+
+gates::Result gates_of(const std::vector<const Environment*>& environments,
+                       const std::vector<rules::RuleSet>& fail_closed_sets) {
+  std::vector<verdict::Report> reports;
+  std::vector<std::string> problems;
+  verdict::Verdict v = verdict::Verdict::Compatible;
+  for (const Environment* e : environments) {
+    for (const auto& c : e->cells) reports.push_back(c.report);
+    problems.insert(problems.end(), e->problems.begin(), e->problems.end());
+    v = verdict::worst(v, e->verdict);
+  }
+  gates::Result g = gates::merge(reports);
+  // The reports live in `reports`, gone when this returns: the result keeps its own copies.
+  g.owned = std::make_shared<std::vector<verdict::Report>>(std::move(reports));
+  g.reports.clear();
+  for (const auto& r : *g.owned) g.reports.push_back(&r);
+  g.verdict = v;
+  if (!problems.empty()) gates::close(g, fail_closed_sets, problems);
+  return g;
 }
 
 }  // namespace wheelcheck::run
