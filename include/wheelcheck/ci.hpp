@@ -1,7 +1,7 @@
 // wheelcheck where CI already looks (issue 30): one model of a run's answers -- a wheel against an image,
 // with its findings and routes -- rendered as a SARIF 2.1.0 log (GitHub code scanning) and as JUnit XML
-// (every CI's test report), the same for check, gates, environments and the scan (inspector/ci/sarif.cpp,
-// inspector/ci/junit.cpp); and the reasons in the words pip uses ("requires glibc 2.38+ (image: 2.36)").
+// (every CI's test report), the same for check, gates, environments and the scan (inspector/output/sarif.cpp,
+// inspector/output/junit.cpp); and the reasons in the words pip uses ("requires glibc 2.38+ (image: 2.36)").
 #pragma once
 
 #include <optional>
@@ -37,21 +37,23 @@ struct Case {
   std::string wheel;  // the file name ("" when it could not be read and the argument names none)
   Location location;
   bool targeted = true;
-  std::string not_targeted;  // why not, in words
-  std::string verdict;       // compatible, degraded, incompatible, unknown; "error" when it could not be checked
-  std::string headline;      // the deciding reason, for people
-  std::string error;         // why it could not be checked (verdict "error")
+  std::string not_targeted;                 // why not, in words
+  std::optional<verdict::Verdict> verdict;  // nullopt: it could not be checked (the error says why)
+  std::string headline;                     // the deciding reason, for people (run::headline's rule, in pip's words)
+  std::string error;                        // why it could not be checked (verdict "error")
   std::vector<verdict::Finding> findings;
   std::vector<Route> routes;
   std::vector<std::pair<std::string, std::string>> gates;
 };
 
+// "error" for a case that could not be checked, else its verdict's name.
+std::string verdict_word(const Case& c);
 // A check's cell (check, gates, an environment's wheel); `where` is how the wheel was named.
 Case case_of(const run::Cell& cell, const Location& where);
-// A wheel that could not be read (or a lock entry without a wheel for the image): verdict "error" or
-// "incompatible" with the reason.
-Case failed_case(const std::string& image, const std::string& wheel, const Location& where, const std::string& verdict,
-                 const std::string& why);
+// A wheel that could not be read (verdict nullopt), or a lock entry without a wheel for the image
+// (incompatible), with the reason.
+Case failed_case(const std::string& image, const std::string& wheel, const Location& where,
+                 std::optional<verdict::Verdict> verdict, const std::string& why);
 // Every result of a scan report (docs/scan.schema.json); located by each wheel's URL.
 std::vector<Case> cases_of_scan(const nlohmann::ordered_json& report);
 
@@ -74,7 +76,8 @@ const std::vector<Rule>& rules();  // every rule wheelcheck reports, in a stable
 // (not found)", "requires NVIDIA driver 580.65.06+ (image: 535.104.05)"; verdict::summary where no such
 // phrase says more.
 std::string reason(const verdict::Finding& f);
-// A case's headline in those words: the deciding finding's reason (a route that is off names the route).
+// A case's headline in those words: what run::decided picks (the route that is off, else the deciding
+// finding), said with verdict::requirement; "not checked: ..." and "not for this image: ..." otherwise.
 std::string headline(const Case& c);
 
 // The SARIF 2.1.0 log: a run per image (automationDetails.id "wheelcheck/IMAGE/", so that GitHub keeps an

@@ -25,12 +25,25 @@ struct Gate {
   std::string wheel;  // the wheel whose check found the route unavailable
 };
 
+// What a setup script asks of its gates beyond the routes that are off.
+struct Options {
+  // Also export the on value of every gate whose route is on (a script under `set -u` reads every variable):
+  // the other of a 0/1, true/false, yes/no or on/off off value; a gate without one is said in a comment.
+  bool export_on = false;
+  // A route that holds only under a condition an unknown fact leaves open (a driver floor, unknown exports)
+  // counts as off: a cautious CI's choice.
+  bool conditions_off = false;
+};
+
 struct Result {
   verdict::Verdict verdict = verdict::Verdict::Compatible;  // the worst of the reports
   std::string image;
   std::vector<const verdict::Report*> reports;
   std::shared_ptr<const std::vector<verdict::Report>> owned;  // the reports, when the result keeps them itself
-  std::vector<Gate> gates;                                    // merged: each variable once, in the order first set
+  std::vector<Gate> on;  // Options::export_on: the on values of the gates not set off
+  // Options::conditions_off: "route R (optional) of W.whl is off: holds only if ...", a line per such route.
+  std::vector<std::string> cautious;
+  std::vector<Gate> gates;  // merged: each variable once, in the order first set
   // "W fails its own integrity check (...): do not pin it", once per problem of each wheel that fails
   // its own integrity (verdict::integrity_problems): its gates cannot be trusted.
   std::vector<std::string> integrity;
@@ -52,7 +65,11 @@ void close(Result& merged, const std::vector<rules::RuleSet>& sets, const std::v
 
 // Merges the gates of the unavailable routes of every report. Two routes setting one variable to two
 // values is an Error(BadInput) naming both routes and rule sets.
-Result merge(const std::vector<verdict::Report>& reports);
+Result merge(const std::vector<verdict::Report>& reports, const Options& options = {});
+// The on value of a gate whose off value is `off`: "1" for "0", "false" for "true", ...; "" when none is known.
+std::string on_value(const std::string& off);
+// Options::export_on: every gate of `sets` not set off in `result`, at its on value, into result.on.
+void add_on_values(Result& result, const std::vector<rules::RuleSet>& sets);
 
 // `export VAR='value'` lines (single-quoted, safe to eval), a comment per disabled route saying why,
 // and WHEELCHECK_VERDICT.

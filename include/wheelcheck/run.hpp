@@ -76,6 +76,17 @@ struct Cell {
 };
 Cell check(const WheelProfile& wheel, const Target& target, const Context& context);
 
+// The one rule that decides what a report's headline names, whatever words a rendering says it in (run's
+// summary, SARIF's and JUnit's pip phrases): for degraded and incompatible the route that is off (one the
+// wheel's own members turn off first, a core one first for incompatible), else the finding that decided the
+// verdict (verdict::reason), else the first condition; nothing for compatible.
+struct Decided {
+  const verdict::Route* route = nullptr;
+  const verdict::Finding* finding = nullptr;
+  std::string condition;
+};
+Decided decided(const verdict::Report& report, const WheelProfile* wheel = nullptr);
+
 // The reason that decided a report's verdict in one line: the route that is off and why ("route
 // flaggems-cpp (optional) is off: flag_gems/lib/libtriton_jit.so: undefined symbol ... [cxx-abi-mismatch]"),
 // else the deciding finding's summary; "" for compatible.
@@ -138,7 +149,7 @@ Environment judge(const std::vector<Package>& packages, Target& target, const Co
 // beside), under the environments' verdict; failed closed over `fail_closed_sets` (gates::close) when an
 // environment has problems.
 gates::Result gates_of(const std::vector<const Environment*>& environments,
-                       const std::vector<rules::RuleSet>& fail_closed_sets);
+                       const std::vector<rules::RuleSet>& fail_closed_sets, const gates::Options& options = {});
 
 // An environment on one image: packages installed together, each judged on its own (its own members,
 // resolved and judged under its own METADATA and RECORD; the other packages only provide libraries and

@@ -12,6 +12,7 @@
 #include "commands.hpp"
 #include "wheelcheck/ci.hpp"
 #include "wheelcheck/error.hpp"
+#include "wheelcheck/format.hpp"
 #include "wheelcheck/gates.hpp"
 #include "wheelcheck/image.hpp"
 #include "wheelcheck/policy.hpp"
@@ -388,7 +389,7 @@ std::string output_format(const CheckArgs& a) {
                                                         : "--github-output") +
                       " needs --format github");
   }
-  parse_outputs(a.outputs);
+  parse_outputs(a.outputs, a.gates ? output::k_gates : output::k_check);
   if (a.no_cache && !a.cache_dir.empty()) throw usage_error("--no-cache and --cache-dir conflict");
   return format;
 }
@@ -416,14 +417,21 @@ void add_check_options(CLI::App& c, CheckArgs& a, bool image_required) {
   c.add_flag("--json", a.json,
              a.gates ? "The same as --format json (schema: docs/gates.schema.json)"
                      : "JSON for machines (schema: docs/verdict.schema.json); an array for several checks");
-  c.add_option("--format", a.format,
-               "text (people), json (--json), sh (export lines for eval), github ($GITHUB_ENV lines, annotations, "
-               "step outputs), sarif (SARIF 2.1.0 for code scanning), junit (JUnit XML for test reports)")
-      ->check(CLI::IsMember({"text", "json", "sh", "github", "sarif", "junit"}));
+  // The formats, their help and what -o writes: the one table (include/wheelcheck/format.hpp).
+  const output::Commands command = a.gates ? output::k_gates : output::k_check;
+  c.add_option("--format", a.format, output::format_help(command))->check(CLI::IsMember(output::printed_by(command)));
   c.add_option("--output,-o", a.outputs,
-               "FORMAT=FILE: also write json, sarif, junit or markdown to FILE, whatever --format prints "
-               "(repeatable; e.g. -o sarif=wheelcheck.sarif -o junit=junit.xml)")
+               "FORMAT=FILE: also write " + join(output::written_by(command), ", ") +
+                   " to FILE, whatever --format prints (repeatable; e.g. -o sarif=wheelcheck.sarif -o junit=junit.xml)")
       ->allow_extra_args(false);
+  if (a.gates) {
+    c.add_flag("--export-on", a.gate_options.export_on,
+               "Also export the on value of every gate whose route is on (1 for a gate whose off value is 0, ...), "
+               "for a setup script under `set -u`");
+    c.add_flag("--conditions-off", a.gate_options.conditions_off,
+               "Turn off a route that holds only under a condition an unknown fact leaves open (a driver floor, "
+               "exports the db does not know): a cautious CI's choice");
+  }
   if (!a.gates) {
     c.add_flag("--exit-zero", a.exit_zero,
                "Exit 0 whatever the verdicts, for a job that only wants the report (2 and 70 still mean the run "
@@ -482,6 +490,7 @@ std::string beside_text(const std::vector<run::Cell>& beside, verdict::Verdict o
 namespace {
 
 int check_and_print(const CheckArgs& a, const std::string& format, bool gates_output) {
+  refuse_misnamed_locks(a);
   if (names_a_lock(a)) return check_environment(a, format, gates_output);
   const bool json = format == "json";
   if (a.wheels.empty()) throw usage_error("no wheel given (wheelcheck WHEEL --image NAME; see --help)");
@@ -571,7 +580,7 @@ int check_and_print(const CheckArgs& a, const std::string& format, bool gates_ou
       for (const auto& t : images) {
         if (failures[i]) {
           const std::string name = a.wheels[i].substr(a.wheels[i].find_last_of('/') + 1);
-          cases.push_back(ci::failed_case(t.image.name, name, where, "error", failures[i]->what()));
+          cases.push_back(ci::failed_case(t.image.name, name, where, std::nullopt, failures[i]->what()));
         } else {
           cases.push_back(ci::case_of(cells[next++], where));
         }
@@ -582,7 +591,7 @@ int check_and_print(const CheckArgs& a, const std::string& format, bool gates_ou
   auto gates_of = [&] {
     std::vector<const run::Environment*> all;
     for (const auto& env : envs) all.push_back(&env);
-    gates::Result g = run::gates_of(all, fail_closed_sets(a.rules, a.db));
+    gates::Result g = run::gates_of(all, fail_closed_sets(a.rules, a.db), a.gate_options);
     g.verdict = overall;
     return g;
   };
@@ -742,11 +751,14 @@ that cannot work give their gates, merged over the wheels. Formats:
           and a Markdown table appended to --summary FILE
   json    the verdicts, every route with its reasons, and the merged gates
 Exit 0 whenever the wheels could be evaluated, whatever the verdict (WHEELCHECK_VERDICT says it).
-Gates fail closed: when they cannot evaluate the wheels (a wheel that is not there or cannot be read, an
-unknown image, a mistyped option, a rule file with errors), every gate of the rule set is printed at its
-off value, WHEELCHECK_VERDICT='error', and a last line `(exit 2)` makes the eval itself return 2 (under
-`set -e` the script stops); github writes them to $GITHUB_ENV and fails the step. Exit 2 then. A wheel
-that fails its own RECORD is evaluated (its gates are printed, with a warning) and exits 2 too.)G");
+Gates fail closed: when they cannot evaluate or vouch for the wheels (a wheel that is not there or cannot
+be read, one that fails its own RECORD or hash, a lock entry whose hash is not the lock's, an unknown
+image, a mistyped option, a rule file with errors), every gate of the rule set is printed at its off value,
+WHEELCHECK_VERDICT='error', and a last line `(exit 2)` makes the eval itself return 2 (under `set -e` the
+script stops); github writes them to $GITHUB_ENV and fails the step. Exit 2 then.
+What gates accept: wheels (files or URLs) and lock files (pylock.toml, a pip report, requirements.txt), with
+--with wheels installed beside them; each wheel is judged on its own (its own members), the others only
+provide, and a --with wheel's routes that are off turn their gates off too.)G");
   return {c, [a] { return run_check(*a); }};
 }
 

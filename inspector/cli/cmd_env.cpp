@@ -35,6 +35,20 @@
 
 namespace wheelcheck::cli {
 
+void refuse_misnamed_locks(const CheckArgs& a) {
+  for (const auto* list : {&a.wheels, &a.with}) {
+    for (const auto& w : *list) {
+      if (net::is_url(w) || lock::is_lock_path(w)) continue;
+      const std::string name = w.substr(w.find_last_of('/') + 1);
+      if (!ascii_lower(name).ends_with(".toml")) continue;
+      throw usage_error(fmt::format(
+          "{}: a .toml file is read as a lock only when it is named as PEP 751 names lock files, pylock.toml or "
+          "pylock.NAME.toml (rename it pylock.{}); a project's settings go in wheelcheck.toml (--config)",
+          w, name));
+    }
+  }
+}
+
 bool names_a_lock(const CheckArgs& a) {
   auto is_lock = [](const std::string& s) { return !net::is_url(s) && lock::is_lock_path(s); };
   return std::any_of(a.wheels.begin(), a.wheels.end(), is_lock) || std::any_of(a.with.begin(), a.with.end(), is_lock);
@@ -632,8 +646,9 @@ int check_environment(const CheckArgs& a, const std::string& format, bool gates_
         ++next;
       } else if (e.state == Entry::State::NoWheel || e.state == Entry::State::Error) {
         const std::string what = e.name + (e.version.empty() ? "" : " " + e.version) + ": " + e.reason;
-        cases.push_back(ci::failed_case(env.image, e.file.filename.empty() ? e.name : e.file.filename, where,
-                                        e.state == Entry::State::Error ? "error" : "incompatible", what));
+        cases.push_back(ci::failed_case(
+            env.image, e.file.filename.empty() ? e.name : e.file.filename, where,
+            e.state == Entry::State::Error ? std::nullopt : std::optional(verdict::Verdict::Incompatible), what));
       }
     }
   }
@@ -642,7 +657,7 @@ int check_environment(const CheckArgs& a, const std::string& format, bool gates_
     // wheel that could not be read, or whose hash is not the lock's, leaves the gates nothing to vouch for.
     std::vector<const run::Environment*> all;
     for (const auto& env : envs) all.push_back(&env.judged);
-    gates::Result g = run::gates_of(all, closed);
+    gates::Result g = run::gates_of(all, closed, a.gate_options);
     g.verdict = overall;
     return g;
   };

@@ -10,6 +10,7 @@
 
 #include "commands.hpp"
 #include "wheelcheck/error.hpp"
+#include "wheelcheck/format.hpp"
 #include "wheelcheck/report.hpp"
 #include "wheelcheck/scan.hpp"
 #include "wheelcheck/util.hpp"
@@ -102,7 +103,7 @@ std::string summary_text(const nlohmann::ordered_json& r) {
                                            : p["pick"]["version"].get<std::string>() + " (" +
                                                  p["pick"]["verdict"].get<std::string>() + ")");
   }
-  for (const auto& w : r["warnings"]) out += "warning: " + w.get<std::string>() + "\n";
+  for (const auto& w : r["warnings"]) out += "wheelcheck: warning: " + w.get<std::string>() + "\n";
   return out;
 }
 
@@ -137,7 +138,7 @@ int run_scan(const ScanArgs& given) {
   if (a.json && !a.format.empty() && a.format != "json")
     throw usage_error("--json and --format " + a.format + " conflict");
   const std::string format = a.json ? "json" : a.format.empty() ? "text" : a.format;
-  const auto outputs = parse_outputs(a.outputs);
+  const auto outputs = parse_outputs(a.outputs, output::k_scan);
   nlohmann::ordered_json report;
   std::function<void()> commit;
   if (!a.merge.empty()) {
@@ -222,14 +223,20 @@ int run_scan(const ScanArgs& given) {
   exit_args.exit_zero = a.exit_zero;
   const int rc = exit_with(exit_args, verdict_rc);
   const std::vector<ci::Case> cases = ci::cases_of_scan(report);
-  for (const auto& [what, path] : outputs) {
-    std::string text;
-    if (what == "json") text = dump(report);
-    if (what == "sarif") text = dump(ci::sarif(cases, rc));
-    if (what == "junit") text = ci::junit(cases);
-    if (what == "markdown") text = scan::report_markdown(report);
-    write_file_atomic(path, text, true);
-  }
+  auto render = [&](output::Format f) -> std::string {
+    switch (f) {
+      case output::Format::Json: return dump(report);
+      case output::Format::Sarif: return dump(ci::sarif(cases, rc));
+      case output::Format::Junit: return ci::junit(cases);
+      case output::Format::Markdown: return scan::report_markdown(report);
+      case output::Format::Text:
+      case output::Format::Sh:
+      case output::Format::Github:
+      case output::Format::Html: break;
+    }
+    throw Error(ErrorKind::Internal, "no file renderer for format " + std::string(output::format_name(f)));
+  };
+  for (const auto& [what, path] : outputs) write_file_atomic(path, render(what), true);
   if (!a.summary.empty()) append_to_file(a.summary, scan::report_markdown(report));
   const std::string step_outputs = !a.github_output.empty() ? a.github_output : getenv_or("GITHUB_OUTPUT", "");
   if (!step_outputs.empty()) {
@@ -285,11 +292,10 @@ Command add_scan(CLI::App& app) {
                 "Join the reports of these shard folders (or report.json files) instead of scanning")
       ->excludes("--project");
   c->add_flag("--json", a->json, "Print the report JSON on stdout (the same as --format json)");
-  c->add_option("--format", a->format,
-                "What stdout gets: text (default), json, sarif (SARIF 2.1.0, a run per image), junit (JUnit XML)")
-      ->check(CLI::IsMember({"text", "json", "sarif", "junit"}));
+  c->add_option("--format", a->format, "What stdout gets: " + output::format_help(output::k_scan))
+      ->check(CLI::IsMember(output::printed_by(output::k_scan)));
   c->add_option("--output,-o", a->outputs,
-                "FORMAT=FILE: also write json, sarif, junit or markdown to FILE (repeatable)")
+                "FORMAT=FILE: also write " + join(output::written_by(output::k_scan), ", ") + " to FILE (repeatable)")
       ->allow_extra_args(false);
   c->add_flag("--exit-zero", a->exit_zero,
               "Exit 0 whatever the verdicts (2, an index or wheel that could not be read, stays)");

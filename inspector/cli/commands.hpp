@@ -16,6 +16,7 @@
 #include "wheelcheck/ci.hpp"
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/exports.hpp"
+#include "wheelcheck/format.hpp"
 #include "wheelcheck/gates.hpp"
 #include "wheelcheck/image.hpp"
 #include "wheelcheck/net.hpp"
@@ -151,10 +152,10 @@ Settings load_settings(const std::string& explicit_path, bool no_config);
 void warn_expired(const Settings& s);
 void add_settings_options(CLI::App& app, std::string& config, bool& no_config);
 
-// --output FORMAT=PATH (check, gates, scan): the formats a run can also write to a file.
-inline const std::vector<std::string> k_output_formats = {"json", "sarif", "junit", "markdown"};
-// FORMAT=PATH values checked (a known format, a path): (format, path) pairs; Error(Usage) otherwise.
-std::vector<std::pair<std::string, std::string>> parse_outputs(const std::vector<std::string>& values);
+// --output FORMAT=PATH (check, gates, scan): FORMAT=PATH values checked against the formats `command` writes
+// (the format table, include/wheelcheck/format.hpp): (format, path) pairs; Error(Usage) otherwise.
+std::vector<std::pair<output::Format, std::string>> parse_outputs(const std::vector<std::string>& values,
+                                                                  output::Commands command = output::k_check);
 // Appends text to a file (created when absent); every write checked.
 void append_to_file(const std::string& path, const std::string& text);
 // key=value lines for $GITHUB_OUTPUT (a value with a newline in the key<<DELIMITER form).
@@ -184,6 +185,7 @@ struct CheckArgs {
   std::string config;                         // --config FILE
   bool no_config = false;                     // --no-config
   std::vector<verdict::Acceptance> accepted;  // from the settings file
+  gates::Options gate_options;                // gates: --export-on, --conditions-off
   LimitArgs limits;
 };
 // The settings file's values where the command line gave none (images, assume, rules, verify, format
@@ -231,6 +233,8 @@ int run_fill(const FillArgs& a);
 
 // Environments (inspector/cli/cmd_env.cpp): a lock file wherever a wheel goes (positional or --with).
 bool names_a_lock(const CheckArgs& a);
+// A .toml argument that is not named pylock.toml or pylock.NAME.toml: Error(Usage) saying how to name it.
+void refuse_misnamed_locks(const CheckArgs& a);
 int check_environment(const CheckArgs& a, const std::string& format, bool gates_output);
 // The wheels of --with arguments (wheels, URLs, lock files) as installed in an image: each lock resolved for
 // it, each wheel read once across images; what is not usable there is warned about and left out (the scan's

@@ -13,19 +13,21 @@
 
 namespace wheelcheck::cli {
 
-std::vector<std::pair<std::string, std::string>> parse_outputs(const std::vector<std::string>& values) {
-  std::vector<std::pair<std::string, std::string>> out;
+std::vector<std::pair<output::Format, std::string>> parse_outputs(const std::vector<std::string>& values,
+                                                                  output::Commands command) {
+  const std::vector<std::string> known = output::written_by(command);
+  std::vector<std::pair<output::Format, std::string>> out;
   for (const auto& v : values) {
     const auto eq = v.find('=');
     const std::string format = eq == std::string::npos ? v : v.substr(0, eq);
     if (eq == std::string::npos || eq + 1 == v.size())
-      throw usage_error("--output " + v + ": FORMAT=FILE (" + join(k_output_formats, ", ") + ")");
-    if (std::find(k_output_formats.begin(), k_output_formats.end(), format) == k_output_formats.end()) {
-      const auto near = closest(format, k_output_formats);
+      throw usage_error("--output " + v + ": FORMAT=FILE (" + join(known, ", ") + ")");
+    if (std::find(known.begin(), known.end(), format) == known.end()) {
+      const auto near = closest(format, known);
       throw usage_error("--output " + v + ": unknown format '" + format + "'" +
-                        (near ? " (did you mean " + *near + "?)" : "") + "; formats: " + join(k_output_formats, ", "));
+                        (near ? " (did you mean " + *near + "?)" : "") + "; formats: " + join(known, ", "));
     }
-    out.emplace_back(format, v.substr(eq + 1));
+    out.emplace_back(*output::format_named(format), v.substr(eq + 1));
   }
   return out;
 }
@@ -61,16 +63,23 @@ int exit_with(const CheckArgs& a, int rc) {
 void write_outputs(const CheckArgs& a, const std::string& format, int rc, const std::vector<ci::Case>& cases,
                    const std::function<nlohmann::ordered_json()>& json_doc,
                    const std::function<std::string()>& markdown) {
-  for (const auto& [what, path] : parse_outputs(a.outputs)) {
-    std::string text;
-    if (what == "json") text = dump_json(json_doc());
-    if (what == "sarif") text = dump_json(ci::sarif(cases, rc));
-    if (what == "junit") text = ci::junit(cases);
-    if (what == "markdown") text = markdown();
-    write_file_atomic(path, text);
-  }
-  if (format == "sarif") print_out(dump_json(ci::sarif(cases, rc)));
-  if (format == "junit") print_out(ci::junit(cases));
+  // One renderer per format of the table; a format the run cannot write is refused by parse_outputs.
+  auto render = [&](output::Format f) -> std::string {
+    switch (f) {
+      case output::Format::Json: return dump_json(json_doc());
+      case output::Format::Sarif: return dump_json(ci::sarif(cases, rc));
+      case output::Format::Junit: return ci::junit(cases);
+      case output::Format::Markdown: return markdown();
+      case output::Format::Text:
+      case output::Format::Sh:
+      case output::Format::Github:
+      case output::Format::Html: break;
+    }
+    throw Error(ErrorKind::Internal, "no file renderer for format " + std::string(output::format_name(f)));
+  };
+  for (const auto& [what, path] : parse_outputs(a.outputs, a.gates ? output::k_gates : output::k_check))
+    write_file_atomic(path, render(what));
+  if (format == "sarif" || format == "junit") print_out(render(*output::format_named(format)));
 }
 
 std::string dump_json(const nlohmann::ordered_json& j) {
@@ -96,11 +105,11 @@ void print_failed_run(const CheckArgs& a, const std::string& format, const Error
   const int rc = exit_code_of(e);
   const std::string image = a.images.size() == 1 ? a.images.front() : "";
   none.push_back(ci::failed_case(image.empty() ? "(run)" : image, "", {a.wheels.empty() ? "" : a.wheels.front(), 0},
-                                 "error", e.what()));
+                                 std::nullopt, e.what()));
   try {
-    for (const auto& [what, path] : parse_outputs(a.outputs)) {
-      if (what == "sarif") write_file_atomic(path, dump_json(ci::sarif(none, rc)));
-      if (what == "junit") write_file_atomic(path, ci::junit(none));
+    for (const auto& [what, path] : parse_outputs(a.outputs, a.gates ? output::k_gates : output::k_check)) {
+      if (what == output::Format::Sarif) write_file_atomic(path, dump_json(ci::sarif(none, rc)));
+      if (what == output::Format::Junit) write_file_atomic(path, ci::junit(none));
     }
   } catch (const Error&) {  // the first error is the one to report
   }

@@ -117,7 +117,7 @@ class Reader {
         s.verify = {{v}, where};
       } else if (key == "format") {
         const std::string f = string_of(value, "/format", "format");
-        static const std::vector<std::string> formats = {"text", "json", "sh", "github", "sarif", "junit"};
+        const std::vector<std::string> formats = output::printed_by(output::k_check);
         if (std::find(formats.begin(), formats.end(), f) == formats.end())
           fail("/format", "format must be one of " + join(formats, ", "));
         s.format = {{f}, where};
@@ -128,8 +128,9 @@ class Reader {
         if (!value.is_object()) fail("/output", "output must be a table: FORMAT = \"PATH\"");
         std::vector<std::string> outputs;
         for (const auto& [format, path] : value.items()) {
-          if (std::find(k_output_formats.begin(), k_output_formats.end(), format) == k_output_formats.end())
-            fail("/output/" + format, "output: unknown format '" + format + "' (" + join(k_output_formats, ", ") + ")");
+          const std::vector<std::string> known = output::written_by(output::k_check);
+          if (std::find(known.begin(), known.end(), format) == known.end())
+            fail("/output/" + format, "output: unknown format '" + format + "' (" + join(known, ", ") + ")");
           outputs.push_back(format + "=" + path_of(string_of(path, "/output/" + format, "output." + format)));
         }
         s.outputs = {outputs, where};

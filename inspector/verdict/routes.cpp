@@ -103,8 +103,10 @@ void evaluate_routes(Report& r, const rules::RuleSet& rules, const resolve::Spac
       }
     }
   }
+  // The gates of a route that is off, and of one that holds only under a condition (what --conditions-off
+  // turns off).
   for (auto& rt : r.routes) {
-    if (rt.available) continue;
+    if (rt.available && rt.conditions.empty()) continue;
     for (const auto& route : rules.routes) {
       if (route.name == rt.name) rt.gates = route.gates;
     }

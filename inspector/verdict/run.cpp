@@ -227,9 +227,10 @@ std::string headline(const verdict::Report& r) {
   return headline(r, nullptr);
 }
 
-std::string headline(const verdict::Report& r, const WheelProfile* wheel) {
+Decided decided(const verdict::Report& r, const WheelProfile* wheel) {
   using verdict::Verdict;
-  if (r.verdict == Verdict::Compatible) return "";
+  Decided d;
+  if (r.verdict == Verdict::Compatible) return d;
   if (r.verdict == Verdict::Degraded || r.verdict == Verdict::Incompatible) {
     // A route the wheel's own members turn off before one a wheel beside it does (their reasons are
     // "MEMBER: why"); a core route that is off decides an incompatible wheel; else the first route off.
@@ -242,23 +243,30 @@ std::string headline(const verdict::Report& r, const WheelProfile* wheel) {
                            [&](const MemberProfile& m) { return why.compare(0, colon, m.path) == 0; });
       });
     };
-    const verdict::Route* off = nullptr;
     for (const auto& route : r.routes) {
       if (route.available || route.reasons.empty()) continue;
-      if (off == nullptr || (!own(*off) && own(route)) ||
-          (own(*off) == own(route) && off->optional && !route.optional && r.verdict == Verdict::Incompatible))
-        off = &route;
+      if (d.route == nullptr || (!own(*d.route) && own(route)) ||
+          (own(*d.route) == own(route) && d.route->optional && !route.optional && r.verdict == Verdict::Incompatible))
+        d.route = &route;
     }
-    if (off != nullptr) {
-      return fmt::format("route {} ({}) is off: {}", off->name, off->optional ? "optional" : "core",
-                         off->reasons.front());
-    }
+    if (d.route != nullptr) return d;
   }
-  if (const verdict::Finding* f = verdict::reason(r)) {
-    const std::string what = verdict::summary(*f);
-    return f->member.empty() ? what : f->member + ": " + what;
+  d.finding = verdict::reason(r);
+  if (d.finding == nullptr && !r.conditions.empty()) d.condition = r.conditions.front();
+  return d;
+}
+
+std::string headline(const verdict::Report& r, const WheelProfile* wheel) {
+  const Decided d = decided(r, wheel);
+  if (d.route != nullptr) {
+    return fmt::format("route {} ({}) is off: {}", d.route->name, d.route->optional ? "optional" : "core",
+                       d.route->reasons.front());
   }
-  return r.conditions.empty() ? "" : r.conditions.front();
+  if (d.finding != nullptr) {
+    const std::string what = verdict::summary(*d.finding);
+    return d.finding->member.empty() ? what : d.finding->member + ": " + what;
+  }
+  return d.condition;
 }
 
 Cell check(const WheelProfile& w, const Target& t, const Context& c) {
@@ -386,7 +394,7 @@ Environment judge(const std::vector<Package>& packages, Target& target, const Co
 }
 
 gates::Result gates_of(const std::vector<const Environment*>& environments,
-                       const std::vector<rules::RuleSet>& fail_closed_sets) {
+                       const std::vector<rules::RuleSet>& fail_closed_sets, const gates::Options& options) {
   std::vector<verdict::Report> reports;
   std::vector<std::string> problems;
   verdict::Verdict v = verdict::Verdict::Compatible;
@@ -395,13 +403,17 @@ gates::Result gates_of(const std::vector<const Environment*>& environments,
     problems.insert(problems.end(), e->problems.begin(), e->problems.end());
     v = verdict::worst(v, e->verdict);
   }
-  gates::Result g = gates::merge(reports);
+  gates::Result g = gates::merge(reports, options);
   // The reports live in `reports`, gone when this returns: the result keeps its own copies.
   g.owned = std::make_shared<std::vector<verdict::Report>>(std::move(reports));
   g.reports.clear();
   for (const auto& r : *g.owned) g.reports.push_back(&r);
   g.verdict = v;
-  if (!problems.empty()) gates::close(g, fail_closed_sets, problems);
+  if (!problems.empty()) {
+    gates::close(g, fail_closed_sets, problems);
+  } else if (options.export_on) {
+    gates::add_on_values(g, fail_closed_sets);
+  }
   return g;
 }
 

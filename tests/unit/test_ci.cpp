@@ -30,7 +30,7 @@ ci::Case sample_case() {
   c.image = "cuda13.0";
   c.wheel = "flagtree-0.6.1-cp312-cp312-linux_x86_64.whl";
   c.location = {"pylock.toml", 12};
-  c.verdict = "degraded";
+  c.verdict = verdict::Verdict::Degraded;
   auto f = make_finding(verdict::FindingKind::MissingLibrary, verdict::Severity::Error, "triton/_C/libflagcx.so");
   f.library = "libcudart.so.12";
   f.explanation = "this member is built for CUDA 12";
@@ -164,7 +164,7 @@ TEST(CiSarif, ResultsFollowTheFindings) {
   auto not_for = c;
   not_for.targeted = false;
   EXPECT_TRUE(ci::sarif({not_for}, 0)["runs"][0]["results"].empty());
-  const auto failed = ci::sarif({ci::failed_case("cuda13.0", "x.whl", {"x.whl", 0}, "error", "not a zip")}, 2);
+  const auto failed = ci::sarif({ci::failed_case("cuda13.0", "x.whl", {"x.whl", 0}, std::nullopt, "not a zip")}, 2);
   EXPECT_EQ(failed["runs"][0]["results"][0]["ruleId"], "not-checked");
   EXPECT_EQ(failed["runs"][0]["invocations"][0]["executionSuccessful"], false);
 }
@@ -172,7 +172,7 @@ TEST(CiSarif, ResultsFollowTheFindings) {
 TEST(CiJunit, HostileNamesStillParse) {
   TempDir dir;
   auto c = sample_case();
-  c.verdict = "incompatible";
+  c.verdict = verdict::Verdict::Incompatible;
   c.findings[0].member = std::string("a\x01<b>&\"'\n\x7f/\xff\xfe\xc3(\xed\xa0\x80 x.so");
   c.findings[0].symbol = "]]><![CDATA[";
   c.findings[0].explanation = "ends with a lone \xe2\x82";
@@ -191,7 +191,7 @@ TEST(CiJunit, OutcomesAndCounts) {
   auto degraded = sample_case();
   auto unknown = sample_case();
   unknown.wheel = "u.whl";
-  unknown.verdict = "unknown";
+  unknown.verdict = verdict::Verdict::Unknown;
   unknown.routes.clear();
   auto not_for = sample_case();
   not_for.wheel = "n.whl";
@@ -199,7 +199,7 @@ TEST(CiJunit, OutcomesAndCounts) {
   not_for.not_targeted = "x86_64 wheel, aarch64 image";
   auto core_off = sample_case();
   core_off.wheel = "c.whl";
-  core_off.verdict = "incompatible";
+  core_off.verdict = verdict::Verdict::Incompatible;
   core_off.routes[0].optional = false;
   const std::string xml = ci::junit({degraded, unknown, not_for, core_off});
   ASSERT_EQ(xml_error(dir, xml), "") << xml;

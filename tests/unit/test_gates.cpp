@@ -1,7 +1,11 @@
 // Routes and gates through the library: the FlagOS rule set loads, names its default wheels and matches
 // its members by glob. The rule files' errors and each FlagOS incident end to end are in
 // tests/cli/test_gates_cli.cpp.
+#include <map>
+#include <vector>
+
 #include "support.hpp"
+#include "wheelcheck/gates.hpp"
 #include "wheelcheck/rules.hpp"
 
 using namespace wheelcheck;
@@ -27,4 +31,75 @@ TEST(Rules, FlagOsRuleSetLoadsAndMatchesItsMembers) {
   EXPECT_FALSE(rules::core_for(flagcx, "flagtree"));
   // Gates in file order.
   EXPECT_EQ(gems.gates.front().first, "FLAGOS_USE_FLAGGEMS_CPP");
+}
+
+// Gates that cannot vouch for their wheels fail closed: what the merge turned off keeps its value, every other
+// gate of the rule sets is added at its off value, the first problem is the error and the count of the rest.
+TEST(Gates, CloseKeepsTheMergedGatesAndAddsEveryOtherAtItsOffValue) {
+  const auto sets = rules::load_all(source_dir() + "/db/rules");
+  verdict::Report r;
+  r.wheel = "flagtree-0.6.1-cp312-cp312-linux_x86_64.whl";
+  r.verdict = verdict::Verdict::Degraded;
+  verdict::Route tle;
+  tle.name = "flagtree-tle-dist";
+  tle.rule_set = "flagos";
+  tle.optional = true;
+  tle.available = false;
+  tle.reasons = {"triton/_C/libflagcx.so: missing library libcudart.so.12"};
+  tle.gates = {{"USE_TLE_DIST", "0"}};
+  r.routes.push_back(tle);
+  const std::vector<verdict::Report> reports{r};  // the result points into them
+  gates::Result g = gates::merge(reports);
+  ASSERT_EQ(g.gates.size(), 1U);
+  EXPECT_TRUE(g.error.empty());
+  gates::close(g, sets,
+               {"x.whl fails its own integrity check (RECORD)", "y.whl: not a zip",
+                "x.whl fails its own integrity check (RECORD)"});
+  EXPECT_EQ(g.error, "x.whl fails its own integrity check (RECORD) (and 1 more problem)") << "duplicates said once";
+  std::map<std::string, std::string> set;
+  for (const auto& gate : g.gates) set[gate.variable] = gate.value;
+  EXPECT_EQ(set.size(), 6U) << "every gate of the flagos rule set";
+  EXPECT_EQ(set["USE_TLE_DIST"], "0");
+  EXPECT_EQ(set["FLAGOS_USE_FLAGGEMS_CPP"], "0");
+  EXPECT_EQ(set["WHEELCHECK_SKIP_FLAGCX"], "1");
+  const std::string sh = gates::to_sh(g);
+  EXPECT_NE(sh.find("export WHEELCHECK_VERDICT='error'\n(exit 2)\n"), std::string::npos) << sh;
+  EXPECT_EQ(sh.find("# WARNING:"), std::string::npos) << "the integrity line is the error, said once:\n" << sh;
+}
+
+// --export-on: the gates of routes that are on at their opposite value; --conditions-off: a route that holds
+// only under a condition sets its gates.
+TEST(Gates, OnValuesAndCautiousRoutes) {
+  EXPECT_EQ(gates::on_value("0"), "1");
+  EXPECT_EQ(gates::on_value("1"), "0");
+  EXPECT_EQ(gates::on_value("false"), "true");
+  EXPECT_EQ(gates::on_value("cuda"), "") << "no known opposite";
+  const auto sets = rules::load_all(source_dir() + "/db/rules");
+  verdict::Report r;
+  r.wheel = "flagcx-0.9.0+cu130-cp312-cp312-linux_x86_64.whl";
+  r.verdict = verdict::Verdict::Unknown;
+  verdict::Route cx;
+  cx.name = "flagcx";
+  cx.rule_set = "flagos";
+  cx.available = true;
+  cx.conditions = {"flagcx/libflagcx.so: needs an NVIDIA driver >= 580.65.06"};
+  cx.gates = {{"TORCH_DEVICE_BACKEND_AUTOLOAD", "0"}, {"WHEELCHECK_SKIP_FLAGCX", "1"}};
+  r.routes.push_back(cx);
+  EXPECT_TRUE(gates::merge({r}).gates.empty()) << "a route on under a condition sets nothing by default";
+  gates::Options o;
+  o.conditions_off = true;
+  const std::vector<verdict::Report> reports{r};
+  gates::Result g = gates::merge(reports, o);
+  ASSERT_EQ(g.gates.size(), 2U);
+  ASSERT_EQ(g.cautious.size(), 1U);
+  EXPECT_NE(g.cautious.front().find("holds only if flagcx/libflagcx.so: needs an NVIDIA driver"), std::string::npos);
+  gates::add_on_values(g, sets);
+  std::map<std::string, std::string> on;
+  for (const auto& gate : g.on) on[gate.variable] = gate.value;
+  EXPECT_EQ(on.count("WHEELCHECK_SKIP_FLAGCX"), 0U) << "set off, so not on";
+  EXPECT_EQ(on["USE_TLE_DIST"], "1");
+  EXPECT_EQ(on["FLAGOS_USE_FLAGGEMS_CPP"], "1");
+  const std::string sh = gates::to_sh(g);
+  EXPECT_NE(sh.find("export WHEELCHECK_SKIP_FLAGCX='1'"), std::string::npos) << sh;
+  EXPECT_NE(sh.find("export USE_TLE_DIST='1'"), std::string::npos) << sh;
 }

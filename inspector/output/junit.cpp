@@ -100,20 +100,20 @@ std::vector<Testcase> testcases_of(const Case& c) {
   t.file = c.location.uri;
   t.line = c.location.line;
   const std::string why = headline(c);
-  t.out = "verdict: " + (c.targeted ? c.verdict : "not targeted") + (why.empty() ? "" : "\n" + why) + "\n";
-  if (c.verdict == "error") {
+  t.out = "verdict: " + (c.targeted ? verdict_word(c) : "not targeted") + (why.empty() ? "" : "\n" + why) + "\n";
+  if (!c.verdict) {
     t.outcome = "error";
     t.type = "not-checked";
     t.message = c.error;
   } else if (!c.targeted) {
     t.outcome = "skipped";
     t.message = "not for this image: " + c.not_targeted;
-  } else if (c.verdict == "incompatible") {
+  } else if (c.verdict == verdict::Verdict::Incompatible) {
     t.outcome = "failure";
     t.type = "incompatible";
     t.message = why.empty() ? c.error : why;
     t.body = c.findings.empty() ? c.error : findings_text(c);
-  } else if (c.verdict == "unknown") {
+  } else if (c.verdict == verdict::Verdict::Unknown) {
     t.outcome = "error";
     t.type = "unknown";
     t.message = why;
@@ -122,7 +122,7 @@ std::vector<Testcase> testcases_of(const Case& c) {
     t.out += findings_text(c);
   }
   out.push_back(std::move(t));
-  if (!c.targeted || c.verdict == "error") return out;
+  if (!c.targeted || !c.verdict) return out;
   for (const auto& r : c.routes) {
     Testcase rt;
     rt.classname = c.image + "." + (c.wheel.empty() ? c.location.uri : c.wheel);

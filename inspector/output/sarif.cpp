@@ -11,6 +11,7 @@
 
 #include "wheelcheck/ci.hpp"
 #include "wheelcheck/error.hpp"
+#include "wheelcheck/run.hpp"
 #include "wheelcheck/util.hpp"
 
 namespace wheelcheck::ci {
@@ -268,20 +269,48 @@ std::string reason(const verdict::Finding& f) {
   return verdict::requirement(f);
 }
 
+std::string verdict_word(const Case& c) {
+  return c.verdict ? verdict::verdict_name(*c.verdict) : "error";
+}
+
+namespace {
+
+// run::decided's pick, in pip's words.
+std::string pip_headline(const verdict::Report& r) {
+  const run::Decided d = run::decided(r);
+  if (d.route != nullptr) {
+    return "route " + d.route->name + (d.route->optional ? " (optional)" : " (core)") +
+           " is off: " + d.route->reasons.front();
+  }
+  if (d.finding != nullptr)
+    return (d.finding->member.empty() ? std::string() : d.finding->member + ": ") + reason(*d.finding);
+  return d.condition;
+}
+
+}  // namespace
+
 std::string headline(const Case& c) {
-  if (c.verdict == "error") return "not checked: " + c.error;
+  if (!c.verdict) return "not checked: " + c.error;
   if (!c.targeted) return "not for this image: " + c.not_targeted;
-  if (c.verdict == "compatible") return "";
-  // The deciding finding, as the verdict picked it (worst first): an error for incompatible and degraded,
-  // a condition for unknown.
-  const Severity want = c.verdict == "unknown" ? Severity::Condition : Severity::Error;
-  for (const auto& r : c.routes) {
-    if (!r.available && c.verdict == "degraded") return "route " + r.name + " is off: " + join(r.reasons, "; ");
-  }
+  if (*c.verdict == verdict::Verdict::Compatible) return "";
+  if (!c.headline.empty()) return c.headline;
+  // A case made by hand or read back without one: the same rule over its findings and routes.
+  verdict::Report r;
+  r.verdict = *c.verdict;
+  r.findings = c.findings;
   for (const auto& f : c.findings) {
-    if (f.severity == want) return (f.member.empty() ? std::string() : f.member + ": ") + reason(f);
+    if (f.severity == Severity::Condition) r.conditions.push_back(f.explanation);
   }
-  return c.headline;
+  for (const auto& rt : c.routes) {
+    verdict::Route route;
+    route.name = rt.name;
+    route.optional = rt.optional;
+    route.available = rt.available;
+    route.reasons = rt.reasons;
+    route.gates = rt.gates;
+    r.routes.push_back(std::move(route));
+  }
+  return pip_headline(r);
 }
 
 Case case_of(const run::Cell& cell, const Location& where) {
@@ -291,8 +320,8 @@ Case case_of(const run::Cell& cell, const Location& where) {
   c.location = where;
   c.targeted = cell.targeted;
   c.not_targeted = cell.not_targeted;
-  c.verdict = verdict::verdict_name(cell.report.verdict);
-  c.headline = cell.headline;
+  c.verdict = cell.report.verdict;
+  c.headline = cell.targeted ? pip_headline(cell.report) : cell.headline;
   c.findings = cell.report.findings;
   for (const auto& rt : cell.report.routes) {
     c.routes.push_back({rt.name, rt.optional, rt.available, rt.reasons, rt.gates});
@@ -301,8 +330,8 @@ Case case_of(const run::Cell& cell, const Location& where) {
   return c;
 }
 
-Case failed_case(const std::string& image, const std::string& wheel, const Location& where, const std::string& verdict,
-                 const std::string& why) {
+Case failed_case(const std::string& image, const std::string& wheel, const Location& where,
+                 std::optional<verdict::Verdict> verdict, const std::string& why) {
   Case c;
   c.image = image;
   c.wheel = wheel;
@@ -321,7 +350,7 @@ std::vector<Case> cases_of_scan(const nlohmann::ordered_json& report) {
     if (w.contains("error") && w["error"].is_string() && !w["error"].get<std::string>().empty()) {
       for (const auto& image : part(report, "images"))
         if (image.is_string())
-          out.push_back(failed_case(image.get<std::string>(), filename, where, "error", string_of(w, "error")));
+          out.push_back(failed_case(image.get<std::string>(), filename, where, std::nullopt, string_of(w, "error")));
       continue;
     }
     for (const auto& r : part(w, "results")) {
@@ -330,10 +359,27 @@ std::vector<Case> cases_of_scan(const nlohmann::ordered_json& report) {
       c.wheel = filename;
       c.location = where;
       c.targeted = !(r.contains("targeted") && r["targeted"].is_boolean()) || r["targeted"].get<bool>();
-      c.verdict = string_of(r, "verdict");
-      c.headline = string_of(r, "headline");
-      if (!c.targeted) c.not_targeted = c.headline;
+      const std::string word = string_of(r, "verdict");
+      for (auto v : {verdict::Verdict::Compatible, verdict::Verdict::Degraded, verdict::Verdict::Incompatible,
+                     verdict::Verdict::Unknown}) {
+        if (verdict::verdict_name(v) == word) c.verdict = v;
+      }
+      if (!c.verdict) throw bad_input("a scan result's verdict must be compatible, degraded, incompatible or unknown");
+      // Its headline in pip's words comes from its findings and routes (headline()); the report's own
+      // headline is run's wording of the same pick.
+      if (!c.targeted) c.not_targeted = string_of(r, "headline");
       for (const auto& f : part(r, "findings")) c.findings.push_back(finding_from_json(f));
+      for (const auto& rt : part(r, "routes")) {
+        Route route;
+        route.name = string_of(rt, "name");
+        route.optional = rt.contains("optional") && rt["optional"].is_boolean() && rt["optional"].get<bool>();
+        route.available = !(rt.contains("available") && rt["available"].is_boolean()) || rt["available"].get<bool>();
+        route.reasons = strings(rt, "reasons");
+        for (const auto& [k, v] : part(rt, "gates", true).items()) {
+          if (v.is_string()) route.gates.emplace_back(k, v.get<std::string>());
+        }
+        c.routes.push_back(std::move(route));
+      }
       for (const auto& [k, v] : part(r, "gates", true).items()) {
         if (v.is_string()) c.gates.emplace_back(k, v.get<std::string>());
       }
@@ -366,7 +412,7 @@ nlohmann::ordered_json sarif(const std::vector<Case>& cases, int exit_code) {
     ojson gates = ojson::object();
     for (const auto& c : cases) {
       if (c.image != image) continue;
-      verdicts[c.wheel.empty() ? c.location.uri : c.wheel] = c.targeted ? c.verdict : "not targeted";
+      verdicts[c.wheel.empty() ? c.location.uri : c.wheel] = c.targeted ? verdict_word(c) : "not targeted";
       for (const auto& [k, v] : c.gates) gates[k] = v;
       auto add = [&](const std::string& id, const std::string& level, const std::string& text, const std::string& print,
                      ojson props) {
@@ -379,12 +425,12 @@ nlohmann::ordered_json sarif(const std::vector<Case>& cases, int exit_code) {
         r["partialFingerprints"] = {{"wheelcheckFinding/v1", print}};
         props["wheel"] = c.wheel;
         props["image"] = c.image;
-        props["verdict"] = c.verdict;
+        props["verdict"] = verdict_word(c);
         r["properties"] = std::move(props);
         results.push_back(std::move(r));
       };
-      if (c.verdict == "error" || (c.findings.empty() && c.verdict == "incompatible" && !c.error.empty())) {
-        const std::string id = c.verdict == "error" ? "not-checked" : "no-wheel";
+      if (!c.verdict || (c.findings.empty() && c.verdict == verdict::Verdict::Incompatible && !c.error.empty())) {
+        const std::string id = !c.verdict ? "not-checked" : "no-wheel";
         Hasher h;
         const std::string key = id + '\0' + c.image + '\0' + c.location.uri;
         h.update(key.data(), key.size());
