@@ -127,15 +127,19 @@ Json merge(const std::vector<Json>& shards) {
 std::string pins_env(const Json& report) {
   std::string out = fmt::format("# wheelcheck scan pins ({}), generated {}\n", report.value("schema", ""),
                                 report.value("generated_at", ""));
-  out += "# <PROJECT>_VERSION_<IMAGE>, <PROJECT>_WHEEL_<IMAGE>, <PROJECT>_GATES_<IMAGE> (the gates it needs)\n";
+  out += "# <PROJECT>_VERSION_<IMAGE>, <PROJECT>_WHEEL_<IMAGE>, <PROJECT>_URL_<IMAGE>, <PROJECT>_SHA256_<IMAGE>\n";
+  out +=
+      "# (for pip install --require-hashes \"$URL\" --hash=sha256:$SHA256) and <PROJECT>_GATES_<IMAGE> (the gates it "
+      "needs)\n";
   std::set<std::string> images;
   for (const auto& p : report["pins"]) images.insert(p["image"].get<std::string>());
   for (const auto& p : report["pins"]) {
     const std::string project = env_name(p["project"]);
     const std::string image = env_name(p["image"]);
     if (p["pick"].is_null()) {
-      out +=
-          fmt::format("# {} on {}: nothing usable\n", p["project"].get<std::string>(), p["image"].get<std::string>());
+      out += fmt::format("# {} on {}: nothing usable ({} file{} passed over; the report's pins say why): no pin\n",
+                         p["project"].get<std::string>(), p["image"].get<std::string>(), p["passed_over"].size(),
+                         p["passed_over"].size() == 1 ? "" : "s");
       continue;
     }
     const auto& pick = p["pick"];
@@ -149,6 +153,9 @@ std::string pins_env(const Json& report) {
                        gates::shell_single_quote(pick["version"].get<std::string>()));
     out +=
         fmt::format("{}_WHEEL{}={}\n", project, suffix, gates::shell_single_quote(pick["filename"].get<std::string>()));
+    out += fmt::format("{}_URL{}={}\n", project, suffix, gates::shell_single_quote(pick.value("url", std::string())));
+    out += fmt::format("{}_SHA256{}={}\n", project, suffix,
+                       gates::shell_single_quote(pick.value("sha256", std::string())));
     out += fmt::format("{}_GATES{}={}\n", project, suffix, gates::shell_single_quote(gates));
   }
   return out;

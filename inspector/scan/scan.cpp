@@ -259,13 +259,16 @@ Json result_json(const run::Cell& c) {
     // (classification, required version, candidates, symbols) that check's do.
     findings.push_back(verdict::finding_to_json(f));
   }
+  Json routes = Json::array();
+  for (const auto& rt : c.report.routes) routes.push_back(verdict::route_to_json(rt));
   return Json{{"image", c.image},
               {"targeted", c.targeted},
               {"verdict", verdict::verdict_name(c.report.verdict)},
               {"headline", c.headline},
               {"gates", gates},
               {"findings", findings},
-              {"conditions", c.report.conditions}};
+              {"conditions", c.report.conditions},
+              {"routes", routes}};
 }
 
 // --- the run ---------------------------------------------------------------------------------------------
@@ -302,7 +305,7 @@ class Scan {
     m_published.options.inspect = o.inspect;
     m_published.options.cache = cache;
     m_published.options.log = o.progress;
-    m_published.warn = [this](const std::string& line) { m_warnings.push_back(line); };
+    m_published.warn = [this](const std::string& line) { m_published_lines.push_back(line); };
   }
   Scan(const Scan&) = delete;  // m_published's warn holds `this`
   Scan& operator=(const Scan&) = delete;
@@ -323,10 +326,22 @@ class Scan {
     report["since"] = m_o.since ? Json(*m_o.since) : Json(nullptr);
     report["environment"] = m_o.environment_args;
     report["exit_code"] = exit_code();
-    report["summary"] = summary();
-    report["wheels"] = m_wheels;
+    Json wheels = m_wheels;
+    const Json images = report["images"];
+    for (auto& w : wheels) {
+      if (!w.contains("results")) continue;
+      Json kept = Json::array();
+      for (auto& r : w["results"]) {
+        if (std::find(images.begin(), images.end(), r["image"]) != images.end()) kept.push_back(std::move(r));
+      }
+      w["results"] = std::move(kept);
+    }
+    report["summary"] = summary_of(wheels, m_listings.size());
+    report["wheels"] = wheels;
     report["pins"] = pins();
-    report["warnings"] = m_warnings;
+    Json warnings = m_warnings;
+    for (auto& line : published_warnings()) warnings.push_back(std::move(line));
+    report["warnings"] = warnings;
     report["errors"] = m_errors;
     return report;
   }
@@ -455,16 +470,9 @@ class Scan {
       Json remembered{{"filename", l->file.filename}, {"project", l->project},   {"version", version},
                       {"sha256", l->file.sha256()},   {"first_seen", now_iso()}, {"error", w["error"]},
                       {"results", Json::object()}};
-      // From the typed cells, not from the report's JSON; images the wheel is not for, with why.
-      for (const auto& c : cells) {
-        Json gates = Json::object();
-        for (const auto& g : gates::merge({c.report}).gates) gates[g.variable] = g.value;
-        remembered["results"][c.image] = Json{{"verdict", verdict::verdict_name(c.report.verdict)},
-                                              {"targeted", c.targeted},
-                                              {"headline", c.headline},
-                                              {"gates", gates},
-                                              {"conditions", c.report.conditions}};
-      }
+      // From the typed cells, in the one shape a scan writes a result in (result_json, the report's too);
+      // images the wheel is not for, with why.
+      for (const auto& c : cells) remembered["results"][c.image] = result_json(c);
       m_state.wheels()[wheel_key(l->file.filename, l->file.sha256())] = remembered;
       m_wheels.push_back(std::move(w));
     }
@@ -499,10 +507,11 @@ class Scan {
 
   Json results_json(const std::vector<run::Cell>& cells) {
     Json results = Json::array();
+    // Every cell: report() keeps those of the images the report shows, a cell the wheel is not for shown as
+    // not targeted (and counted so), never as a missing result.
     for (const auto& c : cells) {
-      if (!m_explicit && !c.targeted) continue;
       results.push_back(result_json(c));
-      m_used_images.insert(c.image);
+      if (m_explicit || c.targeted) m_used_images.insert(c.image);
     }
     return results;
   }
@@ -520,9 +529,43 @@ class Scan {
     return m_new_incompatible ? 1 : 0;
   }
 
-  Json summary() const { return summary_of(m_wheels, m_listings.size()); }
-
   // Step 4: pin advice from the state (every wheel checked by this or an earlier run).
+  // The published tables that could not be read, each said once: one line for the images that share a
+  // cause ("torch 2.10.0+cpu on every image: ..." when all of them do).
+  std::vector<std::string> published_warnings() const {
+    std::vector<std::string> order;
+    std::map<std::string, std::vector<std::string>> images;  // the line with "{}" for the image -> the images
+    for (const auto& line : m_published_lines) {
+      std::string key = line, image;
+      for (const auto& t : m_targets) {
+        const std::string on = " on " + t.target.image.name + ": ";
+        if (const auto at = line.find(on); at != std::string::npos) {
+          key = line.substr(0, at) + " on {}: " + line.substr(at + on.size());
+          image = t.target.image.name;
+          break;
+        }
+      }
+      auto [it, added] = images.try_emplace(key);
+      if (added) order.push_back(key);
+      if (!image.empty() && std::find(it->second.begin(), it->second.end(), image) == it->second.end())
+        it->second.push_back(image);
+    }
+    std::vector<std::string> out;
+    for (const auto& key : order) {
+      const auto& on = images.at(key);
+      const auto at = key.find("{}");
+      if (at == std::string::npos) {
+        out.push_back(key);
+        continue;
+      }
+      const std::string where = on.size() == m_targets.size() && on.size() > 1
+                                    ? "every image"
+                                    : (on.size() > 1 ? join(on, ", ") : on.front());
+      out.push_back(key.substr(0, at) + where + key.substr(at + 2));
+    }
+    return out;
+  }
+
   Json pins() {
     Json out = Json::array();
     for (const auto& project : m_o.projects) {
@@ -597,7 +640,12 @@ class Scan {
           } else if (v == "incompatible") {
             reason = "incompatible: " + r["headline"].get<std::string>();
           } else {
-            pick = Json{{"filename", l->file.filename}, {"version", version}, {"verdict", v}, {"gates", r["gates"]}};
+            pick = Json{{"filename", l->file.filename},
+                        {"version", version},
+                        {"verdict", v},
+                        {"gates", r["gates"]},
+                        {"url", net::redact_url(l->file.url)},
+                        {"sha256", l->file.sha256()}};
             break;
           }
         }
@@ -613,7 +661,8 @@ class Scan {
   const ProfileCache* m_cache;
   run::Published m_published;  // how run::judge reads the tables an image's published distributions lack
   Json m_warnings = Json::array();
-  Json m_errors = Json::array();  // what makes the exit code 2, each said as an error too
+  std::vector<std::string> m_published_lines;  // "DIST on IMAGE: ..." from run::fill_published
+  Json m_errors = Json::array();               // what makes the exit code 2, each said as an error too
   State m_state;
   run::RuleChoice m_rules;
   bool m_explicit;  // images were given: every one is reported, targeted or not
