@@ -268,6 +268,7 @@ struct Client::Impl {
         return j;
       }
       j.verdict = retryable_code(t.code) ? Verdict::Retry : Verdict::Fail;
+      j.refused = t.code == CURLE_COULDNT_CONNECT;
       j.failure = detail + " (" + curl_easy_strerror(t.code) + ")";
       if (t.code == CURLE_OPERATION_TIMEDOUT && t.status != 0) {
         j.failure += ": a body slower than the low-speed limit for --low-speed-time seconds";
@@ -298,6 +299,10 @@ struct Client::Impl {
         const std::string message = what + " " + redact_url(url) + " failed: " + last + " (" + attempts + ")";
         if (j.status == 404 || j.status == 410) throw NotFound(message);
         throw bad_input(message);
+      }
+      if (j.refused && n >= std::min(options.max_attempts, k_refused_attempts)) {
+        throw bad_input(what + " " + redact_url(url) + " failed: " + last + " (" + attempts +
+                        ": nothing listens there, so it is not retried further)");
       }
       if (n >= options.max_attempts) {
         throw bad_input(what + " " + redact_url(url) + " failed after " + attempts + "; the last failure: " + last);

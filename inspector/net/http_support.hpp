@@ -87,8 +87,11 @@ struct Judgement {
   Verdict verdict = Verdict::Done;
   std::string failure;  // for Retry and Fail
   long retry_after_s = -1;
-  long status = 0;  // the HTTP status of a failed answer, 0 for a transport failure
+  long status = 0;       // the HTTP status of a failed answer, 0 for a transport failure
+  bool refused = false;  // nothing listens there (connection refused): tried twice at most, not max_attempts
 };
+// How often a refused connection is tried: once more (a server restarting), not the whole retry budget.
+inline constexpr int k_refused_attempts = 2;
 
 // One transfer: the request's description and, once performed, what came back.
 struct Transfer {

@@ -2,8 +2,12 @@
 // and file server with injectable faults and a request log), tests/net/h2_reset_server.py (HTTP/2 streams
 // reset, HTTP/1.1 served) and Debian's nghttpd (HTTP/2 done right). Every fault is injected at run time
 // through POST /_faults, and what the client sent is read back from GET /_stats.
+#include <arpa/inet.h>
 #include <curl/curl.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -154,6 +158,30 @@ TEST_F(Http, PageNegotiatesJsonAndHtml) {
   EXPECT_EQ(log[0].at("user_agent").get<std::string>().rfind("wheelcheck/0.1.0 (libcurl/", 0), 0u)
       << log[0].at("user_agent");
   EXPECT_EQ(client.stats().requests, 6u);
+}
+
+// Nothing listens on the port: a refused connection is tried twice, not the whole retry budget (a runner
+// without the index must not wait through every backoff).
+TEST(HttpRefused, ARefusedConnectionIsTriedTwice) {
+  ::setenv("no_proxy", "127.0.0.1,localhost", 1);
+  ::setenv("NO_PROXY", "127.0.0.1,localhost", 1);
+  // A port that was free a moment ago: bound, then closed.
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const int port = ntohs(addr.sin_port);
+  ::close(fd);
+  auto o = fast_options();
+  o.max_attempts = 5;
+  Client client(o);
+  expect_bad_input([&] { client.get("http://127.0.0.1:" + std::to_string(port) + "/simple/x/"); },
+                   {"2 attempts", "nothing listens there"});
+  EXPECT_EQ(client.stats().retries, 1U);
 }
 
 TEST_F(Http, UserAgentOverride) {
