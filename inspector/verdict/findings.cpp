@@ -210,6 +210,9 @@ std::string summary(const Finding& f) {
                                            : "runs only on " + f.required_version;
     case FindingKind::GpuArchDropped: return f.required_version + " not supported by the toolkit";
     case FindingKind::DeclaredLibrary: return f.library + " taken from the image's declaration";
+    case FindingKind::Record: return "not what the wheel's RECORD says (record)";
+    case FindingKind::Archive: return "the wheel's archive is damaged (archive)";
+    case FindingKind::UnreadableMember: return "not readable ELF (unreadable-member)";
     case FindingKind::TagPython:
     case FindingKind::TagAbi:
     case FindingKind::TagPlatform:

@@ -19,7 +19,15 @@ std::string file_name_of(const std::string& path) {
 // "libLerc.so.4 (the image's)", "libc10.so (torch 2.10.0)": who it is, for the sentence.
 std::string owner_words(const resolve::Object& o) {
   if (o.source == resolve::Object::Source::Distribution) return file_name_of(o.path) + " of " + o.label;
+  // A wheel beside the checked one (--with, a lock) is no part of the image.
+  if (o.source == resolve::Object::Source::WithWheel)
+    return file_name_of(o.path) + " of " + o.wheel + " (installed beside it)";
   return "the image's " + file_name_of(o.path);
+}
+
+// Where a distribution the wheel requires comes from, for "torch in this image cannot be imported".
+std::string dist_where(const resolve::Object& o) {
+  return o.source == resolve::Object::Source::WithWheel ? "installed beside it" : "in this image";
 }
 
 // "; the image's glibc is 2.36": what the image says of the family a version belongs to.
@@ -92,7 +100,7 @@ Finding image_missing_version(const image::Image& image, const resolve::MissingV
                     (lib.source == resolve::Object::Source::WithWheel && !lib.dist.empty());
   const std::string name = lib.dist.substr(0, lib.dist.find(' '));  // "torch" of "torch 2.10.0+cpu"
   const std::string lead =
-      dist ? fmt::format("{} in this image cannot be imported: {} needs", name, file_name_of(lib.path))
+      dist ? fmt::format("{} {} cannot be imported: {} needs", name, dist_where(lib), file_name_of(lib.path))
            : fmt::format("{} cannot be loaded in this image: it needs", owner_words(lib));
   Draft d =
       make(FindingKind::MissingVersion, Severity::Error)
@@ -136,10 +144,18 @@ Finding image_unbound_symbol(const resolve::ImageUnbound& u) {
 }
 
 Finding provider_failure(Finding f, const std::string& distribution, const std::vector<std::string>& modules) {
-  f.explanation = fmt::format(
-      "{} in this image cannot be imported: {} The wheel requires {} (Requires-Dist), so "
-      "none of it can work here.",
-      distribution, f.explanation, distribution);
+  // The failure may already say that the distribution cannot be imported (image_missing_version): once.
+  std::string why = f.explanation, where = "in this image";
+  for (const char* w : {"in this image", "installed beside it"}) {
+    const std::string lead = distribution + " " + w + " cannot be imported: ";
+    if (why.rfind(lead, 0) == 0) {
+      why = why.substr(lead.size());
+      where = w;
+    }
+  }
+  f.explanation =
+      fmt::format("{} {} cannot be imported: {} The wheel requires {} (Requires-Dist), so none of it can work here.",
+                  distribution, where, why, distribution);
   f.roots = modules;
   f.provider = true;
   return f;
