@@ -24,6 +24,9 @@ JOB is one of:
                into a venv from dist/ or a stand-in wheel), and the pre-commit hook on lock files of the samples
                (the worst exit)
   ci           CI's formats and the config file (tests/jobs/ci_job.py)
+  judged       issue 39's trial (tests/jobs/judged_job.py): a package judged on its own members (gates --with,
+               a pylock.toml's JSON, SARIF and JUnit), declared glibc over a layer's tables, a tampered wheel's
+               gates fail closed, Requires-Dist pins, [[accept]] rules refused, a bare wheelcheck's usage line
 Exit 0 when every assertion holds, 1 otherwise (each failure named), 77 when a tool it needs is absent.
 """
 import argparse
@@ -42,6 +45,7 @@ import build  # noqa: E402
 import ci_action  # noqa: E402
 import ci_job  # noqa: E402
 import env_job  # noqa: E402
+import judged_job  # noqa: E402
 
 FAILURES = []
 A = None
@@ -519,7 +523,8 @@ JOBS = {"setup": job_setup, "routes": job_routes, "renamed": job_renamed, "pytho
         "env-corpus": lambda tmp: env_job.job_env_corpus(tmp, sys.modules[__name__], os.environ.get(
             "WHEELCHECK_CORPUS", os.path.expanduser("~/.cache/wheelcheck-corpus"))),
         "action": lambda tmp: ci_action.job_action(tmp, sys.modules[__name__]),
-        "ci": lambda tmp: ci_job.job_ci(tmp, sys.modules[__name__])}
+        "ci": lambda tmp: ci_job.job_ci(tmp, sys.modules[__name__]),
+        "judged": lambda tmp: judged_job.job_judged(tmp, sys.modules[__name__])}
 
 
 def main():
