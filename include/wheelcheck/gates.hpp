@@ -40,7 +40,8 @@ struct Result {
   std::string image;
   std::vector<const verdict::Report*> reports;
   std::shared_ptr<const std::vector<verdict::Report>> owned;  // the reports, when the result keeps them itself
-  std::vector<Gate> on;  // Options::export_on: the on values of the gates not set off
+  std::vector<bool> beside;  // parallel to reports where known: installed beside the checked wheels (--with)
+  std::vector<Gate> on;      // Options::export_on: the on values of the gates not set off
   // Options::conditions_off: "route R (optional) of W.whl is off: holds only if ...", a line per such route.
   std::vector<std::string> cautious;
   std::vector<Gate> gates;  // merged: each variable once, in the order first set

@@ -95,14 +95,17 @@ std::string to_sh(const Result& r) {
   for (const auto& w : r.integrity) {
     if (!r.error.starts_with(w)) out += "# WARNING: " + one_line(w) + "\n";  // said once, as the error
   }
-  for (const auto* rep : r.reports) {
-    out += fmt::format("# {}: {}\n", one_line(rep->wheel), verdict::verdict_name(rep->verdict));
+  for (std::size_t i = 0; i < r.reports.size(); ++i) {
+    const auto* rep = r.reports[i];
+    const bool beside = i < r.beside.size() && r.beside[i];
+    out += fmt::format("# {}{}: {}\n", one_line(rep->wheel), beside ? " (installed beside, --with)" : "",
+                       verdict::verdict_name(rep->verdict));
     for (const auto& route : rep->routes) {
       if (route.available) continue;
       out += fmt::format("#   route {} ({}) is off: {}\n", one_line(route.name), route.optional ? "optional" : "core",
                          one_line(route.reasons.empty() ? "unavailable" : route.reasons.front()));
-      for (std::size_t i = 1; i < route.reasons.size() && i < 5; ++i)
-        out += "#     also: " + one_line(route.reasons[i]) + "\n";
+      for (std::size_t k = 1; k < route.reasons.size() && k < 5; ++k)
+        out += "#     also: " + one_line(route.reasons[k]) + "\n";
     }
   }
   for (const auto& c : r.cautious) out += "# " + one_line(c) + "\n";

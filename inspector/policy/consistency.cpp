@@ -379,6 +379,21 @@ class Analyzer {
       k.detail = ceil == 0
                      ? fmt::format("{} of {} is in no {} policy for {}", full, where.file, tag_prefix(c.libc), c.arch)
                      : fmt::format("{} of {} needs {}", full, where.file, tag_of(ceil));
+      // The symbols behind the floor: what a maintainer must change (the first few, and how many).
+      std::size_t total = 0;
+      for (const auto* m : m_elfs) {
+        if (m->path != where.member) continue;
+        for (const auto& sym : m->elf->symbols) {
+          if (sym.defined || sym.version != full || (!sym.version_file.empty() && sym.version_file != where.file))
+            continue;
+          if (k.symbols.size() < 5) k.symbols.push_back(sym.name);
+          ++total;
+        }
+      }
+      if (!k.symbols.empty()) {
+        k.detail += fmt::format(" (needed by {}{})", join(k.symbols, ", "),
+                                total > k.symbols.size() ? fmt::format(" and {} more", total - k.symbols.size()) : "");
+      }
       worst[key] = std::move(k);
     }
     for (auto& [key, k] : worst) add(c, std::move(k));

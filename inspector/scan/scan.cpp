@@ -250,17 +250,25 @@ std::string variant_mismatch(const WheelProfile& p, const image::Image& im) {
 
 // --- one check, as the report shows it -------------------------------------------------------------------
 
-Json result_json(const run::Cell& c) {
+// The one shape of a scan result (the report's and the state's). `whole`: with every finding and route (what
+// the report shows of a cell the wheel is for); else the verdict, headline, gates and conditions alone (the
+// state's record, and a cell the wheel is not for, whose headline says why): at release scale the state holds
+// thousands of wheels on every image.
+Json result_json(const run::Cell& c, bool whole) {
   Json gates = Json::object();
-  for (const auto& g : gates::merge({c.report}).gates) gates[g.variable] = g.value;
+  const std::vector<verdict::Report> reports{c.report};
+  for (const auto& g : gates::merge(reports).gates) gates[g.variable] = g.value;
   Json findings = Json::array();
   for (const auto& f : c.report.findings) {
+    if (!whole) break;
     // Whole, as the verdict document writes it: the SARIF and the Markdown read back the same finding
     // (classification, required version, candidates, symbols) that check's do.
     findings.push_back(verdict::finding_to_json(f));
   }
   Json routes = Json::array();
-  for (const auto& rt : c.report.routes) routes.push_back(verdict::route_to_json(rt));
+  for (const auto& rt : c.report.routes) {
+    if (whole) routes.push_back(verdict::route_to_json(rt));
+  }
   return Json{{"image", c.image},
               {"targeted", c.targeted},
               {"verdict", verdict::verdict_name(c.report.verdict)},
@@ -472,7 +480,7 @@ class Scan {
                       {"results", Json::object()}};
       // From the typed cells, in the one shape a scan writes a result in (result_json, the report's too);
       // images the wheel is not for, with why.
-      for (const auto& c : cells) remembered["results"][c.image] = result_json(c);
+      for (const auto& c : cells) remembered["results"][c.image] = result_json(c, false);
       m_state.wheels()[wheel_key(l->file.filename, l->file.sha256())] = remembered;
       m_wheels.push_back(std::move(w));
     }
@@ -510,7 +518,7 @@ class Scan {
     // Every cell: report() keeps those of the images the report shows, a cell the wheel is not for shown as
     // not targeted (and counted so), never as a missing result.
     for (const auto& c : cells) {
-      results.push_back(result_json(c));
+      results.push_back(result_json(c, c.targeted));
       if (m_explicit || c.targeted) m_used_images.insert(c.image);
     }
     return results;

@@ -396,10 +396,14 @@ Environment judge(const std::vector<Package>& packages, Target& target, const Co
 gates::Result gates_of(const std::vector<const Environment*>& environments,
                        const std::vector<rules::RuleSet>& fail_closed_sets, const gates::Options& options) {
   std::vector<verdict::Report> reports;
+  std::vector<bool> beside;
   std::vector<std::string> problems;
   verdict::Verdict v = verdict::Verdict::Compatible;
   for (const Environment* e : environments) {
-    for (const auto& c : e->cells) reports.push_back(c.report);
+    for (std::size_t i = 0; i < e->cells.size(); ++i) {
+      reports.push_back(e->cells[i].report);
+      beside.push_back(e->roles[i] == Role::Beside);
+    }
     problems.insert(problems.end(), e->problems.begin(), e->problems.end());
     v = verdict::worst(v, e->verdict);
   }
@@ -408,6 +412,7 @@ gates::Result gates_of(const std::vector<const Environment*>& environments,
   g.owned = std::make_shared<std::vector<verdict::Report>>(std::move(reports));
   g.reports.clear();
   for (const auto& r : *g.owned) g.reports.push_back(&r);
+  g.beside = std::move(beside);
   g.verdict = v;
   if (!problems.empty()) {
     gates::close(g, fail_closed_sets, problems);

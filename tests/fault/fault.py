@@ -251,7 +251,8 @@ def case_scan_commits_last(tmp, rng):
     try:
         ref_rc, ref_new = idx.ref(tmp)
         check(ref_rc == 1 and (ref_new or 0) >= 1, f"a lone first scan: exit 1, {ref_new} new")
-        full = tmpfs(tmp + "/full", "64k", fill=True)
+        # Room for the report once the filler is gone: it carries each finding whole (issue 39), about 100 KB here.
+        full = tmpfs(tmp + "/full", "256k", fill=True)
         state, cache = tmp + "/state", tmp + "/cache"
         cmd = idx.scan(state, cache, full + "/r", full + "/p")
         r = wc(cmd)

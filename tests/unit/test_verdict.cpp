@@ -15,6 +15,7 @@
 #include "wheelcheck/profile.hpp"
 #include "wheelcheck/rules.hpp"
 #include "wheelcheck/verdict.hpp"
+#include "wheelcheck/wheel.hpp"
 
 namespace fs = std::filesystem;
 using namespace wheelcheck;
@@ -426,4 +427,37 @@ TEST(Verdict, IntegrityIsNeverCoveredByAnOptionalRoute) {
   EXPECT_EQ(r.verdict, verdict::Verdict::Incompatible) << describe(r);
   EXPECT_EQ(headline(r).rfind("INCOMPATIBLE: 1 error (and 1 error in optional routes that are off)", 0), 0U)
       << headline(r);
+}
+
+// Requires-Dist against what is installed: a pin the image's torch does not admit is a warning; a marker is
+// evaluated for the image's Python; an extra is not requested; a wheel beside it (as pip installs it) is what
+// the pin is compared with; a distribution the image does not have is no pin to judge.
+TEST(VerdictChecks, RequiresDistPinsAgainstTheImageAndTheWheelsBesideIt) {
+  const image::Image im = image::Db(source_dir() + "/db").get("cuda13.0");  // torch 2.10.0+cpu, Python 3.12
+  WheelProfile w;
+  w.filename = wheel::parse_filename("flag_gems_cpp_cuda-5.4.2-cp312-cp312-linux_x86_64.whl");
+  auto kinds = [&](const std::vector<const WheelProfile*>& with = {}) {
+    std::vector<std::string> out;
+    for (const auto& f : verdict::check_requires_dist(w, im, nullptr, with))
+      out.push_back(f.library + " " + f.required_version + " vs " + f.candidates.front());
+    return out;
+  };
+  w.metadata.requires_dist = {"torch==2.9.0"};
+  EXPECT_EQ(kinds(), (std::vector<std::string>{"torch ==2.9.0 vs 2.10.0+cpu"}));
+  const auto f = verdict::check_requires_dist(w, im, nullptr, {}).front();
+  EXPECT_EQ(f.kind, verdict::FindingKind::RequiresDist);
+  EXPECT_EQ(f.severity, verdict::Severity::Warning);
+  EXPECT_NE(f.explanation.find("--no-deps"), std::string::npos) << f.explanation;
+  w.metadata.requires_dist = {"torch (>=2.10)", "torch>=2.0,<3", "torch[opt]>=2.10; python_version >= '3.9'"};
+  EXPECT_TRUE(kinds().empty()) << "2.10.0+cpu admitted, parenthesised and with extras and a true marker";
+  w.metadata.requires_dist = {"torch==2.9.0; python_version < '3.10'", "torch==2.9.0; extra == 'old'", "numpy>=9",
+                              "torch @ https://example.invalid/torch.whl", "torch"};
+  EXPECT_TRUE(kinds().empty()) << "a false marker, an extra not requested, a distribution the image lacks, a URL";
+  w.metadata.requires_dist = {"Torch (<2.10)"};
+  EXPECT_EQ(kinds().size(), 1U) << "names are normalised";
+  // A torch 2.9 wheel beside it is what pip installs: the pin holds.
+  WheelProfile torch29;
+  torch29.filename = wheel::parse_filename("torch-2.9.0-cp312-cp312-manylinux_2_28_x86_64.whl");
+  w.metadata.requires_dist = {"torch==2.9.0"};
+  EXPECT_TRUE(kinds({&torch29}).empty());
 }
