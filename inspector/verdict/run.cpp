@@ -256,12 +256,19 @@ Decided decided(const verdict::Report& r, const WheelProfile* wheel) {
   return d;
 }
 
+namespace {
+
+// "route flaggems-cpp (optional) is off: MEMBER: why": a route that is off, in one line.
+std::string route_off_line(const verdict::Route& route) {
+  return fmt::format("route {} ({}) is off: {}", route.name, route.optional ? "optional" : "core",
+                     route.reasons.empty() ? std::string("unavailable") : route.reasons.front());
+}
+
+}  // namespace
+
 std::string headline(const verdict::Report& r, const WheelProfile* wheel) {
   const Decided d = decided(r, wheel);
-  if (d.route != nullptr) {
-    return fmt::format("route {} ({}) is off: {}", d.route->name, d.route->optional ? "optional" : "core",
-                       d.route->reasons.front());
-  }
+  if (d.route != nullptr) return route_off_line(*d.route);
   if (d.finding != nullptr) {
     const std::string what = verdict::summary(*d.finding);
     return d.finding->member.empty() ? what : d.finding->member + ": " + what;
@@ -317,8 +324,7 @@ std::vector<std::string> routes_off(const Cell& cell) {
   std::vector<std::string> out;
   for (const auto& route : cell.report.routes) {
     if (route.available) continue;
-    out.push_back(fmt::format("route {} ({}) is off: {}", route.name, route.optional ? "optional" : "core",
-                              route.reasons.empty() ? std::string("unavailable") : route.reasons.front()));
+    out.push_back(route_off_line(route));
   }
   return out;
 }
