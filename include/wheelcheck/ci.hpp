@@ -23,43 +23,33 @@ struct Location {
 // "pylock.toml:12" -> {pylock.toml, 12}; anything without a trailing :NUMBER is a whole file.
 Location location_of(const std::string& source);
 
-struct Route {
-  std::string name;
-  bool optional = false;
-  bool available = true;
-  std::vector<std::string> reasons;
-  std::vector<std::pair<std::string, std::string>> gates;
-};
-
-// One wheel against one image.
+// One wheel against one image, where it was named: the run's own cell (run::Cell: the image, whether the
+// wheel targets it, the report with its verdict, findings and routes), or why it could not be checked.
+// Every rendering of CI's formats reads this, for check, gates, environments and a scan report read back
+// (cases_of_scan): one typed result, never a copy of its fields.
 struct Case {
-  std::string image;
-  std::string wheel;  // the file name ("" when it could not be read and the argument names none)
+  run::Cell cell;
   Location location;
-  bool targeted = true;
-  std::string not_targeted;                 // why not, in words
-  std::optional<verdict::Verdict> verdict;  // nullopt: it could not be checked (the error says why)
-  std::string headline;                     // the deciding reason, for people (run::headline's rule, in pip's words)
-  std::string error;                        // why it could not be checked (verdict "error")
-  std::vector<verdict::Finding> findings;
-  std::vector<Route> routes;
-  std::vector<std::pair<std::string, std::string>> gates;
+  bool checked = true;  // false: it could not be checked (its verdict is "error"; `error` says why)
+  std::string error;    // why it could not be checked, or why a lock names no wheel for the image
+
+  const std::string& image() const { return cell.image; }
+  const std::string& wheel() const { return cell.report.wheel; }  // "" when the argument names none
+  // The gates of its routes that are off, in route order.
+  std::vector<std::pair<std::string, std::string>> gates() const;
 };
 
 // "error" for a case that could not be checked, else its verdict's name.
 std::string verdict_word(const Case& c);
 // A check's cell (check, gates, an environment's wheel); `where` is how the wheel was named.
 Case case_of(const run::Cell& cell, const Location& where);
-// A wheel that could not be read (verdict nullopt), or a lock entry without a wheel for the image
-// (incompatible), with the reason.
+// A wheel that could not be read (verdict nullopt: not checked), or a lock entry without a wheel for the
+// image (incompatible), with the reason.
 Case failed_case(const std::string& image, const std::string& wheel, const Location& where,
                  std::optional<verdict::Verdict> verdict, const std::string& why);
-// Every result of a scan report (docs/scan.schema.json); located by each wheel's URL.
+// Every result of a scan report (docs/scan.schema.json) read back into the run's cells (run::cell_from_json);
+// located by each wheel's URL.
 std::vector<Case> cases_of_scan(const nlohmann::ordered_json& report);
-
-// A finding read back from its JSON (docs/verdict.schema.json #/$defs/finding); unknown kinds and severities
-// throw Error(BadInput).
-verdict::Finding finding_from_json(const nlohmann::ordered_json& j);
 
 // The SARIF rule a finding counts under: its kind, or for a missing symbol or version the classification
 // that says more (signature-changed, cxx-abi-mismatch, version-too-new).

@@ -76,6 +76,23 @@ struct Cell {
 };
 Cell check(const WheelProfile& wheel, const Target& target, const Context& context);
 
+// --- A cell as JSON (inspector/output/cell_json.cpp): one shape at three sizes -----------------------------
+
+// Each size holds the one before it. A cell the wheel is not for says "not-targeted" as its verdict (it is
+// never usable there; its exit code stays incompatible's, 1) and why in not_targeted or its headline.
+enum class Size {
+  Record,    // image, targeted, verdict, headline, gates, conditions (findings and routes empty): the scan
+             // state's record, a scan report's cell the wheel is not for
+  Result,    // and every finding and route: a scan report's cell (docs/scan.schema.json #/$defs/result)
+  Document,  // and the whole report (members, notes, driver, Python; the image as {name, summary}):
+             // check --json, an environment's packages[].report (docs/verdict.schema.json)
+};
+inline constexpr const char* k_not_targeted = "not-targeted";
+nlohmann::ordered_json to_json(const Cell& cell, Size size);
+// A cell read back from any size: its report holds what that size carries (a record: no findings or
+// routes). Throws Error(BadInput) for a verdict, finding kind or severity it does not know.
+Cell cell_from_json(const nlohmann::ordered_json& j);
+
 // The one rule that decides what a report's headline names, whatever words a rendering says it in (run's
 // summary, SARIF's and JUnit's pip phrases): for degraded and incompatible the route that is off (one the
 // wheel's own members turn off first, a core one first for incompatible), else the finding that decided the

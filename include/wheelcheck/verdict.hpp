@@ -300,9 +300,12 @@ std::vector<std::string> integrity_problems(const Report& report);
 int exit_code(const Report& report);
 std::string render_text(const Report& report, bool color);
 nlohmann::ordered_json to_json(const Report& report);
-// One finding as the verdict document writes it (findings[]); what ci::finding_from_json reads back.
+// One finding and one route as the verdict document writes them (findings[], routes[]), and read back
+// (inspector/output/cell_json.cpp): an unknown kind or severity throws Error(BadInput).
 nlohmann::ordered_json finding_to_json(const Finding& finding);
 nlohmann::ordered_json route_to_json(const Route& route);
+Finding finding_from_json(const nlohmann::ordered_json& j);
+Route route_from_json(const nlohmann::ordered_json& j);
 // {"needs", "because", "image_driver", "satisfied", "notes"}: a report's "driver" (null when absent).
 nlohmann::ordered_json driver_to_json(const DriverNeed& driver);
 

@@ -72,7 +72,7 @@ Environment: PIP_INDEX_URL / PIP_EXTRA_INDEX_URL when no --index is given; crede
 
 // Text from the network may hold invalid UTF-8 (an index that answers garbage): replaced, never fatal.
 std::string dump(const nlohmann::ordered_json& j) {
-  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  return output::dump(j);
 }
 
 // Each file whole or not at all (and on the disk before the state that counts on them is saved).
@@ -223,19 +223,9 @@ int run_scan(const ScanArgs& given) {
   exit_args.exit_zero = a.exit_zero;
   const int rc = exit_with(exit_args, verdict_rc);
   const std::vector<ci::Case> cases = ci::cases_of_scan(report);
-  auto render = [&](output::Format f) -> std::string {
-    switch (f) {
-      case output::Format::Json: return dump(report);
-      case output::Format::Sarif: return dump(ci::sarif(cases, rc));
-      case output::Format::Junit: return ci::junit(cases);
-      case output::Format::Markdown: return scan::report_markdown(report);
-      case output::Format::Text:
-      case output::Format::Sh:
-      case output::Format::Github:
-      case output::Format::Html: break;
-    }
-    throw Error(ErrorKind::Internal, "no file renderer for format " + std::string(output::format_name(f)));
-  };
+  // The one dispatcher of the output room (the report's own JSON and Markdown).
+  const output::Run run{cases, rc, [&] { return report; }, [&] { return scan::report_markdown(report); }};
+  auto render = [&](output::Format f) { return output::render(f, run); };
   for (const auto& [what, path] : outputs) write_file_atomic(path, render(what), true);
   if (!a.summary.empty()) append_to_file(a.summary, scan::report_markdown(report));
   const std::string step_outputs = !a.github_output.empty() ? a.github_output : getenv_or("GITHUB_OUTPUT", "");
@@ -244,12 +234,8 @@ int run_scan(const ScanArgs& given) {
                                      {{"verdict", verdict_rc == k_exit_bad_input ? "error" : worst_new_verdict(report)},
                                       {"exit-code", std::to_string(rc)}}));
   }
-  if (format == "json") {
-    print_out(dump(report));
-  } else if (format == "sarif") {
-    print_out(dump(ci::sarif(cases, rc)));
-  } else if (format == "junit") {
-    print_out(ci::junit(cases));
+  if (format == "json" || format == "sarif" || format == "junit") {
+    print_out(render(*output::format_named(format)));
   } else {
     print_out(summary_text(report));
   }

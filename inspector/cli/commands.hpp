@@ -198,15 +198,11 @@ Command add_check(CLI::App& app);
 Command add_gates(CLI::App& app);
 
 // Shared by check, gates and the environment check (inspector/cli/cmd_check.cpp).
-nlohmann::ordered_json cell_json(const run::Cell& c);
-std::string cell_text(const run::Cell& c, bool color);
 // The gates in `format` (json, sh, github: with the step outputs, whose exit-code is `exit_code`).
 void print_gates(const CheckArgs& a, const std::string& format, const gates::Result& g, int exit_code);
 // The rule sets whose gates a failed gates run turns off: the one --rules names, else every rule set of
 // the db (a setup script reads only the variables it knows); none when even they cannot be read.
 std::vector<rules::RuleSet> fail_closed_sets(const std::string& rules_arg, const std::string& db_arg);
-// What the wheels beside a checked one add to its text answer (their routes that are off, the environment's verdict).
-std::string beside_text(const std::vector<run::Cell>& beside, verdict::Verdict overall, int rc);
 // The exit code with --exit-zero applied: a verdict's code (1, 3, 4) becomes 0; 2 and 70 stay.
 int exit_with(const CheckArgs& a, int rc);
 // The --output files, each written whole (json_doc and markdown are made only when asked for), then the

@@ -63,27 +63,16 @@ int exit_with(const CheckArgs& a, int rc) {
 void write_outputs(const CheckArgs& a, const std::string& format, int rc, const std::vector<ci::Case>& cases,
                    const std::function<nlohmann::ordered_json()>& json_doc,
                    const std::function<std::string()>& markdown) {
-  // One renderer per format of the table; a format the run cannot write is refused by parse_outputs.
-  auto render = [&](output::Format f) -> std::string {
-    switch (f) {
-      case output::Format::Json: return dump_json(json_doc());
-      case output::Format::Sarif: return dump_json(ci::sarif(cases, rc));
-      case output::Format::Junit: return ci::junit(cases);
-      case output::Format::Markdown: return markdown();
-      case output::Format::Text:
-      case output::Format::Sh:
-      case output::Format::Github:
-      case output::Format::Html: break;
-    }
-    throw Error(ErrorKind::Internal, "no file renderer for format " + std::string(output::format_name(f)));
-  };
+  // The one dispatcher of the output room; a format the run cannot write is refused by parse_outputs.
+  const output::Run run{cases, rc, json_doc, markdown};
+  auto render = [&](output::Format f) { return output::render(f, run); };
   for (const auto& [what, path] : parse_outputs(a.outputs, a.gates ? output::k_gates : output::k_check))
     write_file_atomic(path, render(what));
   if (format == "sarif" || format == "junit") print_out(render(*output::format_named(format)));
 }
 
 std::string dump_json(const nlohmann::ordered_json& j) {
-  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  return output::dump(j);
 }
 
 void apply_settings(const Settings& s, CheckArgs& a) {

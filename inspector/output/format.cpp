@@ -3,6 +3,11 @@
 
 #include <algorithm>
 
+#include <nlohmann/json.hpp>
+
+#include "wheelcheck/ci.hpp"
+#include "wheelcheck/error.hpp"
+
 namespace wheelcheck::output {
 
 const std::vector<FormatRow>& formats() {
@@ -63,6 +68,24 @@ std::string format_help(Commands command) {
     out += (out.empty() ? "" : ", ") + std::string(r.name) + " (" + std::string(r.help) + ")";
   }
   return out;
+}
+
+std::string dump(const nlohmann::ordered_json& j) {
+  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+}
+
+std::string render(Format format, const Run& run) {
+  switch (format) {
+    case Format::Json: return dump(run.json());
+    case Format::Sarif: return dump(ci::sarif(run.cases, run.exit_code));
+    case Format::Junit: return ci::junit(run.cases);
+    case Format::Markdown: return run.markdown();
+    case Format::Text:
+    case Format::Sh:
+    case Format::Github:
+    case Format::Html: break;
+  }
+  throw Error(ErrorKind::Internal, "no file renderer for format " + std::string(format_name(format)));
 }
 
 }  // namespace wheelcheck::output

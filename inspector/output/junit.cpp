@@ -82,7 +82,7 @@ struct Testcase {
 
 std::string findings_text(const Case& c) {
   std::string body;
-  for (const auto& f : c.findings) {
+  for (const auto& f : c.cell.report.findings) {
     body +=
         fmt::format("{}: {}{}", verdict::severity_name(f.severity), f.member.empty() ? "" : f.member + ": ", reason(f));
     if (!f.explanation.empty()) body += "\n    " + f.explanation;
@@ -95,37 +95,39 @@ std::string findings_text(const Case& c) {
 std::vector<Testcase> testcases_of(const Case& c) {
   std::vector<Testcase> out;
   Testcase t;
-  t.classname = c.image;
-  t.name = c.wheel.empty() ? c.location.uri : c.wheel;
+  t.classname = c.image();
+  t.name = c.wheel().empty() ? c.location.uri : c.wheel();
   t.file = c.location.uri;
   t.line = c.location.line;
   const std::string why = headline(c);
-  t.out = "verdict: " + (c.targeted ? verdict_word(c) : "not targeted") + (why.empty() ? "" : "\n" + why) + "\n";
-  if (!c.verdict) {
+  const auto judged = c.cell.report.verdict;
+  const auto& findings = c.cell.report.findings;
+  t.out = "verdict: " + (c.cell.targeted ? verdict_word(c) : "not targeted") + (why.empty() ? "" : "\n" + why) + "\n";
+  if (!c.checked) {
     t.outcome = "error";
     t.type = "not-checked";
     t.message = c.error;
-  } else if (!c.targeted) {
+  } else if (!c.cell.targeted) {
     t.outcome = "skipped";
-    t.message = "not for this image: " + c.not_targeted;
-  } else if (c.verdict == verdict::Verdict::Incompatible) {
+    t.message = "not for this image: " + c.cell.not_targeted;
+  } else if (judged == verdict::Verdict::Incompatible) {
     t.outcome = "failure";
     t.type = "incompatible";
     t.message = why.empty() ? c.error : why;
-    t.body = c.findings.empty() ? c.error : findings_text(c);
-  } else if (c.verdict == verdict::Verdict::Unknown) {
+    t.body = findings.empty() ? c.error : findings_text(c);
+  } else if (judged == verdict::Verdict::Unknown) {
     t.outcome = "error";
     t.type = "unknown";
     t.message = why;
     t.body = findings_text(c);
-  } else if (!c.findings.empty()) {
+  } else if (!findings.empty()) {
     t.out += findings_text(c);
   }
   out.push_back(std::move(t));
-  if (!c.targeted || !c.verdict) return out;
-  for (const auto& r : c.routes) {
+  if (!c.cell.targeted || !c.checked) return out;
+  for (const auto& r : c.cell.report.routes) {
     Testcase rt;
-    rt.classname = c.image + "." + (c.wheel.empty() ? c.location.uri : c.wheel);
+    rt.classname = c.image() + "." + (c.wheel().empty() ? c.location.uri : c.wheel());
     rt.name = "route " + r.name + (r.optional ? " (optional)" : " (core)");
     rt.file = c.location.uri;
     rt.line = c.location.line;
@@ -155,7 +157,7 @@ using namespace junit_detail;
 std::string junit(const std::vector<Case>& cases) {
   std::vector<std::string> images;
   for (const auto& c : cases) {
-    if (std::find(images.begin(), images.end(), c.image) == images.end()) images.push_back(c.image);
+    if (std::find(images.begin(), images.end(), c.image()) == images.end()) images.push_back(c.image());
   }
   struct Counts {
     std::size_t tests = 0, failures = 0, errors = 0, skipped = 0;
@@ -175,7 +177,7 @@ std::string junit(const std::vector<Case>& cases) {
     Counts counts;
     std::string body;
     for (const auto& c : cases) {
-      if (c.image != image) continue;
+      if (c.image() != image) continue;
       for (const auto& t : testcases_of(c)) {
         counts.add(t);
         all.add(t);

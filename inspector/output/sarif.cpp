@@ -25,45 +25,10 @@ using verdict::Severity;
 constexpr const char* k_docs = "https://github.com/flagos-ai/wheelcheck/blob/main/docs/verdict.md";
 constexpr const char* k_sarif_schema = "https://json.schemastore.org/sarif-2.1.0.json";
 
-FindingKind kind_named(const std::string& name) {
-  for (int k = 0; k <= static_cast<int>(FindingKind::PolicyUnknown); ++k) {
-    if (verdict::kind_name(static_cast<FindingKind>(k)) == name) return static_cast<FindingKind>(k);
-  }
-  throw bad_input("unknown finding kind '" + name + "'");
-}
-
-Severity severity_named(const std::string& name) {
-  for (Severity s : {Severity::Info, Severity::Condition, Severity::Warning, Severity::Error}) {
-    if (verdict::severity_name(s) == name) return s;
-  }
-  throw bad_input("unknown severity '" + name + "'");
-}
-
-verdict::Why why_named(const std::string& name) {
-  using verdict::Why;
-  for (Why w : {Why::None, Why::LibraryMissing, Why::SignatureChanged, Why::CxxAbiMismatch, Why::VersionTooNew,
-                Why::Absent, Why::UnknownExports}) {
-    if (verdict::why_name(w) == name) return w;
-  }
-  return Why::None;
-}
-
-std::vector<std::string> strings(const nlohmann::ordered_json& j, const char* key) {
-  std::vector<std::string> out;
-  if (j.contains(key) && j[key].is_array()) {
-    for (const auto& s : j[key]) {
-      if (s.is_string()) out.push_back(s.get<std::string>());
-    }
-  }
-  return out;
-}
-
-// j[key] when it is an array (or an object), else an empty one: loops over a report's parts.
-const nlohmann::ordered_json& part(const nlohmann::ordered_json& j, const char* key, bool object = false) {
+// j[key] when it is an array, else an empty one: loops over a report's parts.
+const nlohmann::ordered_json& part(const nlohmann::ordered_json& j, const char* key) {
   static const nlohmann::ordered_json empty_array = nlohmann::ordered_json::array();
-  static const nlohmann::ordered_json empty_object = nlohmann::ordered_json::object();
-  if (j.is_object() && j.contains(key) && (object ? j[key].is_object() : j[key].is_array())) return j[key];
-  return object ? empty_object : empty_array;
+  return j.is_object() && j.contains(key) && j[key].is_array() ? j[key] : empty_array;
 }
 
 std::string string_of(const nlohmann::ordered_json& j, const char* key) {
@@ -73,9 +38,9 @@ std::string string_of(const nlohmann::ordered_json& j, const char* key) {
 // A fingerprint that stays the same from one run (and one release of the wheel) to the next: what the
 // finding is about, not where the text of its message happens to be.
 std::string fingerprint(const Case& c, const verdict::Finding& f) {
-  const std::string project = c.wheel.substr(0, c.wheel.find('-'));
+  const std::string project = c.wheel().substr(0, c.wheel().find('-'));
   Hasher h;
-  for (const std::string& part : {rule_id(f), project, c.image, f.member, f.object, f.library, f.symbol,
+  for (const std::string& part : {rule_id(f), project, c.image(), f.member, f.object, f.library, f.symbol,
                                   f.required_version, verdict::severity_name(f.severity)}) {
     h.update(part.data(), part.size());
     h.update("\0", 1);
@@ -101,7 +66,7 @@ std::string level_of(Severity s) {
 }
 
 std::string message_of(const Case& c, const verdict::Finding& f) {
-  std::string m = c.wheel + " on " + c.image + ": ";
+  std::string m = c.wheel() + " on " + c.image() + ": ";
   if (f.severity == Severity::Condition) m += "holds only if: ";
   std::string said = reason(f);
   const std::string& explanation = f.explanation;
@@ -111,7 +76,7 @@ std::string message_of(const Case& c, const verdict::Finding& f) {
   if (!explanation.empty()) m += (said.empty() ? "" : ". ") + explanation;
   if (!f.fix.empty()) m += (m.ends_with(".") ? " Fix: " : ". Fix: ") + f.fix;
   // The route it turns off, and what a setup script sets for it.
-  for (const auto& r : c.routes) {
+  for (const auto& r : c.cell.report.routes) {
     if (r.available || f.member.empty()) continue;
     const bool mine = std::any_of(r.reasons.begin(), r.reasons.end(),
                                   [&](const std::string& why) { return why.starts_with(f.member + ": "); });
@@ -137,29 +102,6 @@ Location location_of(const std::string& source) {
     if (line && *line > 0) return {source.substr(0, colon), *line};
   }
   return {source, 0};
-}
-
-verdict::Finding finding_from_json(const nlohmann::ordered_json& j) {
-  if (!j.is_object()) throw bad_input("a finding must be an object");
-  verdict::Finding f;
-  f.kind = kind_named(string_of(j, "kind"));
-  f.severity = severity_named(string_of(j, "severity"));
-  f.member = string_of(j, "member");
-  f.object = string_of(j, "object");
-  f.library = string_of(j, "library");
-  f.symbol = string_of(j, "symbol");
-  f.demangled = string_of(j, "demangled");
-  f.required_version = string_of(j, "required_version");
-  f.classification = why_named(string_of(j, "classification"));
-  f.explanation = string_of(j, "explanation");
-  f.fix = string_of(j, "fix");
-  f.candidates = strings(j, "candidates");
-  f.symbols = strings(j, "symbols");
-  if (const auto it = j.find("symbols_total"); it != j.end() && it->is_number_unsigned())
-    f.symbols_total = it->get<std::size_t>();
-  f.evidence = strings(j, "evidence");
-  f.roots = strings(j, "loaded_by");
-  return f;
 }
 
 std::string rule_id(const verdict::Finding& f) {
@@ -270,7 +212,15 @@ std::string reason(const verdict::Finding& f) {
 }
 
 std::string verdict_word(const Case& c) {
-  return c.verdict ? verdict::verdict_name(*c.verdict) : "error";
+  return c.checked ? verdict::verdict_name(c.cell.report.verdict) : "error";
+}
+
+std::vector<std::pair<std::string, std::string>> Case::gates() const {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& rt : cell.report.routes) {
+    if (!rt.available) out.insert(out.end(), rt.gates.begin(), rt.gates.end());
+  }
+  return out;
 }
 
 namespace {
@@ -290,55 +240,28 @@ std::string pip_headline(const verdict::Report& r) {
 }  // namespace
 
 std::string headline(const Case& c) {
-  if (!c.verdict) return "not checked: " + c.error;
-  if (!c.targeted) return "not for this image: " + c.not_targeted;
-  if (*c.verdict == verdict::Verdict::Compatible) return "";
-  if (!c.headline.empty()) return c.headline;
-  // A case made by hand or read back without one: the same rule over its findings and routes.
-  verdict::Report r;
-  r.verdict = *c.verdict;
-  r.findings = c.findings;
-  for (const auto& f : c.findings) {
-    if (f.severity == Severity::Condition) r.conditions.push_back(f.explanation);
-  }
-  for (const auto& rt : c.routes) {
-    verdict::Route route;
-    route.name = rt.name;
-    route.optional = rt.optional;
-    route.available = rt.available;
-    route.reasons = rt.reasons;
-    route.gates = rt.gates;
-    r.routes.push_back(std::move(route));
-  }
-  return pip_headline(r);
+  if (!c.checked) return "not checked: " + c.error;
+  if (!c.cell.targeted) return "not for this image: " + c.cell.not_targeted;
+  if (c.cell.report.verdict == verdict::Verdict::Compatible) return "";
+  if (!c.error.empty() && c.cell.report.findings.empty()) return c.error;
+  return pip_headline(c.cell.report);
 }
 
 Case case_of(const run::Cell& cell, const Location& where) {
-  Case c;
-  c.image = cell.image;
-  c.wheel = cell.report.wheel;
-  c.location = where;
-  c.targeted = cell.targeted;
-  c.not_targeted = cell.not_targeted;
-  c.verdict = cell.report.verdict;
-  c.headline = cell.targeted ? pip_headline(cell.report) : cell.headline;
-  c.findings = cell.report.findings;
-  for (const auto& rt : cell.report.routes) {
-    c.routes.push_back({rt.name, rt.optional, rt.available, rt.reasons, rt.gates});
-    if (!rt.available) c.gates.insert(c.gates.end(), rt.gates.begin(), rt.gates.end());
-  }
-  return c;
+  return Case{cell, where, true, ""};
 }
 
 Case failed_case(const std::string& image, const std::string& wheel, const Location& where,
                  std::optional<verdict::Verdict> verdict, const std::string& why) {
   Case c;
-  c.image = image;
-  c.wheel = wheel;
+  c.cell.image = image;
+  c.cell.report.image = image;
+  c.cell.report.wheel = wheel;
+  c.cell.report.verdict = verdict.value_or(verdict::Verdict::Incompatible);
+  c.cell.headline = why;
   c.location = where;
-  c.verdict = verdict;
+  c.checked = verdict.has_value();
   c.error = why;
-  c.headline = why;
   return c;
 }
 
@@ -354,35 +277,8 @@ std::vector<Case> cases_of_scan(const nlohmann::ordered_json& report) {
       continue;
     }
     for (const auto& r : part(w, "results")) {
-      Case c;
-      c.image = string_of(r, "image");
-      c.wheel = filename;
-      c.location = where;
-      c.targeted = !(r.contains("targeted") && r["targeted"].is_boolean()) || r["targeted"].get<bool>();
-      const std::string word = string_of(r, "verdict");
-      for (auto v : {verdict::Verdict::Compatible, verdict::Verdict::Degraded, verdict::Verdict::Incompatible,
-                     verdict::Verdict::Unknown}) {
-        if (verdict::verdict_name(v) == word) c.verdict = v;
-      }
-      if (!c.verdict) throw bad_input("a scan result's verdict must be compatible, degraded, incompatible or unknown");
-      // Its headline in pip's words comes from its findings and routes (headline()); the report's own
-      // headline is run's wording of the same pick.
-      if (!c.targeted) c.not_targeted = string_of(r, "headline");
-      for (const auto& f : part(r, "findings")) c.findings.push_back(finding_from_json(f));
-      for (const auto& rt : part(r, "routes")) {
-        Route route;
-        route.name = string_of(rt, "name");
-        route.optional = rt.contains("optional") && rt["optional"].is_boolean() && rt["optional"].get<bool>();
-        route.available = !(rt.contains("available") && rt["available"].is_boolean()) || rt["available"].get<bool>();
-        route.reasons = strings(rt, "reasons");
-        for (const auto& [k, v] : part(rt, "gates", true).items()) {
-          if (v.is_string()) route.gates.emplace_back(k, v.get<std::string>());
-        }
-        c.routes.push_back(std::move(route));
-      }
-      for (const auto& [k, v] : part(r, "gates", true).items()) {
-        if (v.is_string()) c.gates.emplace_back(k, v.get<std::string>());
-      }
+      Case c{run::cell_from_json(r), where, true, ""};
+      c.cell.report.wheel = filename;
       out.push_back(std::move(c));
     }
   }
@@ -392,7 +288,7 @@ std::vector<Case> cases_of_scan(const nlohmann::ordered_json& report) {
 nlohmann::ordered_json sarif(const std::vector<Case>& cases, int exit_code) {
   std::vector<std::string> images;
   for (const auto& c : cases) {
-    if (std::find(images.begin(), images.end(), c.image) == images.end()) images.push_back(c.image);
+    if (std::find(images.begin(), images.end(), c.image()) == images.end()) images.push_back(c.image());
   }
   std::map<std::string, std::size_t> index;
   ojson rule_list = ojson::array();
@@ -411,9 +307,9 @@ nlohmann::ordered_json sarif(const std::vector<Case>& cases, int exit_code) {
     ojson verdicts = ojson::object();
     ojson gates = ojson::object();
     for (const auto& c : cases) {
-      if (c.image != image) continue;
-      verdicts[c.wheel.empty() ? c.location.uri : c.wheel] = c.targeted ? verdict_word(c) : "not targeted";
-      for (const auto& [k, v] : c.gates) gates[k] = v;
+      if (c.image() != image) continue;
+      verdicts[c.wheel().empty() ? c.location.uri : c.wheel()] = c.cell.targeted ? verdict_word(c) : "not targeted";
+      for (const auto& [k, v] : c.gates()) gates[k] = v;
       auto add = [&](const std::string& id, const std::string& level, const std::string& text, const std::string& print,
                      ojson props) {
         ojson r;
@@ -423,23 +319,23 @@ nlohmann::ordered_json sarif(const std::vector<Case>& cases, int exit_code) {
         r["message"] = {{"text", text}};
         r["locations"] = ojson::array({location_json(c.location)});
         r["partialFingerprints"] = {{"wheelcheckFinding/v1", print}};
-        props["wheel"] = c.wheel;
-        props["image"] = c.image;
+        props["wheel"] = c.wheel();
+        props["image"] = c.image();
         props["verdict"] = verdict_word(c);
         r["properties"] = std::move(props);
         results.push_back(std::move(r));
       };
-      if (!c.verdict || (c.findings.empty() && c.verdict == verdict::Verdict::Incompatible && !c.error.empty())) {
-        const std::string id = !c.verdict ? "not-checked" : "no-wheel";
+      if (!c.error.empty()) {
+        const std::string id = !c.checked ? "not-checked" : "no-wheel";
         Hasher h;
-        const std::string key = id + '\0' + c.image + '\0' + c.location.uri;
+        const std::string key = id + '\0' + c.image() + '\0' + c.location.uri;
         h.update(key.data(), key.size());
-        add(id, "error", (c.wheel.empty() ? c.location.uri : c.wheel) + " on " + c.image + ": " + c.error,
+        add(id, "error", (c.wheel().empty() ? c.location.uri : c.wheel()) + " on " + c.image() + ": " + c.error,
             to_hex(h.finish()).substr(0, 32), ojson::object());
         continue;
       }
-      if (!c.targeted) continue;  // not for this image: no alert (pip would not install it there)
-      for (const auto& f : c.findings) {
+      if (!c.cell.targeted) continue;  // not for this image: no alert (pip would not install it there)
+      for (const auto& f : c.cell.report.findings) {
         ojson props;
         props["severity"] = verdict::severity_name(f.severity);
         props["kind"] = verdict::kind_name(f.kind);

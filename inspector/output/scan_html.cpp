@@ -158,9 +158,7 @@ std::string cell_html(const Json& wheel, const Cell& c) {
     default: {
       const Json& r = *c.result;
       if (c.kind == CellKind::NotTargeted) {
-        body += "<p>The wheel's tags do not target this image";
-        if (auto v = str(r, "verdict"); !v.empty()) body += "; checked anyway: <b>" + esc(v) + "</b>";
-        body += ".</p>";
+        body += "<p>The wheel is not for this image (pip would not install it there).</p>";
       }
       if (auto h = str(r, "headline"); !h.empty()) body += "<p class=\"headline\">" + esc(h) + "</p>";
       const Json& findings = list(r, "findings");

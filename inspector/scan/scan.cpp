@@ -248,37 +248,6 @@ std::string variant_mismatch(const WheelProfile& p, const image::Image& im) {
   return "";
 }
 
-// --- one check, as the report shows it -------------------------------------------------------------------
-
-// The one shape of a scan result (the report's and the state's). `whole`: with every finding and route (what
-// the report shows of a cell the wheel is for); else the verdict, headline, gates and conditions alone (the
-// state's record, and a cell the wheel is not for, whose headline says why): at release scale the state holds
-// thousands of wheels on every image.
-Json result_json(const run::Cell& c, bool whole) {
-  Json gates = Json::object();
-  const std::vector<verdict::Report> reports{c.report};
-  for (const auto& g : gates::merge(reports).gates) gates[g.variable] = g.value;
-  Json findings = Json::array();
-  for (const auto& f : c.report.findings) {
-    if (!whole) break;
-    // Whole, as the verdict document writes it: the SARIF and the Markdown read back the same finding
-    // (classification, required version, candidates, symbols) that check's do.
-    findings.push_back(verdict::finding_to_json(f));
-  }
-  Json routes = Json::array();
-  for (const auto& rt : c.report.routes) {
-    if (whole) routes.push_back(verdict::route_to_json(rt));
-  }
-  return Json{{"image", c.image},
-              {"targeted", c.targeted},
-              {"verdict", verdict::verdict_name(c.report.verdict)},
-              {"headline", c.headline},
-              {"gates", gates},
-              {"findings", findings},
-              {"conditions", c.report.conditions},
-              {"routes", routes}};
-}
-
 // --- the run ---------------------------------------------------------------------------------------------
 
 struct ScanTarget {
@@ -478,9 +447,9 @@ class Scan {
       Json remembered{{"filename", l->file.filename}, {"project", l->project},   {"version", version},
                       {"sha256", l->file.sha256()},   {"first_seen", now_iso()}, {"error", w["error"]},
                       {"results", Json::object()}};
-      // From the typed cells, in the one shape a scan writes a result in (result_json, the report's too);
-      // images the wheel is not for, with why.
-      for (const auto& c : cells) remembered["results"][c.image] = result_json(c, false);
+      // From the typed cells, in the one shape of a cell (run::to_json: a record, the report's results one
+      // size up); images the wheel is not for, with why.
+      for (const auto& c : cells) remembered["results"][c.image] = run::to_json(c, run::Size::Record);
       m_state.wheels()[wheel_key(l->file.filename, l->file.sha256())] = remembered;
       m_wheels.push_back(std::move(w));
     }
@@ -518,7 +487,7 @@ class Scan {
     // Every cell: report() keeps those of the images the report shows, a cell the wheel is not for shown as
     // not targeted (and counted so), never as a missing result.
     for (const auto& c : cells) {
-      results.push_back(result_json(c, c.targeted));
+      results.push_back(run::to_json(c, c.targeted ? run::Size::Result : run::Size::Record));
       if (m_explicit || c.targeted) m_used_images.insert(c.image);
     }
     return results;
@@ -609,7 +578,11 @@ class Scan {
       }
       const auto it = m_state.wheels().find(wheel_key(l->file.filename, l->file.sha256()));
       if (it == m_state.wheels().end() || !(*it)["results"].contains(t.name)) return true;
-      if ((*it)["results"][t.name].value("targeted", true)) return true;
+      try {
+        if (run::cell_from_json((*it)["results"][t.name]).targeted) return true;
+      } catch (const Error&) {
+        return true;  // a record that cannot be read: pin() says so
+      }
     }
     return false;
   }
@@ -641,16 +614,26 @@ class Scan {
         } else if (!(*it)["results"].contains(t.name)) {
           reason = "not checked against " + t.name;
         } else {
+          // The state's record read back into a typed cell: the pick compares verdicts, not words.
           const auto& r = (*it)["results"][t.name];
-          const std::string v = r["verdict"].get<std::string>();
-          if (!r.value("targeted", true)) {
-            reason = r.value("headline", std::string("not targeted"));
-          } else if (v == "incompatible") {
-            reason = "incompatible: " + r["headline"].get<std::string>();
+          run::Cell cell;
+          bool readable = true;
+          try {
+            cell = run::cell_from_json(r);
+          } catch (const Error& e) {
+            readable = false;
+            reason = std::string("its record in the state cannot be read: ") + e.what();
+          }
+          if (!readable) {
+            // the reason says why; the next file is tried
+          } else if (!cell.targeted) {
+            reason = cell.headline.empty() ? "not targeted" : cell.headline;
+          } else if (cell.report.verdict == verdict::Verdict::Incompatible) {
+            reason = "incompatible: " + cell.headline;
           } else {
             pick = Json{{"filename", l->file.filename},
                         {"version", version},
-                        {"verdict", v},
+                        {"verdict", verdict::verdict_name(cell.report.verdict)},
                         {"gates", r["gates"]},
                         {"url", net::redact_url(l->file.url)},
                         {"sha256", l->file.sha256()}};

@@ -179,11 +179,15 @@ TEST(Verdict, JsonCarriesTheSchemaAndTheExitCodeMatches) {
       run(shell_quote(binary_path()) + " " + shell_quote(sample) + " --image " + shell_quote(img) + " --json");
   const auto j = json::parse(r.out);
   EXPECT_EQ(j["schema"], "wheelcheck-verdict/1");
-  const std::map<std::string, int> codes = {{"compatible", 0}, {"incompatible", 1}, {"degraded", 3}, {"unknown", 4}};
+  const std::map<std::string, int> codes = {
+      {"compatible", 0}, {"incompatible", 1}, {"degraded", 3}, {"unknown", 4}, {"not-targeted", 1}};
+  ASSERT_TRUE(codes.count(j["verdict"].get<std::string>())) << j["verdict"];
   EXPECT_EQ(r.exit_code, codes.at(j["verdict"].get<std::string>()));
   EXPECT_EQ(j["exit_code"], r.exit_code);
-  // cp311 in a Python 3.12 image: incompatible, for the Python tag.
-  EXPECT_EQ(j["verdict"], "incompatible");
+  // cp311 in a Python 3.12 image: not for it (the Python tag), and exit 1 as an incompatible wheel.
+  EXPECT_EQ(j["verdict"], "not-targeted");
+  EXPECT_FALSE(j["targeted"].get<bool>());
+  EXPECT_NE(j["not_targeted"].get<std::string>().find("cp311"), std::string::npos) << j["not_targeted"];
   for (const char* key : {"verdict", "image", "wheel", "findings", "conditions", "routes", "members", "notes"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }

@@ -357,7 +357,9 @@ def job_consistency(tmp):
     diff = [k for k in single if matrix.get(k) != single[k]]
     check(not diff, "check and the matrix give the same verdict and reason in every cell",
           "\n".join(f"{k}: {single[k]} vs {matrix.get(k)}" for k in diff[:5]))
-    diff = [k for k in single if gated[k] != single[k][0]]
+    # gates answers for one image: a wheel not for it is incompatible there (WHEELCHECK_VERDICT), which check's
+    # JSON says as not-targeted.
+    diff = [k for k in single if gated[k] != {"not-targeted": "incompatible"}.get(single[k][0], single[k][0])]
     check(not diff, "gates gives the same verdict in every cell",
           "\n".join(f"{k}: {single[k][0]} vs {gated[k]}" for k in diff[:5]))
     idx = Index(tmp)

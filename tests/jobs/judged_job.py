@@ -17,7 +17,9 @@ declaring glibc 2.35 over the ubuntu24.04 layer (tables up to GLIBC_2.39) makes 
 version (text, JSON, SARIF), `image show` names the disagreement, and declaring 2.39 does not; a tampered wheel
 stops a `set -e` setup script and turns every gate off; a Requires-Dist pin the image's torch does not admit is
 a requires-dist finding that says what `--no-deps` leaves; [[accept]] rules that are a typo or never a
-condition are refused; a bare `wheelcheck` is one usage line.
+condition are refused; the lock of FlagTree and the good wheel is DEGRADED (its TLE route off), not UNKNOWN;
+`--image all --json` says not-targeted (never incompatible) for each image a wheel is not for, and the text
+NOT TARGETED; a bare `wheelcheck` is one usage line.
 """
 import json
 import os
@@ -165,6 +167,12 @@ def job_judged(tmp, J):
           f"c. gates LOCK keeps FLAGOS_USE_FLAGGEMS_CPP unset (got {env.get('FLAGOS_USE_FLAGGEMS_CPP')}, "
           f"exit {r.returncode})", r.stdout + r.stderr)
 
+    r = wc(lock, "--image", "cuda13.0")
+    last = (r.stdout.strip().splitlines() or [""])[-2:]
+    check(r.returncode == 3 and any(line.startswith("DEGRADED: the environment") for line in last),
+          f"c. LOCK: the environment whose TLE route is off is DEGRADED, exit 3 (exit {r.returncode})",
+          r.stdout[-1500:] + r.stderr)
+
     r = wc(lock, "--image", "cuda13.0", "--json")
     doc = loads(r)
     packages = doc.get("packages", [])
@@ -218,7 +226,7 @@ def job_judged(tmp, J):
               "\n".join(said)[:1500])
 
     # --- d. declared facts govern -----------------------------------------------------------------------------
-    old = wheels[OLD_GLIBC]
+    old = old_glibc_wheel = wheels[OLD_GLIBC]
     declared, control = os.path.join(tmp, "ubuntu22.json"), os.path.join(tmp, "ubuntu22-glibc239.json")
     json.dump(image_description("2.35"), open(declared, "w"))
     json.dump(image_description("2.39"), open(control, "w"))
@@ -291,9 +299,23 @@ def job_judged(tmp, J):
               f"g. [[accept]] rule = \"{rule}\": exit 2, wheelcheck.toml's error says {said!r} ({what}; "
               f"exit {r.returncode})", r.stdout[:300] + r.stderr)
 
-    # --- h. a bare wheelcheck ---------------------------------------------------------------------------------
+    # --- h. --image all --json: an image the wheel is not for is not-targeted, never incompatible -------------
+    r = wc(old_glibc_wheel, "--image", "all", "--json")
+    cells = loads(r) if r.stdout.startswith("[") else []
+    wrong = [f"{c['image']['name']}: {c['verdict']} targeted={c['targeted']}" for c in cells
+             if (c["verdict"] == "not-targeted") == c["targeted"] or (not c["targeted"] and not c["not_targeted"])]
+    others = [c for c in cells if not c["targeted"]]
+    check(cells and others and not wrong,
+          f"h. {OLD_GLIBC} (cp310) --image all --json: each image it is not for says verdict not-targeted and why "
+          f"({len(others)} of {len(cells)}), none says incompatible", "\n".join(wrong[:10]) + r.stderr)
+    r = wc(old_glibc_wheel, "--image", "cuda13.0")
+    check(r.returncode == 1 and "NOT TARGETED" in r.stdout and "INCOMPATIBLE" not in r.stdout,
+          f"h. {OLD_GLIBC} (cp310) on cuda13.0 (Python 3.12): NOT TARGETED, exit 1 (exit {r.returncode})",
+          r.stdout + r.stderr)
+
+    # --- i. a bare wheelcheck ---------------------------------------------------------------------------------
     r = wc()
     lines = r.stderr.splitlines()
     check(r.returncode == 2 and len(lines) == 1 and lines[0].startswith("usage:") and not r.stdout,
-          f"h. a bare wheelcheck: exit 2, one usage: line on stderr, nothing on stdout (exit {r.returncode}, "
+          f"i. a bare wheelcheck: exit 2, one usage: line on stderr, nothing on stdout (exit {r.returncode}, "
           f"{len(lines)} lines)", r.stdout + r.stderr)

@@ -27,23 +27,24 @@ verdict::Finding make_finding(verdict::FindingKind kind, verdict::Severity sever
 
 ci::Case sample_case() {
   ci::Case c;
-  c.image = "cuda13.0";
-  c.wheel = "flagtree-0.6.1-cp312-cp312-linux_x86_64.whl";
+  c.cell.image = "cuda13.0";
+  c.cell.report.wheel = "flagtree-0.6.1-cp312-cp312-linux_x86_64.whl";
   c.location = {"pylock.toml", 12};
-  c.verdict = verdict::Verdict::Degraded;
+  c.cell.report.verdict = verdict::Verdict::Degraded;
   auto f = make_finding(verdict::FindingKind::MissingLibrary, verdict::Severity::Error, "triton/_C/libflagcx.so");
   f.library = "libcudart.so.12";
   f.explanation = "this member is built for CUDA 12";
-  c.findings.push_back(f);
+  c.cell.report.findings.push_back(f);
   auto g = make_finding(verdict::FindingKind::Driver, verdict::Severity::Condition, "triton/_C/libflagcx.so");
   g.required_version = "580.65.06";
-  c.findings.push_back(g);
-  c.routes.push_back({"flagtree-tle-dist",
-                      true,
-                      false,
-                      {"triton/_C/libflagcx.so: missing library libcudart.so.12"},
-                      {{"USE_TLE_DIST", "0"}}});
-  c.gates = {{"USE_TLE_DIST", "0"}};
+  c.cell.report.findings.push_back(g);
+  verdict::Route tle;
+  tle.name = "flagtree-tle-dist";
+  tle.optional = true;
+  tle.available = false;
+  tle.reasons = {"triton/_C/libflagcx.so: missing library libcudart.so.12"};
+  tle.gates = {{"USE_TLE_DIST", "0"}};
+  c.cell.report.routes.push_back(tle);
   return c;
 }
 
@@ -123,14 +124,59 @@ TEST(CiFinding, ReadBackFromItsJson) {
   f.candidates = {"x"};
   f.roots = {"lib/b.so"};
   r.findings.push_back(f);
-  const auto back = ci::finding_from_json(verdict::to_json(r)["findings"][0]);
+  const auto back = verdict::finding_from_json(verdict::to_json(r)["findings"][0]);
   EXPECT_EQ(back.kind, f.kind);
   EXPECT_EQ(back.severity, f.severity);
   EXPECT_EQ(back.symbol, f.symbol);
   EXPECT_EQ(back.classification, f.classification);
   EXPECT_EQ(back.roots, f.roots);
-  EXPECT_THROW(ci::finding_from_json(nlohmann::ordered_json{{"kind", "no-such-kind"}, {"severity", "error"}}),
+  EXPECT_THROW(verdict::finding_from_json(nlohmann::ordered_json{{"kind", "no-such-kind"}, {"severity", "error"}}),
                wheelcheck::Error);
+}
+
+// One shape of a cell at three sizes, read back into the same typed cell: what a scan report, a state
+// record and a verdict document hold of it survives, and a cell the wheel is not for is "not-targeted".
+TEST(CellJson, EachSizeReadsBack) {
+  run::Cell cell = sample_case().cell;
+  cell.headline = "route flagtree-tle-dist (optional) is off: triton/_C/libflagcx.so: missing library libcudart.so.12";
+  cell.report.conditions = {"the driver is 580.65.06 or newer"};
+  for (auto size : {run::Size::Record, run::Size::Result, run::Size::Document}) {
+    const auto j = run::to_json(cell, size);
+    EXPECT_EQ(j["verdict"], "degraded");
+    EXPECT_EQ(j["gates"], (nlohmann::ordered_json{{"USE_TLE_DIST", "0"}})) << j.dump();
+    const run::Cell back = run::cell_from_json(j);
+    EXPECT_EQ(back.image, "cuda13.0") << j.dump();
+    EXPECT_TRUE(back.targeted);
+    EXPECT_EQ(back.report.verdict, verdict::Verdict::Degraded);
+    EXPECT_EQ(back.headline, cell.headline);
+    EXPECT_EQ(back.report.conditions, cell.report.conditions);
+    const bool whole = size != run::Size::Record;
+    ASSERT_EQ(back.report.findings.size(), whole ? 2U : 0U);
+    ASSERT_EQ(back.report.routes.size(), whole ? 1U : 0U);
+    if (!whole) continue;
+    EXPECT_EQ(back.report.findings[0].library, "libcudart.so.12");
+    EXPECT_EQ(back.report.findings[1].required_version, "580.65.06");
+    EXPECT_EQ(back.report.routes[0].gates, cell.report.routes[0].gates);
+    EXPECT_FALSE(back.report.routes[0].available);
+    // The same SARIF from the cell and from its JSON read back (a scan report rendered later).
+    run::Cell named = back;  // a result sits under its wheel in a report (cases_of_scan names it so)
+    named.report.wheel = cell.report.wheel;
+    EXPECT_TRUE(ci::sarif({ci::case_of(named, {"w", 0})}, 3) == ci::sarif({ci::case_of(cell, {"w", 0})}, 3));
+  }
+  // Not for the image: "not-targeted", in every size, and why.
+  cell.targeted = false;
+  cell.not_targeted = "aarch64 wheel, x86_64 image";
+  cell.headline = "not targeted: aarch64 wheel, x86_64 image";
+  cell.report.verdict = verdict::Verdict::Incompatible;
+  for (auto size : {run::Size::Record, run::Size::Result, run::Size::Document}) {
+    const auto j = run::to_json(cell, size);
+    EXPECT_EQ(j["verdict"], "not-targeted") << j.dump();
+    const run::Cell back = run::cell_from_json(j);
+    EXPECT_FALSE(back.targeted);
+    EXPECT_EQ(back.not_targeted, "aarch64 wheel, x86_64 image");
+  }
+  EXPECT_THROW(run::cell_from_json(nlohmann::ordered_json{{"image", "x"}, {"verdict", "fine"}}), wheelcheck::Error);
+  EXPECT_THROW(run::cell_from_json(nlohmann::ordered_json::array()), wheelcheck::Error);
 }
 
 TEST(CiSarif, ResultsFollowTheFindings) {
@@ -155,14 +201,14 @@ TEST(CiSarif, ResultsFollowTheFindings) {
   EXPECT_NE(cond["message"]["text"].get<std::string>().find("holds only if"), std::string::npos);
   // The fingerprint is the finding's, not the release's nor the message's.
   auto other = c;
-  other.wheel = "flagtree-0.7.0-cp312-cp312-linux_x86_64.whl";
-  other.findings[0].explanation = "other words";
+  other.cell.report.wheel = "flagtree-0.7.0-cp312-cp312-linux_x86_64.whl";
+  other.cell.report.findings[0].explanation = "other words";
   const auto again = ci::sarif({other}, 1);
   EXPECT_EQ(again["runs"][0]["results"][0]["partialFingerprints"], lib["partialFingerprints"]);
   EXPECT_NE(run["results"][1]["partialFingerprints"], lib["partialFingerprints"]);
   // Not for the image: no alert; a wheel that could not be read: one not-checked error.
   auto not_for = c;
-  not_for.targeted = false;
+  not_for.cell.targeted = false;
   EXPECT_TRUE(ci::sarif({not_for}, 0)["runs"][0]["results"].empty());
   const auto failed = ci::sarif({ci::failed_case("cuda13.0", "x.whl", {"x.whl", 0}, std::nullopt, "not a zip")}, 2);
   EXPECT_EQ(failed["runs"][0]["results"][0]["ruleId"], "not-checked");
@@ -172,17 +218,18 @@ TEST(CiSarif, ResultsFollowTheFindings) {
 TEST(CiJunit, HostileNamesStillParse) {
   TempDir dir;
   auto c = sample_case();
-  c.verdict = verdict::Verdict::Incompatible;
-  c.findings[0].member = std::string("a\x01<b>&\"'\n\x7f/\xff\xfe\xc3(\xed\xa0\x80 x.so");
-  c.findings[0].symbol = "]]><![CDATA[";
-  c.findings[0].explanation = "ends with a lone \xe2\x82";
-  c.wheel = "evil\"'<>&.whl";
-  c.routes[0].reasons = {"\x1b[31mred"};
+  c.cell.report.verdict = verdict::Verdict::Incompatible;
+  auto& f = c.cell.report.findings[0];
+  f.member = std::string("a\x01<b>&\"'\n\x7f/\xff\xfe\xc3(\xed\xa0\x80 x.so");
+  f.symbol = "]]><![CDATA[";
+  f.explanation = "ends with a lone \xe2\x82";
+  c.cell.report.wheel = "evil\"'<>&.whl";
+  c.cell.report.routes[0].reasons = {"\x1b[31mred"};
   const std::string xml = ci::junit({c});
   EXPECT_EQ(xml_error(dir, xml), "") << xml;
   EXPECT_NE(xml.find("<failure type=\"incompatible\""), std::string::npos) << xml;
   // Valid UTF-8 stays as it is.
-  c.findings[0].member = "libé—✓.so";
+  f.member = "libé—✓.so";
   EXPECT_NE(ci::junit({c}).find("libé—✓.so"), std::string::npos);
 }
 
@@ -190,17 +237,17 @@ TEST(CiJunit, OutcomesAndCounts) {
   TempDir dir;
   auto degraded = sample_case();
   auto unknown = sample_case();
-  unknown.wheel = "u.whl";
-  unknown.verdict = verdict::Verdict::Unknown;
-  unknown.routes.clear();
+  unknown.cell.report.wheel = "u.whl";
+  unknown.cell.report.verdict = verdict::Verdict::Unknown;
+  unknown.cell.report.routes.clear();
   auto not_for = sample_case();
-  not_for.wheel = "n.whl";
-  not_for.targeted = false;
-  not_for.not_targeted = "x86_64 wheel, aarch64 image";
+  not_for.cell.report.wheel = "n.whl";
+  not_for.cell.targeted = false;
+  not_for.cell.not_targeted = "x86_64 wheel, aarch64 image";
   auto core_off = sample_case();
-  core_off.wheel = "c.whl";
-  core_off.verdict = verdict::Verdict::Incompatible;
-  core_off.routes[0].optional = false;
+  core_off.cell.report.wheel = "c.whl";
+  core_off.cell.report.verdict = verdict::Verdict::Incompatible;
+  core_off.cell.report.routes[0].optional = false;
   const std::string xml = ci::junit({degraded, unknown, not_for, core_off});
   ASSERT_EQ(xml_error(dir, xml), "") << xml;
   // degraded: passes, its optional route skipped; unknown: an error; not for it: skipped; incompatible with

@@ -1,0 +1,68 @@
+// An environment as a run leaves it for one image (a lock's packages, wheels named with it, --with), and
+// its renderings (inspector/output/environment.cpp): the text of `wheelcheck pylock.toml --image NAME` and
+// its JSON (docs/environment.schema.json). inspector/cli/cmd_env.cpp resolves and reads the packages and
+// judges them with run::judge; only these functions say how the answer looks.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "wheelcheck/image.hpp"
+#include "wheelcheck/lock.hpp"
+#include "wheelcheck/profile.hpp"
+#include "wheelcheck/rules.hpp"
+#include "wheelcheck/run.hpp"
+#include "wheelcheck/verdict.hpp"
+
+namespace wheelcheck::environment {
+
+// One package of a lock, as it comes out for one image.
+struct Entry {
+  std::string name, version, source;
+  enum class State { Checked, Skipped, NoWheel, Error } state = State::Checked;
+  std::string reason;     // skipped, no wheel, error: why, in words
+  lock::File file;        // the file picked
+  bool given = false;     // a wheel named on the command line, not in a lock
+  bool beside = false;    // from --with: installed, not checked
+  std::size_t wheel = 0;  // index into the read wheels
+};
+
+// A wheel of the environment as it was read (once, whichever images pick it).
+struct ReadWheel {
+  std::optional<WheelProfile> profile;
+  std::string error;
+  std::uint64_t bytes_fetched = 0;
+  bool from_cache = false;
+  bool whole = false;
+};
+
+// One image's environment: its entries and the run's judgement of them.
+struct Environment {
+  std::string image;
+  std::vector<Entry> entries;
+  run::Environment judged;              // the run: its cells, one per checked entry, in entry order
+  std::vector<std::size_t> cell_entry;  // judged.cells[i] is entries[cell_entry[i]]
+  verdict::Verdict verdict = verdict::Verdict::Compatible;
+  bool bad_input = false;
+  std::vector<std::string> integrity;
+};
+
+// "checked", "skipped", "no-wheel", "error": an entry's state in the JSON.
+std::string state_name(Entry::State s);
+
+// The environment document (docs/environment.schema.json): its verdict, each package with its state, file
+// and whole report (run::Size::Document), and the gates of all its wheels merged (failed closed over
+// `closed` when it has problems).
+nlohmann::ordered_json to_json(const Environment& env, const std::vector<ReadWheel>& wheels,
+                               const std::vector<std::string>& locks, const std::vector<rules::RuleSet>& closed);
+// The environment for people: a row per package (its verdict and reason, the wheel and how it was read),
+// each package's own routes that are off and findings, the gates, and the verdict with the exit code.
+std::string text(const Environment& env, const std::vector<ReadWheel>& wheels, const std::vector<std::string>& locks,
+                 const image::Image& image, bool color, const std::vector<rules::RuleSet>& closed);
+
+}  // namespace wheelcheck::environment
