@@ -1,7 +1,7 @@
 // An environment as a run leaves it for one image (a lock's packages, wheels named with it, --with), and
 // its renderings (inspector/output/environment.cpp): the text of `wheelcheck pylock.toml --image NAME` and
 // its JSON (docs/environment.schema.json). inspector/cli/cmd_env.cpp resolves and reads the packages and
-// judges them with run::judge; only these functions say how the answer looks.
+// judges them with run::run; only these functions say how the answer looks.
 #pragma once
 
 #include <cstddef>

@@ -1,7 +1,8 @@
 // One run of the check, many renderings: the wheels x images a command asks about, each checked the one
 // way (the rule set, the packaging policies, what the wheel targets, the assumptions), into typed cells.
-// check, gates, the matrix, side by side and the scan all take their answers from here
-// (inspector/verdict/run.cpp); each command only renders the cells (bloaty's BloatyMain / RollupOutput).
+// check, gates, environments and the scan all take their answers from here (run::run, in
+// inspector/verdict/run.cpp); each command only renders the result (bloaty's BloatyMain / RollupOutput),
+// with the renderers of inspector/output/.
 #pragma once
 
 #include <functional>
@@ -162,6 +163,40 @@ struct Environment {
 // checks each package that is not a mere provider with run::check, the others as providers (Installed).
 Environment judge(const std::vector<Package>& packages, Target& target, const Context& context, Installed how,
                   const Published* published);
+// --- The run: every package on every image, one answer ------------------------------------------------------
+
+// What a command asks: on each image, the packages installed there (the same wheels everywhere for wheels
+// named on the command line; a lock's picks differ by image), and how.
+struct Request {
+  struct On {
+    Target* target = nullptr;
+    std::vector<Package> packages;     // read, or why not (a package that could not be read is a problem)
+    std::vector<std::string> missing;  // a lock's packages with no wheel for this image: it is incompatible
+  };
+  std::vector<On> images;
+  Context context;
+  Installed how = Installed::Alone;
+  const Published* published = nullptr;  // reading the export tables published distributions lack
+};
+
+// Its one answer: each image's environment, the verdict, what keeps the gates from vouching, the exit code.
+struct Result {
+  std::vector<Environment> environments;  // one per image, in the request's order
+  // The one rule: installed alone (wheels named one by one), the worst over the asked-about packages of
+  // each one's verdict over the images it is for (run::overall: an image a wheel is not for does not make
+  // `--image all` fail), degraded at worst by a package beside them whose routes are off; installed
+  // together (an environment), the worst environment, incompatible where a package has no wheel.
+  verdict::Verdict verdict = verdict::Verdict::Compatible;
+  std::vector<std::string> problems;  // every environment's, each once: non-empty, exit 2, the gates fail closed
+  // 2 with problems; else gates' 0 (WHEELCHECK_VERDICT carries the verdict), check's verdict::exit_code.
+  int exit_code(bool gates) const;
+  // The gates of every environment under the run's verdict (gates_of).
+  gates::Result gates(const std::vector<rules::RuleSet>& fail_closed_sets, const gates::Options& options = {}) const;
+};
+// The run every command makes (check, gates, environments; the scan per new wheel): each image judged by the
+// one loop (judge, with its one published-table fill and bound), then the one verdict rule.
+Result run(const Request& request);
+
 // The gates of environments (one per image; `gates` takes one): merged over every cell's report (checked and
 // beside), under the environments' verdict; failed closed over `fail_closed_sets` (gates::close) when an
 // environment has problems.

@@ -230,8 +230,7 @@ int check_and_print(const CheckArgs& a, const std::string& format, bool gates_ou
     } catch (const Error& e) {
       // Gates cannot be given for a wheel that was not read: the whole output fails closed.
       if (e.kind() == ErrorKind::Internal || e.kind() == ErrorKind::Usage || gates_output) throw;
-      std::fprintf(stderr, "wheelcheck: error: %s\n", e.what());
-      profiles.emplace_back();
+      profiles.emplace_back();  // said with the run's problems
       failures.emplace_back(e);
     }
   }
@@ -247,47 +246,37 @@ int check_and_print(const CheckArgs& a, const std::string& format, bool gates_ou
   const run::RuleChoice rules(a.rules, db.dir() + "/rules");
   const run::Context context{{}, &rules, &db, &a.accepted};
   const run::Published published = published_of(a, cache_ptr, progress);
-  // The one run (run::judge): on each image, each wheel named alone with the --with wheels beside it (a
+  // The one run (run::run): on each image, each wheel named alone with the --with wheels beside it (a
   // matrix of independent answers); each --with wheel judged on its own too (its routes that are off turn
   // their gates off and degrade the environment: FlagCX's libflagcx.so, which FlagTree's TLE loader loads).
+  // A wheel that could not be read is a problem of the run: exit 2, and gates fail closed.
   std::vector<run::Package> packages;
   for (std::size_t i = 0; i < profiles.size(); ++i) {
-    if (!failures[i]) packages.push_back({&profiles[i], "", run::Role::Checked});
+    packages.push_back(
+        {failures[i] ? nullptr : &profiles[i], failures[i] ? failures[i]->what() : "", run::Role::Checked});
   }
   for (const auto& w : with) packages.push_back({&w, "", run::Role::Beside});
-  std::vector<run::Environment> envs;
-  for (auto& t : images) envs.push_back(run::judge(packages, t, context, run::Installed::Alone, &published));
+  run::Request asked{{}, context, run::Installed::Alone, &published};
+  for (auto& t : images) asked.images.push_back({&t, packages, {}});
+  const run::Result result = run::run(asked);
 
-  std::vector<run::Cell> cells;               // wheel-major; none for a wheel that could not be read
-  std::vector<run::Cell> beside;              // image-major
-  std::vector<std::string> names, integrity;  // integrity: each problem of each wheel, once
-  verdict::Verdict overall = verdict::Verdict::Compatible;
+  std::vector<run::Cell> cells;   // wheel-major; none for a wheel that could not be read
+  std::vector<run::Cell> beside;  // image-major
+  std::vector<std::string> names;
   for (std::size_t i = 0; i < packages.size(); ++i) {
-    if (packages[i].role != run::Role::Checked) continue;
+    if (packages[i].role != run::Role::Checked || packages[i].wheel == nullptr) continue;
     names.push_back(packages[i].wheel->filename.filename);
-    std::vector<const run::Cell*> mine;
-    const std::size_t first = cells.size();
-    for (const auto& env : envs) cells.push_back(*env.cell_of(i));
-    for (std::size_t k = first; k < cells.size(); ++k) mine.push_back(&cells[k]);
-    // An image the wheel is not for does not make a run over many images fail (--image all).
-    overall = verdict::worst(overall, run::overall(mine));
+    for (const auto& env : result.environments) cells.push_back(*env.cell_of(i));
   }
-  for (const auto& env : envs) {
+  for (const auto& env : result.environments) {
     for (std::size_t c = 0; c < env.cells.size(); ++c) {
       if (env.roles[c] == run::Role::Beside) beside.push_back(env.cells[c]);
     }
-    // A wheel beside them whose routes are off degrades the environment.
-    if (env.verdict == verdict::Verdict::Degraded) overall = verdict::worst(overall, env.verdict);
-    for (const auto& line : env.problems) {
-      if (std::find(integrity.begin(), integrity.end(), line) == integrity.end()) integrity.push_back(line);
-    }
   }
-  for (const auto& w : integrity) std::fprintf(stderr, "wheelcheck: error: %s\n", w.c_str());
-  const bool bad_input =
-      !integrity.empty() || std::any_of(failures.begin(), failures.end(), [](const auto& f) { return f.has_value(); });
+  for (const auto& line : result.problems) std::fprintf(stderr, "wheelcheck: error: %s\n", line.c_str());
+  const verdict::Verdict overall = result.verdict;
   // The same exit code in every format: check's is the verdict's (or 2), gates' 0 once it could evaluate.
-  const int verdict_rc = bad_input ? k_exit_bad_input : verdict::exit_code(overall);
-  const int rc = a.gates ? (bad_input ? k_exit_bad_input : k_exit_ok) : exit_with(a, verdict_rc);
+  const int rc = a.gates ? result.exit_code(true) : exit_with(a, result.exit_code(false));
   std::vector<ci::Case> cases;
   {
     std::size_t next = 0;
@@ -304,13 +293,7 @@ int check_and_print(const CheckArgs& a, const std::string& format, bool gates_ou
     }
   }
   // Gates never fail open: a wheel that fails its own integrity gives every gate at its off value.
-  auto gates_of = [&] {
-    std::vector<const run::Environment*> all;
-    for (const auto& env : envs) all.push_back(&env);
-    gates::Result g = run::gates_of(all, fail_closed_sets(a.rules, a.db), a.gate_options);
-    g.verdict = overall;
-    return g;
-  };
+  auto gates_of = [&] { return result.gates(fail_closed_sets(a.rules, a.db), a.gate_options); };
   auto json_doc = [&] {
     nlohmann::ordered_json arr = nlohmann::ordered_json::array();
     std::size_t next = 0;

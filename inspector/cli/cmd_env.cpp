@@ -6,9 +6,9 @@
 // and each is checked with all the others installed beside it in one site-packages (the image's own
 // distributions of the same names replaced, as pip replaces them). One verdict and one exit code for the
 // environment: the worst of its wheels; a package with no wheel for the image is an error of it.
-// Each image's set is judged by the one run (run::judge), which also reads the export tables of the
-// published wheels images name for their distributions (run::fill_published, with the options published_of
-// makes for check and gates alike).
+// Each image's set is judged by the one run (run::run, each image by run::judge), which also reads the export tables of
+// the published wheels images name for their distributions (run::fill_published, with the options published_of makes
+// for check and gates alike).
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -358,62 +358,54 @@ int check_environment(const CheckArgs& a, const std::string& format, bool gates_
   const run::Context context{{}, &rules, &db, &a.accepted};
   const run::Published published = published_of(a, cache_ptr, progress);
   const std::vector<rules::RuleSet> closed = fail_closed_sets(a.rules, a.db);
+  // The one run (run::run): on each image the set installed together, each package judged on its own with
+  // the others as providers; a package beside the set (--with) is judged too, its routes that are off
+  // turning their gates off. A package without a wheel for the image, or one that could not be read, makes
+  // it incompatible; one that could not be read leaves its gates nothing to vouch for.
+  run::Request asked{{}, context, run::Installed::Together, &published};
+  std::vector<std::vector<std::size_t>> entry_of(images.size());  // per image: packages[j] is entries[entry_of[j]]
   for (std::size_t k = 0; k < images.size(); ++k) {
     Environment& env = envs[k];
-    Target& t = images[k];
-    for (auto& e : env.entries) {
-      if (e.state != Entry::State::Checked) continue;
-      const ReadWheel& w = wheels[e.wheel];
-      if (!w.profile) {
-        e.state = Entry::State::Error;
-        e.reason = w.error;
-        env.bad_input = true;
-        continue;
-      }
-      if (e.name.empty() || e.given) {
-        e.name = w.profile->filename.name;
-        e.version = w.profile->filename.version;
-      }
-    }
-    // The one run (run::judge): the set installed together, each package judged on its own with the others
-    // as providers; a package beside the set (--with) is judged too, its routes that are off turning their
-    // gates off. A package without a wheel for the image, or one that could not be read, makes it
-    // incompatible; one that could not be read leaves its gates nothing to vouch for.
-    std::vector<run::Package> packages;
-    std::vector<std::size_t> entry_of;
+    run::Request::On on{&images[k], {}, {}};
     for (std::size_t i = 0; i < env.entries.size(); ++i) {
-      const Entry& e = env.entries[i];
-      if (e.state == Entry::State::NoWheel || e.state == Entry::State::Error) {
-        env.verdict = verdict::worst(env.verdict, verdict::Verdict::Incompatible);
+      Entry& e = env.entries[i];
+      if (e.state == Entry::State::Checked && !wheels[e.wheel].profile) {
+        e.state = Entry::State::Error;
+        e.reason = wheels[e.wheel].error;
+      } else if (e.state == Entry::State::Checked && (e.name.empty() || e.given)) {
+        e.name = wheels[e.wheel].profile->filename.name;
+        e.version = wheels[e.wheel].profile->filename.version;
       }
+      if (e.state == Entry::State::NoWheel || e.state == Entry::State::Error) on.missing.push_back(e.name);
       if (e.state == Entry::State::Error) {
-        packages.push_back({nullptr, e.name + ": " + e.reason, run::Role::Checked});
+        on.packages.push_back({nullptr, e.name + ": " + e.reason, run::Role::Checked});
       } else if (e.state == Entry::State::Checked) {
-        packages.push_back({&*wheels[e.wheel].profile, "", e.beside ? run::Role::Beside : run::Role::Checked});
+        on.packages.push_back({&*wheels[e.wheel].profile, "", e.beside ? run::Role::Beside : run::Role::Checked});
       } else {
         continue;
       }
-      entry_of.push_back(i);
+      entry_of[k].push_back(i);
     }
-    env.judged = run::judge(packages, t, context, run::Installed::Together, &published);
+    asked.images.push_back(std::move(on));
+  }
+  const run::Result result = run::run(asked);
+  for (std::size_t k = 0; k < images.size(); ++k) {
+    Environment& env = envs[k];
+    env.judged = result.environments[k];
     for (std::size_t c = 0; c < env.judged.cells.size(); ++c) {
-      env.cell_entry.push_back(entry_of[env.judged.package_of[c]]);
+      env.cell_entry.push_back(entry_of[k][env.judged.package_of[c]]);
     }
-    env.verdict = verdict::worst(env.verdict, env.judged.verdict);
+    env.verdict = env.judged.verdict;
+    env.bad_input = !env.judged.problems.empty();
     for (const auto& line : env.judged.problems) {
       if (line.find(" fails its own integrity check") != std::string::npos) env.integrity.push_back(line);
     }
-    if (!env.judged.problems.empty()) env.bad_input = true;
-    for (const auto& line : env.integrity) std::fprintf(stderr, "wheelcheck: error: %s\n", line.c_str());
   }
-  verdict::Verdict overall = verdict::Verdict::Compatible;
-  bool bad = false;
-  for (const auto& env : envs) {
-    overall = verdict::worst(overall, env.verdict);
-    bad = bad || env.bad_input;
+  for (const auto& line : result.problems) {
+    if (line.find(" fails its own integrity check") != std::string::npos)
+      std::fprintf(stderr, "wheelcheck: error: %s\n", line.c_str());
   }
-  const int rc = a.gates ? (bad ? k_exit_bad_input : k_exit_ok)
-                         : exit_with(a, bad ? k_exit_bad_input : verdict::exit_code(overall));
+  const int rc = a.gates ? result.exit_code(true) : exit_with(a, result.exit_code(false));
   // Each checked wheel, and each package that has no wheel for the image or could not be read, located on
   // the line of the lock that names it.
   std::vector<ci::Case> cases;
@@ -433,15 +425,9 @@ int check_environment(const CheckArgs& a, const std::string& format, bool gates_
       }
     }
   }
-  auto gates_of = [&] {
-    // A package without a wheel for the image makes the environment's verdict, whatever its wheels say; a
-    // wheel that could not be read, or whose hash is not the lock's, leaves the gates nothing to vouch for.
-    std::vector<const run::Environment*> all;
-    for (const auto& env : envs) all.push_back(&env.judged);
-    gates::Result g = run::gates_of(all, closed, a.gate_options);
-    g.verdict = overall;
-    return g;
-  };
+  // A package without a wheel for the image makes the environment's verdict, whatever its wheels say; a
+  // wheel that could not be read, or whose hash is not the lock's, leaves the gates nothing to vouch for.
+  auto gates_of = [&] { return result.gates(closed, a.gate_options); };
   auto json_doc = [&] {
     nlohmann::ordered_json arr = nlohmann::ordered_json::array();
     for (const auto& env : envs) arr.push_back(environment::to_json(env, wheels, lock_paths, closed));

@@ -459,6 +459,7 @@ class Scan {
   // for appear in the report (those it is not for are remembered, so that the pins pass over them).
   std::vector<run::Cell> check(const WheelProfile& profile) {
     std::vector<run::Cell> cells;
+    run::Request asked{{}, {{}, &m_rules, &m_db, &m_o.accepted}, run::Installed::Together, &m_published};
     for (auto& t : m_targets) {
       // The environment of the image (once per image), less the checked wheel's own project.
       std::vector<const WheelProfile*> beside;
@@ -470,13 +471,16 @@ class Scan {
           if (wheel::normalize_project_name(w->filename.name) != mine) beside.push_back(w);
         }
       }
-      // The one run (run::judge): the new wheel checked, the environment's wheels only providing.
-      std::vector<run::Package> packages{{&profile, "", run::Role::Checked}};
-      for (const WheelProfile* w : beside) packages.push_back({w, "", run::Role::Provider});
-      const run::Context context{{}, &m_rules, &m_db, &m_o.accepted};
-      run::Environment env = run::judge(packages, t.target, context, run::Installed::Together, &m_published);
-      run::Cell cell = std::move(env.cells.front());
-      cell.image = t.name;
+      // The new wheel checked, the environment's wheels only providing.
+      run::Request::On on{&t.target, {{&profile, "", run::Role::Checked}}, {}};
+      for (const WheelProfile* w : beside) on.packages.push_back({w, "", run::Role::Provider});
+      asked.images.push_back(std::move(on));
+    }
+    // The one run (run::run) over every image of the scan.
+    run::Result result = run::run(asked);
+    for (std::size_t k = 0; k < m_targets.size(); ++k) {
+      run::Cell cell = std::move(result.environments[k].cells.front());
+      cell.image = m_targets[k].name;
       cells.push_back(std::move(cell));
     }
     return cells;

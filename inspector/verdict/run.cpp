@@ -428,4 +428,48 @@ gates::Result gates_of(const std::vector<const Environment*>& environments,
   return g;
 }
 
+// --- the run ---------------------------------------------------------------------------------------------
+
+Result run(const Request& request) {
+  Result out;
+  for (const auto& on : request.images) {
+    out.environments.push_back(judge(on.packages, *on.target, request.context, request.how, request.published));
+    Environment& env = out.environments.back();
+    if (!on.missing.empty()) env.verdict = verdict::worst(env.verdict, verdict::Verdict::Incompatible);
+    for (const auto& line : env.problems) {
+      if (std::find(out.problems.begin(), out.problems.end(), line) == out.problems.end()) out.problems.push_back(line);
+    }
+  }
+  if (request.how == Installed::Together) {
+    for (const auto& env : out.environments) out.verdict = verdict::worst(out.verdict, env.verdict);
+    return out;
+  }
+  // Alone: each asked-about package over the images (its cells, by package), and the packages beside them.
+  std::map<std::size_t, std::vector<const Cell*>> of_package;
+  for (const auto& env : out.environments) {
+    for (std::size_t c = 0; c < env.cells.size(); ++c) {
+      if (env.roles[c] == Role::Checked) {
+        of_package[env.package_of[c]].push_back(&env.cells[c]);
+      } else if (env.roles[c] == Role::Beside && env.cells[c].targeted && !routes_off(env.cells[c]).empty()) {
+        out.verdict = verdict::worst(out.verdict, verdict::Verdict::Degraded);
+      }
+    }
+  }
+  for (const auto& [package, cells] : of_package) out.verdict = verdict::worst(out.verdict, overall(cells));
+  return out;
+}
+
+int Result::exit_code(bool gates) const {
+  if (!problems.empty()) return k_exit_bad_input;
+  return gates ? k_exit_ok : verdict::exit_code(verdict);
+}
+
+gates::Result Result::gates(const std::vector<rules::RuleSet>& fail_closed_sets, const gates::Options& options) const {
+  std::vector<const Environment*> all;
+  for (const auto& env : environments) all.push_back(&env);
+  gates::Result g = gates_of(all, fail_closed_sets, options);
+  g.verdict = verdict;
+  return g;
+}
+
 }  // namespace wheelcheck::run
