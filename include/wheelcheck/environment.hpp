@@ -45,8 +45,8 @@ struct ReadWheel {
 struct Environment {
   std::string image;
   std::vector<Entry> entries;
-  run::Environment judged;              // the run: its cells, one per checked entry, in entry order
-  std::vector<std::size_t> cell_entry;  // judged.cells[i] is entries[cell_entry[i]]
+  const run::Environment* judged = nullptr;  // the run's (run::Result owns it): a cell per checked entry, in order
+  std::vector<std::size_t> cell_entry;       // judged.cells[i] is entries[cell_entry[i]]
   verdict::Verdict verdict = verdict::Verdict::Compatible;
   bool bad_input = false;
   std::vector<std::string> integrity;

@@ -48,7 +48,7 @@ std::string format_help(Commands command);
 // What a run hands the file renderers: its cases (SARIF, JUnit), its exit code (each SARIF invocation's), and
 // its JSON document and Markdown summary, made only when a format asks for them.
 struct Run {
-  const std::vector<ci::Case>& cases;
+  std::function<std::vector<ci::Case>()> cases;  // made when SARIF or JUnit asks (each holds its cell whole)
   int exit_code = 0;
   std::function<nlohmann::ordered_json()> json;
   std::function<std::string()> markdown;

@@ -277,21 +277,23 @@ int check_and_print(const CheckArgs& a, const std::string& format, bool gates_ou
   const verdict::Verdict overall = result.verdict;
   // The same exit code in every format: check's is the verdict's (or 2), gates' 0 once it could evaluate.
   const int rc = a.gates ? result.exit_code(true) : exit_with(a, result.exit_code(false));
-  std::vector<ci::Case> cases;
-  {
+  // The cases SARIF and JUnit render, made only when one of them is asked for (each holds its cell whole).
+  auto cases = [&] {
+    std::vector<ci::Case> out;
     std::size_t next = 0;
     for (std::size_t i = 0; i < profiles.size(); ++i) {
       const ci::Location where{a.wheels[i], 0};
       for (const auto& t : images) {
         if (failures[i]) {
           const std::string name = a.wheels[i].substr(a.wheels[i].find_last_of('/') + 1);
-          cases.push_back(ci::failed_case(t.image.name, name, where, std::nullopt, failures[i]->what()));
+          out.push_back(ci::failed_case(t.image.name, name, where, std::nullopt, failures[i]->what()));
         } else {
-          cases.push_back(ci::case_of(cells[next++], where));
+          out.push_back(ci::case_of(cells[next++], where));
         }
       }
     }
-  }
+    return out;
+  };
   // Gates never fail open: a wheel that fails its own integrity gives every gate at its off value.
   auto gates_of = [&] { return result.gates(fail_closed_sets(a.rules, a.db), a.gate_options); };
   auto json_doc = [&] {

@@ -391,13 +391,13 @@ int check_environment(const CheckArgs& a, const std::string& format, bool gates_
   const run::Result result = run::run(asked);
   for (std::size_t k = 0; k < images.size(); ++k) {
     Environment& env = envs[k];
-    env.judged = result.environments[k];
-    for (std::size_t c = 0; c < env.judged.cells.size(); ++c) {
-      env.cell_entry.push_back(entry_of[k][env.judged.package_of[c]]);
+    env.judged = &result.environments[k];
+    for (std::size_t c = 0; c < env.judged->cells.size(); ++c) {
+      env.cell_entry.push_back(entry_of[k][env.judged->package_of[c]]);
     }
-    env.verdict = env.judged.verdict;
-    env.bad_input = !env.judged.problems.empty();
-    for (const auto& line : env.judged.problems) {
+    env.verdict = env.judged->verdict;
+    env.bad_input = !env.judged->problems.empty();
+    for (const auto& line : env.judged->problems) {
       if (line.find(" fails its own integrity check") != std::string::npos) env.integrity.push_back(line);
     }
   }
@@ -408,23 +408,27 @@ int check_environment(const CheckArgs& a, const std::string& format, bool gates_
   const int rc = a.gates ? result.exit_code(true) : exit_with(a, result.exit_code(false));
   // Each checked wheel, and each package that has no wheel for the image or could not be read, located on
   // the line of the lock that names it.
-  std::vector<ci::Case> cases;
-  for (const auto& env : envs) {
-    std::size_t next = 0;
-    for (std::size_t i = 0; i < env.entries.size(); ++i) {
-      const Entry& e = env.entries[i];
-      const ci::Location where = ci::location_of(e.source.empty() ? e.file.where() : e.source);
-      if (next < env.cell_entry.size() && env.cell_entry[next] == i) {
-        if (!e.beside) cases.push_back(ci::case_of(env.judged.cells[next], where));
-        ++next;
-      } else if (e.state == Entry::State::NoWheel || e.state == Entry::State::Error) {
-        const std::string what = e.name + (e.version.empty() ? "" : " " + e.version) + ": " + e.reason;
-        cases.push_back(ci::failed_case(
-            env.image, e.file.filename.empty() ? e.name : e.file.filename, where,
-            e.state == Entry::State::Error ? std::nullopt : std::optional(verdict::Verdict::Incompatible), what));
+  // (Made only when SARIF or JUnit is asked for.)
+  auto cases = [&] {
+    std::vector<ci::Case> out;
+    for (const auto& env : envs) {
+      std::size_t next = 0;
+      for (std::size_t i = 0; i < env.entries.size(); ++i) {
+        const Entry& e = env.entries[i];
+        const ci::Location where = ci::location_of(e.source.empty() ? e.file.where() : e.source);
+        if (next < env.cell_entry.size() && env.cell_entry[next] == i) {
+          if (!e.beside) out.push_back(ci::case_of(env.judged->cells[next], where));
+          ++next;
+        } else if (e.state == Entry::State::NoWheel || e.state == Entry::State::Error) {
+          const std::string what = e.name + (e.version.empty() ? "" : " " + e.version) + ": " + e.reason;
+          out.push_back(ci::failed_case(
+              env.image, e.file.filename.empty() ? e.name : e.file.filename, where,
+              e.state == Entry::State::Error ? std::nullopt : std::optional(verdict::Verdict::Incompatible), what));
+        }
       }
     }
-  }
+    return out;
+  };
   // A package without a wheel for the image makes the environment's verdict, whatever its wheels say; a
   // wheel that could not be read, or whose hash is not the lock's, leaves the gates nothing to vouch for.
   auto gates_of = [&] { return result.gates(closed, a.gate_options); };

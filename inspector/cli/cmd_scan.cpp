@@ -222,9 +222,9 @@ int run_scan(const ScanArgs& given) {
   CheckArgs exit_args;
   exit_args.exit_zero = a.exit_zero;
   const int rc = exit_with(exit_args, verdict_rc);
-  const std::vector<ci::Case> cases = ci::cases_of_scan(report);
   // The one dispatcher of the output room (the report's own JSON and Markdown).
-  const output::Run run{cases, rc, [&] { return report; }, [&] { return scan::report_markdown(report); }};
+  const output::Run run{[&] { return ci::cases_of_scan(report); }, rc, [&] { return report; },
+                        [&] { return scan::report_markdown(report); }};
   auto render = [&](output::Format f) { return output::render(f, run); };
   for (const auto& [what, path] : outputs) write_file_atomic(path, render(what), true);
   if (!a.summary.empty()) append_to_file(a.summary, scan::report_markdown(report));

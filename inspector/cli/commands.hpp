@@ -207,7 +207,8 @@ std::vector<rules::RuleSet> fail_closed_sets(const std::string& rules_arg, const
 int exit_with(const CheckArgs& a, int rc);
 // The --output files, each written whole (json_doc and markdown are made only when asked for), then the
 // SARIF or JUnit document on stdout when `format` is one of them.
-void write_outputs(const CheckArgs& a, const std::string& format, int rc, const std::vector<ci::Case>& cases,
+void write_outputs(const CheckArgs& a, const std::string& format, int rc,
+                   const std::function<std::vector<ci::Case>()>& cases,
                    const std::function<nlohmann::ordered_json()>& json_doc,
                    const std::function<std::string()>& markdown);
 // A run that could not be made at all (an unknown image, a settings file with errors), as the SARIF or

@@ -60,7 +60,8 @@ int exit_with(const CheckArgs& a, int rc) {
   return a.exit_zero && verdict_code ? 0 : rc;
 }
 
-void write_outputs(const CheckArgs& a, const std::string& format, int rc, const std::vector<ci::Case>& cases,
+void write_outputs(const CheckArgs& a, const std::string& format, int rc,
+                   const std::function<std::vector<ci::Case>()>& cases,
                    const std::function<nlohmann::ordered_json()>& json_doc,
                    const std::function<std::string()>& markdown) {
   // The one dispatcher of the output room; a format the run cannot write is refused by parse_outputs.

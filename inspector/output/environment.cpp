@@ -75,7 +75,7 @@ nlohmann::ordered_json to_json(const Environment& env, const std::vector<ReadWhe
   j["exit_code"] = env.bad_input ? k_exit_bad_input : verdict::exit_code(env.verdict);
   nlohmann::ordered_json packages = nlohmann::ordered_json::array();
   std::map<std::size_t, const run::Cell*> cell_of;
-  for (std::size_t i = 0; i < env.judged.cells.size(); ++i) cell_of[env.cell_entry[i]] = &env.judged.cells[i];
+  for (std::size_t i = 0; i < env.judged->cells.size(); ++i) cell_of[env.cell_entry[i]] = &env.judged->cells[i];
   for (std::size_t i = 0; i < env.entries.size(); ++i) {
     const Entry& e = env.entries[i];
     nlohmann::ordered_json p;
@@ -105,7 +105,7 @@ nlohmann::ordered_json to_json(const Environment& env, const std::vector<ReadWhe
     packages.push_back(std::move(p));
   }
   j["packages"] = std::move(packages);
-  j["gates"] = gates::to_json(run::gates_of({&env.judged}, closed))["gates"];
+  j["gates"] = gates::to_json(run::gates_of({env.judged}, closed))["gates"];
   return j;
 }
 
@@ -140,7 +140,7 @@ std::string text(const Environment& env, const std::vector<ReadWheel>& wheels, c
                      skipped != 0 ? fmt::format(", {} skipped by their markers", skipped) : "",
                      missing != 0 ? fmt::format(", {} without a wheel for the image", missing) : "");
   std::map<std::size_t, const run::Cell*> cell_of;
-  for (std::size_t i = 0; i < env.judged.cells.size(); ++i) cell_of[env.cell_entry[i]] = &env.judged.cells[i];
+  for (std::size_t i = 0; i < env.judged->cells.size(); ++i) cell_of[env.cell_entry[i]] = &env.judged->cells[i];
   std::size_t wn = 7, wv = 7;
   for (const auto& e : env.entries) {
     wn = std::max(wn, e.name.size());
@@ -196,7 +196,7 @@ std::string text(const Environment& env, const std::vector<ReadWheel>& wheels, c
     out += fmt::format("  {:<{}}  {:<{}}  {}\n", e.name, wn, e.version, wv, what);
   }
   for (const auto& sec : sections) out += "\n" + sec;
-  const gates::Result g = run::gates_of({&env.judged}, closed);
+  const gates::Result g = run::gates_of({env.judged}, closed);
   std::vector<std::string> sets;
   for (const auto& gate : g.gates) sets.push_back(gate.variable + "=" + gate.value);
   if (!sets.empty())

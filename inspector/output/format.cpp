@@ -77,8 +77,8 @@ std::string dump(const nlohmann::ordered_json& j) {
 std::string render(Format format, const Run& run) {
   switch (format) {
     case Format::Json: return dump(run.json());
-    case Format::Sarif: return dump(ci::sarif(run.cases, run.exit_code));
-    case Format::Junit: return ci::junit(run.cases);
+    case Format::Sarif: return dump(ci::sarif(run.cases(), run.exit_code));
+    case Format::Junit: return ci::junit(run.cases());
     case Format::Markdown: return run.markdown();
     case Format::Text:
     case Format::Sh:
