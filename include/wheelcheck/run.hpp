@@ -170,8 +170,10 @@ Environment judge(const std::vector<Package>& packages, Target& target, const Co
 struct Request {
   struct On {
     Target* target = nullptr;
-    std::vector<Package> packages;     // read, or why not (a package that could not be read is a problem)
-    std::vector<std::string> missing;  // a lock's packages with no wheel for this image: it is incompatible
+    std::vector<Package> packages;  // read, or why not (a package that could not be read is a problem)
+    // A lock's packages with no wheel for this image, or whose wheel could not be read: each makes the
+    // image's environment incompatible.
+    std::vector<std::string> missing;
   };
   std::vector<On> images;
   Context context;
