@@ -10,7 +10,7 @@
 #
 # writes, for each architecture, into dist/ (DIST=... to change):
 #   wheelcheck-<version>-py3-none-manylinux_2_17_<arch>.manylinux2014_<arch>.whl
-#   wheelcheck-<version>-linux-<arch>.tar.gz     (bin/wheelcheck, share/wheelcheck/db, licenses/)
+#   wheelcheck-<version>-linux-<arch>.tar.gz     (bin/wheelcheck, share/wheelcheck/db, share/man/man1, licenses/)
 #
 # Everything the binary links comes from Debian 12 and is pinned in packaging/sources.lock (fetched from
 # Debian's archive, each sha256 checked, never committed): libzip, ISA-L, libcurl and nghttp2 are built
@@ -279,6 +279,10 @@ build_arch() {
   rm -rf "$stage" && mkdir -p "$stage/bin" "$stage/share/wheelcheck" "$stage/licenses"
   "$tri-strip" -o "$stage/bin/wheelcheck" "$dir/build/wheelcheck" 2>/dev/null || strip -o "$stage/bin/wheelcheck" "$dir/build/wheelcheck"
   cp -r "$root/db" "$stage/share/wheelcheck/db"
+  # The man page, made by the binary itself (`help --man`, under qemu for aarch64): the wheel installs it as
+  # <prefix>/share/man/man1/wheelcheck.1, where man finds it from <prefix>/bin on PATH.
+  mkdir -p "$stage/share/man/man1"
+  "${emu[@]}" "$stage/bin/wheelcheck" help --man >"$stage/share/man/man1/wheelcheck.1" || die "$arch: help --man failed"
   packaging/licenses.sh "$arch" "$sysroot" "$deps/src" "$stage/licenses"
 
   mkdir -p "$dist"

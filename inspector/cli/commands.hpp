@@ -34,6 +34,10 @@ struct Command {
 
 extern const char* const k_exit_codes;
 
+// The manual page (roff) made from the command line's own definitions: `wheelcheck help --man`
+// (inspector/cli/manpage.cpp).
+std::string man_page(const CLI::App& app);
+
 // Mistakes named before parsing (inspector/cli/mistakes.cpp): an unknown command or option, with the
 // closest valid name. The message, or nullopt when the words are all known.
 std::optional<std::string> find_mistake(const CLI::App& app, const std::vector<std::string>& args);

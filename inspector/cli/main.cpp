@@ -149,7 +149,14 @@ int main(int argc, char** argv) {
                                    cli::add_probe(app),   cli::add_images(app), cli::add_image(app),
                                    cli::add_exports(app), cli::add_scan(app),   cli::add_config(app)};
   const std::vector<std::string> args(argv + 1, argv + argc);
-  if (!args.empty() && args.front() == "help") return cli::print_help(app, {args.begin() + 1, args.end()});
+  if (!args.empty() && args.front() == "help") {
+    if (args.size() == 2 && args[1] == "--man") {
+      cli::print_out(cli::man_page(app));
+      cli::flush_stdout();
+      return k_exit_ok;
+    }
+    return cli::print_help(app, {args.begin() + 1, args.end()});
+  }
   if (auto mistake = cli::find_mistake(app, args)) return cli::early_failure(app, args, *mistake);
   try {
     app.parse(argc, argv);

@@ -128,6 +128,18 @@ def test_venv(args, wheel, samples, reference):
         r = run([py, "-m", "wheelcheck", "images"], env=clean_env(), cwd="/")
         check((r.returncode, without_db_line(r.stdout)) == reference["images"],
               "python -m wheelcheck images is the same command")
+        # The man page: in <venv>/share/man/man1, which man finds from the venv's bin/ on PATH.
+        page = os.path.join(venv, "share", "man", "man1", "wheelcheck.1")
+        if check(os.path.isfile(page), "pip put the man page in <venv>/share/man/man1/wheelcheck.1") and shutil.which("man"):
+            path = os.path.join(venv, "bin") + ":/usr/bin:/bin"
+            env = clean_env(PATH=path)
+            env.pop("MANPATH", None)  # man-db then derives the search path from PATH (<dir>/../share/man)
+            r = run(["man", "-w", "wheelcheck"], env=env, cwd="/")
+            check(r.returncode == 0 and r.stdout.strip() == page,
+                  f"`man wheelcheck` finds it with the venv's bin/ on PATH ({r.stdout.strip() or r.stderr.strip()})")
+            r = run([exe, "help", "--man"], env=clean_env(), cwd="/")
+            check(r.returncode == 0 and r.stdout == open(page, encoding="utf-8").read(),
+                  "the installed page is the installed binary's own `help --man`")
         r = run([py, "-m", "wheelcheck", "--version"], env=clean_env(), cwd="/")
         check("(static, x86_64;" in r.stdout, "python -m wheelcheck --version runs the static binary")
 
@@ -252,7 +264,7 @@ def test_tarball(args, tarball, arch, reference):
             names = t.getnames()
             t.extractall(tmp, filter="data") if hasattr(tarfile, "data_filter") else t.extractall(tmp)  # noqa: S202
         top = os.path.join(tmp, os.path.basename(tarball)[: -len(".tar.gz")])
-        for rel in ("bin/wheelcheck", "share/wheelcheck/db/images", "licenses/glibc.copyright",
+        for rel in ("bin/wheelcheck", "share/wheelcheck/db/images", "share/man/man1/wheelcheck.1", "licenses/glibc.copyright",
                     "licenses/openssl.copyright", "licenses/curl.copyright", "licenses/README"):
             check(os.path.exists(os.path.join(top, rel)), f"{os.path.basename(tarball)} holds {rel}")
         check(all(n.startswith(os.path.basename(top) + "/") or n == os.path.basename(top) for n in names),
