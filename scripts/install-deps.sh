@@ -2,15 +2,18 @@
 # Installs the Debian 12 packages wheelcheck builds and tests with. Idempotent: installs only what is
 # missing, so a second run costs a dpkg query. Run as root (CI and these machines are) or with sudo.
 #
-#   scripts/install-deps.sh --build   # what building and running wheelcheck and its samples needs (quickstart.sh)
+#   scripts/install-deps.sh --build   # what building and running wheelcheck needs
+#   scripts/install-deps.sh --cross   # the aarch64 cross compilers of the Ascend sample (quickstart.sh)
 #   scripts/install-deps.sh           # that, and what the tests need (test.sh)
 #   scripts/install-deps.sh --bench   # that, and hyperfine for bench/
 set -euo pipefail
-# The build: the compilers and libraries, ccache (scripts/lib/cache.sh), python3 to pack the sample
-# wheels, and the aarch64 cross compilers that build the Ascend sample (an aarch64 wheel).
+# The build: the compilers and libraries, ccache (scripts/lib/cache.sh) and python3 to pack the sample
+# wheels; cross: the aarch64 cross compilers that build the Ascend sample (an aarch64 wheel), which
+# quickstart.sh installs while wheelcheck compiles.
 build=(cmake g++ pkg-config make ccache python3
        liblief-dev libzip-dev libcurl4-openssl-dev nlohmann-json3-dev libfmt-dev libcli11-dev
-       libisal-dev libssl-dev zlib1g-dev libgumbo-dev libtomlplusplus-dev gcc-aarch64-linux-gnu g++-aarch64-linux-gnu)
+       libisal-dev libssl-dev zlib1g-dev libgumbo-dev libtomlplusplus-dev)
+cross=(gcc-aarch64-linux-gnu g++-aarch64-linux-gnu)
 # Test-time fixture builders: GoogleTest; cross compilers for 32-bit and big-endian ELF, binutils for
 # readelf/nm, zip for ordinary zips; libsnappy1v5 is the very library auditwheel resolved for
 # python_snappy in ../shared/fixtures (its version needs count in auditwheel's answer);
@@ -24,13 +27,14 @@ build=(cmake g++ pkg-config make ccache python3
 # gives the corpus tier's torch wheels the sonames pip's torch has (tests/jobs/env_job.py).
 test=(libgtest-dev binutils python3-jsonschema zip libtree time libsnappy1v5 gcc-i686-linux-gnu g++-i686-linux-gnu
       gcc-powerpc64-linux-gnu g++-powerpc64-linux-gnu python3.11 libpython3.11 qemu-user-static
-      nghttp2-server openssl chromium clang-14 libclang-rt-14-dev nasm xz-utils patch patchelf)
+      nghttp2-server openssl chromium clang-14 libclang-rt-14-dev nasm xz-utils patch patchelf man-db)
 case ${1:-} in
   --build) wanted=("${build[@]}") ;;
-  '') wanted=("${build[@]}" "${test[@]}") ;;
-  --bench) wanted=("${build[@]}" "${test[@]}" hyperfine) ;;
-  -h | --help) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-  *) echo "install-deps: unknown option '$1' (--build, --bench or none; --help)" >&2; exit 2 ;;
+  --cross) wanted=("${cross[@]}") ;;
+  '') wanted=("${build[@]}" "${cross[@]}" "${test[@]}") ;;
+  --bench) wanted=("${build[@]}" "${cross[@]}" "${test[@]}" hyperfine) ;;
+  -h | --help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) echo "install-deps: unknown option '$1' (--build, --cross, --bench or none; --help)" >&2; exit 2 ;;
 esac
 missing=()
 for p in "${wanted[@]}"; do
@@ -40,5 +44,9 @@ done
 echo "install-deps: installing ${missing[*]}"
 SUDO=; [[ $(id -u) == 0 ]] || SUDO=sudo
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
+# The package lists: fetched unless this script fetched them in the last half hour (quickstart.sh calls it
+# twice; an older copy could name files the mirror no longer has).
+if ! find /var/lib/apt/lists -maxdepth 1 -name '*_InRelease' -mmin -30 2>/dev/null | grep -q .; then
+  $SUDO apt-get update -qq
+fi
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -7,8 +7,10 @@
 # FlagOS's vendor indexes (tests/tools/sample_index.py) and served on loopback (tests/net/server.py,
 # started and stopped here), scanned into a report with pin advice.
 # Safe to run again (each step skips what is done). It installs only what building and running wheelcheck
-# needs (scripts/install-deps.sh --build) and builds only wheelcheck and the samples, as a unity build
-# (WHEELCHECK_UNITY); the test command (scripts/test.sh) installs and builds the rest.
+# needs (scripts/install-deps.sh --build), and the aarch64 cross compilers of the Ascend sample while
+# wheelcheck compiles (--cross); it builds only wheelcheck, its man page and the samples, as a unity build
+# (WHEELCHECK_UNITY) without debug information; the test command (scripts/test.sh) installs and builds
+# the rest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -16,9 +18,20 @@ scripts/install-deps.sh --build
 # After the install (ccache may have just been installed):
 # shellcheck source=scripts/lib/cache.sh
 source scripts/lib/cache.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWHEELCHECK_BUILD_TESTS=OFF -DWHEELCHECK_UNITY=ON \
-  "${cache_launcher[@]}" >/dev/null
-cmake --build build -j"$(nproc)" --target wheelcheck samples
+configure() {
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" \
+    -DCMAKE_C_FLAGS_RELEASE="-O2 -DNDEBUG" -DWHEELCHECK_BUILD_TESTS=OFF -DWHEELCHECK_UNITY=ON \
+    "${cache_launcher[@]}" >/dev/null
+}
+configure
+# wheelcheck compiles while apt installs the cross compilers (disk and network beside the two cores);
+# the samples' folder is configured again afterwards, so that it finds them.
+cmake --build build -j"$(nproc)" --target wheelcheck manpage &
+compiling=$!
+scripts/install-deps.sh --cross || echo "quickstart: the aarch64 cross compilers did not install: the Ascend sample is left out"
+wait "$compiling"
+configure
+cmake --build build -j"$(nproc)" --target wheelcheck manpage samples
 wc=build/wheelcheck
 s=build/samples/flagos
 show() { echo; echo "+ $*"; "$@" || echo "(exit $?)"; }

@@ -7,7 +7,7 @@
 // The case list is the generator's own manifest (`make_hostile.py --list`, read once when the tests are
 // registered), so each case and command is one test named after it, e.g.
 // Cases/Hostile.Run/elf_vn_next_loop__inspect. The inputs themselves are written once per build folder and
-// version of the generators (shared_inputs), beside the build's samples.
+// version of the generators (shared_inputs), beside the build's samples, and so is the manifest.
 //
 // Each command runs in a sandbox: an empty working folder, HOME, XDG_CACHE_HOME and TMPDIR of its own, and
 // --cache-dir (and for scan --state and --report) inside it. Afterwards the working folder, HOME and TMPDIR
@@ -63,13 +63,41 @@ void PrintTo(const HostileRun& r, std::ostream* os) {
   *os << r.name() << " (" << r.command << ")";
 }
 
-// The manifest without writing anything, at test registration. Empty (and the ManifestLists test fails)
-// when python3 cannot run the generator.
+// The generators' version: a digest of their sources, naming the inputs and the manifest made from them.
+std::string generators_digest() {
+  wheelcheck::Hasher h;
+  for (const auto* file : {"/tests/hostile/make_hostile.py", "/tests/tools/hostile_zip.py", "/tests/net/server.py"}) {
+    const std::string text = read_file(source_dir() + file);
+    h.update(text.data(), text.size());
+  }
+  return wheelcheck::to_hex(h.finish()).substr(0, 16);
+}
+
+// The manifest without writing any input, at test registration. Under ctest every test is its own process
+// and registers every case, so the manifest is made once per build folder and version of the generators
+// and kept beside the inputs (written to a private name, then renamed). Empty (and the ManifestLists test
+// fails) when python3 cannot run the generator.
 std::vector<HostileRun> hostile_runs() {
   std::vector<HostileRun> runs;
-  const auto r = run("python3 " + shell_quote(make_hostile_script()) + " --list /nonexistent/hostile");
-  if (r.exit_code != 0) return runs;
-  for (const auto& spec : json::parse(r.out, nullptr, false)) {
+  const fs::path kept = fs::path(wheelcheck::test::build_samples_dir()).parent_path() /
+                        ("hostile-manifest-" + generators_digest() + ".json");
+  std::string text;
+  if (fs::exists(kept)) {
+    text = read_file(kept.string());
+  } else {
+    const auto r = run("python3 " + shell_quote(make_hostile_script()) + " --list /nonexistent/hostile");
+    if (r.exit_code != 0) return runs;
+    text = r.out;
+    const std::string fresh = kept.string() + ".tmp" + std::to_string(::getpid());
+    std::error_code ec;
+    fs::create_directories(kept.parent_path(), ec);
+    if (FILE* f = std::fopen(fresh.c_str(), "wb")) {
+      const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+      if (std::fclose(f) == 0 && written) fs::rename(fresh, kept, ec);
+      fs::remove(fresh, ec);
+    }
+  }
+  for (const auto& spec : json::parse(text, nullptr, false)) {
     if (!spec.is_object()) continue;
     for (const auto& command : spec.at("commands")) runs.push_back({spec, command.get<std::string>()});
   }
@@ -179,14 +207,8 @@ Outcome run_sandboxed(const std::vector<std::string>& args, const std::string& c
 // are written to a private sibling and renamed into place, so two processes racing both end with one
 // complete folder; the tests check that no command changed them.
 std::string shared_inputs(std::string& error) {
-  wheelcheck::Hasher h;
-  for (const auto* file : {"/tests/hostile/make_hostile.py", "/tests/tools/hostile_zip.py", "/tests/net/server.py"}) {
-    const std::string text = read_file(source_dir() + file);
-    h.update(text.data(), text.size());
-  }
-  const auto digest = h.finish();
-  const fs::path dir = fs::path(wheelcheck::test::build_samples_dir()).parent_path() /
-                       ("hostile-inputs-" + wheelcheck::to_hex(digest).substr(0, 16));
+  const fs::path dir =
+      fs::path(wheelcheck::test::build_samples_dir()).parent_path() / ("hostile-inputs-" + generators_digest());
   if (fs::exists(dir / "manifest.json")) return dir.string();
   const std::string fresh = dir.string() + ".tmp" + std::to_string(::getpid());
   fs::remove_all(fresh);

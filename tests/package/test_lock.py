@@ -75,7 +75,13 @@ def main():
     lock = os.path.join(args.work, "stale.lock")
     broken = stale_lock(os.path.join(args.repo, "packaging", "sources.lock"), lock)
     check(len(broken) == 2, f"the stale lock breaks two inputs: {broken}")
-    env = dict(os.environ, DIST=os.path.join(args.work, "dist"), WHEELCHECK_PACKAGE_DIR=os.path.join(args.work, "build"))
+    # The package step's work folder sits beside scripts/package.sh's own (build-package/), at the same depth
+    # below the checkout: the compiler cache rewrites the checkout's paths relative to the build folder
+    # (CCACHE_BASEDIR), so only a build folder as deep as the first one's finds its objects, and this build
+    # compiles little more than the one file that says which sources moved.
+    package_dir = os.path.join(args.repo, "build-package-lock")
+    shutil.rmtree(package_dir, ignore_errors=True)
+    env = dict(os.environ, DIST=os.path.join(args.work, "dist"), WHEELCHECK_PACKAGE_DIR=package_dir)
     script = os.path.join(args.repo, "scripts", "package.sh")
 
     # --locked: a release refuses, naming each stale pin and --relock.
@@ -126,7 +132,7 @@ def main():
     cand = re.search(r"Candidate: (\S+)", q.stdout)
     check(cand is not None and moved.get("libssl-dev (amd64)", ("", ""))[1] == cand.group(1),
           f"libssl-dev's used version is the archive's candidate ({cand.group(1) if cand else q.stderr.strip()})")
-    binary = os.path.join(args.work, "build", "x86_64", "stage", "bin", "wheelcheck")
+    binary = os.path.join(package_dir, "x86_64", "stage", "bin", "wheelcheck")
     v = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout
     check("sources moved from the lock: " in v and f"(pinned {BROKEN_DEB})" in v, f"--version says which inputs moved: {v.strip()}")
     wheels = [f for f in os.listdir(os.path.join(args.work, "dist")) if f.endswith(".whl")]
@@ -139,7 +145,7 @@ def main():
           f"--locked --lock dist/SOURCES.used rebuilds with no warning (exit {r.returncode})")
     if r.returncode != 0:
         print(r.stderr[-3000:])
-    v2 = subprocess.run([os.path.join(args.work, "build", "x86_64", "stage", "bin", "wheelcheck"), "--version"],
+    v2 = subprocess.run([os.path.join(package_dir, "x86_64", "stage", "bin", "wheelcheck"), "--version"],
                         capture_output=True, text=True).stdout
     check("sources as pinned in the lock" in v2, f"built from SOURCES.used, --version says as pinned: {v2.strip()}")
     print(f"{len(FAILURES)} failed" if FAILURES else "every check holds")
