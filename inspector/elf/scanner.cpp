@@ -352,7 +352,9 @@ namespace {
 
 Binary read_elf_fast(const ByteSource& source, const ReaderLimits& limits) {
   ElfScanner scanner(source.size(), limits);
-  std::vector<std::byte> buf(std::size_t{1} << 20);
+  // A chunk of 1 MiB, or the whole source and a byte when it is smaller.
+  std::vector<std::byte> buf(
+      static_cast<std::size_t>(std::clamp<std::uint64_t>(source.size() + 1, 4096, std::uint64_t{1} << 20)));
   for (;;) {
     auto stream = source.open();
     while (!scanner.satisfied()) {

@@ -408,7 +408,9 @@ class StreamMemberReader final : public MemberReader {
       m_stream = m_archive.open_member(m_info.index);
       m_pos = 0;
     }
-    std::vector<std::byte> buf(std::size_t{1} << 20);
+    // A chunk of 1 MiB, or the member and a byte when it is smaller.
+    std::vector<std::byte> buf(
+        static_cast<std::size_t>(std::clamp<std::uint64_t>(m_info.size + 1, 4096, std::uint64_t{1} << 20)));
     std::size_t filled = 0;
     while (filled < out.size()) {
       const std::uint64_t want_end = offset + out.size();
