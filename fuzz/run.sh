@@ -99,8 +99,33 @@ run_target() {
   elif [[ $mode == fuzz ]]; then
     args+=(-max_total_time="$seconds")
   fi
-  local rc=0
-  "$build/fuzz/fuzz_$t" "${args[@]}" "${dirs[@]}" >"$log" 2>&1 || rc=$?
+  local rc=0 key='' kept=''
+  rm -f "$log.kept"
+  if [[ $mode == ci && ${FUZZ_KEEP:-1} != 0 ]]; then
+    # CI's fuzzing is deterministic: the same target binary, options and starting inputs run the same
+    # inputs and end the same way. A passed run is kept under the sha256 of all of them (in the build
+    # caches, beside ccache), and a later run of the very same campaign reports it instead of repeating it;
+    # any change to the binary (the code it fuzzes), the count or an input runs it again. FUZZ_KEEP=0 always runs.
+    key=$({
+      sha256sum "$build/fuzz/fuzz_$t" | cut -d' ' -f1
+      echo "${args[*]} ASAN_OPTIONS=$ASAN_OPTIONS UBSAN_OPTIONS=$UBSAN_OPTIONS"
+      find "${dirs[@]}" -type f -printf '%P\n' | LC_ALL=C sort
+      find "${dirs[@]}" -type f -print0 | LC_ALL=C sort -z | xargs -0 -r cat | sha256sum
+    } | sha256sum | cut -c1-32)
+    kept=$wheelcheck_cache/fuzz-ci/$t-$key
+  fi
+  if [[ -n $kept && -f $kept/log && -f $kept/corpus ]]; then
+    cp "$kept/log" "$log"
+    cp "$kept/corpus" "$log.kept"
+    touch "$kept/log"
+  else
+    "$build/fuzz/fuzz_$t" "${args[@]}" "${dirs[@]}" >"$log" 2>&1 || rc=$?
+    if [[ -n $kept && $rc == 0 ]]; then
+      mkdir -p "$kept.tmp.$$" && cp "$log" "$kept.tmp.$$/log"
+      find "$corpus" -type f | wc -l >"$kept.tmp.$$/corpus"
+      rm -rf "$kept" && mv "$kept.tmp.$$" "$kept"
+    fi
+  fi
   echo "$rc" >"$log.rc"
 }
 
@@ -134,12 +159,16 @@ for t in "${targets[@]}"; do
   last=$(grep -E '^#[0-9]+' "$log" | tail -1 || true)
   cov=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$last")
   ft=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<<"$last")
-  if [[ $mode == ci ]]; then corpus=$(find "$build/fuzz-ci/$t" -type f | wc -l)
+  if [[ -f $log.kept ]]; then corpus=$(cat "$log.kept")
+  elif [[ $mode == ci ]]; then corpus=$(find "$build/fuzz-ci/$t" -type f | wc -l)
   else corpus=$(find "$build/fuzz-corpus/$t" -type f | wc -l); fi
   result=$(result_of "$log" "$rc")
   [[ $result == ok ]] || failed=1
+  [[ -f $log.kept ]] && result="ok (kept: this binary ran these inputs before)"
   printf '%-13s %12s %9s %8s %8s %8s  %s\n' "$t" "${runs:--}" "${eps:--}" "${cov:--}" "${ft:--}" "$corpus" "$result"
 done
+# Kept campaigns not reported for a month go.
+find "$wheelcheck_cache/fuzz-ci" -mindepth 2 -maxdepth 2 -name log -mtime +30 -printf '%h\0' 2>/dev/null | xargs -0 -r rm -rf
 echo "run.sh: logs in $build/fuzz-logs/ ($(($(date +%s) - start))s)"
 if ((failed)); then
   echo "run.sh: FOUND SOMETHING. Artifacts of this run, each reproduced with the command after it:"
