@@ -7,11 +7,11 @@
 # Two lanes run side by side so that neither core idles (the stage table at the end shows where the time
 # went, each stage with its lane):
 #   gcc:    build/ (g++, warnings as errors, a unity build), the static packages for x86_64 and aarch64
-#           (scripts/package.sh all), then the suite (every label);
+#           (scripts/package.sh all), then the suite (every label but realworld and fault);
 #   clang:  build-sanitize/ (clang-14, ASan + UBSan + libFuzzer instrumentation; every file compiled on its
 #           own, so a file missing an include fails here), the sanitized suite,
 #           then CI's fuzzing (fuzz/run.sh --ci: a fixed number of runs per target from a fixed seed,
-#           the same every time). Tests over the downloaded
+#           the same every time), then realworld and fault against build/. Tests over the downloaded
 # corpus (label "corpus") skip with a message when it is absent (../shared/corpus/fetch-real-binaries.sh
 # and make-real-wheels.sh fetch it). The clang lane's output is in build-logs/clang.log (its end is
 # shown when it fails). Caches outside the clone (scripts/lib/cache.sh: ccache, the static packages'
@@ -75,7 +75,9 @@ clock() { printf '%d:%02d' $(($1 / 60)) $(($1 % 60)); }
 suite() {  # suite BUILD_DIR NAME CTEST_ARGS...: one ctest run, its JUnit report in build-logs/NAME.xml
   local dir=$1 name=$2 rc=0
   shift 2
-  rm -rf "$dir/test-cache"   # the tests' profile cache (tests/CMakeLists.txt): every run starts without one
+  # The tests' profile cache (tests/CMakeLists.txt): every run starts without one (the run beside another
+  # in the same build folder keeps it).
+  [[ ${KEEP_TEST_CACHE:-0} == 1 ]] || rm -rf "$dir/test-cache"
   mkdir -p "$dir/Testing/Temporary" "$costs"
   [[ -f $costs/$name.txt ]] && cp "$costs/$name.txt" "$dir/Testing/Temporary/CTestCostData.txt"
   ctest --test-dir "$dir" --show-only=json-v1 "$@" >"$logs/$name.tests.json" 2>/dev/null || true
@@ -116,16 +118,31 @@ fuzz() {
 }
 
 # --- the lanes ----------------------------------------------------------------------------------------
+# The two long tests that take the machine to themselves within a ctest run (realworld, fault) run in the
+# clang lane once it has fuzzed, against build/ (the gcc lane's, built by then), so that the lanes end
+# together instead of the gcc lane running them after everything else; with SANITIZE=0 the gcc lane runs
+# them. (The two ctest runs share build/Testing/, whose log and cost record are then the last run's.)
+serial_labels='^(realworld|fault)$'
+serial_suite() {
+  while [[ ! -f $logs/.gcc-build ]]; do sleep 5; done
+  [[ $(cat "$logs/.gcc-build") == ok ]] || { echo "the gcc build failed: build/ cannot be tested"; return 1; }
+  KEEP_TEST_CACHE=1 suite build serial --timeout 2400 -L "$serial_labels" "${ctest_args[@]}"
+}
 lane_gcc() {
   local ok=0
-  stage gcc "build (g++)" build_gcc || return 1
+  stage gcc "build (g++)" build_gcc || { echo failed >"$logs/.gcc-build"; return 1; }
+  echo ok >"$logs/.gcc-build"
   if [[ ${PACKAGE:-1} != 0 ]]; then
     # Both architectures in one run: dist/SOURCES.used then lists what each was built from.
     stage gcc "package (x86_64, aarch64)" scripts/package.sh all || ok=1
   else
     skipped gcc "package (x86_64, aarch64)" PACKAGE=0
   fi
-  stage gcc "suite (every label)" suite build suite --timeout 2400 "${ctest_args[@]}" || ok=1
+  if [[ ${SANITIZE:-1} == 0 ]]; then
+    stage gcc "suite (every label)" suite build suite --timeout 2400 "${ctest_args[@]}" || ok=1
+  else
+    stage gcc "suite (all but realworld, fault)" suite build suite --timeout 2400 -LE "$serial_labels" "${ctest_args[@]}" || ok=1
+  fi
   return "$ok"
 }
 lane_clang() {
@@ -141,6 +158,7 @@ lane_clang() {
   else
     stage clang "fuzz ($([[ -n ${FUZZ_SECONDS:-} ]] && echo "${FUZZ_SECONDS} s a target" || echo "fixed runs"))" fuzz || ok=1
   fi
+  stage clang "suite: realworld, fault (build/)" serial_suite || ok=1
   return "$ok"
 }
 
