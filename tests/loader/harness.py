@@ -29,7 +29,7 @@ finding that names the library the import misses; nothing else of the member is 
 Inside a root the loader runs by chroot (x86_64; root is required, and in CI a refused chroot is a
 failure) or by qemu-aarch64-static -L ROOT (aarch64; no chroot needed).
 """
-import argparse, concurrent.futures, hashlib, json, os, re, shutil, subprocess, sys, tempfile, threading, time
+import argparse, concurrent.futures, json, os, re, shutil, subprocess, sys, tempfile, time
 import zipfile
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
@@ -37,6 +37,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
 import cases as gen  # noqa: E402
 from make_wheel import write_wheel as pack_wheel  # noqa: E402  (the tests' one wheel writer)
+import compile_cache  # noqa: E402  (compiles kept by content)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TRIPLE = gen.TRIPLE
@@ -51,57 +52,6 @@ class HarnessError(Exception):
     pass
 
 
-# --- compiled libraries, kept by content ------------------------------------------------------------------
-# The generated cases are the same every run of a seed, and compiling them is most of the harness's time.
-# A compile is kept under the sha256 of what decides its output: the compiler and linker (their -v and the
-# C library they link against), the command with the case's folder written as @B, and the bytes of every
-# file it reads (the source, a version script, the libraries it links); a later run copies it instead of
-# compiling. WHEELCHECK_LOADER_CC_CACHE names the folder (default: the build caches' loader-cc/, beside
-# ccache; empty: no cache).
-CC_CACHE = os.environ.get("WHEELCHECK_LOADER_CC_CACHE", os.path.join(
-    os.environ.get("WHEELCHECK_BUILD_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "wheelcheck", "build"), "loader-cc"))
-_toolchains, _toolchain_lock = {}, threading.Lock()
-
-
-def toolchain_id(compiler):
-    with _toolchain_lock:
-        if compiler not in _toolchains:
-            h = hashlib.sha256()
-            ld = run([compiler, "-print-prog-name=ld"]).stdout.strip()
-            for probe in ([compiler, "-v"], [ld, "--version"]):
-                p = run(probe)
-                h.update((p.stdout + p.stderr).encode())
-            libc = run([compiler, "-print-file-name=libc.so.6"]).stdout.strip()
-            if os.path.isfile(libc):
-                with open(libc, "rb") as f:
-                    h.update(f.read())
-            _toolchains[compiler] = h.hexdigest()
-        return _toolchains[compiler]
-
-
-def compile_kept(cmd, cwd, out, inputs):
-    """Runs the compile `cmd` (writing `out`) unless the cache has its output; `inputs`: the files it reads."""
-    if not CC_CACHE:
-        must(cmd, cwd=cwd)
-        return
-    h = hashlib.sha256(toolchain_id(cmd[0]).encode())
-    for arg in cmd:
-        h.update(arg.replace(cwd, "@B").encode() + b"\0")
-    for path in inputs:
-        with open(path, "rb") as f:
-            h.update(hashlib.sha256(f.read()).digest())
-    key = h.hexdigest()
-    kept = os.path.join(CC_CACHE, key[:2], key)
-    if os.path.isfile(kept):
-        shutil.copyfile(kept, out)
-        os.chmod(out, 0o755)
-        return
-    must(cmd, cwd=cwd)
-    os.makedirs(os.path.dirname(kept), exist_ok=True)
-    tmp = f"{kept}.tmp{os.getpid()}.{threading.get_ident()}"
-    shutil.copyfile(out, tmp)
-    os.replace(tmp, kept)
 
 
 def run(cmd, **kw):
@@ -328,7 +278,8 @@ def compile_case(case, bdir):
             raise HarnessError(f"{lib.key}: GNU ld writes DT_RPATH or DT_RUNPATH, not both")
         if lib.kind == "exe" and lib.cc == "gcc":
             cmd += ["-Wl,--allow-shlib-undefined"]
-        compile_kept(cmd, bdir, out, [src] + ([vs] if lib.vs else []) + [built[n] for n in lib.needs])
+        compile_cache.compile_kept(cmd, bdir, out, [src] + ([vs] if lib.vs else []) + [built[n] for n in lib.needs],
+                                   must)
         built[lib.key] = out
     return built
 
