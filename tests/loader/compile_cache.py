@@ -13,6 +13,8 @@ import hashlib, os, shutil, subprocess, threading
 CC_CACHE = os.environ.get("WHEELCHECK_LOADER_CC_CACHE", os.path.join(
     os.environ.get("WHEELCHECK_BUILD_CACHE") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "wheelcheck", "build"), "loader-cc"))
+# Raised when what a kept output may hold changes: entries of another format are never used.
+FORMAT = "loader-cc 2"
 _toolchains, _toolchain_lock = {}, threading.Lock()
 
 
@@ -42,7 +44,7 @@ def compile_kept(cmd, cwd, out, inputs, must):
     if not CC_CACHE:
         must(cmd, cwd=cwd)
         return
-    h = hashlib.sha256(toolchain_id(cmd[0]).encode())
+    h = hashlib.sha256(f"{FORMAT}\0{toolchain_id(cmd[0])}".encode())
     for arg in cmd:
         h.update(arg.replace(cwd, "@B").encode() + b"\0")
     for path in inputs:
