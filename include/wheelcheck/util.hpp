@@ -3,6 +3,7 @@
 // writer (json_writer.cpp).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -116,6 +117,26 @@ std::string printable(std::string_view text);
 // Human sizes: "8G", "512M", "100k", "123" -> bytes. Throws Error(Usage).
 std::uint64_t parse_size(std::string_view text);
 std::string format_size(std::uint64_t bytes);
+
+// The buffer a reader fills from a stream that should hold `expected` bytes: `cap` bytes, or fewer for a
+// short stream (its bytes and one more, so that one read also meets a stream longer than it declares),
+// never under 4 KiB (nor over `cap`). Its bytes are left uninitialized: a reader writes each byte it uses
+// first. A wheel is mostly small members (torch's 15,000 files); a 1 MiB buffer, zeroed, for each of them
+// cost more than reading them, and under AddressSanitizer each fresh large buffer is fresh pages.
+class ReadBuffer {
+ public:
+  ReadBuffer(std::uint64_t expected, std::size_t cap)
+      : m_size(expected >= cap ? cap
+                               : std::max(std::min<std::size_t>(4096, cap), static_cast<std::size_t>(expected) + 1)),
+        m_bytes(new std::byte[m_size]) {}
+  std::byte* data() const { return m_bytes.get(); }
+  std::size_t size() const { return m_size; }
+  std::span<std::byte> span() const { return {m_bytes.get(), m_size}; }
+
+ private:
+  std::size_t m_size;
+  std::unique_ptr<std::byte[]> m_bytes;
+};
 
 // Calls body(index, worker) for every index below count on up to `threads` threads (0: one per CPU;
 // worker 0 is the calling thread), handing indices out in order. The first exception stops the hand-out

@@ -40,6 +40,7 @@
 #include "inspector/elf/detail.hpp"
 #include "wheelcheck/elf.hpp"
 #include "wheelcheck/error.hpp"
+#include "wheelcheck/util.hpp"
 
 namespace wheelcheck::elf {
 
@@ -352,9 +353,9 @@ namespace {
 
 Binary read_elf_fast(const ByteSource& source, const ReaderLimits& limits) {
   ElfScanner scanner(source.size(), limits);
-  // A chunk of 1 MiB, or the whole source and a byte when it is smaller.
-  std::vector<std::byte> buf(
-      static_cast<std::size_t>(std::clamp<std::uint64_t>(source.size() + 1, 4096, std::uint64_t{1} << 20)));
+  // A chunk of 1 MiB, or less for a small source (util.hpp).
+  const ReadBuffer read_buffer(source.size(), std::size_t{1} << 20);
+  const std::span<std::byte> buf = read_buffer.span();
   for (;;) {
     auto stream = source.open();
     while (!scanner.satisfied()) {

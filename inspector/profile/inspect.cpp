@@ -27,14 +27,6 @@ namespace {
 
 constexpr std::size_t k_chunk = std::size_t{1} << 20;
 
-// The read buffer of a member that declares `size` bytes: one chunk, or less for a small member (a byte
-// more than it declares, so that one read also meets a member that inflates past its size). A wheel is
-// mostly small members (torch's 15,000 files), and a 1 MiB buffer zeroed for each of them cost more than
-// reading them.
-std::size_t buffer_for(std::uint64_t size) {
-  return static_cast<std::size_t>(std::clamp<std::uint64_t>(size + 1, 4096, k_chunk));
-}
-
 struct MemberResult {
   wheel::MemberDigest digest;
   std::optional<MemberProfile> member;  // set for ELF members
@@ -65,7 +57,7 @@ class ProgressReporter {
 // The remaining passes of an ELF whose tables the first pass did not keep: stream again, no hashing,
 // and stop as soon as the scanner has what it wants.
 elf::Binary finish_elf(elf::ElfScanner& scanner, const wheel::ZipArchive& archive, std::uint64_t index,
-                       std::vector<std::byte>& buf) {
+                       std::span<std::byte> buf) {
   for (;;) {
     if (auto b = scanner.finish_pass()) return std::move(*b);
     auto stream = archive.open_member(index);
@@ -131,7 +123,9 @@ MemberResult process_member(const wheel::ZipArchive& archive, const wheel::Membe
                             const std::string& algorithm, const InspectOptions& options, ProgressReporter& progress,
                             bool pipeline) {
   MemberResult r;
-  std::vector<std::byte> buf(buffer_for(info.size));
+  // One chunk, or less for a small member (util.hpp).
+  const ReadBuffer read_buffer(info.size, k_chunk);
+  const std::span<std::byte> buf = read_buffer.span();
   std::optional<Hasher> hasher;
   if (options.verify_record) hasher.emplace(algorithm);
   std::unique_ptr<elf::ElfScanner> scanner;
@@ -153,7 +147,7 @@ MemberResult process_member(const wheel::ZipArchive& archive, const wheel::Membe
     // The first chunk, gathered to at least four bytes however the stream splits them, decides ELF.
     std::size_t n = stream->read(buf);
     while (n != 0 && n < 4) {
-      const auto more = stream->read(std::span(buf).subspan(n));
+      const auto more = stream->read(buf.subspan(n));
       if (more == 0) break;
       n += more;
     }
@@ -307,10 +301,11 @@ struct WheelInput {
   std::string sha256_hex() const {
     if (!file) return sha256_file_hex(path);
     Hasher h("sha256");
-    std::vector<std::byte> buf(k_chunk);
+    const ReadBuffer read_buffer(file->size(), k_chunk);
+    const std::span<std::byte> buf = read_buffer.span();
     for (std::uint64_t off = 0; off < file->size(); off += buf.size()) {
       const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), file->size() - off));
-      file->read_at(off, std::span(buf).first(n));
+      file->read_at(off, buf.first(n));
       h.update(buf.data(), n);
     }
     return to_hex(h.finish());

@@ -95,7 +95,9 @@ class MemberStream : public ByteStream {
 class IsalInflateStream final : public MemberStream {
  public:
   IsalInflateStream(zip_t* zip, const MemberInfo& info)
-      : MemberStream(info), m_file(open_index(zip, info.index, ZIP_FL_COMPRESSED, info.name)), m_in(256 << 10) {
+      : MemberStream(info),
+        m_file(open_index(zip, info.index, ZIP_FL_COMPRESSED, info.name)),
+        m_in(info.compressed_size, 256 << 10) {
     isal_inflate_init(&m_state);
     m_state.crc_flag = ISAL_GZIP_NO_HDR;  // the gzip CRC-32 is the zip CRC-32
   }
@@ -142,7 +144,7 @@ class IsalInflateStream final : public MemberStream {
   }
 
   ZipFile m_file;
-  std::vector<std::byte> m_in;
+  ReadBuffer m_in;  // compressed bytes: 256 KiB, or less for a small member
   inflate_state m_state{};
   bool m_in_eof = false;
   bool m_done = false;
@@ -408,14 +410,14 @@ class StreamMemberReader final : public MemberReader {
       m_stream = m_archive.open_member(m_info.index);
       m_pos = 0;
     }
-    // A chunk of 1 MiB, or the member and a byte when it is smaller.
-    std::vector<std::byte> buf(
-        static_cast<std::size_t>(std::clamp<std::uint64_t>(m_info.size + 1, 4096, std::uint64_t{1} << 20)));
+    // A chunk of 1 MiB, or less for a small member (util.hpp).
+    const ReadBuffer read_buffer(m_info.size, std::size_t{1} << 20);
+    const std::span<std::byte> buf = read_buffer.span();
     std::size_t filled = 0;
     while (filled < out.size()) {
       const std::uint64_t want_end = offset + out.size();
-      const auto n = m_stream->read(
-          std::span(buf).first(static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), want_end - m_pos))));
+      const auto n =
+          m_stream->read(buf.first(static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), want_end - m_pos))));
       if (n == 0) throw bad_input("member " + m_info.name + " ends before its declared size");
       if (m_pos == m_kept.size() && m_kept.size() < k_keep) {
         m_kept.insert(m_kept.end(), buf.begin(),
