@@ -11,7 +11,8 @@
 #   clang:  build-sanitize/ (clang-14, ASan + UBSan + libFuzzer instrumentation; every file compiled on its
 #           own, so a file missing an include fails here), the sanitized suite,
 #           then CI's fuzzing (fuzz/run.sh --ci: a fixed number of runs per target from a fixed seed,
-#           the same every time), then realworld and fault against build/. Tests over the downloaded
+#           the same every time).
+# The lane that is done first then runs realworld and fault against build/. Tests over the downloaded
 # corpus (label "corpus") skip with a message when it is absent (../shared/corpus/fetch-real-binaries.sh
 # and make-real-wheels.sh fetch it). The clang lane's output is in build-logs/clang.log (its end is
 # shown when it fails). Caches outside the clone (scripts/lib/cache.sh: ccache, the static packages'
@@ -118,11 +119,13 @@ fuzz() {
 }
 
 # --- the lanes ----------------------------------------------------------------------------------------
-# The two long tests that take the machine to themselves within a ctest run (realworld, fault) run in the
-# clang lane once it has fuzzed, against build/ (the gcc lane's, built by then), so that the lanes end
-# together instead of the gcc lane running them after everything else; with SANITIZE=0 the gcc lane runs
-# them. (The two ctest runs share build/Testing/, whose log and cost record are then the last run's.)
+# The two long tests that take the machine to themselves within a ctest run (realworld, fault) run once,
+# against build/, in whichever lane is first done with its own work, so that the lanes end together: on a
+# fresh machine the clang lane's compile is the longer, on a warm one its sanitized suite and fuzzing. A
+# lane claims them by making a folder (atomic); with SANITIZE=0 the gcc lane's suite runs them. (Two ctest
+# runs share build/Testing/, whose log and cost record are then the last run's.)
 serial_labels='^(realworld|fault)$'
+claim_serial() { mkdir "$logs/.serial-claimed" 2>/dev/null; }
 serial_suite() {
   while [[ ! -f $logs/.gcc-build ]]; do sleep 5; done
   [[ $(cat "$logs/.gcc-build") == ok ]] || { echo "the gcc build failed: build/ cannot be tested"; return 1; }
@@ -142,6 +145,7 @@ lane_gcc() {
     stage gcc "suite (every label)" suite build suite --timeout 2400 "${ctest_args[@]}" || ok=1
   else
     stage gcc "suite (all but realworld, fault)" suite build suite --timeout 2400 -LE "$serial_labels" "${ctest_args[@]}" || ok=1
+    if claim_serial; then stage gcc "suite: realworld, fault (build/)" serial_suite || ok=1; fi
   fi
   return "$ok"
 }
@@ -158,7 +162,7 @@ lane_clang() {
   else
     stage clang "fuzz ($([[ -n ${FUZZ_SECONDS:-} ]] && echo "${FUZZ_SECONDS} s a target" || echo "fixed runs"))" fuzz || ok=1
   fi
-  stage clang "suite: realworld, fault (build/)" serial_suite || ok=1
+  if claim_serial; then stage clang "suite: realworld, fault (build/)" serial_suite || ok=1; fi
   return "$ok"
 }
 
