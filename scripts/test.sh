@@ -47,25 +47,24 @@ started=$SECONDS
 ctest_args=("$@")
 
 # --- stages: each timed, its result kept for the table ----------------------------------------------
-# cpu_now: sets cpu to the CPU time (user + system, whole seconds) of this shell's finished children so far,
-# from bash's `times`, run in this shell (a command substitution's subshell has no children of its own).
-cpu_now() {
-  times >"$logs/.times"
-  cpu=$(tail -1 "$logs/.times" | awk '{ s = 0
-    for (i = 1; i <= NF; i++) { m = $i; sub(/s$/, "", m); split(m, p, "m"); s += p[1] * 60 + p[2] }
-    printf "%d", s }')
-}
-# stage LANE NAME CMD...: runs CMD; records "lane name start seconds result cpu" in build-logs/stages.
+# stage LANE NAME CMD...: runs CMD in a subshell of its own and records "lane name start seconds result cpu"
+# in build-logs/stages. The CPU time is that subshell's `times` (user + system, of itself and of every
+# process it ran): the other lane's processes, which the main shell reaps whenever they end, never count.
 stage() {
-  local lane=$1 name=$2 t0=$SECONDS rc=0 cpu c0
+  local lane=$1 name=$2 t0=$SECONDS rc=0 cpu f
   shift 2
-  cpu_now
-  c0=$cpu
+  f=$logs/.times.$BASHPID.$RANDOM
   echo "== $name ($lane lane, at $(clock $((t0 - started))))"
-  "$@" || rc=$?
-  cpu_now
+  (
+    code=0
+    "$@" || code=$?
+    times >"$f"
+    exit "$code"
+  ) || rc=$?
+  cpu=$(awk '{ for (i = 1; i <= NF; i++) { m = $i; sub(/s$/, "", m); split(m, p, "m"); s += p[1] * 60 + p[2] } }
+    END { printf "%d", s }' "$f" 2>/dev/null) || cpu=0
   printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$lane" "$name" "$((t0 - started))" "$((SECONDS - t0))" \
-    "$([[ $rc == 0 ]] && echo ok || echo "FAILED (exit $rc)")" "$((cpu - c0))" >>"$logs/stages"
+    "$([[ $rc == 0 ]] && echo ok || echo "FAILED (exit $rc)")" "${cpu:-0}" >>"$logs/stages"
   return "$rc"
 }
 skipped() { printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$((SECONDS - started))" 0 "skipped ($3)" 0 >>"$logs/stages"; }
