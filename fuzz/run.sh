@@ -108,7 +108,9 @@ run_target() {
     # any change to the binary (the code it fuzzes), the count or an input runs it again. FUZZ_KEEP=0 always runs.
     key=$({
       sha256sum "$build/fuzz/fuzz_$t" | cut -d' ' -f1
-      echo "${args[*]} ASAN_OPTIONS=$ASAN_OPTIONS UBSAN_OPTIONS=$UBSAN_OPTIONS"
+      # The options but where a find would land (it names the build folder: the key is the same in any clone).
+      printf '%s\n' "${args[@]}" | grep -v '^-artifact_prefix='
+      echo "ASAN_OPTIONS=$ASAN_OPTIONS UBSAN_OPTIONS=$UBSAN_OPTIONS"
       find "${dirs[@]}" -type f -printf '%P\n' | LC_ALL=C sort
       find "${dirs[@]}" -type f -print0 | LC_ALL=C sort -z | xargs -0 -r cat | sha256sum
     } | sha256sum | cut -c1-32)
