@@ -6,10 +6,12 @@
 #
 # Two lanes run side by side so that neither core idles (the stage table at the end shows where the time
 # went, each stage with its lane):
-#   gcc:    build/ (g++, warnings as errors, a unity build), the static packages for x86_64 and aarch64
-#           (scripts/package.sh all), then the suite (every label but realworld and fault);
+#   gcc:    build/ (g++, warnings as errors, a unity build; the command line, not the unit tests), the
+#           static packages for x86_64 and aarch64 (scripts/package.sh all), then the tiers that run
+#           that binary (labels loader, jobs, package, docs, corpus);
 #   clang:  build-sanitize/ (clang-14, ASan + UBSan + libFuzzer instrumentation; every file compiled on its
-#           own, so a file missing an include fails here), the sanitized suite,
+#           own, so a file missing an include fails here), the sanitized suite (label unit: the unit tests
+#           run here only, with SANITIZE=0 in the gcc lane's suite),
 #           then CI's fuzzing (fuzz/run.sh --ci: a fixed number of runs per target from a fixed seed,
 #           the same every time).
 # The lane that is done first then runs realworld and fault against build/. Tests over the downloaded
@@ -93,7 +95,8 @@ suite() {  # suite BUILD_DIR NAME CTEST_ARGS...: one ctest run, its JUnit report
 build_gcc() {
   cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWHEELCHECK_WERROR=ON -DWHEELCHECK_UNITY=ON \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
-    -DWHEELCHECK_BUILD_TESTS=ON "${cache_launcher[@]}" >/dev/null
+    -DWHEELCHECK_BUILD_TESTS=ON -DWHEELCHECK_UNIT_TESTS="$([[ ${SANITIZE:-1} == 0 ]] && echo ON || echo OFF)" \
+    "${cache_launcher[@]}" >/dev/null
   cmake --build build -j"$(nproc)"
 }
 build_clang() {
@@ -124,6 +127,9 @@ fuzz() {
 # lane claims them by making a folder (atomic); with SANITIZE=0 the gcc lane's suite runs them. (Two ctest
 # runs share build/Testing/, whose log and cost record are then the last run's.)
 serial_labels='^(realworld|fault)$'
+# The unit tests run once, in the sanitized build (ASan, UBSan: the stricter of the two); the gcc lane's
+# build leaves them out (WHEELCHECK_UNIT_TESTS=OFF) and its suite runs the tiers that take its binary.
+gcc_excluded='^(realworld|fault|unit)$'
 claim_serial() { mkdir "$logs/.serial-claimed" 2>/dev/null; }
 serial_suite() {
   while [[ ! -f $logs/.gcc-build ]]; do sleep 5; done
@@ -143,7 +149,7 @@ lane_gcc() {
   if [[ ${SANITIZE:-1} == 0 ]]; then
     stage gcc "suite (every label)" suite build suite --timeout 2400 "${ctest_args[@]}" || ok=1
   else
-    stage gcc "suite (all but realworld, fault)" suite build suite --timeout 2400 -LE "$serial_labels" "${ctest_args[@]}" || ok=1
+    stage gcc "suite (loader, jobs, package, docs)" suite build suite --timeout 2400 -LE "$gcc_excluded" "${ctest_args[@]}" || ok=1
     if claim_serial; then stage gcc "suite: realworld, fault (build/)" serial_suite || ok=1; fi
   fi
   return "$ok"
