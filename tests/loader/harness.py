@@ -321,6 +321,14 @@ def dist_files(case, d):
     return out
 
 
+def place_file(src, dest):
+    """Copies src to dest as a new file: a case's root shares the base's files by hard link, and writing
+    into one of them would change the base under every other case."""
+    if os.path.lexists(dest):
+        os.unlink(dest)
+    shutil.copy2(src, dest)
+
+
 def lay_out(case, built, root, site):
     """The image's own files and distributions (before wheelcheck looks), and the ld.so cache."""
     for lib in case.libs:
@@ -329,7 +337,7 @@ def lay_out(case, built, root, site):
         dest = root_path(site, lib.place, built[lib.key])
         full = root + dest
         os.makedirs(os.path.dirname(full), exist_ok=True)
-        shutil.copy2(built[lib.key], full)
+        place_file(built[lib.key], full)
     for lib in case.libs:
         # Links (after every file): "PATH" links to the library's place, "PATH->TARGET" to TARGET.
         for link in lib.links:
@@ -373,7 +381,7 @@ def install_wheel(case, built, root, site):
             arc = lib.place[len("wheel:"):]
             dest = install_path(site, arc)
             os.makedirs(os.path.dirname(root + dest), exist_ok=True)
-            shutil.copy2(built[lib.key], root + dest)
+            place_file(built[lib.key], root + dest)
             os.chmod(root + dest, 0o755)
             installed[dest] = arc
     return installed
@@ -595,7 +603,9 @@ def run_case(args, case, work):
     built = compile_case(case, bdir)
     base = make_base(work, case.arch, "interp-lib64" if case.layout == "interp-lib64" else "debian", case.python)
     root = os.path.join(cdir, "root")
-    must(["cp", "-a", "--reflink=auto", base, root])
+    # Hard links, not copies: the base is the same in every case (the Python stdlib is most of it), and what
+    # a case lays out over it replaces a file (place_file), never writes into one the base shares.
+    must(["cp", "-al", base, root])
     if case.layout == "nocache":
         pass
     shutil.copy2(os.path.join(work, f"probe-{case.arch}"), os.path.join(root, "probe"))
