@@ -258,9 +258,9 @@ build_arch() {
   # reports nlohmann-json's iterators (false positives); the x86_64 builds and the sanitizers keep it.
   local cross_flags=(-DCMAKE_CXX_FLAGS=)
   [[ $arch == "$(uname -m)" ]] || cross_flags=(-DWHEELCHECK_WARNINGS_OFF=-Wno-null-dereference)
-  # Compiled in batches (a unity build): the same code in about half the time on two cores.
+  # Compiled in batches (a unity build, WHEELCHECK_UNITY: CMakeLists.txt has the figures).
   cmake -S "$root" -B "$dir/build" "${cmake_common[@]}" "${cross_flags[@]}" -DWHEELCHECK_STATIC=ON -DWHEELCHECK_WERROR=ON \
-    -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=12 \
+    -DWHEELCHECK_UNITY=ON \
     -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" -DCMAKE_C_FLAGS_RELEASE="-O2 -DNDEBUG" \
     -DWHEELCHECK_STATIC_SYSROOT="$sysroot" -DWHEELCHECK_STATIC_PREFIX="$prefix" -DWHEELCHECK_TRIPLET="$tri" \
     -DWHEELCHECK_BUILD_SOURCES="$sources_note" >/dev/null

@@ -20,7 +20,6 @@
 // The lines are then split in place with memchr and checked (magic, header lines in their order, flags,
 // strict ordering, which also rules out duplicates, the count); every failure names the line.
 
-#define ZLIB_CONST
 #include "wheelcheck/exports.hpp"
 
 #include <isa-l/igzip_lib.h>
