@@ -3,6 +3,6 @@
 if(NOT TARGET wheelcheck_fuzz_entries)
   add_library(wheelcheck_fuzz_entries STATIC ${PROJECT_SOURCE_DIR}/fuzz/entries.cpp)
   target_include_directories(wheelcheck_fuzz_entries PUBLIC ${PROJECT_SOURCE_DIR})
-  target_compile_options(wheelcheck_fuzz_entries PRIVATE ${WHEELCHECK_WARNINGS})
+  target_compile_options(wheelcheck_fuzz_entries PRIVATE ${WHEELCHECK_WARNINGS} ${WHEELCHECK_FUZZ_COMPILE})
   target_link_libraries(wheelcheck_fuzz_entries PUBLIC wheelcheck_core)
 endif()
