@@ -1,10 +1,13 @@
 // Test support for the accelerator side: CUDA kernels built at test time with the machine's nvcc for
 // chosen -gencode sets, each with what nvcc was asked to embed, so a test can check the fatbin reader
-// (and the coverage verdict) against the build itself. The libraries are built once per build folder
-// and set of cases and shared by every test process (about 4 s of nvcc per case); a test skips, saying
-// why, where there is no nvcc.
+// (and the coverage verdict) against the build itself. The libraries are built once per nvcc and set of
+// cases, kept in the build caches beside ccache (WHEELCHECK_BUILD_CACHE, default
+// ~/.cache/wheelcheck/build/fatbin-kernels-KEY) and shared by every test process, build folder and clone
+// (about 4 s of nvcc per case, a minute in all); a test skips, saying why, where there is no nvcc.
 #pragma once
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -67,6 +70,19 @@ inline std::string nvcc_path() {
   return have_program("nvcc") ? "nvcc" : "";
 }
 
+// The build caches' folder (scripts/lib/cache.sh): $WHEELCHECK_BUILD_CACHE, else
+// ${XDG_CACHE_HOME:-~/.cache}/wheelcheck/build; the build folder when there is no home.
+inline std::filesystem::path kernel_cache_root() {
+  if (const char* e = std::getenv("WHEELCHECK_BUILD_CACHE"); e != nullptr && *e != '\0') return e;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x == '/') {
+    return std::filesystem::path(x) / "wheelcheck" / "build";
+  }
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home == '/') {
+    return std::filesystem::path(home) / ".cache" / "wheelcheck" / "build";
+  }
+  return std::filesystem::path(wheelcheck::test::build_samples_dir()).parent_path();
+}
+
 // The folder of built kernels (libk_<case>.so each); "" with `error` saying why when they cannot be built.
 inline std::string kernel_dir(std::string& error) {
   namespace fs = std::filesystem;
@@ -81,14 +97,34 @@ inline std::string kernel_dir(std::string& error) {
       "  if (i < n) a[i] += b[i];\n"
       "}\n"
       "extern \"C\" void launch(float* a, const float* b, int n) { add<<<(n + 255) / 256, 256>>>(a, b, n); }\n";
+  // The key: nvcc itself (its path and what --version says), the source and every case's flags.
+  const auto version = run(shell_quote(nvcc) + " --version");
+  if (version.exit_code != 0) {
+    error = nvcc + " --version failed: " + version.out + version.err;
+    return "";
+  }
   Hasher h;
+  h.update(nvcc.data(), nvcc.size());
+  h.update(version.out.data(), version.out.size());
   h.update(source.data(), source.size());
   for (const auto& c : kernel_cases()) {
     h.update(c.flags.data(), c.flags.size());
     h.update(c.embed.data(), c.embed.size());
   }
-  const fs::path dir = fs::path(wheelcheck::test::build_samples_dir()).parent_path() /
-                       ("fatbin-kernels-" + to_hex(h.finish()).substr(0, 16));
+  const fs::path dir = kernel_cache_root() / ("fatbin-kernels-" + to_hex(h.finish()).substr(0, 16));
+  if (fs::exists(dir / "done")) return dir.string();
+  // One process builds them; the others (ctest runs tests two at a time, and two suites may run side by
+  // side) wait on the lock and then find them done.
+  std::error_code mk;
+  fs::create_directories(dir.parent_path(), mk);
+  const int lock = ::open((dir.string() + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock >= 0) ::flock(lock, LOCK_EX);
+  struct Unlock {
+    int fd;
+    ~Unlock() {
+      if (fd >= 0) ::close(fd);
+    }
+  } unlock{lock};
   if (fs::exists(dir / "done")) return dir.string();
   const std::string fresh = dir.string() + ".tmp" + std::to_string(::getpid());
   fs::remove_all(fresh);
