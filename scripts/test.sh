@@ -11,7 +11,8 @@
 #           that binary (labels loader, jobs, package, docs, corpus);
 #   clang:  build-sanitize/ (clang-14, ASan + UBSan + libFuzzer instrumentation; every file compiled on its
 #           own, so a file missing an include fails here), the sanitized suite (label unit: the unit tests
-#           run here only, with SANITIZE=0 in the gcc lane's suite),
+#           run here only, with SANITIZE=0 in the gcc lane's suite; in 8 processes, googletest's shards,
+#           unless ctest arguments pick tests by name),
 #           then CI's fuzzing (fuzz/run.sh --ci: a fixed number of runs per target from a fixed seed,
 #           the same every time).
 # The lane that is done first then runs realworld and fault against build/. Tests over the downloaded
@@ -47,6 +48,9 @@ fi
 rm -rf "$logs" && mkdir -p "$logs"
 started=$SECONDS
 ctest_args=("$@")
+# The unit tests run in 8 processes (googletest's shards: tests/CMakeLists.txt says why); with ctest
+# arguments (-R NAME ...) each is its own ctest entry again, so that they pick tests by name.
+unit_shards=$([[ $# -gt 0 ]] && echo 0 || echo 8)
 
 # --- stages: each timed, its result kept for the table ----------------------------------------------
 # stage LANE NAME CMD...: runs CMD in a subshell of its own and records "lane name start seconds result cpu"
@@ -80,10 +84,13 @@ suite() {  # suite BUILD_DIR NAME CTEST_ARGS...: one ctest run, its JUnit report
   # The tests' profile cache (tests/CMakeLists.txt): every run starts without one (the run beside another
   # in the same build folder keeps it).
   [[ ${KEEP_TEST_CACHE:-0} == 1 ]] || rm -rf "$dir/test-cache"
+  [[ $name == serial ]] || rm -rf "$dir/Testing/unit-shards"
   mkdir -p "$dir/Testing/Temporary" "$costs"
   [[ -f $costs/$name.txt ]] && cp "$costs/$name.txt" "$dir/Testing/Temporary/CTestCostData.txt"
   ctest --test-dir "$dir" --show-only=json-v1 "$@" >"$logs/$name.tests.json" 2>/dev/null || true
   ctest --test-dir "$dir" -j"$(nproc)" --output-on-failure --output-junit "$logs/$name.xml" "$@" || rc=$?
+  # The unit tests' shards' own reports (each test of each shard), for the counts at the end.
+  [[ $name == serial || ! -d $dir/Testing/unit-shards ]] || cp -r "$dir/Testing/unit-shards" "$logs/$name.shards"
   [[ -f $dir/Testing/Temporary/CTestCostData.txt ]] && cp "$dir/Testing/Temporary/CTestCostData.txt" "$costs/$name.txt"
   return "$rc"
 }
@@ -96,6 +103,7 @@ build_gcc() {
   cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWHEELCHECK_WERROR=ON -DWHEELCHECK_UNITY=ON \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
     -DWHEELCHECK_BUILD_TESTS=ON -DWHEELCHECK_UNIT_TESTS="$([[ ${SANITIZE:-1} == 0 ]] && echo ON || echo OFF)" \
+    -DWHEELCHECK_UNIT_SHARDS="$unit_shards" \
     "${cache_launcher[@]}" >/dev/null
   cmake --build build -j"$(nproc)"
 }
@@ -103,14 +111,15 @@ build_clang() {
   CC=clang-14 CXX=clang++-14 cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWHEELCHECK_WERROR=ON \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG" \
     -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG" \
-    -DWHEELCHECK_FUZZ=ON "${cache_launcher[@]}" >/dev/null
+    -DWHEELCHECK_FUZZ=ON -DCMAKE_EXE_LINKER_FLAGS=-no-pie -DWHEELCHECK_UNIT_SHARDS="$unit_shards" \
+    "${cache_launcher[@]}" >/dev/null
   cmake --build build-sanitize -j"$(nproc)"
 }
 sanitized_suite() {
   # Leaks are reported (LSan is part of ASan); a report of any kind fails the test that met it.
   ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=0} \
   UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
-    suite build-sanitize sanitized -L unit --timeout 1200 "${ctest_args[@]}"
+    suite build-sanitize sanitized -L unit --timeout 1500 "${ctest_args[@]}"
 }
 fuzz() {
   if [[ -n ${FUZZ_SECONDS:-} ]]; then
@@ -211,7 +220,18 @@ for path in sorted(glob.glob(os.path.join(sys.argv[1], "*.xml"))):
     except (OSError, ValueError, KeyError, IndexError):
         pass
     counts, secs = {}, {}
-    for c in cases:
+    def expand(cases):  # a shard of the unit tests (unit.shard.KofN): its tests, from its own report
+        for c in cases:
+            name = c.get("name") or ""
+            report = os.path.join(path[:-4] + ".shards", name.split(".")[-1].split("of")[0] + ".xml")
+            if name.startswith("unit.shard.") and os.path.exists(report):
+                for t in ET.parse(report).getroot().iter("testcase"):
+                    labels[t.get("classname", "") + "." + t.get("name", "")] = labels.get(name, "unit")
+                    t.set("name", t.get("classname", "") + "." + t.get("name", ""))
+                    yield t
+            else:
+                yield c
+    for c in expand(cases):
         status = "failed" if c.find("failure") is not None or c.get("status") == "fail" else \
                  "skipped" if c.find("skipped") is not None or c.get("status") in ("notrun", "disabled") else "passed"
         key = (os.path.basename(path)[:-4], labels.get(c.get("name"), "-"))
