@@ -16,7 +16,8 @@
 # Written under $R: apt/SUITE/ (apt state), debs/SUITE/*.deb (downloads), x/NAME_VERSION_ARCH/ (each deb
 # unpacked, its control files in DEBIAN/), state/SUITE/ (closure/PKG.txt, old/PKG.txt, debs.txt,
 # skipped.txt, stamp). Idempotent: when the stamp matches the list and every file is there, nothing is
-# fetched and the archive is not contacted (`--refresh` re-reads the archive's indexes).
+# fetched and the archive is not contacted (`--refresh` re-reads the archive's indexes). Two runs at once
+# take turns ($R/.fetch.lock).
 # Exit: 0 done, 77 the archive is unreachable and the cache is incomplete (a skip), 2 another failure.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -37,6 +38,11 @@ done
 if ! command -v apt-get >/dev/null || ! command -v dpkg-deb >/dev/null; then
   echo "skipped: apt-get and dpkg-deb are needed (a Debian machine)"; exit 77
 fi
+# One fetch at a time on this cache: scripts/test.sh starts one beside its compiles, and the tier's own
+# then waits for it and finds everything in place.
+mkdir -p "$R"
+exec 9>"$R/.fetch.lock"
+flock 9
 
 suites_in_list=$(awk '$1=="pkg"{print $2}' "$list" | awk '!s[$0]++')
 ((${#want[@]})) || mapfile -t want <<<"$suites_in_list"
