@@ -22,6 +22,7 @@
 # libraries, the downloads) make a second run, even in a fresh clone, mostly tests.
 #
 #   PACKAGE=0         no static packages (the package tests skip, saying why)
+#   REALWORLD_PREFETCH=0  the real-world tier downloads when it runs, not beside the compiles
 #   SANITIZE=0        no sanitized suite and no fuzzing
 #   FUZZ=0            no fuzzing; FUZZ_SECONDS=N fuzzes N seconds a target instead of CI's fixed runs
 #   WHEELCHECK_BUILD_CACHE, CCACHE_DIR, CCACHE_MAXSIZE, WHEELCHECK_CCACHE=0: see scripts/lib/cache.sh
@@ -112,7 +113,7 @@ build_clang() {
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG" \
     -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG" \
     -DWHEELCHECK_FUZZ=ON -DCMAKE_EXE_LINKER_FLAGS=-no-pie -DWHEELCHECK_UNIT_SHARDS="$unit_shards" \
-    "${cache_launcher[@]}" >/dev/null
+    -DWHEELCHECK_TEST_UNITY=ON "${cache_launcher[@]}" >/dev/null
   cmake --build build-sanitize -j"$(nproc)"
 }
 sanitized_suite() {
@@ -184,6 +185,7 @@ lane_clang() {
 report() {
   local rc=$?
   [[ -n ${clang_pid:-} ]] && kill "$clang_pid" 2>/dev/null
+  [[ -n ${prefetch_pid:-} ]] && kill "$prefetch_pid" 2>/dev/null
   echo
   echo "scripts/test.sh: where the time went (wall clock and CPU time; the two lanes run side by side)"
   printf '  %-6s %-34s %7s %7s %7s  %s\n' lane stage start wall cpu result
@@ -254,10 +256,17 @@ stage - install scripts/install-deps.sh
 source scripts/lib/cache.sh
 costs=$wheelcheck_cache/ctest-costs
 status=0
+# The real-world tier's downloads (about 7 minutes of network and little CPU on a fresh machine) start
+# now, beside the compiles; the tier's own fetch waits for this one (a lock) and then finds them in place.
+if [[ ${REALWORLD_PREFETCH:-1} == 1 ]]; then
+  stage net "realworld downloads (prefetch)" bash tests/realworld/fetch.sh >"$logs/realworld-fetch.log" 2>&1 &
+  prefetch_pid=$!
+fi
 ( lane_clang ) >"$logs/clang.log" 2>&1 &
 clang_pid=$!
 lane_gcc || status=1
 wait "$clang_pid" || { status=1; echo "== the clang lane failed; the end of build-logs/clang.log:"; tail -80 "$logs/clang.log"; }
 clang_pid=
+[[ -n ${prefetch_pid:-} ]] && { wait "$prefetch_pid" || true; prefetch_pid=; }
 grep -A14 '^target ' "$logs/clang.log" | tail -15 || true   # the fuzzing table
 exit "$status"

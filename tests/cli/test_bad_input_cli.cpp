@@ -31,11 +31,15 @@
 #include "wheelcheck/profile.hpp"
 #include "wheelcheck/wheel.hpp"
 
+// Its own namespace: the tests are compiled in batches (a unity build), and each file's helpers stay its own.
+namespace unity_test_bad_input_cli {
+
 namespace {
 
 namespace fs = std::filesystem;
 using namespace wheelcheck;
 using namespace wheelcheck::test;
+using wheelcheck::test::run;  // not the namespace wheelcheck::run (a unity batch may have its header)
 
 // --- helpers: outcomes ------------------------------------------------------------------------------------
 
@@ -817,3 +821,5 @@ TEST(BadInput, JsonNumberOverflowInADescriptionOrRulesIsBadInput) {
   EXPECT_EQ(rules.exit_code, 2) << rules.err;
   EXPECT_NE(rules.err.find("not valid JSON"), std::string::npos) << rules.err;
 }
+
+}  // namespace unity_test_bad_input_cli

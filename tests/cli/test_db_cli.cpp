@@ -8,9 +8,13 @@
 #include "db_support.hpp"
 #include "support.hpp"
 
+// Its own namespace: the tests are compiled in batches (a unity build), and each file's helpers stay its own.
+namespace unity_test_db_cli {
+
 namespace fs = std::filesystem;
 using namespace wheelcheck;
 using namespace wheelcheck::test;
+using wheelcheck::test::run;  // not the namespace wheelcheck::run (a unity batch may have its header)
 
 TEST(ImagesCli, ListsFlagOsGeneratedAndTargetsAndShowsProvenance) {
   const auto r = run("cd / && " + shell_quote(binary_path()) + " images");
@@ -68,3 +72,5 @@ TEST(DbRegeneration, GeneratedFilesAreReproducedByTheirCommand) {
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("db/ is up to date"), std::string::npos) << r.out << r.err;
 }
+
+}  // namespace unity_test_db_cli

@@ -11,10 +11,14 @@
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/rules.hpp"
 
+// Its own namespace: the tests are compiled in batches (a unity build), and each file's helpers stay its own.
+namespace unity_test_gates_cli {
+
 namespace fs = std::filesystem;
 using namespace wheelcheck;
 using namespace wheelcheck::test;
 using nlohmann::json;
+using wheelcheck::test::run;  // not the namespace wheelcheck::run (a unity batch may have its header)
 
 namespace {
 
@@ -242,3 +246,5 @@ TEST(Gates, SetEnvCudaScriptShowsTheFlow) {
   EXPECT_NE(r.out.find("FlagCX: install"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("overall verdict: degraded"), std::string::npos) << r.out;
 }
+
+}  // namespace unity_test_gates_cli

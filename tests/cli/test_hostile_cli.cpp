@@ -39,6 +39,9 @@
 #include "support.hpp"
 #include "wheelcheck/util.hpp"
 
+// Its own namespace: the tests are compiled in batches (a unity build), and each file's helpers stay its own.
+namespace unity_test_hostile_cli {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -358,3 +361,5 @@ TEST(HostileManifest, ListsEveryKind) {
 }
 
 }  // namespace
+
+}  // namespace unity_test_hostile_cli

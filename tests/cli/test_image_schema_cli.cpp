@@ -10,9 +10,13 @@
 #include "image_schema_support.hpp"
 #include "support.hpp"
 
+// Its own namespace: the tests are compiled in batches (a unity build), and each file's helpers stay its own.
+namespace unity_test_image_schema_cli {
+
 namespace fs = std::filesystem;
 using namespace wheelcheck;
 using namespace wheelcheck::test;
+using wheelcheck::test::run;  // not the namespace wheelcheck::run (a unity batch may have its header)
 using json = nlohmann::json;
 
 namespace {
@@ -80,3 +84,5 @@ TEST(ImageSchema, ProbeJsonOfASmallRootValidates) {
   const auto r = validate(files);
   EXPECT_EQ(r.exit_code, 0) << "`wheelcheck probe` output that does not follow the schema:\n" << r.out << r.err;
 }
+
+}  // namespace unity_test_image_schema_cli

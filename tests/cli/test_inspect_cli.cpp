@@ -14,9 +14,13 @@
 #include "wheelcheck/profile.hpp"
 #include "wheelcheck/util.hpp"
 
+// Its own namespace: the tests are compiled in batches (a unity build), and each file's helpers stay its own.
+namespace unity_test_inspect_cli {
+
 using namespace wheelcheck;
 using namespace wheelcheck::test;
 using nlohmann::json;
+using wheelcheck::test::run;  // not the namespace wheelcheck::run (a unity batch may have its header)
 
 namespace {
 
@@ -150,3 +154,5 @@ TEST(Inspect, UsageErrorsExitTwo) {
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_NE(help.out.find("Exit codes"), std::string::npos);
 }
+
+}  // namespace unity_test_inspect_cli

@@ -8,10 +8,14 @@
 #include "wheelcheck/image.hpp"
 #include "wheelcheck/probe.hpp"
 
+// Its own namespace: the tests are compiled in batches (a unity build), and each file's helpers stay its own.
+namespace unity_test_loader_fidelity_cli {
+
 namespace fs = std::filesystem;
 using namespace wheelcheck;
 using namespace wheelcheck::test;
 using nlohmann::json;
+using wheelcheck::test::run;  // not the namespace wheelcheck::run (a unity batch may have its header)
 
 namespace {
 
@@ -125,3 +129,5 @@ TEST(LoaderFidelity, DistInfoWithoutRecordKeepsItsLibraries) {
   EXPECT_TRUE(r["members"][0]["loads"].get<bool>()) << r.dump(1);
   EXPECT_EQ(r["members"][0]["needs"][0]["rule"], "already loaded") << r.dump(1);
 }
+
+}  // namespace unity_test_loader_fidelity_cli

@@ -6,8 +6,12 @@
 
 #include "support.hpp"
 
+// Its own namespace: the tests are compiled in batches (a unity build), and each file's helpers stay its own.
+namespace unity_test_policy_cli {
+
 using namespace wheelcheck;
 using namespace wheelcheck::test;
+using wheelcheck::test::run;  // not the namespace wheelcheck::run (a unity batch may have its header)
 namespace fs = std::filesystem;
 
 TEST(InspectCli, StatesConsistentWithInTextAndJson) {
@@ -48,3 +52,5 @@ TEST(InspectCli, StatesConsistentWithInTextAndJson) {
   const auto v = validate_json(source_dir() + "/docs/inspect.schema.json", {file});
   EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
 }
+
+}  // namespace unity_test_policy_cli

@@ -4,9 +4,13 @@
 
 #include "support.hpp"
 
+// Its own namespace: the tests are compiled in batches (a unity build), and each file's helpers stay its own.
+namespace unity_test_resolve_cli {
+
 namespace fs = std::filesystem;
 using namespace wheelcheck;
 using namespace wheelcheck::test;
+using wheelcheck::test::run;  // not the namespace wheelcheck::run (a unity batch may have its header)
 
 // The db travels with the binary: installed, `--image cuda13.0` works from any folder.
 TEST(Install, DbIsFoundBesideTheInstalledBinary) {
@@ -22,3 +26,5 @@ TEST(Install, DbIsFoundBesideTheInstalledBinary) {
   EXPECT_NE(r.out.find(d.file("prefix/share/wheelcheck/db/images/cuda13.0.json")), std::string::npos)
       << r.out.substr(0, 400);
 }
+
+}  // namespace unity_test_resolve_cli

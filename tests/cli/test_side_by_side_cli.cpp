@@ -13,6 +13,9 @@
 #include "support.hpp"
 #include "verdict_support.hpp"
 
+// Its own namespace: the tests are compiled in batches (a unity build), and each file's helpers stay its own.
+namespace unity_test_side_by_side_cli {
+
 namespace fs = std::filesystem;
 using namespace wheelcheck::test;
 using nlohmann::json;
@@ -188,3 +191,5 @@ TEST(SideBySideCli, CommaRulesAndWhenTheMatrixStays) {
   EXPECT_NE(five.out.find("[1] " + k_flagcx_cuda), std::string::npos) << five.out;
   EXPECT_EQ(five.out.find("What changes between them"), std::string::npos) << five.out;
 }
+
+}  // namespace unity_test_side_by_side_cli

@@ -10,10 +10,14 @@
 #include "verdict_support.hpp"
 #include "wheelcheck/image.hpp"
 
+// Its own namespace: the tests are compiled in batches (a unity build), and each file's helpers stay its own.
+namespace unity_test_verdict_cli {
+
 namespace fs = std::filesystem;
 using namespace wheelcheck;
 using namespace wheelcheck::test;
 using nlohmann::json;
+using wheelcheck::test::run;  // not the namespace wheelcheck::run (a unity batch may have its header)
 
 namespace {
 
@@ -239,3 +243,5 @@ TEST(VerdictSchema, EveryOutputValidates) {
   const auto v = validate_json(source_dir() + "/docs/verdict.schema.json", files);
   EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
 }
+
+}  // namespace unity_test_verdict_cli

@@ -20,6 +20,9 @@
 #include "wheelcheck/profile.hpp"
 #include "wheelcheck/util.hpp"
 
+// Its own namespace: the tests are compiled in batches (a unity build), and each file's helpers stay its own.
+namespace unity_test_cache_folder {
+
 using namespace wheelcheck;
 using namespace wheelcheck::test;
 namespace fs = std::filesystem;
@@ -240,3 +243,5 @@ TEST(ProfileCacheTrust, ADamagedEntryIsAMissAndIsRewritten) {
   EXPECT_TRUE(json->clean);
   EXPECT_EQ(json->json, profile_to_json(cold.profile));
 }
+
+}  // namespace unity_test_cache_folder

@@ -12,6 +12,9 @@
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/verdict.hpp"
 
+// Its own namespace: the tests are compiled in batches (a unity build), and each file's helpers stay its own.
+namespace unity_test_ci {
+
 using namespace wheelcheck;
 using namespace wheelcheck::test;
 
@@ -259,3 +262,5 @@ TEST(CiJunit, OutcomesAndCounts) {
   EXPECT_NE(xml.find("set USE_TLE_DIST=0"), std::string::npos);
   EXPECT_NE(xml.find("file=\"pylock.toml\" line=\"12\""), std::string::npos);
 }
+
+}  // namespace unity_test_ci

@@ -24,6 +24,9 @@
 #include "wheelcheck/exports.hpp"
 #include "wheelcheck/verdict.hpp"
 
+// Its own namespace: the tests are compiled in batches (a unity build), and each file's helpers stay its own.
+namespace unity_test_classify {
+
 using namespace wheelcheck;
 using namespace wheelcheck::test;
 namespace fs = std::filesystem;
@@ -553,3 +556,5 @@ TEST(ClassifyCorpus, Torch26PythonAgainstTorch214) {
   EXPECT_EQ(fallback.classification, "absent");
   std::cout << "  a name needing the per-table index, first call: " << index_ms << " ms\n";
 }
+
+}  // namespace unity_test_classify

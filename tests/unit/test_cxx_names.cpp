@@ -12,6 +12,9 @@
 
 #include "wheelcheck/cxx_names.hpp"
 
+// Its own namespace: the tests are compiled in batches (a unity build), and each file's helpers stay its own.
+namespace unity_test_cxx_names {
+
 using namespace wheelcheck;
 
 TEST(CxxNames, SplitsDemangledNames) {
@@ -202,3 +205,5 @@ TEST(CxxNames, Demangles) {
   EXPECT_EQ(cxx::demangle_or_self("memcpy"), "memcpy");
   EXPECT_EQ(cxx::demangle_or_self("_Z3fooi"), "foo(int)");
 }
+
+}  // namespace unity_test_cxx_names

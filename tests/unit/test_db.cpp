@@ -10,6 +10,9 @@
 #include "wheelcheck/image.hpp"
 #include "wheelcheck/policy.hpp"
 
+// Its own namespace: the tests are compiled in batches (a unity build), and each file's helpers stay its own.
+namespace unity_test_db {
+
 namespace fs = std::filesystem;
 using namespace wheelcheck;
 using namespace wheelcheck::test;
@@ -344,3 +347,5 @@ TEST(Db, StatusAndDriverFloorAreReadWrittenAndNotInherited) {
     }
   }
 }
+
+}  // namespace unity_test_db

@@ -11,6 +11,9 @@
 #include "wheelcheck/elf.hpp"
 #include "wheelcheck/util.hpp"
 
+// Its own namespace: the tests are compiled in batches (a unity build), and each file's helpers stay its own.
+namespace unity_test_elf_fixtures {
+
 using namespace wheelcheck;
 using namespace wheelcheck::test;
 
@@ -240,3 +243,5 @@ TEST(ElfFixtures, StaticExecutableHasNoDynamicSection) {
   EXPECT_EQ(elf::type_name(b.type), "EXEC");
   expect_all_readers_agree(out);
 }
+
+}  // namespace unity_test_elf_fixtures

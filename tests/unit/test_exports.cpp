@@ -5,7 +5,6 @@
 // trips, deterministic bytes, zcat and gzip interoperability, bind() and lookups, and malformed files
 // (truncated or corrupt gzip, trailing members, a 200 MB gzip bomb, every kind of bad line) refused as
 // BadInput with the line named.
-#define ZLIB_CONST
 #include <elf.h>
 #include <gtest/gtest.h>
 #include <zlib.h>
@@ -24,6 +23,9 @@
 #include "wheelcheck/elf.hpp"
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/exports.hpp"
+
+// Its own namespace: the tests are compiled in batches (a unity build), and each file's helpers stay its own.
+namespace unity_test_exports {
 
 using namespace wheelcheck;
 using namespace wheelcheck::test;
@@ -755,3 +757,5 @@ TEST(ExportsCorpus, LibtorchCpuLoadTime) {
 }
 
 }  // namespace
+
+}  // namespace unity_test_exports

@@ -4,6 +4,9 @@
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/wheel.hpp"
 
+// Its own namespace: the tests are compiled in batches (a unity build), and each file's helpers stay its own.
+namespace unity_test_filename {
+
 using namespace wheelcheck;
 
 TEST(Filename, PlainWheel) {
@@ -44,3 +47,5 @@ TEST(Filename, RejectsWhatIsNotAWheelName) {
     }
   }
 }
+
+}  // namespace unity_test_filename

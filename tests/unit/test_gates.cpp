@@ -8,6 +8,9 @@
 #include "wheelcheck/gates.hpp"
 #include "wheelcheck/rules.hpp"
 
+// Its own namespace: the tests are compiled in batches (a unity build), and each file's helpers stay its own.
+namespace unity_test_gates {
+
 using namespace wheelcheck;
 using namespace wheelcheck::test;
 
@@ -103,3 +106,5 @@ TEST(Gates, OnValuesAndCautiousRoutes) {
   EXPECT_NE(sh.find("export WHEELCHECK_SKIP_FLAGCX='1'"), std::string::npos) << sh;
   EXPECT_NE(sh.find("export USE_TLE_DIST='1'"), std::string::npos) << sh;
 }
+
+}  // namespace unity_test_gates

@@ -16,6 +16,9 @@
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/image.hpp"
 
+// Its own namespace: the tests are compiled in batches (a unity build), and each file's helpers stay its own.
+namespace unity_test_image_schema {
+
 namespace fs = std::filesystem;
 using namespace wheelcheck;
 using namespace wheelcheck::test;
@@ -152,3 +155,5 @@ TEST(ImageSchema, AcceptsWhatFromJsonAcceptsAndToJsonWrites) {
   // The compact form is what from_json reads back.
   EXPECT_NO_THROW(image::from_json(json::parse(image::to_json(im).dump()), "compact"));
 }
+
+}  // namespace unity_test_image_schema

@@ -7,6 +7,9 @@
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/index.hpp"
 
+// Its own namespace: the tests are compiled in batches (a unity build), and each file's helpers stay its own.
+namespace unity_test_index_pages {
+
 using namespace wheelcheck;
 using index::parse_project_page;
 
@@ -471,3 +474,5 @@ TEST(IndexPages, ProjectUrlNormalizesTheName) {
   EXPECT_EQ(index::project_url("https://nexus.example/repository/pypi//", "zope.Interface--x"),
             "https://nexus.example/repository/pypi/zope-interface-x/");
 }
+
+}  // namespace unity_test_index_pages

@@ -14,6 +14,9 @@
 #include "wheelcheck/profile.hpp"
 #include "wheelcheck/util.hpp"
 
+// Its own namespace: the tests are compiled in batches (a unity build), and each file's helpers stay its own.
+namespace unity_test_inspect {
+
 using namespace wheelcheck;
 using namespace wheelcheck::test;
 using nlohmann::json;
@@ -51,3 +54,5 @@ TEST(Inspect, CacheRoundTripsTheProfileExactly) {
   damaged.resize(damaged.size() / 2);
   EXPECT_THROW(deserialize_profile(damaged), Error);
 }
+
+}  // namespace unity_test_inspect

@@ -20,6 +20,9 @@
 #include "wheelcheck/profile.hpp"
 #include "wheelcheck/verdict.hpp"
 
+// Its own namespace: the tests are compiled in batches (a unity build), and each file's helpers stay its own.
+namespace unity_test_kernel_rule {
+
 using namespace wheelcheck;
 using namespace wheelcheck::test;
 
@@ -271,3 +274,5 @@ TEST(KernelRule, DamagedNotesNameNoKernel) {
     EXPECT_EQ(c.tag, "manylinux_2_5_x86_64") << damage.name << dump(c);
   }
 }
+
+}  // namespace unity_test_kernel_rule

@@ -22,6 +22,9 @@
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/rootfs.hpp"
 
+// Its own namespace: the tests are compiled in batches (a unity build), and each file's helpers stay its own.
+namespace unity_test_ldconfig {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -655,3 +658,5 @@ TEST(LdSoCache, ReadFromRootReportsWhatItCannotUse) {
   EXPECT_EQ(cache.entries[0].path, "/p/lib0.so");
   EXPECT_EQ(cache.entries[1].arch, "libc6");
 }
+
+}  // namespace unity_test_ldconfig

@@ -11,6 +11,9 @@
 #include "wheelcheck/profile.hpp"
 #include "wheelcheck/verdict.hpp"
 
+// Its own namespace: the tests are compiled in batches (a unity build), and each file's helpers stay its own.
+namespace unity_test_loader_fidelity {
+
 namespace fs = std::filesystem;
 using namespace wheelcheck;
 using namespace wheelcheck::test;
@@ -151,3 +154,5 @@ TEST(LoaderFidelity, CopyRelocationsOfProgramsAreBound) {
     EXPECT_EQ(unresolved, !has) << verdict::render_text(rep, false);
   }
 }
+
+}  // namespace unity_test_loader_fidelity

@@ -16,6 +16,9 @@
 #include "wheelcheck/index.hpp"
 #include "wheelcheck/lock.hpp"
 
+// Its own namespace: the tests are compiled in batches (a unity build), and each file's helpers stay its own.
+namespace unity_test_lock {
+
 using namespace wheelcheck;
 using namespace wheelcheck::test;
 
@@ -907,3 +910,5 @@ TEST(PickFilesFor, KeepsOnlyTheHashesTheLockAllows) {
   ASSERT_NE(on_ascend.file, nullptr) << on_ascend.why;
   EXPECT_EQ(on_ascend.file->filename, "torch-2.10.0-cp312-cp312-manylinux_2_28_aarch64.whl");
 }
+
+}  // namespace unity_test_lock

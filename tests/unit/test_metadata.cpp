@@ -5,6 +5,9 @@
 #include "wheelcheck/util.hpp"
 #include "wheelcheck/wheel.hpp"
 
+// Its own namespace: the tests are compiled in batches (a unity build), and each file's helpers stay its own.
+namespace unity_test_metadata {
+
 using namespace wheelcheck;
 
 TEST(Metadata, HeadersWithContinuationAndBody) {
@@ -74,3 +77,5 @@ TEST(Sizes, ParseAndFormat) {
   EXPECT_THROW(parse_size("99999999999999T"), Error);
   EXPECT_EQ(format_size(1536), "1.5 KiB");
 }
+
+}  // namespace unity_test_metadata

@@ -13,6 +13,9 @@
 #include "wheelcheck/profile.hpp"
 #include "wheelcheck/verdict.hpp"
 
+// Its own namespace: the tests are compiled in batches (a unity build), and each file's helpers stay its own.
+namespace unity_test_policy {
+
 using namespace wheelcheck;
 using namespace wheelcheck::test;
 namespace fs = std::filesystem;
@@ -381,3 +384,5 @@ TEST(Policy, WrongTypesInAPolicyAreTypedErrors) {
   ASSERT_NE(good.find("manylinux2014_x86_64"), nullptr);
   EXPECT_EQ(good.find("manylinux2014_x86_64")->whitelist.count("libc.so.6"), 1u);
 }
+
+}  // namespace unity_test_policy

@@ -13,6 +13,9 @@
 #include "probes/detail.hpp"
 #include "support.hpp"
 
+// Its own namespace: the tests are compiled in batches (a unity build), and each file's helpers stay its own.
+namespace unity_test_probe_gpu {
+
 namespace fs = std::filesystem;
 using namespace wheelcheck;
 using namespace wheelcheck::test;
@@ -421,3 +424,5 @@ TEST(ProbeGpu, AnotherRootRunsNothing) {
   EXPECT_FALSE(j.contains("driver"));
   EXPECT_FALSE(j.contains("gpu_archs"));
 }
+
+}  // namespace unity_test_probe_gpu

@@ -11,14 +11,17 @@
 #include "wheelcheck/resolve.hpp"
 #include "wheelcheck/verdict.hpp"
 
+// Its own namespace: the tests are compiled in batches (a unity build), and each file's helpers stay its own.
+namespace unity_test_resolve {
+
 namespace fs = std::filesystem;
 using namespace wheelcheck;
 using namespace wheelcheck::test;
 
 namespace {
 
-std::string build(const TempDir& dir, const std::string& name, const std::string& source, const std::string& flags,
-                  const std::string& compiler = "gcc") {
+std::string build_so(const TempDir& dir, const std::string& name, const std::string& source, const std::string& flags,
+                     const std::string& compiler = "gcc") {
   std::string err;
   auto so = build_shared(dir, name, name + ".c", source, flags, compiler, &err);
   if (!so) ADD_FAILURE() << name << ": " << err;
@@ -81,10 +84,10 @@ TEST(Resolve, DynamicStringTokens) {
   EXPECT_EQ(resolve::expand_tokens("/a/$PLATFORM", "/o", "lib"), "/a/$PLATFORM") << "left for the loader state";
   // $LIB and $PLATFORM in a real RUNPATH, resolved against the image's folders.
   TempDir d;
-  build(d, "libdep.so.1", "int dep(void) { return 1; }\n", "-Wl,-soname,libdep.so.1");
+  build_so(d, "libdep.so.1", "int dep(void) { return 1; }\n", "-Wl,-soname,libdep.so.1");
   fs::rename(d.file("libdep.so.1"), d.file("libdep.so"));
-  const std::string ext = build(d, "ext.so", "int dep(void);\nint ext(void) { return dep(); }\n",
-                                "-L" + d.path() + " -ldep -Wl,--enable-new-dtags,-rpath,'/opt/$LIB/$PLATFORM'");
+  const std::string ext = build_so(d, "ext.so", "int dep(void);\nint ext(void) { return dep(); }\n",
+                                   "-L" + d.path() + " -ldep -Wl,--enable-new-dtags,-rpath,'/opt/$LIB/$PLATFORM'");
   const auto w = inspect_wheel(make_wheel(d, "t-1.0-cp312-cp312-linux_x86_64.whl", {{"t/ext.so", ext}}));
   const auto n = need_of(w, image_with({lib("/opt/lib/x86_64-linux-gnu/x86_64/libdep.so.1", "libdep.so.1")}),
                          "t/ext.so", "libdep.so.1");
@@ -96,11 +99,11 @@ TEST(Resolve, DynamicStringTokens) {
 TEST(Resolve, EveryTokenOfAnEntryIsExpanded) {
   EXPECT_EQ(resolve::expand_tokens("$ORIGIN/$LIB/${ORIGIN}/$LIB", "/o", "lib64"), "/o/lib64//o/lib64");
   TempDir d;
-  build(d, "libdep.so.1", "int dep(void) { return 1; }\n", "-Wl,-soname,libdep.so.1");
+  build_so(d, "libdep.so.1", "int dep(void) { return 1; }\n", "-Wl,-soname,libdep.so.1");
   fs::rename(d.file("libdep.so.1"), d.file("libdep.so"));
   const std::string ext =
-      build(d, "ext.so", "int dep(void);\nint ext(void) { return dep(); }\n",
-            "-L" + d.path() + " -ldep -Wl,--enable-new-dtags,-rpath,'/opt/$PLATFORM/x/${PLATFORM}'");
+      build_so(d, "ext.so", "int dep(void);\nint ext(void) { return dep(); }\n",
+               "-L" + d.path() + " -ldep -Wl,--enable-new-dtags,-rpath,'/opt/$PLATFORM/x/${PLATFORM}'");
   const auto w = inspect_wheel(make_wheel(d, "t-1.0-cp312-cp312-linux_x86_64.whl", {{"t/ext.so", ext}}));
   const auto n =
       need_of(w, image_with({lib("/opt/x86_64/x/x86_64/libdep.so.1", "libdep.so.1")}), "t/ext.so", "libdep.so.1");
@@ -116,12 +119,12 @@ TEST(Resolve, EveryTokenOfAnEntryIsExpanded) {
 
 TEST(Resolve, LdLibraryPathBeforeRunpathButAfterRpath) {
   TempDir d;
-  const std::string dep = build(d, "libdep.so.1", "int dep(void) { return 1; }\n", "-Wl,-soname,libdep.so.1");
+  const std::string dep = build_so(d, "libdep.so.1", "int dep(void) { return 1; }\n", "-Wl,-soname,libdep.so.1");
   fs::copy_file(dep, d.file("libdep.so"));
   auto wheel_with = [&](const std::string& dtags) {
     TempDir b;
-    const std::string ext = build(b, "ext.so", "int dep(void);\nint ext(void) { return dep(); }\n",
-                                  "-L" + d.path() + " -ldep -Wl," + dtags + ",-rpath,'$ORIGIN/lib'");
+    const std::string ext = build_so(b, "ext.so", "int dep(void);\nint ext(void) { return dep(); }\n",
+                                     "-L" + d.path() + " -ldep -Wl," + dtags + ",-rpath,'$ORIGIN/lib'");
     return inspect_wheel(make_wheel(d, "t" + dtags.substr(2, 3) + "-1.0-cp312-cp312-linux_x86_64.whl",
                                     {{"t/ext.so", ext}, {"t/lib/libdep.so.1", dep}}));
   };
@@ -136,12 +139,12 @@ TEST(Resolve, LdLibraryPathBeforeRunpathButAfterRpath) {
 
 TEST(Resolve, NodeflibSkipsTheCacheAndTheDefaultFolders) {
   TempDir d;
-  build(d, "libdep.so.1", "int dep(void) { return 1; }\n", "-Wl,-soname,libdep.so.1");
+  build_so(d, "libdep.so.1", "int dep(void) { return 1; }\n", "-Wl,-soname,libdep.so.1");
   fs::rename(d.file("libdep.so.1"), d.file("libdep.so"));
   const std::string plain =
-      build(d, "plain.so", "int dep(void);\nint p(void) { return dep(); }\n", "-L" + d.path() + " -ldep");
-  const std::string nodeflib = build(d, "nodeflib.so", "int dep(void);\nint n(void) { return dep(); }\n",
-                                     "-L" + d.path() + " -ldep -Wl,-z,nodefaultlib");
+      build_so(d, "plain.so", "int dep(void);\nint p(void) { return dep(); }\n", "-L" + d.path() + " -ldep");
+  const std::string nodeflib = build_so(d, "nodeflib.so", "int dep(void);\nint n(void) { return dep(); }\n",
+                                        "-L" + d.path() + " -ldep -Wl,-z,nodefaultlib");
   const auto w = inspect_wheel(
       make_wheel(d, "t-1.0-cp312-cp312-linux_x86_64.whl", {{"t/plain.so", plain}, {"t/nodeflib.so", nodeflib}}));
   const std::string path = "/usr/lib/x86_64-linux-gnu/libdep.so.1";
@@ -161,10 +164,10 @@ TEST(Resolve, NodeflibSkipsTheCacheAndTheDefaultFolders) {
 // ld.so.conf folder such as /opt/conf is still taken from the cache.
 TEST(Resolve, NodeflibTakesTheCacheOutsideTheSystemFolders) {
   TempDir d;
-  build(d, "libdep.so.1", "int dep(void) { return 1; }\n", "-Wl,-soname,libdep.so.1");
+  build_so(d, "libdep.so.1", "int dep(void) { return 1; }\n", "-Wl,-soname,libdep.so.1");
   fs::rename(d.file("libdep.so.1"), d.file("libdep.so"));
-  const std::string nodeflib = build(d, "nodeflib.so", "int dep(void);\nint n(void) { return dep(); }\n",
-                                     "-L" + d.path() + " -ldep -Wl,-z,nodefaultlib");
+  const std::string nodeflib = build_so(d, "nodeflib.so", "int dep(void);\nint n(void) { return dep(); }\n",
+                                        "-L" + d.path() + " -ldep -Wl,-z,nodefaultlib");
   const auto w = inspect_wheel(make_wheel(d, "t-1.0-cp312-cp312-linux_x86_64.whl", {{"t/nodeflib.so", nodeflib}}));
   const auto conf = image_with({lib("/opt/conf/libdep.so.1", "libdep.so.1")}, {},
                                {{"libdep.so.1", "/opt/conf/libdep.so.1", "libc6,x86-64"}});
@@ -184,9 +187,10 @@ TEST(Resolve, NodeflibTakesTheCacheOutsideTheSystemFolders) {
 // folder climbs from where the link leads (loader.dir_links), as the kernel does.
 TEST(Resolve, ImageLibrariesUseTheirOwnSearchPaths) {
   TempDir d;
-  build(d, "libv.so.1", "int v(void) { return 1; }\n", "-Wl,-soname,libv.so.1");
+  build_so(d, "libv.so.1", "int v(void) { return 1; }\n", "-Wl,-soname,libv.so.1");
   fs::rename(d.file("libv.so.1"), d.file("libv.so"));
-  const std::string ext = build(d, "ext.so", "int v(void);\nint e(void) { return v(); }\n", "-L" + d.path() + " -lv");
+  const std::string ext =
+      build_so(d, "ext.so", "int v(void);\nint e(void) { return v(); }\n", "-L" + d.path() + " -lv");
   const auto w = inspect_wheel(make_wheel(d, "t-1.0-cp312-cp312-linux_x86_64.whl", {{"t/ext.so", ext}}));
   image::Library v = lib("/opt/vendor/lib/libv.so.1.2", "libv.so.1");
   v.names = {"/usr/lib/x86_64-linux-gnu/libv.so.1", "/opt/vendor/lib/libv.so.1.2"};
@@ -255,10 +259,10 @@ TEST(Resolve, ProgramsAreLoadedAsPrograms) {
 
 TEST(Resolve, CandidatesOfAnotherClassAreSkipped) {
   TempDir d;
-  build(d, "libdep.so.1", "int dep(void) { return 1; }\n", "-Wl,-soname,libdep.so.1");
+  build_so(d, "libdep.so.1", "int dep(void) { return 1; }\n", "-Wl,-soname,libdep.so.1");
   fs::rename(d.file("libdep.so.1"), d.file("libdep.so"));
   const std::string ext =
-      build(d, "ext.so", "int dep(void);\nint e(void) { return dep(); }\n", "-L" + d.path() + " -ldep");
+      build_so(d, "ext.so", "int dep(void);\nint e(void) { return dep(); }\n", "-L" + d.path() + " -ldep");
   const auto w = inspect_wheel(make_wheel(d, "t-1.0-cp312-cp312-linux_x86_64.whl", {{"t/ext.so", ext}}));
   const auto im = image_with({lib("/opt/lib32/libdep.so.1", "libdep.so.1", "i686", 32),
                               lib("/usr/lib/x86_64-linux-gnu/libdep.so.1", "libdep.so.1")},
@@ -275,11 +279,12 @@ TEST(Resolve, CandidatesOfAnotherClassAreSkipped) {
 
 TEST(VerdictChecks, DriverTooOldIsAnErrorWhenTheDriverIsKnown) {
   TempDir d;
-  build(d, "libcudart.so.13", "int cudaGetDeviceCount(int* n) { *n = 0; return 0; }\n", "-Wl,-soname,libcudart.so.13");
+  build_so(d, "libcudart.so.13", "int cudaGetDeviceCount(int* n) { *n = 0; return 0; }\n",
+           "-Wl,-soname,libcudart.so.13");
   fs::rename(d.file("libcudart.so.13"), d.file("libcudart.so"));
   const std::string k =
-      build(d, "libk.so", "int cudaGetDeviceCount(int*);\nint k(void) { int n; return cudaGetDeviceCount(&n); }\n",
-            "-L" + d.path() + " -lcudart");
+      build_so(d, "libk.so", "int cudaGetDeviceCount(int*);\nint k(void) { int n; return cudaGetDeviceCount(&n); }\n",
+               "-L" + d.path() + " -lcudart");
   const auto w = inspect_wheel(make_wheel(d, "k-1.0-py3-none-any.whl", {{"k/libk.so", k}}));
   auto im = image_with({lib("/usr/local/cuda/lib64/libcudart.so.13", "libcudart.so.13")}, {"/usr/local/cuda/lib64"});
   im.toolkit = image::Toolkit{
@@ -333,10 +338,10 @@ TEST(VerdictChecks, IsaLevelAndRecordProblemsAreReported) {
 // answered for are conditions that say the table could not be read.
 TEST(VerdictChecks, UnreadableExportTableIsSaid) {
   TempDir d;
-  build(d, "libdep.so.1", "int dep(void) { return 1; }\n", "-Wl,-soname,libdep.so.1");
+  build_so(d, "libdep.so.1", "int dep(void) { return 1; }\n", "-Wl,-soname,libdep.so.1");
   fs::rename(d.file("libdep.so.1"), d.file("libdep.so"));
   const std::string ext =
-      build(d, "ext.so", "int dep(void);\nint e(void) { return dep(); }\n", "-L" + d.path() + " -ldep");
+      build_so(d, "ext.so", "int dep(void);\nint e(void) { return dep(); }\n", "-L" + d.path() + " -ldep");
   const auto w = inspect_wheel(make_wheel(d, "t-1.0-cp312-cp312-linux_x86_64.whl", {{"t/ext.so", ext}}));
   d.write("broken.exports.gz", "\x1f\x8b this is not a gzip stream");
   auto l = lib("/usr/lib/x86_64-linux-gnu/libdep.so.1", "libdep.so.1");
@@ -354,3 +359,5 @@ TEST(VerdictChecks, UnreadableExportTableIsSaid) {
   }
   EXPECT_TRUE(said) << verdict::render_text(r, false);
 }
+
+}  // namespace unity_test_resolve

@@ -22,6 +22,9 @@
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/rootfs.hpp"
 
+// Its own namespace: the tests are compiled in batches (a unity build), and each file's helpers stay its own.
+namespace unity_test_rootfs {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -373,3 +376,5 @@ TEST(RootFs, ListDirAndGlobAreSortedAsGlob3Sorts) {
             (std::vector<std::string>{"/etc/conf-link/9.conf", "/etc/conf-link/A.conf", "/etc/conf-link/a.conf",
                                       "/etc/conf-link/b.conf"}));
 }
+
+}  // namespace unity_test_rootfs

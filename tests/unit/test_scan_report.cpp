@@ -16,6 +16,9 @@
 #include "support.hpp"
 #include "wheelcheck/report.hpp"
 
+// Its own namespace: the tests are compiled in batches (a unity build), and each file's helpers stay its own.
+namespace unity_test_scan_report {
+
 using namespace wheelcheck;
 using namespace wheelcheck::test;
 using Json = nlohmann::ordered_json;
@@ -492,3 +495,5 @@ TEST(ScanReport, ChromiumPaintsAScreenshot) {
   // A blank 1280x900 page compresses to a few kB; the coloured matrix and text make it far larger.
   EXPECT_GT(bytes.size(), 30000U) << "screenshot suspiciously small: " << bytes.size() << " bytes";
 }
+
+}  // namespace unity_test_scan_report

@@ -15,6 +15,9 @@
 #include "wheelcheck/profile.hpp"
 #include "wheelcheck/wheel.hpp"
 
+// Its own namespace: the tests are compiled in batches (a unity build), and each file's helpers stay its own.
+namespace unity_test_shared_wheels {
+
 using namespace wheelcheck;
 using namespace wheelcheck::test;
 namespace fs = std::filesystem;
@@ -163,3 +166,5 @@ TEST(SharedWheels, AgreeWithAuditwheelShow) {
   }
   EXPECT_GE(compared, 15U);
 }
+
+}  // namespace unity_test_shared_wheels

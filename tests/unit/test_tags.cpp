@@ -15,6 +15,9 @@
 #include "wheelcheck/verdict.hpp"
 #include "wheelcheck/wheel.hpp"
 
+// Its own namespace: the tests are compiled in batches (a unity build), and each file's helpers stay its own.
+namespace unity_test_tags {
+
 using namespace wheelcheck;
 using namespace wheelcheck::test;
 using verdict::Finding;
@@ -602,3 +605,5 @@ TEST(TagsDb, RealWheelNamesAgainstTheAscendImage) {
   const auto rp = verdict::check_wheel_tags(wheel_named(mscl, ">=3.8"), im);
   EXPECT_EQ(find(rp, "requires-python"), nullptr);
 }
+
+}  // namespace unity_test_tags

@@ -17,6 +17,9 @@
 #include "wheelcheck/verdict.hpp"
 #include "wheelcheck/wheel.hpp"
 
+// Its own namespace: the tests are compiled in batches (a unity build), and each file's helpers stay its own.
+namespace unity_test_verdict {
+
 namespace fs = std::filesystem;
 using namespace wheelcheck;
 using namespace wheelcheck::test;
@@ -461,3 +464,5 @@ TEST(VerdictChecks, RequiresDistPinsAgainstTheImageAndTheWheelsBesideIt) {
   w.metadata.requires_dist = {"torch==2.9.0"};
   EXPECT_TRUE(kinds({&torch29}).empty());
 }
+
+}  // namespace unity_test_verdict

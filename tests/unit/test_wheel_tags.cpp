@@ -8,6 +8,9 @@
 
 #include "wheelcheck/wheel.hpp"
 
+// Its own namespace: the tests are compiled in batches (a unity build), and each file's helpers stay its own.
+namespace unity_test_wheel_tags {
+
 using namespace wheelcheck;
 using Kind = wheel::Platform::Kind;
 
@@ -71,3 +74,5 @@ TEST(WheelTags, ArchSpellings) {
   EXPECT_EQ(wheel::tag_arch_of("armel"), "armv5l");
   EXPECT_EQ(wheel::tag_arch_of("x86_64"), "x86_64");
 }
+
+}  // namespace unity_test_wheel_tags

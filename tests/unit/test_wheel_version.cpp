@@ -10,6 +10,9 @@
 
 #include "wheelcheck/wheel.hpp"
 
+// Its own namespace: the tests are compiled in batches (a unity build), and each file's helpers stay its own.
+namespace unity_test_wheel_version {
+
 using namespace wheelcheck;
 
 struct SpecifierCase {
@@ -166,3 +169,5 @@ TEST(WheelVersion, VersionInASpecifierSetAdmitsPreReleases) {
   EXPECT_EQ(wheel::python_satisfies(">=3.13", "3.13.0rc1"), true);
   EXPECT_EQ(wheel::version_in(">=3.13", "3.13.0rc1"), false);
 }
+
+}  // namespace unity_test_wheel_version
