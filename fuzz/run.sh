@@ -105,9 +105,19 @@ run_target() {
     # CI's fuzzing is deterministic: the same target binary, options and starting inputs run the same
     # inputs and end the same way. A passed run is kept under the sha256 of all of them (in the build
     # caches, beside ccache), and a later run of the very same campaign reports it instead of repeating it;
-    # any change to the binary (the code it fuzzes), the count or an input runs it again. FUZZ_KEEP=0 always runs.
+    # any change to the code it fuzzes, the build's options, the count or an input runs it again. FUZZ_KEEP=0
+    # always runs.
     key=$({
-      sha256sum "$build/fuzz/fuzz_$t" | cut -d' ' -f1
+      # What the binary is made from, not its bytes: the checkout's path is in them (inspector/image/db.cpp's
+      # default db, which every target links now that the library is compiled in batches), so the same code
+      # in another clone was another binary. The sources (their paths in the clone and their contents), the
+      # compiler and the build's options.
+      (cd "$repo" && find inspector include probes fuzz cmake CMakeLists.txt -type f \
+        \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' -o -name '*.c' -o -name '*.cmake' -o -name CMakeLists.txt \) \
+        -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)
+      grep -E '^(CMAKE_(C|CXX|EXE_LINKER)_FLAGS[A-Z_]*|CMAKE_BUILD_TYPE|WHEELCHECK_[A-Z_]*(UNITY|FUZZ)[A-Z_]*):' "$build/CMakeCache.txt"
+      "$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")" --version | head -1
+      ldd "$build/fuzz/fuzz_$t" | awk '$3 ~ /^\// {print $3}' | LC_ALL=C sort | xargs -r sha256sum | cut -d' ' -f1
       # The options but where a find would land (it names the build folder: the key is the same in any clone).
       printf '%s\n' "${args[@]}" | grep -v '^-artifact_prefix='
       echo "ASAN_OPTIONS=$ASAN_OPTIONS UBSAN_OPTIONS=$UBSAN_OPTIONS"
