@@ -22,7 +22,8 @@
 # libraries, the downloads) make a second run, even in a fresh clone, mostly tests.
 #
 #   PACKAGE=0         no static packages (the package tests skip, saying why)
-#   REALWORLD_PREFETCH=0  the real-world tier downloads when it runs, not beside the compiles
+#   REALWORLD_PREFETCH=0  the real-world tier downloads when it runs, not beside the compiles (the
+#                     default when ctest arguments pick tests)
 #   SANITIZE=0        no sanitized suite and no fuzzing
 #   FUZZ=0            no fuzzing; FUZZ_SECONDS=N fuzzes N seconds a target instead of CI's fixed runs
 #   WHEELCHECK_BUILD_CACHE, CCACHE_DIR, CCACHE_MAXSIZE, WHEELCHECK_CCACHE=0: see scripts/lib/cache.sh
@@ -262,7 +263,8 @@ costs=$wheelcheck_cache/ctest-costs
 status=0
 # The real-world tier's downloads (about 7 minutes of network and little CPU on a fresh machine) start
 # now, beside the compiles; the tier's own fetch waits for this one (a lock) and then finds them in place.
-if [[ ${REALWORLD_PREFETCH:-1} == 1 ]]; then
+# Not when ctest arguments pick tests: the tier, if picked, downloads when it runs.
+if [[ ${REALWORLD_PREFETCH:-$((${#ctest_args[@]} == 0))} == 1 ]]; then
   stage net "realworld downloads (prefetch)" bash tests/realworld/fetch.sh >"$logs/realworld-fetch.log" 2>&1 &
   prefetch_pid=$!
 fi
