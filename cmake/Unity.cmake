@@ -6,6 +6,18 @@
 # other binaries (CMake 3.32's UNITY_BUILD_RELOCATABLE does what this does). Sources with
 # SKIP_UNITY_BUILD_INCLUSION, or with compile definitions or options of their own, compile alone. Call it
 # from the folder that made the target, after every source property is set.
+
+# Writes the batch collected so far (a macro: it sets the function's variables).
+macro(wheelcheck_unity_flush)
+  if(count GREATER 0)
+    file(CONFIGURE OUTPUT ${dir}/batch_${index}.cxx CONTENT "${content}")
+    list(APPEND batches ${dir}/batch_${index}.cxx)
+    math(EXPR index "${index} + 1")
+    set(content "")
+    set(count 0)
+  endif()
+endmacro()
+
 function(wheelcheck_unity target batch)
   get_target_property(sources ${target} SOURCES)
   get_target_property(source_dir ${target} SOURCE_DIR)
@@ -35,17 +47,10 @@ function(wheelcheck_unity target batch)
     list(APPEND members ${src})
     math(EXPR count "${count} + 1")
     if(count EQUAL batch)
-      file(CONFIGURE OUTPUT ${dir}/batch_${index}.cxx CONTENT "${content}")
-      list(APPEND batches ${dir}/batch_${index}.cxx)
-      math(EXPR index "${index} + 1")
-      set(content "")
-      set(count 0)
+      wheelcheck_unity_flush()
     endif()
   endforeach()
-  if(count GREATER 0)
-    file(CONFIGURE OUTPUT ${dir}/batch_${index}.cxx CONTENT "${content}")
-    list(APPEND batches ${dir}/batch_${index}.cxx)
-  endif()
+  wheelcheck_unity_flush()
   if(members)
     set_source_files_properties(${members} PROPERTIES HEADER_FILE_ONLY ON)
     target_sources(${target} PRIVATE ${batches})
