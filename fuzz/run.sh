@@ -2,9 +2,9 @@
 # Builds and runs wheelcheck's libFuzzer targets (fuzz/README.md).
 #
 #   fuzz/run.sh [SECONDS]     fuzz every target SECONDS (default 60), JOBS at a time (default nproc)
-#   fuzz/run.sh --ci          CI's fuzzing, deterministic: each target a fixed number of runs (fuzz/ci-runs)
+#   fuzz/run.sh --ci          CI's fuzzing, a fixed start: each target a fixed number of runs (fuzz/ci-runs)
 #                             from a fixed seed over the seeds and fuzz/regressions alone, so the same
-#                             commit runs the same inputs and prints the same counts every time
+#                             commit starts from the same inputs and runs as many every time
 #   fuzz/run.sh --replay      no fuzzing: every target runs once over its corpus and fuzz/regressions
 #   TARGETS="zip elf" fuzz/run.sh 600     only those targets
 #
@@ -84,7 +84,7 @@ run_target() {
   local args=(-timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$artifacts/")
   if [[ $mode == ci ]]; then
     # A fresh corpus of the seeds alone (what libFuzzer adds goes there and is dropped next time), a fixed
-    # seed and count: the same inputs every run. The hang limit has a margin for a loaded machine.
+    # seed and count: the same start every run. The hang limit has a margin for a loaded machine.
     corpus=$build/fuzz-ci/$t
     rm -rf "$corpus" && mkdir -p "$corpus"
     cp "$build/fuzz-corpus/$t"/seed-* "$corpus/" 2>/dev/null || true
@@ -102,9 +102,10 @@ run_target() {
   local rc=0 key='' kept=''
   rm -f "$log.kept"
   if [[ $mode == ci && ${FUZZ_KEEP:-1} != 0 ]]; then
-    # CI's fuzzing is deterministic: the same target binary, options and starting inputs run the same
-    # inputs and end the same way. A passed run is kept under the sha256 of all of them (in the build
-    # caches, beside ccache), and a later run of the very same campaign reports it instead of repeating it;
+    # CI's fuzzing has a fixed start and count: the same code, options and starting inputs run the same
+    # campaign (under load what libFuzzer derives can differ a little). A passed run is kept under the
+    # sha256 of all of them (in the build caches, beside ccache), and a later run of the same campaign
+    # reports it instead of repeating it;
     # any change to the code it fuzzes, the build's options, the count or an input runs it again. FUZZ_KEEP=0
     # always runs.
     key=$({
@@ -118,6 +119,9 @@ run_target() {
       grep -E '^(CMAKE_(C|CXX|EXE_LINKER)_FLAGS[A-Z_]*|CMAKE_BUILD_TYPE|WHEELCHECK_[A-Z_]*(UNITY|FUZZ)[A-Z_]*):' "$build/CMakeCache.txt"
       "$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")" --version | head -1
       ldd "$build/fuzz/fuzz_$t" | awk '$3 ~ /^\// {print $3}' | LC_ALL=C sort | xargs -r sha256sum | cut -d' ' -f1
+      # The headers compiled in that no shared library stands for (nlohmann-json, CLI11, toml++, fmt's
+      # templates): the versions of the -dev packages installed.
+      dpkg-query -W -f='${db:Status-Abbrev} ${Package} ${Version}\n' '*-dev' 2>/dev/null | grep '^ii' | LC_ALL=C sort
       # The options but where a find would land (it names the build folder: the key is the same in any clone).
       printf '%s\n' "${args[@]}" | grep -v '^-artifact_prefix='
       echo "ASAN_OPTIONS=$ASAN_OPTIONS UBSAN_OPTIONS=$UBSAN_OPTIONS"

@@ -167,7 +167,7 @@ def make_wheel(files, stored=False, name="demo", version="1.0", tag="cp312-cp312
     buf = io.BytesIO()
     method = zipfile.ZIP_STORED if stored else zipfile.ZIP_DEFLATED
     lines = []
-    # A fixed time stamp: the same seeds, byte for byte, on every run (CI's fuzzing is deterministic).
+    # A fixed time stamp: the same seeds, byte for byte, on every run (CI's fuzzing starts from them).
     stamp = (2024, 1, 1, 0, 0, 0)
     with zipfile.ZipFile(buf, "w", method) as z:
         for arc, data in list(files) + [(k, v.encode()) for k, v in meta.items()]:
