@@ -10,9 +10,9 @@
 #           static packages for x86_64 and aarch64 (scripts/package.sh all), then the tiers that run
 #           that binary (labels loader, jobs, package, docs, corpus);
 #   clang:  build-sanitize/ (clang-14, ASan + UBSan + libFuzzer instrumentation; compiled in batches, a
-#           unity build of the library, the command line and the tests), the sanitized suite (label unit: the unit tests
-#           run here only, with SANITIZE=0 in the gcc lane's suite; in 8 processes, googletest's shards,
-#           unless ctest arguments pick tests by name),
+#           unity build of the library, the command line and the tests), the sanitized suite (label unit:
+#           the unit tests run here only, with SANITIZE=0 in the gcc lane's suite; in 8 processes,
+#           googletest's shards, unless ctest arguments pick tests by name),
 #           then CI's fuzzing (fuzz/run.sh --ci: a fixed number of runs per target from a fixed seed,
 #           the same every time).
 # The lane that is done first then runs realworld and fault against build/. Tests over the downloaded
