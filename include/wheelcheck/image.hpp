@@ -48,8 +48,12 @@ std::string image_status_name(ImageStatus status);
 ImageStatus parse_image_status(std::string_view text);  // throws Error(BadInput)
 
 // The CUDA toolkit or a vendor's: MACA (MetaX), CANN (Ascend), DTK (Hygon), TopsRider (Enflame), MUSA
-// (Moore Threads), the PPU SDK. Written as "cuda", "maca", "cann", "dtk", "tops", "musa", "ppu".
-enum class ToolkitKind { Cuda, Maca, Cann, Dtk, Tops, Musa, Ppu };
+// (Moore Threads), the PPU SDK (T-Head), Neuware (Cambricon), CoreX (Iluvatar), XRE (Kunlunxin), TangRT
+// (Sunrise), TSM (TsingMicro). Written as "cuda", "maca", "cann", "dtk", "tops", "musa", "ppu", "neuware",
+// "corex", "xre", "tangrt", "tsm".
+enum class ToolkitKind { Cuda, Maca, Cann, Dtk, Tops, Musa, Ppu, Neuware, Corex, Xre, Tangrt, Tsm };
+// The vendor a toolkit is made by, for people ("NVIDIA", "Ascend", "Cambricon", ...).
+std::string toolkit_vendor(ToolkitKind kind);
 std::string toolkit_kind_name(ToolkitKind kind);
 ToolkitKind parse_toolkit_kind(std::string_view text);  // throws Error(BadInput)
 
@@ -87,7 +91,26 @@ struct Library {
   // The description records the four above (a probe does; "dynamic_recorded" in JSON). Without it they
   // are unknown, not empty: an older or hand-written description, whose libraries are searched without them.
   bool dynamic_recorded = false;
+  // Not in the image's files: the container runtime mounts it from the host when the container starts
+  // (NVIDIA's libcuda.so.1, Ascend's driver folder); says how. Present at run time, its version the host's.
+  std::string host;
   Origin origin = Origin::Declared;
+  std::string layer;
+};
+
+// A folder the container runtime mounts from the host at run time ("/usr/local/Ascend/driver"): what is
+// in it is the host's, not the image's.
+struct HostMount {
+  std::string path;
+  std::string note;
+};
+
+// Environment that reaches only bash processes: written to /etc/profile.d and loaded through BASH_ENV
+// (FlagOS's runtime images), so a direct `python` or `sh` does not see it. Its LD_LIBRARY_PATH counts for
+// the loader as the image's users run it (through bash), and every answer that depends on it says so.
+struct BashEnv {
+  std::string note;                         // how it is loaded ("BASH_ENV=/etc/bash_env.sh sources ...")
+  std::map<std::string, std::string> vars;  // variable -> value
   std::string layer;
 };
 
@@ -149,6 +172,7 @@ struct Distribution {
   std::string exports_unknown;         // why its libraries have no export tables (a declared distribution)
   std::optional<bool> cxx11_abi;       // built with _GLIBCXX_USE_CXX11_ABI=1 (PyTorch wheels since 2.7), when known
   std::optional<Published> published;  // where its wheel is published (its tables can be read from there)
+  std::string note;                    // for people: how it is reached ("/opt/flagtree, on PYTHONPATH under bash")
   // The published wheel its libraries' facts and tables were read from, in words ("" when none was):
   // filled on the fly (not serialized; `image fill` writes a layer that records it in `sources`).
   std::string filled_from;
@@ -214,9 +238,16 @@ struct Image {
   std::vector<Python> pythons;
   std::vector<Distribution> distributions;
   std::optional<Toolkit> toolkit;
-  Fact driver;     // GPU driver version
-  Fact gpu_archs;  // "sm_90,sm_100" or unknown
-  std::map<std::string, std::string> env;
+  Fact driver;                             // GPU driver version
+  Fact gpu_archs;                          // "sm_90,sm_100" or unknown
+  Fact chips;                              // the accelerator models as stated ("NVIDIA H20", "Ascend 910B")
+  std::string release;                     // the vendor stack's release the image is built for ("2.2.0")
+  std::string image_ref;                   // the image's reference ("harbor.baai.ac.cn/flagos-runtime/...:2.2.0")
+  std::map<std::string, std::string> env;  // the process environment every process has (Docker ENV)
+  BashEnv bash_env;                        // environment only bash processes have (BASH_ENV)
+  std::vector<HostMount> host_mounts;
+  // LD_LIBRARY_PATH folders that come from bash_env only (filled after composition, not serialized).
+  std::vector<std::string> bash_only_dirs;
   std::vector<Problem> findings;  // what a probe could not use
   // Facts stated for a runner type ("assumed": {"driver": "580.95.05"}): applied when the description is
   // loaded (image::assume), each listed in every answer that uses it.

@@ -37,9 +37,12 @@ struct WheelProfile {
   std::vector<wheel::Problem> problems;         // the archive and its members: unsafe names, corrupt data
   std::vector<MemberProfile> members;           // the ELF members, in archive order
   std::uint64_t member_count = 0;               // all members, ELF or not
-  std::string reader;                           // "fast" or "lief"
-  std::string integrity = "full";               // "full", or "headers-only" (k_integrity_headers)
-  std::string source;                           // the URL a remote wheel was read from; "" for a file
+  // Members with GPU device code that is not ELF, by name (.bc LLVM bitcode, .cubin, .ptx, .fatbin): what a
+  // compiler links at run time (FlagCX's libflagcx_device.bc), which rules' routes may name.
+  std::vector<std::string> device_code;
+  std::string reader;              // "fast" or "lief"
+  std::string integrity = "full";  // "full", or "headers-only" (k_integrity_headers)
+  std::string source;              // the URL a remote wheel was read from; "" for a file
   bool has_problems() const;
 };
 

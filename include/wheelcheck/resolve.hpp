@@ -51,6 +51,7 @@ struct Object {
   std::string exports_unknown;   // why no table (declared libraries), or why the table is partial
   bool exports_partial = false;  // the table lists some exports only: a symbol it lacks is unknown
   bool python_extension = false;
+  std::string host;  // an image library mounted from the host at run time: how (image::Library::host)
 };
 
 // The Python a wheel is installed into, as its tags select it, in tag order: cpXY (cpXYt) the CPython of

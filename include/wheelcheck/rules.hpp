@@ -22,6 +22,44 @@ struct Route {
   std::vector<std::pair<std::string, std::string>> gates;  // in file order
   std::vector<std::string> depends_on;                     // routes that must be available for this one to be
   std::string rule_set;                                    // the rule set it came from (for messages)
+  // An optional route whose failure its users tolerate with nothing to set (vLLM runs without its _C
+  // kernels under FlagOS's plugin): why. Such a route needs no gates.
+  std::string tolerated;
+  // The toolkits of the builds it is in (run::wheel_toolkits' kinds: "musa"); empty: every build.
+  std::vector<std::string> toolkits;
+};
+
+// A failure the vendor has met and fixed, and how: a finding of one of `kinds` (finding kind names) in a
+// wheel matching `wheels`, whose version, library, symbol or explanation contains `match`, gets the
+// vendor's fix, with its source, after the check's own (FlagTree #1225: rebuilt on Ubuntu 22.04).
+struct Known {
+  std::string id;                   // the vendor's reference ("FlagTree #1225")
+  std::vector<std::string> wheels;  // wheel-name globs; empty: any
+  std::vector<std::string> kinds;   // finding kinds (missing-version, missing-library, ...); empty: any
+  std::string match;                // a part of the finding's version, library, symbol or explanation; "" any
+  std::string fix;                  // what the vendor did ("rebuilt ... on Ubuntu 22.04")
+  std::string source;               // where it is written
+};
+
+// Symbols only the wheel itself defines (its own API, FlagCX's devApiBackend): one that it leaves
+// undefined is missing, whatever libraries without export tables the image has, since no other project's
+// library would define it.
+struct OwnSymbols {
+  std::vector<std::string> wheels;   // wheel-name globs
+  std::vector<std::string> symbols;  // symbol globs (mangled names)
+  std::string why;                   // whose they are, with the source
+};
+
+// A variable a member needs when another distribution is installed beside the wheel (FlagOS I12: FlagCX's
+// libflagcx_device.bc beside FlagTree, whose inductor then needs FLAGCX_BITCODE_PATH to name FlagTree's own).
+struct RequiresEnv {
+  std::string id;                    // the vendor's reference
+  std::vector<std::string> wheels;   // wheel-name globs
+  std::vector<std::string> members;  // member globs: the wheel has one of them
+  std::vector<std::string> beside;   // distributions (normalized names): the image or a --with wheel has one
+  std::string variable;              // what must be set
+  std::string why;                   // what fails without it
+  std::string source;
 };
 
 struct RuleSet {
@@ -31,8 +69,13 @@ struct RuleSet {
   std::vector<std::string> applies_to;  // wheel-name globs this rule set is the default for
   std::vector<std::string> sources;
   std::vector<Route> routes;
+  std::vector<Known> known;
+  std::vector<OwnSymbols> own_symbols;
+  std::vector<RequiresEnv> requires_env;
   std::string file;
 };
+// The entry of `rules.own_symbols` that says `symbol` is `wheel_name`'s own; null when none does.
+const OwnSymbols* own_symbol(const RuleSet& rules, std::string_view wheel_name, std::string_view symbol);
 
 // Parses and validates: globs that fnmatch cannot take, routes without members, duplicate route
 // names, depends_on naming an unknown route, gate names that are not shell variable names, the same

@@ -60,6 +60,8 @@ enum class FindingKind {
   UnreadableMember,     // unreadable-member
   TagClaim,             // tag-claim
   RequiresDist,         // requires-dist: a Requires-Dist pin the image's (or the environment's) version does not meet
+  TagPureBinary,        // tag-pure-binary: a py3-none-any (or other pure) tag on a wheel with native code
+  Environment,          // environment: a variable a part of the wheel needs that the image does not set
   PolicyMachine,        // policy-machine
   PolicyLibc,           // policy-libc
   PolicyApiLevel,       // policy-api-level

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <set>
 
 #include "commands.hpp"
 #include "wheelcheck/error.hpp"
@@ -191,6 +192,34 @@ std::string targets_text(const image::Db& db, const std::string& title) {
   return out;
 }
 
+// FlagOS's published images, one line each: a release is 40 of them (20 backends, base and runtime).
+std::string release_text(const std::vector<image::Image>& images, const std::string& title, const Paint& paint) {
+  std::vector<const image::Image*> rows;
+  for (const auto& im : images) {
+    if (im.group == "flagos-release") rows.push_back(&im);
+  }
+  if (rows.empty()) return "";
+  std::set<std::string> releases;
+  for (const auto* im : rows) {
+    if (!im->release.empty()) releases.insert(im->release);
+  }
+  std::string out =
+      title + (releases.empty() ? "" : ", release " + join({releases.begin(), releases.end()}, ", ")) + "\n";
+  out += fmt::format("  {:<38} {:<8} {:<11} {:<6} {:<27} {:<16} {:<22} {}\n", "NAME", "ARCH", "LIBC", "PYTHON", "TORCH",
+                     "TOOLKIT", "CHIPS", "HOST DRIVER");
+  for (const auto* im : rows) {
+    std::string chips = im->chips.text();
+    if (im->gpu_archs.known()) chips += " (" + *im->gpu_archs.value + ")";
+    out += fmt::format("  {:<38} {:<8} {:<11} {:<6} {:<27} {:<16} {:<22} {}\n", im->name, im->arch.text(), libc_of(*im),
+                       python_of(*im), torch_of(*im), toolkit_of(*im), chips, im->driver.text());
+  }
+  out += "  " +
+         paint.dim("each fact with its source: wheelcheck image show NAME; the runtime images' environment reaches") +
+         "\n  " + paint.dim("bash processes only (BASH_ENV), and libraries marked so come from the host at run time") +
+         "\n\n";
+  return out;
+}
+
 int run_images(const ImagesArgs& a) {
   image::Db db(image::Db::locate(a.db));
   struct Row {
@@ -218,6 +247,11 @@ int run_images(const ImagesArgs& a) {
         j["torch"] = torch_of(im);
         j["toolkit"] = toolkit_of(im);
         j["driver_floor"] = driver_floor_of(im);
+        if (im.driver.set) j["driver"] = im.driver.text();
+        if (im.chips.set) j["chips"] = im.chips.text();
+        if (im.gpu_archs.set) j["gpu_archs"] = im.gpu_archs.text();
+        if (!im.release.empty()) j["release"] = im.release;
+        if (!im.image_ref.empty()) j["image_ref"] = im.image_ref;
         j["unknown"] = im.unknowns();
         j["file"] = im.file;
         out.push_back(j);
@@ -230,14 +264,19 @@ int run_images(const ImagesArgs& a) {
   const Paint paint{color};
   auto bold = [&](const std::string& s) { return paint.bold(s); };
   static const std::map<std::string, std::string> k_group_titles = {
+      {"flagos-release", "FlagOS published images (generated from FlagOS's own configuration: scripts/gen-flagos.py)"},
       {"flagos", "FlagOS CI images (declared from the platform facts)"},
       {"generated", "Generated from real binaries"},
       {"target", "Packaging targets (auditwheel's manylinux, musllinux and android policies)"},
       {"", "Other images"}};
   std::string out;
-  for (const char* group : {"flagos", "generated", "target", ""}) {
+  for (const char* group : {"flagos-release", "flagos", "generated", "target", ""}) {
     if (std::string(group) == "target") {
       out += targets_text(db, bold(k_group_titles.at(group)));
+      continue;
+    }
+    if (std::string(group) == "flagos-release") {
+      out += release_text(images, bold(k_group_titles.at(group)), paint);
       continue;
     }
     // Today's images first, then the planned ones under their own heading.

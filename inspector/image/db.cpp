@@ -89,14 +89,19 @@ void finish(Image& im) {
       }
     }
   }
-  if (auto it = im.env.find("LD_LIBRARY_PATH"); it != im.env.end()) {
-    for (const auto& dir : split(it->second, ":;", false)) {
-      if (std::find(im.loader.ld_library_path.begin(), im.loader.ld_library_path.end(), dir) ==
-          im.loader.ld_library_path.end()) {
-        im.loader.ld_library_path.push_back(dir);
-      }
+  auto add_dirs = [&](const std::string& value, bool bash_only) {
+    for (const auto& dir : split(value, ":;", false)) {
+      if (std::find(im.loader.ld_library_path.begin(), im.loader.ld_library_path.end(), dir) !=
+          im.loader.ld_library_path.end())
+        continue;
+      im.loader.ld_library_path.push_back(dir);
+      if (bash_only) im.bash_only_dirs.push_back(dir);
     }
-  }
+  };
+  if (auto it = im.env.find("LD_LIBRARY_PATH"); it != im.env.end()) add_dirs(it->second, false);
+  // Environment only bash has (BASH_ENV): its folders count, as the image's users run it, and are marked so
+  // that every answer found through them says so.
+  if (auto it = im.bash_env.vars.find("LD_LIBRARY_PATH"); it != im.bash_env.vars.end()) add_dirs(it->second, true);
 }
 
 }  // namespace

@@ -58,8 +58,15 @@ ImageStatus parse_image_status(std::string_view text) {
 namespace {
 
 constexpr std::pair<ToolkitKind, std::string_view> k_toolkit_names[] = {
-    {ToolkitKind::Cuda, "cuda"}, {ToolkitKind::Maca, "maca"}, {ToolkitKind::Cann, "cann"}, {ToolkitKind::Dtk, "dtk"},
-    {ToolkitKind::Tops, "tops"}, {ToolkitKind::Musa, "musa"}, {ToolkitKind::Ppu, "ppu"}};
+    {ToolkitKind::Cuda, "cuda"}, {ToolkitKind::Maca, "maca"},       {ToolkitKind::Cann, "cann"},
+    {ToolkitKind::Dtk, "dtk"},   {ToolkitKind::Tops, "tops"},       {ToolkitKind::Musa, "musa"},
+    {ToolkitKind::Ppu, "ppu"},   {ToolkitKind::Neuware, "neuware"}, {ToolkitKind::Corex, "corex"},
+    {ToolkitKind::Xre, "xre"},   {ToolkitKind::Tangrt, "tangrt"},   {ToolkitKind::Tsm, "tsm"}};
+constexpr std::pair<ToolkitKind, std::string_view> k_toolkit_vendors[] = {
+    {ToolkitKind::Cuda, "NVIDIA"},   {ToolkitKind::Maca, "MetaX"},        {ToolkitKind::Cann, "Ascend"},
+    {ToolkitKind::Dtk, "Hygon"},     {ToolkitKind::Tops, "Enflame"},      {ToolkitKind::Musa, "Moore Threads"},
+    {ToolkitKind::Ppu, "T-Head"},    {ToolkitKind::Neuware, "Cambricon"}, {ToolkitKind::Corex, "Iluvatar"},
+    {ToolkitKind::Xre, "Kunlunxin"}, {ToolkitKind::Tangrt, "Sunrise"},    {ToolkitKind::Tsm, "TsingMicro"}};
 
 }  // namespace
 
@@ -70,11 +77,20 @@ std::string toolkit_kind_name(ToolkitKind kind) {
   return "cuda";
 }
 
+std::string toolkit_vendor(ToolkitKind kind) {
+  for (const auto& [k, name] : k_toolkit_vendors) {
+    if (k == kind) return std::string(name);
+  }
+  return "NVIDIA";
+}
+
 ToolkitKind parse_toolkit_kind(std::string_view text) {
+  std::vector<std::string> names;
   for (const auto& [k, name] : k_toolkit_names) {
     if (name == text) return k;
+    names.emplace_back(name);
   }
-  throw bad_input("unknown toolkit \"" + std::string(text) + "\" (expected cuda, maca, cann, dtk, tops, musa, ppu)");
+  throw bad_input("unknown toolkit \"" + std::string(text) + "\" (expected " + join(names, ", ") + ")");
 }
 
 Fact Fact::known_as(std::string value, std::string note, Origin origin) {
@@ -174,6 +190,7 @@ ojson library_json(const Library& l, Origin doc_origin) {
   if (!l.names.empty() && !(l.names.size() == 1 && l.names[0] == l.path)) j["names"] = strings(l.names);
   library_facts_json(j, l);
   if (!l.exports_upto.empty()) j["exports_upto"] = l.exports_upto;
+  if (!l.host.empty()) j["host"] = l.host;
   if (g_provenance || l.origin != doc_origin) j["origin"] = origin_name(l.origin);
   if (g_provenance && !l.layer.empty()) j["layer"] = l.layer;
   return j;
@@ -202,6 +219,8 @@ ojson to_json(const Image& im, bool provenance) {
   if (!im.planned_note.empty()) j["planned_note"] = im.planned_note;
   if (!im.group.empty()) j["group"] = im.group;
   if (!im.policy.empty()) j["policy"] = im.policy;
+  if (!im.release.empty()) j["release"] = im.release;
+  if (!im.image_ref.empty()) j["image_ref"] = im.image_ref;
   j["origin"] = origin_name(im.origin);
   if (!im.generated_by.empty()) j["generated_by"] = im.generated_by;
   if (!im.sources.empty()) j["sources"] = strings(im.sources);
@@ -284,6 +303,7 @@ ojson to_json(const Image& im, bool provenance) {
         if (!d.published->sha256.empty()) pj["sha256"] = d.published->sha256;
         dj["published"] = pj;
       }
+      if (!d.note.empty()) dj["note"] = d.note;
       if (provenance || d.origin != o) dj["origin"] = origin_name(d.origin);
       if (provenance && !d.layer.empty()) dj["layer"] = d.layer;
       ojson libs = ojson::array();
@@ -304,7 +324,25 @@ ojson to_json(const Image& im, bool provenance) {
   }
   if (im.driver.set) j["driver"] = fact_json(im.driver, o);
   if (im.gpu_archs.set) j["gpu_archs"] = fact_json(im.gpu_archs, o);
+  if (im.chips.set) j["chips"] = fact_json(im.chips, o);
   if (!im.env.empty()) j["env"] = im.env;
+  if (!im.bash_env.vars.empty() || !im.bash_env.note.empty()) {
+    ojson b = ojson::object();
+    if (!im.bash_env.note.empty()) b["note"] = im.bash_env.note;
+    b["vars"] = im.bash_env.vars;
+    if (provenance && !im.bash_env.layer.empty()) b["layer"] = im.bash_env.layer;
+    j["bash_env"] = b;
+  }
+  if (!im.host_mounts.empty()) {
+    ojson a = ojson::array();
+    for (const auto& m : im.host_mounts) {
+      ojson mj = ojson::object();
+      mj["path"] = m.path;
+      if (!m.note.empty()) mj["note"] = m.note;
+      a.push_back(mj);
+    }
+    j["host_mounts"] = a;
+  }
   if (!im.assumed.empty()) j["assumed"] = im.assumed;
   if (!im.findings.empty()) {
     ojson a = ojson::array();
@@ -431,10 +469,11 @@ Image from_json(const json& j, std::string_view what) {
   Reader r(what);
   Image im;
   r.object(j, "(document)");
-  r.only(j, {"schema", "name",      "summary", "kind",     "status",    "planned_note",  "group",
-             "policy", "origin",    "sources", "layers",   "arch",      "generated_by",  "exports_dir",
-             "python", "libc",      "loader",  "pythons",  "libraries", "distributions", "toolkit",
-             "driver", "gpu_archs", "env",     "findings", "libstdcxx", "assumed",       "$comment"},
+  r.only(j, {"schema", "name",      "summary",   "kind",     "status",     "planned_note",  "group",
+             "policy", "origin",    "sources",   "layers",   "arch",       "generated_by",  "exports_dir",
+             "python", "libc",      "loader",    "pythons",  "libraries",  "distributions", "toolkit",
+             "driver", "gpu_archs", "env",       "findings", "libstdcxx",  "assumed",       "$comment",
+             "chips",  "release",   "image_ref", "bash_env", "host_mounts"},
          "");
   auto schema = j.find("schema");
   if (schema == j.end()) r.fail("schema", "missing (expected \"" + std::string(k_schema) + "\")");
@@ -464,6 +503,8 @@ Image from_json(const json& j, std::string_view what) {
   }
   im.group = r.opt_str(j, "group", "");
   im.policy = r.opt_str(j, "policy", "");
+  im.release = r.opt_str(j, "release", "");
+  im.image_ref = r.opt_str(j, "image_ref", "");
   im.origin = r.origin(j, Origin::Declared, "");
   const Origin o = im.origin;
   im.generated_by = r.opt_str(j, "generated_by", "");
@@ -524,7 +565,7 @@ Image from_json(const json& j, std::string_view what) {
       const json& e = r.object((*it)[i], f);
       r.only(e,
              {"path", "names", "soname", "machine", "class", "needed", "versions", "exports", "exports_unknown",
-              "exports_upto", "version_needs", "rpath", "runpath", "flags_1", "dynamic_recorded", "origin"},
+              "exports_upto", "version_needs", "rpath", "runpath", "flags_1", "dynamic_recorded", "origin", "host"},
              f);
       Library l;
       l.path = r.opt_str(e, "path", f);
@@ -537,6 +578,7 @@ Image from_json(const json& j, std::string_view what) {
       if (l.names.empty() && !l.path.empty()) l.names.push_back(l.path);
       read_library_facts(r, e, f, l);
       l.exports_upto = r.opt_str(e, "exports_upto", f);
+      l.host = r.opt_str(e, "host", f);
       l.origin = r.origin(e, o, f);
       im.libraries.push_back(std::move(l));
     }
@@ -565,10 +607,10 @@ Image from_json(const json& j, std::string_view what) {
     for (std::size_t i = 0; i < it->size(); ++i) {
       const std::string f = "distributions[" + std::to_string(i) + "]";
       const json& e = r.object((*it)[i], f);
-      r.only(
-          e,
-          {"name", "version", "location", "python", "exports_unknown", "cxx11_abi", "published", "origin", "libraries"},
-          f);
+      r.only(e,
+             {"name", "version", "location", "python", "exports_unknown", "cxx11_abi", "published", "origin",
+              "libraries", "note"},
+             f);
       Distribution d;
       d.name = r.opt_str(e, "name", f);
       d.version = r.opt_str(e, "version", f);
@@ -577,6 +619,7 @@ Image from_json(const json& j, std::string_view what) {
       if (d.location.empty()) d.location = std::string(k_site_placeholder);
       d.python = r.opt_str(e, "python", f);
       d.exports_unknown = r.opt_str(e, "exports_unknown", f);
+      d.note = r.opt_str(e, "note", f);
       if (auto abi = e.find("cxx11_abi"); abi != e.end() && !abi->is_null()) {
         if (!abi->is_boolean()) r.fail(f + ".cxx11_abi", "expected true or false");
         d.cxx11_abi = abi->get<bool>();
@@ -622,7 +665,8 @@ Image from_json(const json& j, std::string_view what) {
     r.only(*it, {"kind", "version", "runtime", "driver_floor", "runtime_sonames"}, "toolkit");
     Toolkit t;
     const std::string kind = r.opt_str(*it, "kind", "toolkit");
-    if (kind.empty()) r.fail("toolkit.kind", "missing (cuda, maca, cann, dtk, tops, musa, ppu)");
+    if (kind.empty())
+      r.fail("toolkit.kind", "missing (cuda, maca, cann, dtk, tops, musa, ppu, neuware, corex, xre, tangrt, tsm)");
     try {
       t.kind = parse_toolkit_kind(kind);
     } catch (const Error& e) {
@@ -636,6 +680,28 @@ Image from_json(const json& j, std::string_view what) {
   }
   im.driver = r.fact(j, "driver", o, "");
   im.gpu_archs = r.fact(j, "gpu_archs", o, "");
+  im.chips = r.fact(j, "chips", o, "");
+  if (auto it = j.find("bash_env"); it != j.end()) {
+    r.object(*it, "bash_env");
+    r.only(*it, {"note", "vars"}, "bash_env");
+    im.bash_env.note = r.opt_str(*it, "note", "bash_env");
+    if (auto v = it->find("vars"); v != it->end()) {
+      r.object(*v, "bash_env.vars");
+      for (auto k = v->begin(); k != v->end(); ++k)
+        im.bash_env.vars[k.key()] = r.str(k.value(), "bash_env.vars." + k.key());
+    }
+  }
+  if (auto it = j.find("host_mounts"); it != j.end()) {
+    r.array(*it, "host_mounts");
+    for (std::size_t i = 0; i < it->size(); ++i) {
+      const std::string f = "host_mounts[" + std::to_string(i) + "]";
+      const json& e = r.object((*it)[i], f);
+      r.only(e, {"path", "note"}, f);
+      HostMount m{r.opt_str(e, "path", f), r.opt_str(e, "note", f)};
+      if (m.path.empty() || m.path[0] != '/') r.fail(f + ".path", "expected an absolute image path");
+      im.host_mounts.push_back(std::move(m));
+    }
+  }
   if (auto it = j.find("assumed"); it != j.end()) {
     r.object(*it, "assumed");
     for (auto k = it->begin(); k != it->end(); ++k) im.assumed[k.key()] = r.str(k.value(), "assumed." + k.key());
@@ -677,9 +743,10 @@ void resolve_exports(Image& im) {
     if (!p.stable_abi.empty()) p.stable_abi_file = base + "/" + p.stable_abi;
   }
   for (Fact* f : {&im.arch, &im.python, &im.libc_kind, &im.libc_version, &im.glibcxx, &im.cxxabi, &im.driver,
-                  &im.gpu_archs, &im.loader.default_dirs_note}) {
+                  &im.gpu_archs, &im.chips, &im.loader.default_dirs_note}) {
     if (f->set) f->layer = im.name;
   }
+  if (!im.bash_env.vars.empty()) im.bash_env.layer = im.name;
   if (im.toolkit) {
     for (Fact* f : {&im.toolkit->version, &im.toolkit->runtime, &im.toolkit->driver_floor}) {
       if (f->set) f->layer = im.name;
@@ -750,6 +817,8 @@ Image compose(const Image& base, const Image& top) {
   out.planned_note = top.planned_note;
   out.group = top.group;
   out.policy = top.policy;
+  if (!top.release.empty()) out.release = top.release;
+  if (!top.image_ref.empty() || top.kind == ImageKind::Image) out.image_ref = top.image_ref;
   out.origin = top.origin;
   out.generated_by = top.generated_by;
   out.file = top.file;
@@ -764,6 +833,7 @@ Image compose(const Image& base, const Image& top) {
   override_fact(out.cxxabi, top.cxxabi);
   override_fact(out.driver, top.driver);
   override_fact(out.gpu_archs, top.gpu_archs);
+  override_fact(out.chips, top.chips);
   if (!top.loader.default_dirs.empty()) {
     out.loader.default_dirs = top.loader.default_dirs;
     out.loader.default_dirs_note = top.loader.default_dirs_note;
@@ -774,6 +844,18 @@ Image compose(const Image& base, const Image& top) {
   if (!top.loader.cache_format.empty()) out.loader.cache_format = top.loader.cache_format;
   for (const auto& [from, to] : top.loader.dir_links) out.loader.dir_links[from] = to;
   merge_by(out.loader.cache, top.loader.cache, [](const CacheEntry& e) { return e.soname + '\0' + e.path; });
+  // A later layer's file replaces what the loader would find at the same image path (overlayfs: a layer
+  // that puts libstdc++.so.6.0.30 behind /usr/lib/x86_64-linux-gnu/libstdc++.so.6 hides the .0.33 an earlier
+  // one put there), then libraries merge by path (by soname when declared without one).
+  for (const auto& l : top.libraries) {
+    if (l.names.empty()) continue;
+    std::erase_if(out.libraries, [&](const Library& b) {
+      if (b.path == l.path) return false;  // merge_by replaces it in place
+      return std::any_of(b.names.begin(), b.names.end(), [&](const std::string& n) {
+        return std::find(l.names.begin(), l.names.end(), n) != l.names.end();
+      });
+    });
+  }
   merge_by(out.libraries, top.libraries,
            [](const Library& l) { return l.path.empty() ? "soname:" + l.soname : l.path; });
   merge_by(out.pythons, top.pythons, [](const Python& p) { return p.version; });
@@ -790,6 +872,10 @@ Image compose(const Image& base, const Image& top) {
     }
   }
   for (const auto& [k, v] : top.env) out.env[k] = v;
+  for (const auto& [k, v] : top.bash_env.vars) out.bash_env.vars[k] = v;
+  if (!top.bash_env.note.empty()) out.bash_env.note = top.bash_env.note;
+  if (!top.bash_env.layer.empty()) out.bash_env.layer = top.bash_env.layer;
+  merge_by(out.host_mounts, top.host_mounts, [](const HostMount& m) { return m.path; });
   for (const auto& [k, v] : top.assumed) out.assumed[k] = v;
   out.findings.insert(out.findings.end(), top.findings.begin(), top.findings.end());
   return out;

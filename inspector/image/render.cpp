@@ -6,6 +6,7 @@
 
 #include "wheelcheck/image.hpp"
 #include "wheelcheck/util.hpp"
+#include "wheelcheck/wheel.hpp"
 
 namespace wheelcheck::image {
 
@@ -63,6 +64,10 @@ std::string render_text(const Image& im, bool color) {
   if (im.status == ImageStatus::Planned) {
     out += "  " + st.yellow("planned") + (im.planned_note.empty() ? "" : ": " + im.planned_note) + "\n";
   }
+  if (!im.image_ref.empty() || !im.release.empty()) {
+    out += "  " + (im.image_ref.empty() ? std::string("release ") + im.release : im.image_ref) +
+           (im.image_ref.empty() || im.release.empty() ? "" : "  (release " + im.release + ")") + "\n";
+  }
   if (!im.layers.empty()) out += "  layers: " + join(im.layers, " + ") + "\n";
   for (const auto& s : im.sources) out += "  source: " + s + "\n";
   if (!im.generated_by.empty()) out += "  regenerate: " + im.generated_by + "\n";
@@ -87,8 +92,14 @@ std::string render_text(const Image& im, bool color) {
       out += fmt::format("  {:<22} {}\n", "runtime sonames", join(im.toolkit->runtime_sonames, ", "));
     }
   }
+  fact("chips", im.chips);
   fact("GPU driver", im.driver);
   fact("GPU architectures", im.gpu_archs);
+  for (const auto& d : im.distributions) {
+    if (wheel::normalize_project_name(d.name) != "torch") continue;
+    out += fmt::format("  {:<22} {:<16} {}\n", "torch", d.version,
+                       st.dim(from(d.origin, d.layer) + (d.location.empty() ? "" : ": at " + d.location)));
+  }
   for (const auto& d : disagreements(im)) out += "  " + st.yellow("!") + " " + d + "\n";
 
   const Loader& ld = im.loader;
@@ -103,6 +114,13 @@ std::string render_text(const Image& im, bool color) {
                      ld.cache_format.empty() ? "not described"
                                              : fmt::format("{} format, {} entries", ld.cache_format, ld.cache.size()));
   out += fmt::format("  LD_LIBRARY_PATH        {}\n", ld.ld_library_path.empty() ? "-" : join(ld.ld_library_path, ":"));
+  if (!im.bash_only_dirs.empty()) {
+    out += "  " + st.yellow("bash only") +
+           fmt::format("              {} (from the bash-only environment below)\n", join(im.bash_only_dirs, ":"));
+  }
+  for (const auto& m : im.host_mounts) {
+    out += fmt::format("  from the host          {}{}\n", m.path, st.dim(m.note.empty() ? "" : "  " + m.note));
+  }
 
   if (!im.libraries.empty()) {
     out += "\n" + st.bold(fmt::format("Libraries ({})", im.libraries.size())) + "\n";
@@ -115,6 +133,7 @@ std::string render_text(const Image& im, bool color) {
       out += fmt::format("  {:<28} {} {}  {}\n", l.soname.empty() ? "(no soname)" : l.soname, l.path,
                          st.dim(l.machine.empty() ? "" : fmt::format("{}/{}", l.machine, l.elf_class)),
                          st.dim(exports + ", " + from(l.origin, l.layer)));
+      if (!l.host.empty()) out += "    " + st.yellow("from the host: ") + l.host + "\n";
     }
   }
   if (!im.pythons.empty()) {
@@ -129,6 +148,7 @@ std::string render_text(const Image& im, bool color) {
     out += "\n" + st.bold("Python distributions") + "\n";
     for (const auto& d : im.distributions) {
       out += fmt::format("  {} {}  at {}  {}\n", d.name, d.version, d.location, st.dim(from(d.origin, d.layer)));
+      if (!d.note.empty()) out += "    " + d.note + "\n";
       if (!d.exports_unknown.empty()) out += "    " + st.yellow("export tables unknown: " + d.exports_unknown) + "\n";
       for (const auto& l : d.libraries) {
         out += fmt::format("    {:<40} {}{}\n", l.path, l.soname.empty() ? "" : "soname " + l.soname,
@@ -141,6 +161,11 @@ std::string render_text(const Image& im, bool color) {
   if (!im.env.empty()) {
     out += "\n" + st.bold("Environment") + "\n";
     for (const auto& [k, v] : im.env) out += fmt::format("  {}={}\n", k, v);
+  }
+  if (!im.bash_env.vars.empty()) {
+    out += "\n" + st.bold("Environment of bash processes only") +
+           (im.bash_env.note.empty() ? "" : st.dim(" (" + im.bash_env.note + ")")) + "\n";
+    for (const auto& [k, v] : im.bash_env.vars) out += fmt::format("  {}={}\n", k, v);
   }
   const auto unknowns = im.unknowns();
   if (!unknowns.empty()) {

@@ -174,6 +174,11 @@ const std::vector<Rule>& rules() {
         {"tag-claim", "TagClaim", "The platform tag claims more than the binaries deliver",
          "The binaries need a newer glibc (or other floor) than the wheel's platform tag promises: pip installs it "
          "where it cannot load."},
+        {"tag-pure-binary", "TagPureBinary", "A pure tag (py3-none-any) on a wheel with native code",
+         "pip installs the wheel on any platform and Python on its tag's word, where its ELF members cannot load."},
+        {"environment", "Environment", "A variable a part of the wheel needs is not set",
+         "A route of the rule set needs an environment variable the image does not set (FlagOS's "
+         "FLAGCX_BITCODE_PATH)."},
         {"requires-dist", "RequiresDist", "A Requires-Dist pin the image's version does not meet",
          "The wheel declares a version of a distribution the image has in another version: `pip install "
          "--no-deps` leaves the pin broken, plain `pip install` replaces the image's distribution."},

@@ -27,7 +27,7 @@ namespace wheelcheck {
 
 namespace {
 
-constexpr char k_magic[8] = {'W', 'C', 'P', 'R', 'O', 'F', '\0', '\3'};  // 3: integrity, source
+constexpr char k_magic[8] = {'W', 'C', 'P', 'R', 'O', 'F', '\0', '\4'};  // 3: integrity, source; 4: device_code
 
 class Out {
  public:
@@ -318,6 +318,7 @@ std::string serialize_profile(const WheelProfile& p) {
   put_problems(o, p.record_problems);
   put_problems(o, p.problems);
   o.u64(p.member_count);
+  o.strs(p.device_code);
   o.str(p.reader);
   o.str(p.integrity);
   o.str(p.source);
@@ -366,6 +367,7 @@ WheelProfile deserialize_profile(std::string_view bytes) {
   p.record_problems = get_problems(in);
   p.problems = get_problems(in);
   p.member_count = in.u64();
+  p.device_code = in.strs();
   p.reader = in.str();
   p.integrity = in.str();
   p.source = in.str();
@@ -395,7 +397,7 @@ namespace {
 // ABI tag note; 4: GPU code outside .nv_fatbin) or the entries change (5: every entry framed with its
 // kind, key and CRC-64; the stat index sharded), so an older entry is a miss rather than a profile read
 // without the new facts.
-constexpr int k_cache_format = 5;
+constexpr int k_cache_format = 6;
 
 // "profiles/ab/<sha256>.<reader>.v<schema>.<format>": an entry's files are this plus ".bin", ".json", ...
 // The name is the entry's key, and every file of the entry carries it in its frame.

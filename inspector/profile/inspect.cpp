@@ -334,6 +334,11 @@ WheelProfile inspect_input(const WheelInput& input, const std::string& filename,
   auto archive = input.open(options.limits);
   const auto& members = archive->members();
   p.member_count = members.size();
+  for (const auto& m : members) {
+    for (const char* ext : {".bc", ".cubin", ".ptx", ".fatbin"}) {
+      if (m.name.ends_with(ext)) p.device_code.push_back(m.name);
+    }
+  }
   p.problems = archive->problems();
 
   // .dist-info/WHEEL, METADATA, RECORD

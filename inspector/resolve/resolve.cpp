@@ -164,6 +164,7 @@ Space::Space(const image::Image& image, const WheelProfile& wheel, const std::ve
     o->exports_upto = l.exports_upto;
     o->declared_upto = declared;
     o->exports_unknown = l.exports_unknown;
+    o->host = l.host;
     add(std::move(o), l.names);
   }
   {

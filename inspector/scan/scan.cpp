@@ -234,16 +234,11 @@ std::string not_targeted_reason(const WheelProfile& p, const image::Image& im) {
 }
 
 // Why a variant cannot suit the image ("" when it can, or when either side does not say): a toolkit of
-// another major version than the image's (+cu126 on a CUDA 13 image).
+// another release than the image's (run::toolkit_mismatch: +cu126 on a CUDA 13 image, +cann8.5.0 on a
+// CANN 9.0.0 image), whether its label or a member's runtime soname says so.
 std::string variant_mismatch(const WheelProfile& p, const image::Image& im) {
-  if (!im.toolkit || !im.toolkit->version.known()) return "";
-  const std::string& image_version = *im.toolkit->version.value;
-  const auto major = [](const std::string& s) { return s.substr(0, s.find('.')); };
   for (const auto& t : run::wheel_toolkits(p)) {
-    if (t.kind != image::toolkit_kind_name(im.toolkit->kind) || t.version.empty()) continue;
-    if (major(t.version) != major(image_version)) {
-      return "built for CUDA " + t.version + "; the image has CUDA " + image_version;
-    }
+    if (std::string why = run::toolkit_mismatch(t, im); !why.empty()) return why;
   }
   return "";
 }
@@ -601,10 +596,10 @@ class Scan {
         version = p.filename.version;
         if (l->file.yanked) {
           reason = "yanked" + (l->file.yanked_reason.empty() ? "" : ": " + l->file.yanked_reason);
-        } else if (auto why = not_targeted_reason(p, t.target.image); !why.empty()) {
-          reason = "not for this image: " + why;
         } else if (auto variant = variant_mismatch(p, t.target.image); !variant.empty()) {
           reason = "wrong toolkit variant: " + variant;
+        } else if (auto why = not_targeted_reason(p, t.target.image); !why.empty()) {
+          reason = "not for this image: " + why;
         }
       } catch (const Error& e) {
         reason = std::string("unreadable file name: ") + e.what();

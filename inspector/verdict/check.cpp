@@ -115,9 +115,31 @@ class Checker {
       });
       r.driver.reset();
     }
+    for (auto& n : m_environment_notes) r.notes.push_back(std::move(n));
     if (m_options.rules != nullptr) evaluate_routes(r, *m_options.rules, m_space, m_wheel);
+    if (m_options.rules != nullptr) apply_known(r, *m_options.rules, m_wheel.filename.name);
     decide(r);
     return r;
+  }
+
+  // What an answer depends on beyond the image's files: a library found through an LD_LIBRARY_PATH folder
+  // that only bash processes have (BASH_ENV), or one the container runtime mounts from the host.
+  void environment_note(const resolve::Need& need) {
+    if (need.found == nullptr) return;
+    std::string note;
+    if (!need.found->host.empty()) {
+      note = need.name + " comes from the host at run time, not from the image: " + need.found->host;
+    } else if (need.rule == resolve::How::LdLibraryPath && !m_image.bash_only_dirs.empty()) {
+      const std::string dir = dir_name(need.where);
+      if (std::find(m_image.bash_only_dirs.begin(), m_image.bash_only_dirs.end(), dir) != m_image.bash_only_dirs.end())
+        note = need.name + " is found through LD_LIBRARY_PATH=" + dir + ", which only bash processes have" +
+               (m_image.bash_env.note.empty() ? std::string() : " (" + m_image.bash_env.note + ")") +
+               ": a process started without bash (a direct `python`, `sh -c`, an entrypoint in exec form) does not "
+               "find it";
+    }
+    if (!note.empty() &&
+        std::find(m_environment_notes.begin(), m_environment_notes.end(), note) == m_environment_notes.end())
+      m_environment_notes.push_back(std::move(note));
   }
 
  private:
@@ -132,6 +154,59 @@ class Checker {
     for (auto& f : archive_findings(m_wheel)) add(std::move(f));
     claim_finding();
     isa_findings();
+    env_findings();
+  }
+
+  // Variables a member needs beside another distribution (rules' requires_env): set by the image (Docker
+  // ENV: fine), set only for bash (said so), or not at all (an error on the member: its route is off, and
+  // its gates set the variable).
+  void env_findings() {
+    if (m_options.rules == nullptr) return;
+    const std::string name = wheel::normalize_project_name(m_wheel.filename.name);
+    for (const auto& req : m_options.rules->requires_env) {
+      if (!req.wheels.empty() && std::none_of(req.wheels.begin(), req.wheels.end(),
+                                              [&](const std::string& g) { return rules::glob_match(g, name, false); }))
+        continue;
+      const std::string* member = nullptr;
+      for (const auto* paths : {&m_wheel.device_code}) {
+        for (const auto& path : *paths) {
+          for (const auto& g : req.members) {
+            if (member == nullptr && rules::glob_match(g, path, true)) member = &path;
+          }
+        }
+      }
+      for (const auto& m : m_wheel.members) {
+        for (const auto& g : req.members) {
+          if (member == nullptr && rules::glob_match(g, m.path, true)) member = &m.path;
+        }
+      }
+      if (member == nullptr) continue;
+      std::string beside;
+      for (const auto& b : req.beside) {
+        if (const auto* d = m_image.distribution(b)) beside = d->name + " " + d->version + " (in the image)";
+        for (const auto* w : m_options.with) {
+          if (wheel::normalize_project_name(w->filename.name) == wheel::normalize_project_name(b))
+            beside = w->filename.filename + " (--with)";
+        }
+      }
+      if (!req.beside.empty() && beside.empty()) continue;
+      if (m_image.env.count(req.variable)) continue;
+      if (auto it = m_image.bash_env.vars.find(req.variable); it != m_image.bash_env.vars.end()) {
+        m_environment_notes.push_back(
+            req.variable + "=" + it->second + " (which " + *member + " needs beside " + beside +
+            ") is set only for bash processes" +
+            (m_image.bash_env.note.empty() ? std::string() : " (" + m_image.bash_env.note + ")") +
+            ": a process started without bash does not have it");
+        continue;
+      }
+      add(make(FindingKind::Environment, Severity::Error)
+              .member(*member)
+              .library(req.variable)
+              .explain(fmt::format("{} beside {} needs {} set: {}; the image does not set it.", *member, beside,
+                                   req.variable, req.why))
+              .fix(fmt::format("set {} (this route's gates do)", req.variable))
+              .evidence(req.id + (req.source.empty() ? "" : " (" + req.source + ")")));
+    }
   }
 
   // A tag that claims more than the binaries deliver: an error where the binaries need a newer glibc than
@@ -251,6 +326,7 @@ class Checker {
       } else if (need.rule == resolve::How::Declared) {
         note_declared(need);
       }
+      environment_note(need);
       if (need.found != nullptr && !need.platforms.empty()) platform_condition(need);
     }
     return missing;
@@ -607,8 +683,16 @@ class Checker {
       if (!m_root.empty()) it->second->roots.insert(m_root);
       return false;
     }
-    UnknownGroup* group = u.unknown.empty() ? nullptr : unknown_exports(u);
-    if (group == nullptr) add(unbound_finding(load, u), Cause{FindingKind::MissingSymbol, member, s.version, s.name});
+    const rules::OwnSymbols* own =
+        u.unknown.empty() || m_options.rules == nullptr || u.object->source != Object::Source::Wheel
+            ? nullptr
+            : rules::own_symbol(*m_options.rules, m_wheel.filename.name, s.name);
+    UnknownGroup* group = u.unknown.empty() || own != nullptr ? nullptr : unknown_exports(u);
+    if (own != nullptr) {
+      add(own_symbol_finding(u, *own), Cause{FindingKind::MissingSymbol, member, s.version, s.name});
+    } else if (group == nullptr) {
+      add(unbound_finding(load, u), Cause{FindingKind::MissingSymbol, member, s.version, s.name});
+    }
     m_certain[{member, s.version, s.name}] = group;
     return group == nullptr;
   }
@@ -650,6 +734,29 @@ class Checker {
          d.find("std::list<") != std::string::npos);
     return old_abi && std::all_of(u.unknown.begin(), u.unknown.end(),
                                   [](const Object* o) { return o->cxx11_abi.value_or(false); });
+  }
+
+  // The wheel's own symbol (rules' own_symbols), left undefined: no library of the image, known or not, would
+  // define it.
+  Finding own_symbol_finding(const resolve::Unbound& u, const rules::OwnSymbols& own) {
+    const elf::Symbol& s = *u.symbol;
+    Draft f = make(FindingKind::MissingSymbol, Severity::Error)
+                  .member(object_name(*u.object))
+                  .symbol(s.name)
+                  .version(s.version)
+                  .why(Why::Absent);
+    const std::string pretty = f.peek().demangled.empty() ? s.name : f.peek().demangled;
+    std::vector<std::string> members;
+    for (const auto& m : m_wheel.members) {
+      if (m.elf) members.push_back(m.path);
+    }
+    return f
+        .explain(fmt::format("needs {}, which is {}'s own symbol ({}), and no member of the wheel defines it; no "
+                             "library of another project would. It links (a shared library may leave symbols "
+                             "undefined), but dlopen(RTLD_NOW) and the import fail: \"undefined symbol: {}\".",
+                             pretty, m_wheel.filename.name, own.why, s.name))
+        .fix("rebuild with the sources that define it")
+        .evidence("the wheel's members with dynamic symbols: " + join(members, ", "));
   }
 
   // The error of an unbound symbol: classified against the export tables of its load scope.
@@ -758,8 +865,10 @@ class Checker {
   const image::Image& m_image;
   const CheckOptions& m_options;
   resolve::Space m_space;
-  std::string m_root;         // the member being loaded (check_root), for the findings it surfaces
-  bool m_python_fits = true;  // no tag-python / tag-abi error: some Python of the image installs it
+  std::string m_root;  // the member being loaded (check_root), for the findings it surfaces
+  bool m_python_fits = true;
+  std::vector<std::string> m_environment_notes;  // bash-only environment and host libraries the answer uses  // no
+                                                 // tag-python / tag-abi error: some Python of the image installs it
   std::map<std::pair<std::string, std::string>, UnknownGroup> m_unknown;  // (member, libraries) -> symbols
   // (member, version, symbol) of each unbound symbol met -> its condition group, or null for an error
   std::map<std::tuple<std::string, std::string, std::string>, UnknownGroup*> m_certain;

@@ -99,6 +99,8 @@ std::string kind_name(FindingKind kind) {
     case FindingKind::UnreadableMember: return "unreadable-member";
     case FindingKind::TagClaim: return "tag-claim";
     case FindingKind::RequiresDist: return "requires-dist";
+    case FindingKind::TagPureBinary: return "tag-pure-binary";
+    case FindingKind::Environment: return "environment";
     case FindingKind::PolicyMachine: return "policy-machine";
     case FindingKind::PolicyLibc: return "policy-libc";
     case FindingKind::PolicyApiLevel: return "policy-api-level";

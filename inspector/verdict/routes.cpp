@@ -12,6 +12,7 @@
 #include <set>
 #include <string>
 
+#include "wheelcheck/run.hpp"
 #include "wheelcheck/wheel.hpp"
 
 namespace wheelcheck::verdict {
@@ -21,7 +22,8 @@ namespace {
 using resolve::Object;
 
 // The route's members in the checked wheel (a route over several wheels is merged over their reports: run.cpp).
-Route route_of(const rules::Route& route, const resolve::Space& space, const std::string& main_wheel) {
+Route route_of(const rules::Route& route, const resolve::Space& space, const WheelProfile& wheel,
+               const std::string& main_wheel) {
   Route rt;
   rt.name = route.name;
   rt.rule_set = route.rule_set;
@@ -30,6 +32,10 @@ Route route_of(const rules::Route& route, const resolve::Space& space, const std
   for (const auto& o : space.objects()) {
     if (o->binary == nullptr || o->source != Object::Source::Wheel) continue;
     if (rules::route_has(route, o->wheel, o->member)) rt.members.push_back(o->member);
+  }
+  // Device code that is not ELF (FlagCX's libflagcx_device.bc) belongs to a route its globs name, too.
+  for (const auto& path : wheel.device_code) {
+    if (rules::route_has(route, main_wheel, path)) rt.members.push_back(path);
   }
   return rt;
 }
@@ -76,11 +82,43 @@ bool covered(const Finding& f, const std::set<std::string>& off) {
 
 }  // namespace
 
+void apply_known(Report& r, const rules::RuleSet& rules, const std::string& wheel_name) {
+  const std::string name = wheel::normalize_project_name(wheel_name);
+  for (const auto& k : rules.known) {
+    if (!k.wheels.empty() && std::none_of(k.wheels.begin(), k.wheels.end(),
+                                          [&](const std::string& g) { return rules::glob_match(g, name, false); }))
+      continue;
+    for (auto& f : r.findings) {
+      if (!k.kinds.empty() && std::find(k.kinds.begin(), k.kinds.end(), kind_name(f.kind)) == k.kinds.end()) continue;
+      if (!k.match.empty()) {
+        const std::string* fields[] = {&f.required_version, &f.library, &f.symbol, &f.demangled, &f.explanation};
+        const bool hit = std::any_of(std::begin(fields), std::end(fields), [&](const std::string* field) {
+          return field->find(k.match) != std::string::npos;
+        });
+        const bool in_symbols = std::any_of(f.symbols.begin(), f.symbols.end(),
+                                            [&](const std::string& s) { return s.find(k.match) != std::string::npos; });
+        if (!hit && !in_symbols) continue;
+      }
+      const std::string said = "known (" + k.id + "): " + k.fix;
+      if (f.fix.find(said) != std::string::npos) continue;
+      f.fix += (f.fix.empty() ? "" : "; ") + said;
+      f.evidence.push_back(k.id + (k.source.empty() ? "" : " (" + k.source + ")"));
+    }
+  }
+}
+
 void evaluate_routes(Report& r, const rules::RuleSet& rules, const resolve::Space& space, const WheelProfile& wheel) {
   const std::string main_wheel = wheel::normalize_project_name(wheel.filename.name);
   std::map<std::string, std::size_t> index;
+  std::vector<std::string> kinds;
+  for (const auto& t : run::wheel_toolkits(wheel)) kinds.push_back(t.kind);
   for (const auto& route : rules.routes) {
-    Route rt = route_of(route, space, main_wheel);
+    // A route of one vendor's builds (FlagCX's MUSA path) is not in another vendor's build of the project.
+    if (!route.toolkits.empty() &&
+        std::none_of(route.toolkits.begin(), route.toolkits.end(),
+                     [&](const std::string& k) { return std::find(kinds.begin(), kinds.end(), k) != kinds.end(); }))
+      continue;
+    Route rt = route_of(route, space, wheel, main_wheel);
     if (rt.members.empty()) continue;  // the route is not in these wheels
     judge(rt, r.findings);
     index[rt.name] = r.routes.size();

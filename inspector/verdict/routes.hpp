@@ -31,6 +31,9 @@ Tally tally(const Report& report);
 // off -> degraded; else compatible.
 Verdict verdict_of(const Tally& tally);
 
+// The vendor's own fixes (rules' "known") added to the findings they match, after the check's own fix.
+void apply_known(Report& report, const rules::RuleSet& rules, const std::string& wheel_name);
+
 // The verdict of a report whose findings and routes are in, with its conditions (each once).
 void decide(Report& report);
 

@@ -108,8 +108,8 @@ RuleSet parse(std::string_view text, const std::string& what) {
   if (!j.is_object()) fail(what, "(document)", "expected an object");
   RuleSet rs;
   for (auto it = j.begin(); it != j.end(); ++it) {
-    static const std::set<std::string> k_keys = {"schema",  "name",   "summary", "applies_to",
-                                                 "sources", "routes", "$comment"};
+    static const std::set<std::string> k_keys = {"schema", "name",  "summary",     "applies_to",   "sources",
+                                                 "routes", "known", "own_symbols", "requires_env", "$comment"};
     if (!k_keys.count(it.key())) fail(what, it.key(), "unknown field");
   }
   if (!j.contains("schema") || str(j["schema"], what, "schema") != k_rules_schema) {
@@ -131,8 +131,8 @@ RuleSet parse(std::string_view text, const std::string& what) {
     std::string where = "routes[" + std::to_string(i) + "]";
     if (!r.is_object()) fail(what, where, "expected an object");
     for (auto it = r.begin(); it != r.end(); ++it) {
-      static const std::set<std::string> k_keys = {"name",   "summary", "optional", "core_for",
-                                                   "wheels", "members", "gates",    "depends_on"};
+      static const std::set<std::string> k_keys = {"name",    "summary", "optional",   "core_for",  "wheels",
+                                                   "members", "gates",   "depends_on", "tolerated", "toolkits"};
       if (!k_keys.count(it.key())) fail(what, where + "." + it.key(), "unknown field");
     }
     Route route;
@@ -150,6 +150,7 @@ RuleSet parse(std::string_view text, const std::string& what) {
     route.wheels = strs(r, "wheels", what, where);
     route.members = strs(r, "members", what, where);
     route.depends_on = strs(r, "depends_on", what, where);
+    route.toolkits = strs(r, "toolkits", what, where);
     if (route.members.empty()) fail(what, where + ".members", "a route needs at least one member glob");
     for (const auto* list : {&route.core_for, &route.wheels, &route.members}) {
       for (const auto& g : *list) check_glob(g, what, where);
@@ -168,8 +169,12 @@ RuleSet parse(std::string_view text, const std::string& what) {
         route.gates.emplace_back(g.key(), value);
       }
     }
-    if (route.optional && route.gates.empty()) {
-      fail(what, where + ".gates", "an optional route needs the gates that turn it off");
+    route.tolerated = r.contains("tolerated") ? str(r["tolerated"], what, where + ".tolerated") : "";
+    if (!route.tolerated.empty() && !route.optional)
+      fail(what, where + ".tolerated", "only an optional route is tolerated");
+    if (route.optional && route.gates.empty() && route.tolerated.empty()) {
+      fail(what, where + ".gates",
+           "an optional route needs the gates that turn it off (or \"tolerated\": why nothing needs to be set)");
     }
     rs.routes.push_back(std::move(route));
   }
@@ -191,6 +196,75 @@ RuleSet parse(std::string_view text, const std::string& what) {
           }
         }
       }
+    }
+  }
+  if (j.contains("known")) {
+    if (!j["known"].is_array()) fail(what, "known", "expected a list");
+    for (std::size_t i = 0; i < j["known"].size(); ++i) {
+      const json& k = j["known"][i];
+      const std::string where = "known[" + std::to_string(i) + "]";
+      if (!k.is_object()) fail(what, where, "expected an object");
+      for (auto it = k.begin(); it != k.end(); ++it) {
+        static const std::set<std::string> k_keys = {"id", "wheels", "kinds", "match", "fix", "source"};
+        if (!k_keys.count(it.key())) fail(what, where + "." + it.key(), "unknown field");
+      }
+      Known known;
+      known.id = k.contains("id") ? str(k["id"], what, where + ".id") : "";
+      known.fix = k.contains("fix") ? str(k["fix"], what, where + ".fix") : "";
+      known.source = k.contains("source") ? str(k["source"], what, where + ".source") : "";
+      known.match = k.contains("match") ? str(k["match"], what, where + ".match") : "";
+      if (known.id.empty() || known.fix.empty()) fail(what, where, "needs an \"id\" and a \"fix\"");
+      known.wheels = strs(k, "wheels", what, where);
+      for (const auto& g : known.wheels) check_glob(g, what, where + ".wheels");
+      known.kinds = strs(k, "kinds", what, where);
+      rs.known.push_back(std::move(known));
+    }
+  }
+  if (j.contains("own_symbols")) {
+    if (!j["own_symbols"].is_array()) fail(what, "own_symbols", "expected a list");
+    for (std::size_t i = 0; i < j["own_symbols"].size(); ++i) {
+      const json& k = j["own_symbols"][i];
+      const std::string where = "own_symbols[" + std::to_string(i) + "]";
+      if (!k.is_object()) fail(what, where, "expected an object");
+      for (auto it = k.begin(); it != k.end(); ++it) {
+        static const std::set<std::string> k_keys = {"wheels", "symbols", "why"};
+        if (!k_keys.count(it.key())) fail(what, where + "." + it.key(), "unknown field");
+      }
+      OwnSymbols own;
+      own.wheels = strs(k, "wheels", what, where);
+      own.symbols = strs(k, "symbols", what, where);
+      own.why = k.contains("why") ? str(k["why"], what, where + ".why") : "";
+      if (own.wheels.empty() || own.symbols.empty()) fail(what, where, "needs \"wheels\" and \"symbols\"");
+      for (const auto* list : {&own.wheels, &own.symbols}) {
+        for (const auto& g : *list) check_glob(g, what, where);
+      }
+      rs.own_symbols.push_back(std::move(own));
+    }
+  }
+  if (j.contains("requires_env")) {
+    if (!j["requires_env"].is_array()) fail(what, "requires_env", "expected a list");
+    for (std::size_t i = 0; i < j["requires_env"].size(); ++i) {
+      const json& k = j["requires_env"][i];
+      const std::string where = "requires_env[" + std::to_string(i) + "]";
+      if (!k.is_object()) fail(what, where, "expected an object");
+      for (auto it = k.begin(); it != k.end(); ++it) {
+        static const std::set<std::string> k_keys = {"id", "wheels", "members", "beside", "variable", "why", "source"};
+        if (!k_keys.count(it.key())) fail(what, where + "." + it.key(), "unknown field");
+      }
+      RequiresEnv req;
+      req.id = k.contains("id") ? str(k["id"], what, where + ".id") : "";
+      req.variable = k.contains("variable") ? str(k["variable"], what, where + ".variable") : "";
+      req.why = k.contains("why") ? str(k["why"], what, where + ".why") : "";
+      req.source = k.contains("source") ? str(k["source"], what, where + ".source") : "";
+      req.wheels = strs(k, "wheels", what, where);
+      req.members = strs(k, "members", what, where);
+      req.beside = strs(k, "beside", what, where);
+      if (req.id.empty() || !shell_name(req.variable) || req.members.empty())
+        fail(what, where, "needs an \"id\", \"members\" and a \"variable\" that is a shell variable name");
+      for (const auto* list : {&req.wheels, &req.members}) {
+        for (const auto& g : *list) check_glob(g, what, where);
+      }
+      rs.requires_env.push_back(std::move(req));
     }
   }
   for (const auto& route : rs.routes) {
@@ -221,6 +295,19 @@ std::vector<RuleSet> load_all(const std::string& rules_dir) {
   std::vector<RuleSet> out;
   for (const auto& f : files) out.push_back(load(f));
   return out;
+}
+
+const OwnSymbols* own_symbol(const RuleSet& rules, std::string_view wheel_name, std::string_view symbol) {
+  const std::string name = wheel::normalize_project_name(wheel_name);
+  for (const auto& own : rules.own_symbols) {
+    const bool wheel_ok = std::any_of(own.wheels.begin(), own.wheels.end(),
+                                      [&](const std::string& g) { return glob_match(g, name, false); });
+    if (!wheel_ok) continue;
+    for (const auto& g : own.symbols) {
+      if (glob_match(g, symbol, false)) return &own;
+    }
+  }
+  return nullptr;
 }
 
 const RuleSet* default_for(const std::vector<RuleSet>& sets, std::string_view wheel_name) {

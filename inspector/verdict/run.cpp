@@ -50,42 +50,108 @@ const rules::RuleSet* RuleChoice::for_wheel(const WheelProfile& w) const {
 
 namespace {
 
+// A toolkit's name as its vendor writes it (CUDA, CANN, CoreX, TangRT, ...); other words in capitals.
 std::string upper_kind(std::string kind) {
+  static const std::pair<const char*, const char*> k_names[] = {
+      {"neuware", "Neuware"}, {"corex", "CoreX"}, {"tangrt", "TangRT"}};
+  for (const auto& [k, name] : k_names) {
+    if (kind == k) return name;
+  }
   for (char& c : kind) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return kind;
 }
 
-// The toolkit a local version label names: +cu130 -> cuda 13.0, +cann9 -> cann, +metax3.6 -> maca, ...
+// What a label word says: an SDK and its version (+cann9.0.0), or a vendor and a Triton line (+ascend3.5).
+enum class LabelForm { Sdk, CudaShort, Line, MetaxLine };
+
+struct LabelWord {
+  const char* word;
+  const char* kind;
+  LabelForm form;
+};
+
+// Longer words first where one is the prefix of another (cuda, cu).
+constexpr LabelWord k_label_words[] = {{"cuda", "cuda", LabelForm::Sdk},       {"cu", "cuda", LabelForm::CudaShort},
+                                       {"cann", "cann", LabelForm::Sdk},       {"ascend", "cann", LabelForm::Line},
+                                       {"maca", "maca", LabelForm::Sdk},       {"metax", "maca", LabelForm::MetaxLine},
+                                       {"dtk", "dtk", LabelForm::Sdk},         {"hcu", "dtk", LabelForm::Line},
+                                       {"das", "dtk", LabelForm::Line},        {"tops", "tops", LabelForm::Sdk},
+                                       {"enflame", "tops", LabelForm::Line},   {"gcu", "tops", LabelForm::Line},
+                                       {"musa", "musa", LabelForm::Sdk},       {"mthreads", "musa", LabelForm::Line},
+                                       {"ppu", "ppu", LabelForm::Sdk},         {"neuware", "neuware", LabelForm::Sdk},
+                                       {"mlu", "neuware", LabelForm::Line},    {"corex", "corex", LabelForm::Sdk},
+                                       {"iluvatar", "corex", LabelForm::Line}, {"xre", "xre", LabelForm::Sdk},
+                                       {"xpu", "xre", LabelForm::Line},        {"tangrt", "tangrt", LabelForm::Sdk},
+                                       {"sunrise", "tangrt", LabelForm::Line}, {"tsm", "tsm", LabelForm::Sdk},
+                                       {"tsingmicro", "tsm", LabelForm::Line}, {"triton", "cuda", LabelForm::Line}};
+
+bool all_digits(std::string_view s) {
+  return !s.empty() &&
+         std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+}
+
+// An SDK version as the label spells it, dotted as the SDK's own: cu130 -> 13.0, dtk2604 -> 26.04,
+// tsm260610 -> 26.06.10; others as written (9.0.0, 4.5.0.20260804).
+std::string sdk_version(const std::string& kind, LabelForm form, const std::vector<std::string>& parts) {
+  if (parts.empty()) return "";
+  if (form == LabelForm::CudaShort) {
+    const std::string& d = parts.front();
+    return parts.size() == 1 && d.size() >= 2 ? d.substr(0, d.size() - 1) + "." + d.substr(d.size() - 1) : "";
+  }
+  if (parts.size() == 1 && kind == "dtk" && parts[0].size() == 4)
+    return parts[0].substr(0, 2) + "." + parts[0].substr(2);
+  if (parts.size() == 1 && kind == "tsm" && parts[0].size() == 6)
+    return parts[0].substr(0, 2) + "." + parts[0].substr(2, 2) + "." + parts[0].substr(4);
+  return join(parts, ".");
+}
+
+// The toolkit a local version label names (see WheelToolkit). The label's parts are read in order; an SDK
+// word with a version wins over a vendor word (+das.opt1.dtk2604 is DTK 26.04).
 std::optional<WheelToolkit> label_toolkit(const std::string& version) {
   const auto plus = version.find('+');
   if (plus == std::string::npos) return std::nullopt;
-  const std::string label = ascii_lower(version.substr(plus + 1));
-  static const std::pair<const char*, const char*> k_prefixes[] = {
-      {"cu", "cuda"},       {"cann", "cann"}, {"ascend", "cann"}, {"metax", "maca"},   {"maca", "maca"},
-      {"hcu", "dtk"},       {"das", "dtk"},   {"dtk", "dtk"},     {"enflame", "tops"}, {"tops", "tops"},
-      {"mthreads", "musa"}, {"musa", "musa"}, {"ppu", "ppu"}};
-  for (const auto& [prefix, kind] : k_prefixes) {
-    const std::string_view p(prefix);
-    if (label.compare(0, p.size(), p) != 0) continue;
-    WheelToolkit t{kind, "", "local version label +" + version.substr(plus + 1)};
-    const std::string rest = label.substr(p.size());
-    if (t.kind == "cuda" && rest.size() >= 2 && std::all_of(rest.begin(), rest.end(), ::isdigit)) {
-      t.version = rest.substr(0, rest.size() - 1) + "." + rest.substr(rest.size() - 1);  // cu130 -> 13.0
+  const std::string written = version.substr(plus + 1);
+  const auto parts = split(ascii_lower(written), ".-_", false);
+  std::optional<WheelToolkit> first;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    for (const auto& w : k_label_words) {
+      const std::string_view word(w.word);
+      if (parts[i].compare(0, word.size(), word) != 0) continue;
+      const std::string rest = parts[i].substr(word.size());
+      if (!rest.empty() && !all_digits(rest)) continue;
+      // The version: the digits after the word, then the numeric parts that follow.
+      std::vector<std::string> numbers;
+      if (!rest.empty()) numbers.push_back(rest);
+      std::size_t k = i + 1;
+      for (; k < parts.size() && all_digits(parts[k]); ++k) numbers.push_back(parts[k]);
+      WheelToolkit t{w.kind, "", "local version label +" + written, "", true};
+      const bool sdk = w.form == LabelForm::Sdk || w.form == LabelForm::CudaShort ||
+                       (w.form == LabelForm::MetaxLine && numbers.size() >= 3);
+      if (sdk) t.version = sdk_version(t.kind, w.form, numbers);
+      if (t.kind == "cann" && k < parts.size() && parts[k].size() == 4 && parts[k][0] == '9' &&
+          all_digits(parts[k].substr(0, 3)) && std::isalpha(static_cast<unsigned char>(parts[k][3]))) {
+        t.chip = upper_kind(parts[k]);  // +cann9.0.0.910c: the 910C build
+      }
+      if (!t.version.empty()) return t;
+      if (!first) first = t;
+      break;
     }
-    return t;
   }
-  return std::nullopt;
+  return first;
 }
 
 // The toolkit a needed soname is the runtime of ("libcudart.so.13" -> cuda 13).
 std::optional<WheelToolkit> soname_toolkit(const std::string& soname) {
   static const std::pair<const char*, const char*> k_runtimes[] = {
-      {"libcudart.so", "cuda"},   {"libascendcl.so", "cann"}, {"libhccl.so", "cann"},   {"libmcruntime.so", "maca"},
-      {"libgalaxyhip.so", "dtk"}, {"libamdhip64.so", "dtk"},  {"libtopsrt.so", "tops"}, {"libmusart.so", "musa"}};
+      {"libcudart.so", "cuda"},   {"libascendcl.so", "cann"}, {"libhccl.so", "cann"},    {"libmcruntime.so", "maca"},
+      {"libgalaxyhip.so", "dtk"}, {"libamdhip64.so", "dtk"},  {"librccl.so", "dtk"},     {"libtopsrt.so", "tops"},
+      {"libeccl.so", "tops"},     {"libmusart.so", "musa"},   {"libcnrt.so", "neuware"}, {"libcncl.so", "neuware"},
+      {"libtangrt.so", "tangrt"}, {"libpccl.so", "tangrt"},   {"libtccl.so", "tsm"},     {"libhpgr.so", "tsm"},
+      {"libxccl.so", "xre"}};
   for (const auto& [prefix, kind] : k_runtimes) {
     const std::string p(prefix);
     if (soname != p && soname.rfind(p + ".", 0) != 0) continue;
-    WheelToolkit t{kind, "", ""};
+    WheelToolkit t{kind, "", "", "", false};
     if (t.kind == "cuda" && soname.size() > p.size() + 1) t.version = soname.substr(p.size() + 1);
     return t;
   }
@@ -93,12 +159,17 @@ std::optional<WheelToolkit> soname_toolkit(const std::string& soname) {
 }
 
 // The toolkit a project name says it is built for, as the indexes name such builds (flag-gems-cpp-cuda,
-// cupy-cuda12x, nvidia-cublas-cu12, torch-npu): a name part that is a toolkit's word.
+// cupy-cuda12x, nvidia-cublas-cu12, torch-npu, torch-mlu, flag-gems-cpp-ix): a name part that is a toolkit's word.
 std::optional<WheelToolkit> name_toolkit(const std::string& name) {
   static const std::pair<const char*, const char*> k_words[] = {
-      {"cuda", "cuda"}, {"cu", "cuda"},    {"npu", "cann"},  {"ascend", "cann"}, {"cann", "cann"},
-      {"maca", "maca"}, {"metax", "maca"}, {"musa", "musa"}, {"dtk", "dtk"},     {"dcu", "dtk"},
-      {"tops", "tops"}, {"gcu", "tops"},   {"ppu", "ppu"}};
+      {"cuda", "cuda"},       {"cu", "cuda"},           {"npu", "cann"},       {"ascend", "cann"},
+      {"cann", "cann"},       {"maca", "maca"},         {"metax", "maca"},     {"musa", "musa"},
+      {"dtk", "dtk"},         {"dcu", "dtk"},           {"hygon", "dtk"},      {"tops", "tops"},
+      {"gcu", "tops"},        {"enflame", "tops"},      {"ppu", "ppu"},        {"mlu", "neuware"},
+      {"neuware", "neuware"}, {"cambricon", "neuware"}, {"ix", "corex"},       {"corex", "corex"},
+      {"iluvatar", "corex"},  {"xpu", "xre"},           {"xre", "xre"},        {"kunlunxin", "xre"},
+      {"ptpu", "tangrt"},     {"tangrt", "tangrt"},     {"sunrise", "tangrt"}, {"txda", "tsm"},
+      {"tsm", "tsm"},         {"tsingmicro", "tsm"},    {"mthreads", "musa"}};
   for (const auto& part : split(ascii_lower(name), "-_.", false)) {
     for (const auto& [word, kind] : k_words) {
       const std::string_view w(word);
@@ -109,10 +180,17 @@ std::optional<WheelToolkit> name_toolkit(const std::string& name) {
                        [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == 'x'; }))
         continue;
       if (w == "cu" && rest.empty()) continue;
-      return WheelToolkit{kind, "", "project name " + name};
+      return WheelToolkit{kind, "", "project name " + name, "", false};
     }
   }
   return std::nullopt;
+}
+
+// The first `n` dotted parts of a version ("4.5.0.20260804" -> "4.5.0").
+std::string leading_parts(const std::string& v, std::size_t n) {
+  const auto parts = split(v, ".", false);
+  return join(std::vector<std::string>(parts.begin(), parts.begin() + static_cast<long>(std::min(n, parts.size()))),
+              ".");
 }
 
 }  // namespace
@@ -125,6 +203,10 @@ std::vector<WheelToolkit> wheel_toolkits(const WheelProfile& w) {
   };
   if (auto label = label_toolkit(w.filename.version)) add(std::move(*label));
   if (auto named = name_toolkit(w.filename.name)) add(std::move(*named));
+  // A label or a name decides the vendor: a runtime of another vendor's kind does not make it that
+  // vendor's build (Iluvatar's FlagCX links libcudart.so.12 and is a CoreX build).
+  std::vector<std::string> vendors;
+  for (const auto& t : out) vendors.push_back(t.kind);
   // A +cpu build needs no toolkit, whatever its members link.
   const auto plus = w.filename.version.find('+');
   if (plus != std::string::npos && ascii_lower(w.filename.version.substr(plus + 1)).rfind("cpu", 0) == 0) return {};
@@ -138,12 +220,38 @@ std::vector<WheelToolkit> wheel_toolkits(const WheelProfile& w) {
     for (const auto& need : m.elf->needed) {
       if (std::find(shipped.begin(), shipped.end(), need) != shipped.end()) continue;
       if (auto t = soname_toolkit(need)) {
+        if (!vendors.empty() && std::find(vendors.begin(), vendors.end(), t->kind) == vendors.end()) continue;
         t->because = m.path + " needs " + need;
         add(std::move(*t));
       }
     }
   }
   return out;
+}
+
+std::string toolkit_mismatch(const WheelToolkit& t, const image::Image& im) {
+  if (!im.toolkit || t.kind != image::toolkit_kind_name(im.toolkit->kind)) return "";
+  const std::string name = upper_kind(t.kind);
+  if (!t.version.empty() && im.toolkit->version.known()) {
+    const std::string& have = *im.toolkit->version.value;
+    const std::size_t n = t.kind == "cuda" ? 1 : 3;
+    if (leading_parts(t.version, n) != leading_parts(have, n)) {
+      return fmt::format("a {} {} build, a {} {} image", name, t.version, name, have);
+    }
+  }
+  if (t.kind == "cann" && im.chips.known()) {
+    const std::string chips = upper_kind(*im.chips.value);
+    if (!t.chip.empty() && chips.find(t.chip) == std::string::npos) {
+      return fmt::format("a {} build for {}, an image with {}", name, t.chip, *im.chips.value);
+    }
+    if (t.chip.empty() && t.from_label && chips.find("910C") != std::string::npos) {
+      return fmt::format(
+          "a {} build without a chip suffix (FlagOS's 910B build; its 910C build is labelled .910c), "
+          "an image with {}",
+          name, *im.chips.value);
+    }
+  }
+  return "";
 }
 
 namespace {
@@ -182,7 +290,12 @@ std::string not_targeted_by(const WheelProfile& w, const image::Image& im,
   for (const auto& f : findings) {
     if (f.severity != verdict::Severity::Error) continue;
     switch (f.kind) {
-      case FindingKind::WrongArch: return f.required_version + " wheel, " + image_arch + " image";
+      case FindingKind::WrongArch:
+        // A pure tag (py3-none-any) is for every image: pip installs it there, and its members fail.
+        if (std::all_of(w.filename.tags.begin(), w.filename.tags.end(),
+                        [](const wheel::Tag& t) { return t.platform == "any"; }))
+          break;
+        return f.required_version + " wheel, " + image_arch + " image";
       case FindingKind::TagPlatform: {
         std::vector<std::string> archs;
         bool foreign = false;
@@ -209,7 +322,12 @@ std::string not_targeted_by(const WheelProfile& w, const image::Image& im,
   if (toolkits.empty()) return "";
   const std::string have = im.toolkit ? image::toolkit_kind_name(im.toolkit->kind) : "";
   for (const auto& t : toolkits) {
-    if (t.kind == have) return "";
+    if (t.kind != have) continue;
+    // The label's SDK release and chip (a member's runtime soname is the check's business, not targeting).
+    if (t.from_label) {
+      if (std::string why = toolkit_mismatch(t, im); !why.empty()) return why;
+    }
+    return "";
   }
   std::vector<std::string> kinds;
   for (const auto& t : toolkits) kinds.push_back(upper_kind(t.kind));

@@ -17,7 +17,7 @@ using namespace wheelcheck::test;
 TEST(Rules, FlagOsRuleSetLoadsAndMatchesItsMembers) {
   const auto rs = rules::load(source_dir() + "/db/rules/flagos.json");
   EXPECT_EQ(rs.name, "flagos");
-  ASSERT_EQ(rs.routes.size(), 4U);
+  ASSERT_EQ(rs.routes.size(), 6U);
   const auto sets = rules::load_all(source_dir() + "/db/rules");
   for (const char* w : {"flagtree", "flag_gems", "flag-gems-cpp-cuda", "flag_gems_cpp_metax", "FlagCX"}) {
     ASSERT_NE(rules::default_for(sets, w), nullptr) << w;
@@ -61,7 +61,7 @@ TEST(Gates, CloseKeepsTheMergedGatesAndAddsEveryOtherAtItsOffValue) {
   EXPECT_EQ(g.error, "x.whl fails its own integrity check (RECORD) (and 1 more problem)") << "duplicates said once";
   std::map<std::string, std::string> set;
   for (const auto& gate : g.gates) set[gate.variable] = gate.value;
-  EXPECT_EQ(set.size(), 6U) << "every gate of the flagos rule set";
+  EXPECT_EQ(set.size(), 8U) << "every gate of the flagos rule set";
   EXPECT_EQ(set["USE_TLE_DIST"], "0");
   EXPECT_EQ(set["FLAGOS_USE_FLAGGEMS_CPP"], "0");
   EXPECT_EQ(set["WHEELCHECK_SKIP_FLAGCX"], "1");

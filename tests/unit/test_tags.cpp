@@ -484,17 +484,25 @@ TEST(TagsArch, Aarch64MemberInAnX86_64Image) {
   EXPECT_TRUE(has_evidence(f, "image arch x86_64"));
 }
 
+// The arch findings of a wheel, without the pure tag's warning (tag-pure-binary: these test wheels are tagged
+// py3-none-any for brevity; TagsPure tests that finding).
+std::vector<Finding> arch_findings(const WheelProfile& w, const image::Image& im) {
+  auto out = verdict::check_wheel_tags(w, im);
+  std::erase_if(out, [](const Finding& f) { return f.kind == verdict::FindingKind::TagPureBinary; });
+  return out;
+}
+
 TEST(TagsArch, ClassAndFloatAbiCount) {
   WheelProfile w = wheel_named("name-1.0-py3-none-any.whl");
   add_member(w, "lib32.so", k_em_386, elf::Class::Elf32);
-  const auto i686 = verdict::check_wheel_tags(w, glibc_image("x86_64", "2.39", {"3.12"}));
+  const auto i686 = arch_findings(w, glibc_image("x86_64", "2.39", {"3.12"}));
   ASSERT_EQ(kinds(i686), std::vector<std::string>{"wrong-arch"});
   EXPECT_NE(i686[0].explanation.find("i686 (ELF32)"), std::string::npos) << i686[0].explanation;
 
   WheelProfile arm = wheel_named("name-1.0-py3-none-any.whl");
   add_member(arm, "hard.so", k_em_arm, elf::Class::Elf32, 0x400);
   add_member(arm, "soft.so", k_em_arm, elf::Class::Elf32, 0);
-  const auto findings = verdict::check_wheel_tags(arm, glibc_image("armhf", "2.36", {"3.12"}));
+  const auto findings = arch_findings(arm, glibc_image("armhf", "2.36", {"3.12"}));
   ASSERT_EQ(kinds(findings), std::vector<std::string>{"wrong-arch"}) << dump(findings);
   EXPECT_EQ(findings[0].member, "soft.so");
   EXPECT_NE(findings[0].explanation.find("armel"), std::string::npos);
@@ -506,7 +514,7 @@ TEST(TagsArch, UnknownArchIsOneCondition) {
   add_member(w, "b.so", k_em_x86_64);
   image::Image im = glibc_image("x86_64", "2.39", {"3.12"});
   im.arch = image::Fact::unknown("not published");
-  const auto findings = verdict::check_wheel_tags(w, im);
+  const auto findings = arch_findings(w, im);
   ASSERT_EQ(kinds(findings), std::vector<std::string>{"wrong-arch"}) << dump(findings);
   EXPECT_EQ(findings[0].severity, Severity::Condition);
   EXPECT_EQ(findings[0].required_version, "x86_64");
@@ -604,6 +612,30 @@ TEST(TagsDb, RealWheelNamesAgainstTheAscendImage) {
   // The image's Python is 3.12 with no patch release.
   const auto rp = verdict::check_wheel_tags(wheel_named(mscl, ">=3.8"), im);
   EXPECT_EQ(find(rp, "requires-python"), nullptr);
+}
+
+// A binary wheel relabelled py3-none-any (FlagOS's repacks of opencv and xgrammar): a warning naming its
+// native members, their machine and the tag they are built for; a wheel whose tags name a platform has none.
+TEST(TagsPure, NativeCodeInAPureWheelIsAWarningNamingTheRealTag) {
+  WheelProfile w = wheel_named("opencv_python_headless-4.12.0.88-py3-none-any.whl");
+  add_member(w, "cv2/cv2.abi3.so", k_em_x86_64);
+  add_member(w, "cv2/_ext.cpython-310-x86_64-linux-gnu.so", k_em_x86_64);
+  const auto findings = verdict::check_wheel_tags(w, glibc_image("x86_64", "2.39", {"3.10"}));
+  ASSERT_EQ(kinds(findings), std::vector<std::string>{"tag-pure-binary"}) << dump(findings);
+  const Finding& f = findings[0];
+  EXPECT_EQ(f.severity, Severity::Warning);
+  EXPECT_EQ(f.required_version, "x86_64");
+  EXPECT_NE(f.explanation.find("py3-none-any"), std::string::npos) << f.explanation;
+  EXPECT_NE(f.explanation.find("cv2/cv2.abi3.so"), std::string::npos) << f.explanation;
+  EXPECT_NE(f.fix.find("cp310-cp310"), std::string::npos) << f.fix;
+  EXPECT_NE(f.fix.find("cp3X-abi3"), std::string::npos) << f.fix;
+  EXPECT_NE(f.fix.find("linux_x86_64"), std::string::npos) << f.fix;
+
+  WheelProfile tagged = wheel_named("opencv_python_headless-4.12.0.88-cp37-abi3-manylinux_2_28_x86_64.whl");
+  add_member(tagged, "cv2/cv2.abi3.so", k_em_x86_64);
+  EXPECT_TRUE(kinds(verdict::check_wheel_tags(tagged, glibc_image("x86_64", "2.39", {"3.10"}))).empty());
+  WheelProfile pure = wheel_named("flag_gems-5.4.0-py3-none-any.whl");
+  EXPECT_TRUE(kinds(verdict::check_wheel_tags(pure, glibc_image("x86_64", "2.39", {"3.10"}))).empty());
 }
 
 }  // namespace unity_test_tags
