@@ -331,7 +331,7 @@ int run_images(const ImagesArgs& a) {
 }
 
 struct ShowArgs {
-  std::string name;
+  std::vector<std::string> names;
   std::string db;
   bool json = false;
   std::vector<std::string> env;
@@ -341,22 +341,37 @@ struct ShowArgs {
 // root folder probed on the fly (inspector/cli/targets.cpp).
 int run_show(const ShowArgs& a) {
   image::Db db(image::Db::locate(a.db));
-  if (a.name == "all" || a.name.find_first_of("*?[") != std::string::npos) {
-    throw usage_error("image show " + a.name + ": names one image (`wheelcheck images` lists them)");
-  }
   ImageRequest request;
   request.env = parse_env(a.env, "--image-env");
-  image::Image im = std::move(resolve_images({a.name}, db, request).front().image);
-  if (a.json) {
+  // Every name first (a mistyped one fails before anything is printed), each one image.
+  std::vector<image::Image> images;
+  for (const auto& name : a.names) {
+    if (name == "all" || name.find_first_of("*?[") != std::string::npos) {
+      throw usage_error("image show " + name +
+                        ": names one image (`wheelcheck images` lists them; give several names "
+                        "for several)");
+    }
+    images.push_back(std::move(resolve_images({name}, db, request).front().image));
+  }
+  auto document = [](image::Image& im) {
     for (auto& l : im.libraries) l.exports = l.exports_file;
     for (auto& d : im.distributions) {
       for (auto& l : d.libraries) l.exports = l.exports_file;
     }
     auto j = image::to_json(im, true);
     j["unknown"] = im.unknowns();
-    print_out((j.dump(2) + "\n"));
+    return j;
+  };
+  if (a.json && images.size() == 1) {
+    print_out(document(images.front()).dump(2) + "\n");
+  } else if (a.json) {
+    nlohmann::ordered_json all = nlohmann::ordered_json::array();
+    for (auto& im : images) all.push_back(document(im));
+    print_out(all.dump(2) + "\n");
   } else {
-    print_out(image::render_text(im, use_color(stdout)));
+    std::string out;
+    for (const auto& im : images) out += (out.empty() ? "" : "\n") + image::render_text(im, use_color(stdout));
+    print_out(out);
   }
   return k_exit_ok;
 }
@@ -422,13 +437,14 @@ Command add_image(CLI::App& app) {
   c->require_subcommand(1);
   auto* show =
       c->add_subcommand("show", "Print one description, composed from its layers, with where each fact came from");
-  show->add_option("name", a->name,
+  show->add_option("name", a->names,
                    "A db name (see `wheelcheck images`), a packaging target, a description file, or a root folder "
-                   "(probed as `--image DIR` is)")
+                   "(probed as `--image DIR` is); several names show each (--json: an array of them)")
       ->required();
   show->add_option("--image-env", a->env, "For a root folder: its environment, NAME=VALUE (repeatable)");
   show->add_option("--db", a->db, "The db folder (default: $WHEELCHECK_DB, else the one installed with wheelcheck)");
-  show->add_flag("--json", a->json, "JSON with the origin and layer of every fact");
+  show->add_flag("--json", a->json,
+                 "JSON with the origin and layer of every fact (one document; an array for several names)");
   show->footer("Example:\n  wheelcheck image show cuda13.0\n  wheelcheck image show ./my-ci-image.json --json\n\n" +
                std::string(k_exit_codes));
   auto f = std::make_shared<FillArgs>();
