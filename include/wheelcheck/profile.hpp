@@ -23,6 +23,12 @@ struct MemberProfile {
   std::uint64_t size = 0;
   std::optional<elf::Binary> elf;  // absent when `error` says why the ELF could not be read
   std::string error;
+  // The NumPy C API its code imports, from the module name its compiled-in _import_array() asks for: 2
+  // ("numpy._core._multiarray_umath", NumPy 2's headers), 1 ("numpy.core._multiarray_umath" or
+  // "numpy.core.multiarray" alone: NumPy 1.x's, which NumPy 2 refuses). Read from the bytes of Python
+  // extension modules and of libraries named *python* (libtorch_python.so) in a full read only; absent when
+  // not found or not read (headers-only).
+  std::optional<int> numpy_c_api;
 };
 
 struct WheelProfile {

@@ -62,6 +62,7 @@ enum class FindingKind {
   RequiresDist,         // requires-dist: a Requires-Dist pin the image's (or the environment's) version does not meet
   TagPureBinary,        // tag-pure-binary: a py3-none-any (or other pure) tag on a wheel with native code
   Environment,          // environment: a variable a part of the wheel needs that the image does not set
+  NumpyAbi,             // numpy-abi: a member built against NumPy 1.x's C API where numpy 2 is installed
   PolicyMachine,        // policy-machine
   PolicyLibc,           // policy-libc
   PolicyApiLevel,       // policy-api-level

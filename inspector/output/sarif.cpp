@@ -179,6 +179,8 @@ const std::vector<Rule>& rules() {
         {"environment", "Environment", "A variable a part of the wheel needs is not set",
          "A route of the rule set needs an environment variable the image does not set (FlagOS's "
          "FLAGCX_BITCODE_PATH)."},
+        {"numpy-abi", "NumpyAbi", "Built against NumPy 1.x's C API where NumPy 2 is installed",
+         "NumPy 2 refuses modules compiled against NumPy 1.x: torch says \"Numpy is not available\"."},
         {"requires-dist", "RequiresDist", "A Requires-Dist pin the image's version does not meet",
          "The wheel declares a version of a distribution the image has in another version: `pip install "
          "--no-deps` leaves the pin broken, plain `pip install` replaces the image's distribution."},

@@ -327,6 +327,7 @@ std::string serialize_profile(const WheelProfile& p) {
     o.str(m.path);
     o.u64(m.size);
     o.str(m.error);
+    o.u8(m.numpy_c_api ? static_cast<std::uint8_t>(*m.numpy_c_api) : 0);
     o.u8(m.elf ? 1 : 0);
     if (m.elf) put_elf(o, *m.elf);
   }
@@ -376,6 +377,7 @@ WheelProfile deserialize_profile(std::string_view bytes) {
     m.path = in.str();
     m.size = in.u64();
     m.error = in.str();
+    if (const auto numpy = in.u8()) m.numpy_c_api = numpy;
     if (in.u8() != 0) m.elf = get_elf(in);
   }
   if (!in.at_end()) throw bad_input("damaged cache entry: trailing bytes");

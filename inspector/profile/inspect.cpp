@@ -119,6 +119,47 @@ class ChunkPipe {
 
 constexpr std::uint64_t k_pipeline_threshold = std::uint64_t{32} << 20;
 
+// Which NumPy C API a member's compiled-in _import_array() imports (MemberProfile::numpy_c_api), found in
+// its bytes as they stream past: the module names are string constants, so a chunk boundary may split one
+// (the last bytes of each chunk are kept).
+class NumpyApiSearch {
+ public:
+  // Python extension modules, and libraries named *python* (PyTorch's libtorch_python.so holds its numpy code).
+  static bool wanted(const std::string& path) {
+    const std::string base = base_name(path);
+    return base.find(".so") != std::string::npos &&
+           (base.find("python") != std::string::npos || base.find(".cpython-") != std::string::npos ||
+            base.find(".abi3.") != std::string::npos);
+  }
+  void feed(const std::byte* data, std::size_t n) {
+    if (m_v2) return;  // the strongest answer is in
+    const std::string_view chunk(reinterpret_cast<const char*>(data), n);
+    // Across the boundary: the kept end of the bytes before, and the start of these.
+    std::string joint = m_tail;
+    joint.append(chunk.substr(0, std::min(n, k_keep)));
+    look(joint);
+    look(chunk);
+    m_tail.append(chunk.substr(n > k_keep ? n - k_keep : 0));
+    if (m_tail.size() > k_keep) m_tail.erase(0, m_tail.size() - k_keep);
+  }
+  std::optional<int> result() const {
+    if (m_v2) return 2;
+    if (m_v1) return 1;
+    return std::nullopt;
+  }
+
+ private:
+  static constexpr std::size_t k_keep = 40;
+  void look(std::string_view s) {
+    if (!m_v2 && s.find("numpy._core._multiarray_umath") != std::string_view::npos) m_v2 = true;
+    if (!m_v1 && (s.find("numpy.core._multiarray_umath") != std::string_view::npos ||
+                  s.find("numpy.core.multiarray") != std::string_view::npos))
+      m_v1 = true;
+  }
+  std::string m_tail;
+  bool m_v1 = false, m_v2 = false;
+};
+
 MemberResult process_member(const wheel::ZipArchive& archive, const wheel::MemberInfo& info,
                             const std::string& algorithm, const InspectOptions& options, ProgressReporter& progress,
                             bool pipeline) {
@@ -131,11 +172,13 @@ MemberResult process_member(const wheel::ZipArchive& archive, const wheel::Membe
   std::unique_ptr<elf::ElfScanner> scanner;
   std::vector<std::uint8_t> whole;  // the LIEF reader's copy (only with --elf-reader lief)
   bool is_elf = false;
+  std::optional<NumpyApiSearch> numpy;
   std::uint64_t total = 0;
   auto consume = [&](const std::byte* data, std::size_t n) {
     total += n;
     if (hasher) hasher->update(data, n);
     if (scanner) scanner->feed(data, n);
+    if (numpy) numpy->feed(data, n);
     if (is_elf && options.reader == elf::ReaderKind::Lief) {
       const auto* p = reinterpret_cast<const std::uint8_t*>(data);
       whole.insert(whole.end(), p, p + n);
@@ -152,6 +195,7 @@ MemberResult process_member(const wheel::ZipArchive& archive, const wheel::Membe
       n += more;
     }
     is_elf = elf::has_elf_magic(buf.data(), n);
+    if (is_elf && NumpyApiSearch::wanted(info.name)) numpy.emplace();
     if (is_elf && options.reader == elf::ReaderKind::Fast) {
       scanner = std::make_unique<elf::ElfScanner>(info.size, options.elf_limits);
     }
@@ -206,6 +250,7 @@ MemberResult process_member(const wheel::ZipArchive& archive, const wheel::Membe
   MemberProfile m;
   m.path = info.name;
   m.size = info.size;
+  if (numpy) m.numpy_c_api = numpy->result();
   try {
     if (scanner)
       m.elf = finish_elf(*scanner, archive, info.index, buf);

@@ -155,6 +155,39 @@ class Checker {
     claim_finding();
     isa_findings();
     env_findings();
+    numpy_findings();
+  }
+
+  // A member built against NumPy 1.x's C API (its _import_array() asks for numpy.core._multiarray_umath) where
+  // numpy 2 is installed (a wheel beside it, else the image's): NumPy 2 refuses it at import_array().
+  void numpy_findings() {
+    std::string version, where;
+    if (const auto* d = m_image.distribution("numpy")) {
+      version = d->version;
+      where = "the image's numpy " + d->version;
+    }
+    for (const auto* w : m_options.with) {
+      if (wheel::normalize_project_name(w->filename.name) == "numpy") {
+        version = w->filename.version;
+        where = "numpy " + version + " (" + w->filename.filename + ")";
+      }
+    }
+    const auto major = small_number(version.substr(0, version.find('.')));
+    if (!major || *major < 2) return;
+    for (const auto& m : m_wheel.members) {
+      if (m.numpy_c_api != 1) continue;
+      add(make(FindingKind::NumpyAbi, Severity::Error)
+              .member(m.path)
+              .library("numpy")
+              .version("<2")
+              .explain(fmt::format(
+                  "{} is built against NumPy 1.x's C API (its import_array() asks for numpy.core._multiarray_umath), "
+                  "and {} is installed: NumPy 2 refuses modules compiled against NumPy 1.x, so its NumPy support "
+                  "fails at import (torch: \"Numpy is not available\").",
+                  m.path, where))
+              .fix("numpy<2 beside it, or a build against NumPy 2's headers (which runs on NumPy 1.x too)")
+              .evidence("the member's bytes name numpy.core._multiarray_umath, not numpy._core._multiarray_umath"));
+    }
   }
 
   // Variables a member needs beside another distribution (rules' requires_env): set by the image (Docker

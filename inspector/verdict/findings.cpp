@@ -101,6 +101,7 @@ std::string kind_name(FindingKind kind) {
     case FindingKind::RequiresDist: return "requires-dist";
     case FindingKind::TagPureBinary: return "tag-pure-binary";
     case FindingKind::Environment: return "environment";
+    case FindingKind::NumpyAbi: return "numpy-abi";
     case FindingKind::PolicyMachine: return "policy-machine";
     case FindingKind::PolicyLibc: return "policy-libc";
     case FindingKind::PolicyApiLevel: return "policy-api-level";

@@ -387,6 +387,38 @@ def i8():
     expect_finding(r, "missing-library", ["libfmt.so.8", "libfmt.so.9", "build-infra #184"], "before #184")
 
 
+def i9():
+    """E2E-REPORT 2.4: torch 2.9.0+das.opt1.dtk2604 was built against NumPy 1.x's C API; with numpy 2.2.6
+    "Numpy is not available". FlagOS pins numpy==1.26.4."""
+    def torch_built_against(numpy_module, tag):
+        lib = os.path.join(A.work, "obj", f"torch-das-{tag}", "libtorch_python.so")
+        build(lib, f'const char* torch_numpy_module = "{numpy_module}";\n'
+                   "const char* torch_numpy(void) { return torch_numpy_module; }\n", "x86_64", ["-nostdlib"],
+              soname="libtorch_python.so")
+        return wheel(f"torch-2.9.0+das.opt1.dtk2604.{tag}-cp310-cp310-linux_x86_64.whl",
+                     [("torch/__init__.py", py()), ("torch/lib/libtorch_python.so", lib)])
+    w = torch_built_against("numpy.core._multiarray_umath", "np1")
+    rc, r, err = run_check(w, "flagos-runtime-hygon-dtk26.04")
+    check(r is not None and not findings(r, "numpy-abi"), "the DTK 26.04 runtime's numpy 1.26.4 serves it",
+          err + json.dumps(r)[:1500])
+
+    def before():
+        img = db_image("flagos-runtime-hygon-dtk26.04")
+        for d in img.get("distributions", []):
+            if d["name"] == "numpy":
+                d["version"] = "2.2.6"
+        return {"flagos-runtime-hygon-dtk26.04.json": img}
+    numpy2 = variant_db("hygon-numpy2", before)
+    rc, r, err = run_check(w, "flagos-runtime-hygon-dtk26.04", db=numpy2)
+    expect(r, "incompatible", "the DTK 26.04 runtime with numpy 2.2.6")
+    expect_finding(r, "numpy-abi", ["torch/lib/libtorch_python.so", "2.2.6", "Numpy is not available",
+                                    "numpy==1.26.4"], "numpy 2.2.6")
+    w2 = torch_built_against("numpy._core._multiarray_umath", "np2")
+    rc, r, err = run_check(w2, "flagos-runtime-hygon-dtk26.04", db=numpy2)
+    check(r is not None and not findings(r, "numpy-abi"), "a build against NumPy 2's headers runs on numpy 2.2.6",
+          err + json.dumps(r)[:1500])
+
+
 def i10():
     """E2E-REPORT 2.6: flash-attn built for torch 2.9.1 (MessageLogger(const char*, int, int)) in the
     Enflame 1.9.10 runtime's torch 2.10 (MessageLogger(c10::SourceLocation, int, bool))."""
@@ -513,7 +545,7 @@ def i15():
     expect_finding(r, "wrong-arch", ["x86_64"], "Ascend (aarch64)")
 
 
-INCIDENTS = {"I1": i1, "I2": i2, "I3": i3, "I4": i4, "I5": i5, "I6": i6, "I7": i7, "I8": i8, "I10": i10,
+INCIDENTS = {"I1": i1, "I2": i2, "I3": i3, "I4": i4, "I5": i5, "I6": i6, "I7": i7, "I8": i8, "I9": i9, "I10": i10,
              "I11": i11, "I12": i12, "I13": i13, "I14": i14, "I15": i15}
 
 

@@ -22,7 +22,9 @@ TEST(Rules, FlagOsRuleSetLoadsAndMatchesItsMembers) {
   for (const char* w : {"flagtree", "flag_gems", "flag-gems-cpp-cuda", "flag_gems_cpp_metax", "FlagCX"}) {
     ASSERT_NE(rules::default_for(sets, w), nullptr) << w;
   }
-  EXPECT_EQ(rules::default_for(sets, "torch"), nullptr);
+  ASSERT_NE(rules::default_for(sets, "torch"), nullptr);
+  EXPECT_EQ(rules::default_for(sets, "torch")->name, "flagos-stack") << "FlagOS's fixes for torch builds; no routes";
+  EXPECT_EQ(rules::default_for(sets, "numpy"), nullptr);
   const auto& gems = rs.routes[2];
   EXPECT_TRUE(rules::route_has(gems, "flag_gems_cpp_cuda", "flag_gems/c_operators.cpython-312-x86_64-linux-gnu.so"));
   EXPECT_TRUE(rules::route_has(gems, "flag_gems_cpp_cuda", "flag_gems/lib/libtriton_jit.so"));
