@@ -52,6 +52,9 @@ struct Object {
   bool exports_partial = false;  // the table lists some exports only: a symbol it lacks is unknown
   bool python_extension = false;
   std::string host;  // an image library mounted from the host at run time: how (image::Library::host)
+  // Its table was made from another build (origin "derived": Ubuntu 22.04's libstdc++ modelled by Debian 12's):
+  // its own imports of a version beyond what the image declares are that build's, not the image's.
+  bool derived = false;
 };
 
 // The Python a wheel is installed into, as its tags select it, in tag order: cpXY (cpXYt) the CPython of
@@ -65,8 +68,11 @@ class Space {
  public:
   // site: where wheels are installed (the image's first site-packages; "/site-packages" when it has none).
   // memory: export tables probed on the fly, for references written "mem:KEY".
+  // imports_first: distributions the wheel's package imports before its modules without declaring them (a
+  // rule set's imports_first: name, why), loaded first as a Requires-Dist's would be.
   Space(const image::Image& image, const WheelProfile& wheel, const std::vector<const WheelProfile*>& with,
-        const std::map<std::string, exports::Table>* memory = nullptr);
+        const std::map<std::string, exports::Table>* memory = nullptr,
+        const std::vector<std::pair<std::string, std::string>>& imports_first = {});
   const image::Image& image() const { return m_image; }
   const std::string& site() const { return m_site; }
   const image::Python* python() const { return m_python; }  // the Python it is installed for; null: none

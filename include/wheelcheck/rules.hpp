@@ -62,6 +62,24 @@ struct RequiresEnv {
   std::string source;
 };
 
+// Distributions a wheel's package imports before its extension modules load, without declaring them
+// (FlagCX's __init__ imports torch, and its wheel has no Requires-Dist): their libraries are loaded first,
+// as a Requires-Dist's would be.
+struct ImportsFirst {
+  std::vector<std::string> wheels;   // wheel-name globs
+  std::vector<std::string> imports;  // distribution names
+  std::string why;                   // with its source
+};
+
+// Symbols only some distributions define (c10::, c10d::, at::, torch:: come from torch's libraries): a
+// library without export tables outside them is no candidate, so where their tables are known a symbol they
+// lack is missing, not a condition on the vendor libraries in scope.
+struct SymbolOwners {
+  std::vector<std::string> symbols;        // mangled-name globs
+  std::vector<std::string> distributions;  // normalized names
+  std::string why;
+};
+
 struct RuleSet {
   std::string schema{k_rules_schema};
   std::string name;
@@ -72,8 +90,14 @@ struct RuleSet {
   std::vector<Known> known;
   std::vector<OwnSymbols> own_symbols;
   std::vector<RequiresEnv> requires_env;
+  std::vector<ImportsFirst> imports_first;
+  std::vector<SymbolOwners> symbol_owners;
   std::string file;
 };
+// The distributions `wheel_name` imports first (imports_first), each with why; empty when none.
+std::vector<std::pair<std::string, std::string>> imports_first(const RuleSet& rules, std::string_view wheel_name);
+// The entry of `rules.symbol_owners` whose globs match `symbol`; null when none does.
+const SymbolOwners* symbol_owner(const RuleSet& rules, std::string_view symbol);
 // The entry of `rules.own_symbols` that says `symbol` is `wheel_name`'s own; null when none does.
 const OwnSymbols* own_symbol(const RuleSet& rules, std::string_view wheel_name, std::string_view symbol);
 

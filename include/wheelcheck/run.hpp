@@ -60,6 +60,7 @@ struct WheelToolkit {
   std::string because;  // "local version label +cu130", "flagcx/libflagcx.so needs libcudart.so.13"
   std::string chip;     // a chip the label names (+cann9.0.0.910c: "910C"); "" when it names none
   bool from_label = false;
+  std::string line;  // the Triton line a vendor label names (FlagTree's +ascend3.5: "3.5"); "" otherwise
 };
 std::vector<WheelToolkit> wheel_toolkits(const WheelProfile& wheel);
 // Why a build for toolkit `t` is not for the image's toolkit ("" when it is, or when either side does not

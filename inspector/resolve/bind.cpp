@@ -230,6 +230,9 @@ BindResult bind(const Space& space, const Load& load) {
       };
       for (const auto& imp : t->imports) {
         if (needs_unknown && !imp.file.empty() && !in_scope(imp.file)) continue;
+        // A derived table's imports beyond the versions the image declares are its donor build's (Debian 12's
+        // libstdc++ needs arc4random@GLIBC_2.36; Ubuntu 22.04's, built against glibc 2.35, does not).
+        if (o->derived && beyond_ceiling(*o, imp.version)) continue;
         std::vector<const Object*> unknown;
         if (lookup(*o, imp.name, imp.version, false, unknown)) {
           ++r.bound;

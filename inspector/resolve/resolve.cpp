@@ -133,7 +133,8 @@ std::vector<std::string> declared_ceilings(const image::Image& image) {
 }  // namespace
 
 Space::Space(const image::Image& image, const WheelProfile& wheel, const std::vector<const WheelProfile*>& with,
-             const std::map<std::string, exports::Table>* memory)
+             const std::map<std::string, exports::Table>* memory,
+             const std::vector<std::pair<std::string, std::string>>& imports_first)
     : m_image(image), m_memory(memory) {
   // The Python the wheel's tags select; with none that fits, the default one stands in (the tag check
   // says the wheel is not for this image).
@@ -165,6 +166,7 @@ Space::Space(const image::Image& image, const WheelProfile& wheel, const std::ve
     o->declared_upto = declared;
     o->exports_unknown = l.exports_unknown;
     o->host = l.host;
+    o->derived = l.origin == image::Origin::Derived;
     add(std::move(o), l.names);
   }
   {
@@ -196,6 +198,16 @@ Space::Space(const image::Image& image, const WheelProfile& wheel, const std::ve
     if (r.find("extra ==") != std::string::npos || r.find("extra==") != std::string::npos) continue;
     required.insert(requires_dist_name(r));
   }
+  // Imported first without a Requires-Dist (a rule set says so): why, for the note.
+  std::map<std::string, std::string> imported;
+  for (const auto& [name, why] : imports_first) {
+    if (required.insert(name).second) imported[name] = why;
+  }
+  auto why_first = [&](const std::string& name) {
+    const auto it = imported.find(wheel::normalize_project_name(name));
+    return it == imported.end() ? "the wheel Requires-Dist " + name
+                                : "the wheel's package imports " + name + " first (" + it->second + ")";
+  };
   // pip uninstalls a distribution before it installs another build of it: the image's torch is gone once
   // a torch wheel is installed beside (or as) the checked wheel, and `import torch` loads the new one.
   std::map<std::string, const WheelProfile*> installed{{wheel::normalize_project_name(wheel.filename.name), &wheel}};
@@ -240,7 +252,7 @@ Space::Space(const image::Image& image, const WheelProfile& wheel, const std::ve
       if (pre) m_preloaded.push_back(raw);
     }
     if (pre) {
-      m_preloaded_notes.push_back("the wheel Requires-Dist " + d.name + ": `import " + d.name + "` loads its " +
+      m_preloaded_notes.push_back(why_first(d.name) + ": `import " + d.name + "` loads its " +
                                   std::to_string(d.libraries.size()) + " libraries before the wheel's modules");
     }
   }
@@ -263,10 +275,9 @@ Space::Space(const image::Image& image, const WheelProfile& wheel, const std::ve
       }
     }
     if (pre) {
-      m_preloaded_notes.push_back(fmt::format(
-          "the wheel Requires-Dist {}: `import {}` loads the {} libraries of {} (installed beside it) before the "
-          "wheel's modules",
-          w->filename.name, w->filename.name, libraries, w->filename.filename));
+      m_preloaded_notes.push_back(
+          fmt::format("{}: `import {}` loads the {} libraries of {} (installed beside it) before the wheel's modules",
+                      why_first(w->filename.name), w->filename.name, libraries, w->filename.filename));
     }
   }
   for (const auto& m : wheel.members) {

@@ -87,7 +87,9 @@ class Checker {
       : m_wheel(wheel),
         m_image(image),
         m_options(options),
-        m_space(image, wheel, options.with, options.memory_tables) {}
+        m_space(image, wheel, options.with, options.memory_tables,
+                options.rules != nullptr ? rules::imports_first(*options.rules, wheel.filename.name)
+                                         : std::vector<std::pair<std::string, std::string>>{}) {}
 
   Report run() {
     Report r = report_for(m_wheel, m_image);
@@ -720,11 +722,30 @@ class Checker {
         u.unknown.empty() || m_options.rules == nullptr || u.object->source != Object::Source::Wheel
             ? nullptr
             : rules::own_symbol(*m_options.rules, m_wheel.filename.name, s.name);
-    UnknownGroup* group = u.unknown.empty() || own != nullptr ? nullptr : unknown_exports(u);
+    // Only its owners may define it (c10d:: is torch's): the libraries without tables outside them are no
+    // candidates.
+    resolve::Unbound scoped = u;
+    const rules::SymbolOwners* owners =
+        u.unknown.empty() || m_options.rules == nullptr ? nullptr : rules::symbol_owner(*m_options.rules, s.name);
+    if (owners != nullptr) {
+      std::erase_if(scoped.unknown, [&](const Object* o) {
+        const std::string dist = wheel::normalize_project_name(o->dist.substr(0, o->dist.find(' ')));
+        return std::find(owners->distributions.begin(), owners->distributions.end(), dist) ==
+               owners->distributions.end();
+      });
+      // An owner without a table may still define it: the condition stays as it was, naming every candidate.
+      if (!scoped.unknown.empty()) scoped.unknown = u.unknown;
+    }
+    UnknownGroup* group = scoped.unknown.empty() || own != nullptr ? nullptr : unknown_exports(scoped);
     if (own != nullptr) {
       add(own_symbol_finding(u, *own), Cause{FindingKind::MissingSymbol, member, s.version, s.name});
     } else if (group == nullptr) {
-      add(unbound_finding(load, u), Cause{FindingKind::MissingSymbol, member, s.version, s.name});
+      Finding f = unbound_finding(load, scoped);
+      if (owners != nullptr && !u.unknown.empty() && scoped.unknown.empty()) {
+        f.evidence.push_back("only " + join(owners->distributions, ", ") + " define it (" + owners->why +
+                             "): the libraries without export tables in scope are not candidates");
+      }
+      add(std::move(f), Cause{FindingKind::MissingSymbol, member, s.version, s.name});
     }
     m_certain[{member, s.version, s.name}] = group;
     return group == nullptr;

@@ -108,8 +108,9 @@ RuleSet parse(std::string_view text, const std::string& what) {
   if (!j.is_object()) fail(what, "(document)", "expected an object");
   RuleSet rs;
   for (auto it = j.begin(); it != j.end(); ++it) {
-    static const std::set<std::string> k_keys = {"schema", "name",  "summary",     "applies_to",   "sources",
-                                                 "routes", "known", "own_symbols", "requires_env", "$comment"};
+    static const std::set<std::string> k_keys = {"schema",       "name",          "summary",       "applies_to",
+                                                 "sources",      "routes",        "known",         "own_symbols",
+                                                 "requires_env", "imports_first", "symbol_owners", "$comment"};
     if (!k_keys.count(it.key())) fail(what, it.key(), "unknown field");
   }
   if (!j.contains("schema") || str(j["schema"], what, "schema") != k_rules_schema) {
@@ -267,6 +268,46 @@ RuleSet parse(std::string_view text, const std::string& what) {
       rs.requires_env.push_back(std::move(req));
     }
   }
+  if (j.contains("symbol_owners")) {
+    if (!j["symbol_owners"].is_array()) fail(what, "symbol_owners", "expected a list");
+    for (std::size_t i = 0; i < j["symbol_owners"].size(); ++i) {
+      const json& k = j["symbol_owners"][i];
+      const std::string where = "symbol_owners[" + std::to_string(i) + "]";
+      if (!k.is_object()) fail(what, where, "expected an object");
+      for (auto it = k.begin(); it != k.end(); ++it) {
+        static const std::set<std::string> k_keys = {"symbols", "distributions", "why"};
+        if (!k_keys.count(it.key())) fail(what, where + "." + it.key(), "unknown field");
+      }
+      SymbolOwners o;
+      o.symbols = strs(k, "symbols", what, where);
+      for (const auto& d : strs(k, "distributions", what, where))
+        o.distributions.push_back(wheel::normalize_project_name(d));
+      o.why = k.contains("why") ? str(k["why"], what, where + ".why") : "";
+      if (o.symbols.empty() || o.distributions.empty()) fail(what, where, "needs \"symbols\" and \"distributions\"");
+      for (const auto& g : o.symbols) check_glob(g, what, where + ".symbols");
+      rs.symbol_owners.push_back(std::move(o));
+    }
+  }
+  if (j.contains("imports_first")) {
+    if (!j["imports_first"].is_array()) fail(what, "imports_first", "expected a list");
+    for (std::size_t i = 0; i < j["imports_first"].size(); ++i) {
+      const json& k = j["imports_first"][i];
+      const std::string where = "imports_first[" + std::to_string(i) + "]";
+      if (!k.is_object()) fail(what, where, "expected an object");
+      for (auto it = k.begin(); it != k.end(); ++it) {
+        static const std::set<std::string> k_keys = {"wheels", "imports", "why"};
+        if (!k_keys.count(it.key())) fail(what, where + "." + it.key(), "unknown field");
+      }
+      ImportsFirst f;
+      f.wheels = strs(k, "wheels", what, where);
+      f.imports = strs(k, "imports", what, where);
+      f.why = k.contains("why") ? str(k["why"], what, where + ".why") : "";
+      if (f.wheels.empty() || f.imports.empty() || f.why.empty())
+        fail(what, where, "needs \"wheels\", \"imports\" and \"why\"");
+      for (const auto& g : f.wheels) check_glob(g, what, where + ".wheels");
+      rs.imports_first.push_back(std::move(f));
+    }
+  }
   for (const auto& route : rs.routes) {
     for (const auto& dep : route.depends_on) {
       if (!names.count(dep)) fail(what, "route " + route.name + ".depends_on", "unknown route \"" + dep + "\"");
@@ -295,6 +336,27 @@ std::vector<RuleSet> load_all(const std::string& rules_dir) {
   std::vector<RuleSet> out;
   for (const auto& f : files) out.push_back(load(f));
   return out;
+}
+
+std::vector<std::pair<std::string, std::string>> imports_first(const RuleSet& rules, std::string_view wheel_name) {
+  const std::string name = wheel::normalize_project_name(wheel_name);
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& f : rules.imports_first) {
+    if (std::none_of(f.wheels.begin(), f.wheels.end(),
+                     [&](const std::string& g) { return glob_match(g, name, false); }))
+      continue;
+    for (const auto& d : f.imports) out.emplace_back(wheel::normalize_project_name(d), f.why);
+  }
+  return out;
+}
+
+const SymbolOwners* symbol_owner(const RuleSet& rules, std::string_view symbol) {
+  for (const auto& o : rules.symbol_owners) {
+    for (const auto& g : o.symbols) {
+      if (glob_match(g, symbol, false)) return &o;
+    }
+  }
+  return nullptr;
 }
 
 const OwnSymbols* own_symbol(const RuleSet& rules, std::string_view wheel_name, std::string_view symbol) {

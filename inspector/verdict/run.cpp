@@ -124,10 +124,11 @@ std::optional<WheelToolkit> label_toolkit(const std::string& version) {
       if (!rest.empty()) numbers.push_back(rest);
       std::size_t k = i + 1;
       for (; k < parts.size() && all_digits(parts[k]); ++k) numbers.push_back(parts[k]);
-      WheelToolkit t{w.kind, "", "local version label +" + written, "", true};
+      WheelToolkit t{w.kind, "", "local version label +" + written, "", true, ""};
       const bool sdk = w.form == LabelForm::Sdk || w.form == LabelForm::CudaShort ||
                        (w.form == LabelForm::MetaxLine && numbers.size() >= 3);
       if (sdk) t.version = sdk_version(t.kind, w.form, numbers);
+      if (!sdk && numbers.size() >= 2) t.line = numbers[0] + "." + numbers[1];  // +ascend3.5: Triton 3.5
       if (t.kind == "cann" && k < parts.size() && parts[k].size() == 4 && parts[k][0] == '9' &&
           all_digits(parts[k].substr(0, 3)) && std::isalpha(static_cast<unsigned char>(parts[k][3]))) {
         t.chip = upper_kind(parts[k]);  // +cann9.0.0.910c: the 910C build
@@ -151,7 +152,7 @@ std::optional<WheelToolkit> soname_toolkit(const std::string& soname) {
   for (const auto& [prefix, kind] : k_runtimes) {
     const std::string p(prefix);
     if (soname != p && soname.rfind(p + ".", 0) != 0) continue;
-    WheelToolkit t{kind, "", "", "", false};
+    WheelToolkit t{kind, "", "", "", false, ""};
     if (t.kind == "cuda" && soname.size() > p.size() + 1) t.version = soname.substr(p.size() + 1);
     return t;
   }
@@ -180,7 +181,7 @@ std::optional<WheelToolkit> name_toolkit(const std::string& name) {
                        [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == 'x'; }))
         continue;
       if (w == "cu" && rest.empty()) continue;
-      return WheelToolkit{kind, "", "project name " + name, "", false};
+      return WheelToolkit{kind, "", "project name " + name, "", false, ""};
     }
   }
   return std::nullopt;
@@ -244,7 +245,9 @@ std::string toolkit_mismatch(const WheelToolkit& t, const image::Image& im) {
     if (!t.chip.empty() && chips.find(t.chip) == std::string::npos) {
       return fmt::format("a {} build for {}, an image with {}", name, t.chip, *im.chips.value);
     }
-    if (t.chip.empty() && t.from_label && chips.find("910C") != std::string::npos) {
+    // An SDK label without a chip suffix (+cann9.0.0) is FlagOS's 910B build; a vendor label (FlagTree's
+    // +ascend3.5) names no chip and builds for both.
+    if (t.chip.empty() && t.from_label && !t.version.empty() && chips.find("910C") != std::string::npos) {
       return fmt::format(
           "a {} build without a chip suffix (FlagOS's 910B build; its 910C build is labelled .910c), "
           "an image with {}",
@@ -326,6 +329,17 @@ std::string not_targeted_by(const WheelProfile& w, const image::Image& im,
     // The label's SDK release and chip (a member's runtime soname is the check's business, not targeting).
     if (t.from_label) {
       if (std::string why = toolkit_mismatch(t, im); !why.empty()) return why;
+    }
+    // A build on another Triton line than the image's own build of the project (FlagTree's +ascend3.5 is for
+    // the CANN 9 images, whose FlagTree is 0.7.0+ascend3.5; the CANN 8.5 images run 0.6.0+ascend3.2).
+    if (!t.line.empty()) {
+      if (const auto* d = im.distribution(w.filename.name)) {
+        const auto mine = label_toolkit(d->version);
+        if (mine && mine->kind == t.kind && !mine->line.empty() && mine->line != t.line) {
+          return fmt::format("a {} build on the Triton {} line; the image's {} {} is on the {} line",
+                             upper_kind(t.kind), t.line, d->name, d->version, mine->line);
+        }
+      }
     }
     return "";
   }

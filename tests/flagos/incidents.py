@@ -303,10 +303,14 @@ def i3():
     """FlagGems #4495: flagtree 0.4.0+sunrise3.4 needs GLIBC_2.39, absent on the CI host; the fix: Triton."""
     w = flagtree("0.4.0+sunrise3.4", "cp310-cp310-linux_x86_64", "x86_64", ["malloc", "pidfd_getpid"],
                  [glibc("x86_64", (2, 39))])
-    rc, r, err = run_check(w, "flagos-runtime-sunrise-tangrt1.2.0")
-    check(r is not None and not findings(r, "missing-version"),
-          "FlagOS's Sunrise runtime (Ubuntu 24.04, glibc 2.39) has GLIBC_2.39", err + json.dumps(r)[:1500])
-    host = image("flagems-ci-host-ubuntu22.04", ["flagos-runtime-sunrise-tangrt1.2.0", "ubuntu22.04"],
+    # FlagGems' CI installs FlagTree itself: Sunrise's SDK and Python 3.10, without the runtime image's FlagTree.
+    sdk = image("sunrise-sdk-python3.10", ["flagos-base-sunrise-tangrt1.2.0", "flagos-venv-python3.10"],
+                "FlagOS's Sunrise base (Ubuntu 24.04, glibc 2.39) with the Python 3.10 venv and no FlagTree installed")
+    rc, r, err = run_check(w, sdk)
+    check(r is not None and r["verdict"] != "not-targeted" and not findings(r, "missing-version"),
+          "on FlagOS's Sunrise base (Ubuntu 24.04, glibc 2.39) GLIBC_2.39 is there", err + json.dumps(r)[:1500])
+    host = image("flaggems-ci-host-ubuntu22.04", ["flagos-base-sunrise-tangrt1.2.0", "flagos-venv-python3.10",
+                                                  "ubuntu22.04"],
                  "FlagGems' CI host of #4495, glibc older than 2.39 (its release is not published: Ubuntu 22.04 taken)")
     rc, r, err = run_check(w, host)
     expect(r, "incompatible", "the CI host")

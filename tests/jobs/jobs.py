@@ -60,7 +60,11 @@ def check(cond, what, detail=""):
 
 
 def wc(*args, env=None, cwd=None):
+    # Hermetic by default (as the unit tests are: tests/support.cpp): the db's images name PyTorch's index for
+    # their torch tables, and what an unreachable host answers (a refused connection, a failed DNS lookup) is the
+    # machine's. A job that fetches from its loopback index passes WHEELCHECK_OFFLINE="".
     e = dict(os.environ, WHEELCHECK_DB=A.db, NO_COLOR="1")
+    e.setdefault("WHEELCHECK_OFFLINE", "1")
     e.pop("GITHUB_ENV", None)
     if env:
         e.update(env)
@@ -71,6 +75,7 @@ def sh(script, env=None):
     """Runs a setup script with bash, wheelcheck on its PATH."""
     e = dict(os.environ, WHEELCHECK_DB=A.db, NO_COLOR="1",
              PATH=os.path.dirname(os.path.abspath(A.wheelcheck)) + ":" + os.environ["PATH"])
+    e.setdefault("WHEELCHECK_OFFLINE", "1")
     e.pop("GITHUB_ENV", None)
     if env:
         e.update(env)
@@ -296,6 +301,11 @@ class Index:
 PROJECTS = ["--project", "flag-gems-cpp-cuda", "--project", "flagcx", "--project", "flagtree"]
 
 
+def is_cuda(image):
+    """The db's CUDA images: the CI's (cuda13.0, cuda13.3) and FlagOS's published NVIDIA ones."""
+    return image.startswith("cuda") or image.startswith("flagos-base-nvidia-") or image.startswith("flagos-runtime-nvidia-")
+
+
 def job_scan(tmp):
     idx = Index(tmp)
     try:
@@ -309,10 +319,10 @@ def job_scan(tmp):
         for p in doc["pins"]:
             if p["project"] != "flag-gems-cpp-cuda":
                 continue
-            check(p["image"].startswith("cuda"), f"flag-gems-cpp-cuda is pinned only for CUDA images (here {p['image']})",
+            check(is_cuda(p["image"]), f"flag-gems-cpp-cuda is pinned only for CUDA images (here {p['image']})",
                   json.dumps(p, indent=1))
         pinned = [p["image"] for p in doc["pins"] if p["project"] == "flag-gems-cpp-cuda" and p["pick"]]
-        check(pinned and all(i.startswith("cuda") for i in pinned), f"the CUDA images get its pin ({pinned})")
+        check(pinned and all(is_cuda(i) for i in pinned), f"the CUDA images get its pin ({pinned})")
         cx = {p["image"]: p for p in doc["pins"] if p["project"] == "flagcx"}
         asc = cx.get("ascend-cann9") or {}
         why = {p["filename"]: p["reason"] for p in asc.get("passed_over", [])}
@@ -511,7 +521,8 @@ def job_output(tmp):
     if shutil.which("script"):
         # On a terminal (a pty of 100 columns) the text is wrapped to its width; in a pipe lines stay whole.
         r = subprocess.run(["script", "-qc", f"stty cols 100; {A.wheelcheck} {gems} --image cuda13.0", "/dev/null"],
-                           capture_output=True, text=True, env=dict(os.environ, WHEELCHECK_DB=A.db, NO_COLOR="1"))
+                           capture_output=True, text=True,
+                           env=dict(os.environ, WHEELCHECK_DB=A.db, NO_COLOR="1", WHEELCHECK_OFFLINE="1"))
         widths = [len(l.rstrip("\r")) for l in r.stdout.splitlines()]
         check(widths and max(widths) <= 100, f"on a 100-column terminal no line is wider (widest {max(widths or [0])})",
               r.stdout[:600])
