@@ -31,6 +31,7 @@
 #include "inspector/verdict/load_findings.hpp"
 #include "inspector/verdict/policy_check.hpp"
 #include "inspector/verdict/routes.hpp"
+#include "inspector/verdict/stack_checks.hpp"
 #include "wheelcheck/cxx_names.hpp"
 #include "wheelcheck/resolve.hpp"
 #include "wheelcheck/util.hpp"
@@ -124,21 +125,9 @@ class Checker {
     return r;
   }
 
-  // What an answer depends on beyond the image's files: a library found through an LD_LIBRARY_PATH folder
-  // that only bash processes have (BASH_ENV), or one the container runtime mounts from the host.
+  // What an answer depends on beyond the image's files (stack_checks.cpp), each said once.
   void environment_note(const resolve::Need& need) {
-    if (need.found == nullptr) return;
-    std::string note;
-    if (!need.found->host.empty()) {
-      note = need.name + " comes from the host at run time, not from the image: " + need.found->host;
-    } else if (need.rule == resolve::How::LdLibraryPath && !m_image.bash_only_dirs.empty()) {
-      const std::string dir = dir_name(need.where);
-      if (std::find(m_image.bash_only_dirs.begin(), m_image.bash_only_dirs.end(), dir) != m_image.bash_only_dirs.end())
-        note = need.name + " is found through LD_LIBRARY_PATH=" + dir + ", which only bash processes have" +
-               (m_image.bash_env.note.empty() ? std::string() : " (" + m_image.bash_env.note + ")") +
-               ": a process started without bash (a direct `python`, `sh -c`, an entrypoint in exec form) does not "
-               "find it";
-    }
+    std::string note = verdict::environment_note(need, m_image);
     if (!note.empty() &&
         std::find(m_environment_notes.begin(), m_environment_notes.end(), note) == m_environment_notes.end())
       m_environment_notes.push_back(std::move(note));
@@ -160,88 +149,15 @@ class Checker {
     numpy_findings();
   }
 
-  // A member built against NumPy 1.x's C API (its _import_array() asks for numpy.core._multiarray_umath) where
-  // numpy 2 is installed (a wheel beside it, else the image's): NumPy 2 refuses it at import_array().
   void numpy_findings() {
-    std::string version, where;
-    if (const auto* d = m_image.distribution("numpy")) {
-      version = d->version;
-      where = "the image's numpy " + d->version;
-    }
-    for (const auto* w : m_options.with) {
-      if (wheel::normalize_project_name(w->filename.name) == "numpy") {
-        version = w->filename.version;
-        where = "numpy " + version + " (" + w->filename.filename + ")";
-      }
-    }
-    const auto major = small_number(version.substr(0, version.find('.')));
-    if (!major || *major < 2) return;
-    for (const auto& m : m_wheel.members) {
-      if (m.numpy_c_api != 1) continue;
-      add(make(FindingKind::NumpyAbi, Severity::Error)
-              .member(m.path)
-              .library("numpy")
-              .version("<2")
-              .explain(fmt::format(
-                  "{} is built against NumPy 1.x's C API (its import_array() asks for numpy.core._multiarray_umath), "
-                  "and {} is installed: NumPy 2 refuses modules compiled against NumPy 1.x, so its NumPy support "
-                  "fails at import (torch: \"Numpy is not available\").",
-                  m.path, where))
-              .fix("numpy<2 beside it, or a build against NumPy 2's headers (which runs on NumPy 1.x too)")
-              .evidence("the member's bytes name numpy.core._multiarray_umath, not numpy._core._multiarray_umath"));
-    }
+    for (auto& f : check_numpy_abi(m_wheel, m_image, m_options.with)) add(std::move(f));
   }
 
-  // Variables a member needs beside another distribution (rules' requires_env): set by the image (Docker
-  // ENV: fine), set only for bash (said so), or not at all (an error on the member: its route is off, and
-  // its gates set the variable).
   void env_findings() {
     if (m_options.rules == nullptr) return;
-    const std::string name = wheel::normalize_project_name(m_wheel.filename.name);
-    for (const auto& req : m_options.rules->requires_env) {
-      if (!req.wheels.empty() && std::none_of(req.wheels.begin(), req.wheels.end(),
-                                              [&](const std::string& g) { return rules::glob_match(g, name, false); }))
-        continue;
-      const std::string* member = nullptr;
-      for (const auto* paths : {&m_wheel.device_code}) {
-        for (const auto& path : *paths) {
-          for (const auto& g : req.members) {
-            if (member == nullptr && rules::glob_match(g, path, true)) member = &path;
-          }
-        }
-      }
-      for (const auto& m : m_wheel.members) {
-        for (const auto& g : req.members) {
-          if (member == nullptr && rules::glob_match(g, m.path, true)) member = &m.path;
-        }
-      }
-      if (member == nullptr) continue;
-      std::string beside;
-      for (const auto& b : req.beside) {
-        if (const auto* d = m_image.distribution(b)) beside = d->name + " " + d->version + " (in the image)";
-        for (const auto* w : m_options.with) {
-          if (wheel::normalize_project_name(w->filename.name) == wheel::normalize_project_name(b))
-            beside = w->filename.filename + " (--with)";
-        }
-      }
-      if (!req.beside.empty() && beside.empty()) continue;
-      if (m_image.env.count(req.variable)) continue;
-      if (auto it = m_image.bash_env.vars.find(req.variable); it != m_image.bash_env.vars.end()) {
-        m_environment_notes.push_back(
-            req.variable + "=" + it->second + " (which " + *member + " needs beside " + beside +
-            ") is set only for bash processes" +
-            (m_image.bash_env.note.empty() ? std::string() : " (" + m_image.bash_env.note + ")") +
-            ": a process started without bash does not have it");
-        continue;
-      }
-      add(make(FindingKind::Environment, Severity::Error)
-              .member(*member)
-              .library(req.variable)
-              .explain(fmt::format("{} beside {} needs {} set: {}; the image does not set it.", *member, beside,
-                                   req.variable, req.why))
-              .fix(fmt::format("set {} (this route's gates do)", req.variable))
-              .evidence(req.id + (req.source.empty() ? "" : " (" + req.source + ")")));
-    }
+    auto checked = check_required_env(m_wheel, m_image, *m_options.rules, m_options.with);
+    for (auto& f : checked.findings) add(std::move(f));
+    for (auto& n : checked.notes) m_environment_notes.push_back(std::move(n));
   }
 
   // A tag that claims more than the binaries deliver: an error where the binaries need a newer glibc than
@@ -738,7 +654,7 @@ class Checker {
     }
     UnknownGroup* group = scoped.unknown.empty() || own != nullptr ? nullptr : unknown_exports(scoped);
     if (own != nullptr) {
-      add(own_symbol_finding(u, *own), Cause{FindingKind::MissingSymbol, member, s.version, s.name});
+      add(own_symbol_finding(m_wheel, u, *own), Cause{FindingKind::MissingSymbol, member, s.version, s.name});
     } else if (group == nullptr) {
       Finding f = unbound_finding(load, scoped);
       if (owners != nullptr && !u.unknown.empty() && scoped.unknown.empty()) {
@@ -790,86 +706,18 @@ class Checker {
                                   [](const Object* o) { return o->cxx11_abi.value_or(false); });
   }
 
-  // The wheel's own symbol (rules' own_symbols), left undefined: no library of the image, known or not, would
-  // define it.
-  Finding own_symbol_finding(const resolve::Unbound& u, const rules::OwnSymbols& own) {
-    const elf::Symbol& s = *u.symbol;
-    Draft f = make(FindingKind::MissingSymbol, Severity::Error)
-                  .member(object_name(*u.object))
-                  .symbol(s.name)
-                  .version(s.version)
-                  .why(Why::Absent);
-    const std::string pretty = f.peek().demangled.empty() ? s.name : f.peek().demangled;
-    std::vector<std::string> members;
-    for (const auto& m : m_wheel.members) {
-      if (m.elf) members.push_back(m.path);
-    }
-    return f
-        .explain(fmt::format("needs {}, which is {}'s own symbol ({}), and no member of the wheel defines it; no "
-                             "library of another project would. It links (a shared library may leave symbols "
-                             "undefined), but dlopen(RTLD_NOW) and the import fail: \"undefined symbol: {}\".",
-                             pretty, m_wheel.filename.name, own.why, s.name))
-        .fix("rebuild with the sources that define it")
-        .evidence("the wheel's members with dynamic symbols: " + join(members, ", "));
-  }
-
-  // The error of an unbound symbol: classified against the export tables of its load scope.
+  // The error of an unbound symbol: classified against the export tables of its load scope (load_findings.cpp).
   Finding unbound_finding(const resolve::Load& load, const resolve::Unbound& u) {
-    const elf::Symbol& s = *u.symbol;
-    Draft f = make(FindingKind::MissingSymbol, Severity::Error)
-                  .member(object_name(*u.object))
-                  .symbol(s.name)
-                  .version(s.version)
-                  .library(s.version_file);
-    const std::string pretty = f.peek().demangled.empty() ? s.name : f.peek().demangled;
-    if (!u.unknown.empty()) {  // old_abi_against_cxx11
-      std::vector<std::string> who;
-      for (const Object* o : u.unknown) who.push_back(o->label);
-      std::sort(who.begin(), who.end());
-      who.erase(std::unique(who.begin(), who.end()), who.end());
-      return f.why(Why::CxxAbiMismatch)
-          .library(u.unknown.front()->soname)
-          .explain(fmt::format(
-              "needs {}, a signature with the pre-C++11 std::string/std::list ABI (built with "
-              "_GLIBCXX_USE_CXX11_ABI=0); {} is built with the C++11 ABI, so it cannot export it. The loader refuses "
-              "this member (\"undefined symbol: {}\").",
-              pretty, fmt::join(who, ", "), s.name))
-          .fix("rebuild this member with _GLIBCXX_USE_CXX11_ABI=1 against the PyTorch in the image")
-          .evidence("declared: " + fmt::format("{}", fmt::join(who, ", ")) + " uses the C++11 ABI (cxx11_abi)");
-    }
     std::vector<const exports::Table*> tables;
     std::vector<std::string> searched;
-    for (const Object* o : load.order) {
-      if (o == u.object) continue;
-      if (const exports::Table* t = table_of(*o)) tables.push_back(t);
-      searched.push_back(object_name(*o));
+    if (u.unknown.empty()) {
+      for (const Object* o : load.order) {
+        if (o == u.object) continue;
+        if (const exports::Table* t = table_of(*o)) tables.push_back(t);
+        searched.push_back(object_name(*o));
+      }
     }
-    const Classification c = classify_missing_symbol(s.name, s.version, tables);
-    const Why why = why_of(c.classification);
-    f.why(why).candidates(c.candidates);
-    if (!c.demangled.empty()) f.demangled(c.demangled);
-    if (!c.provider.empty()) f.library(c.provider);
-    std::string explanation = c.explanation.empty()
-                                  ? fmt::format("needs {}, which nothing in its load scope defines.", pretty)
-                                  : c.explanation;
-    if (!explanation.empty() && explanation.back() != '.') explanation += '.';
-    f.explain(explanation + " The loader refuses this member (\"undefined symbol: " + s.name +
-              "\") unless it is loaded lazily and never calls it.");
-    switch (why) {
-      case Why::SignatureChanged:
-        f.fix(
-            "rebuild this member against the headers of the library version in the image (or install the version it "
-            "was built against)");
-        break;
-      case Why::CxxAbiMismatch:
-        f.fix("rebuild with the same _GLIBCXX_USE_CXX11_ABI setting as the library (PyTorch wheels since 2.7 use 1)");
-        break;
-      case Why::VersionTooNew:
-        f.fix("a newer provider in the image, or a build against the provider's older version");
-        break;
-      default: f.fix("install the library that defines it, or a build of this member that does not need it"); break;
-    }
-    return f.evidence("looked in, in order: " + fmt::format("{}", fmt::join(searched, ", ")));
+    return unbound_symbol_finding(u, object_name(*u.object), tables, searched);
   }
 
   // 4. Symbols that only libraries without export tables may define: one condition per member and library.

@@ -220,4 +220,58 @@ Finding provider_unbound_symbol(const resolve::ImageUnbound& u, const std::vecto
   return f;
 }
 
+// The error of an unbound symbol, classified against the export tables of its load scope (`tables`, from the
+// objects named in `searched`); with u.unknown set, the old-ABI signature no C++11-ABI library can export.
+Finding unbound_symbol_finding(const resolve::Unbound& u, const std::string& member,
+                               const std::vector<const exports::Table*>& tables,
+                               const std::vector<std::string>& searched) {
+  const elf::Symbol& s = *u.symbol;
+  Draft f = make(FindingKind::MissingSymbol, Severity::Error)
+                .member(member)
+                .symbol(s.name)
+                .version(s.version)
+                .library(s.version_file);
+  const std::string pretty = f.peek().demangled.empty() ? s.name : f.peek().demangled;
+  if (!u.unknown.empty()) {  // old_abi_against_cxx11
+    std::vector<std::string> who;
+    for (const Object* o : u.unknown) who.push_back(o->label);
+    std::sort(who.begin(), who.end());
+    who.erase(std::unique(who.begin(), who.end()), who.end());
+    return f.why(Why::CxxAbiMismatch)
+        .library(u.unknown.front()->soname)
+        .explain(fmt::format(
+            "needs {}, a signature with the pre-C++11 std::string/std::list ABI (built with "
+            "_GLIBCXX_USE_CXX11_ABI=0); {} is built with the C++11 ABI, so it cannot export it. The loader refuses "
+            "this member (\"undefined symbol: {}\").",
+            pretty, fmt::join(who, ", "), s.name))
+        .fix("rebuild this member with _GLIBCXX_USE_CXX11_ABI=1 against the PyTorch in the image")
+        .evidence("declared: " + fmt::format("{}", fmt::join(who, ", ")) + " uses the C++11 ABI (cxx11_abi)");
+  }
+  const Classification c = classify_missing_symbol(s.name, s.version, tables);
+  const Why why = why_of(c.classification);
+  f.why(why).candidates(c.candidates);
+  if (!c.demangled.empty()) f.demangled(c.demangled);
+  if (!c.provider.empty()) f.library(c.provider);
+  std::string explanation =
+      c.explanation.empty() ? fmt::format("needs {}, which nothing in its load scope defines.", pretty) : c.explanation;
+  if (!explanation.empty() && explanation.back() != '.') explanation += '.';
+  f.explain(explanation + " The loader refuses this member (\"undefined symbol: " + s.name +
+            "\") unless it is loaded lazily and never calls it.");
+  switch (why) {
+    case Why::SignatureChanged:
+      f.fix(
+          "rebuild this member against the headers of the library version in the image (or install the version it "
+          "was built against)");
+      break;
+    case Why::CxxAbiMismatch:
+      f.fix("rebuild with the same _GLIBCXX_USE_CXX11_ABI setting as the library (PyTorch wheels since 2.7 use 1)");
+      break;
+    case Why::VersionTooNew:
+      f.fix("a newer provider in the image, or a build against the provider's older version");
+      break;
+    default: f.fix("install the library that defines it, or a build of this member that does not need it"); break;
+  }
+  return f.evidence("looked in, in order: " + fmt::format("{}", fmt::join(searched, ", ")));
+}
+
 }  // namespace wheelcheck::verdict

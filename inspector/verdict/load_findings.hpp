@@ -5,6 +5,7 @@
 // reaches it; no build of the wheel fixes them.
 #pragma once
 
+#include "wheelcheck/exports.hpp"
 #include "wheelcheck/image.hpp"
 #include "wheelcheck/resolve.hpp"
 #include "wheelcheck/verdict.hpp"
@@ -30,6 +31,12 @@ Finding provider_failure(Finding f, const std::string& distribution, const std::
 std::vector<Finding> provider_version_needs(const resolve::Space& space, const image::Image& image,
                                             const resolve::Object& lib, const resolve::Need& need,
                                             const std::vector<std::string>& modules);
+// A wheel object's undefined symbol that nothing in its load scope defines: classified against `tables` (the
+// scope's export tables, `searched` naming the objects) as changed signature, other C++ ABI, newer version or
+// absent, with the fix; with u.unknown set, an old-ABI signature that the C++11-ABI libraries there cannot export.
+Finding unbound_symbol_finding(const resolve::Unbound& u, const std::string& member,
+                               const std::vector<const exports::Table*>& tables,
+                               const std::vector<std::string>& searched);
 // How the image names one of its objects: "/usr/lib/x86_64-linux-gnu/libLerc.so.4" (or torch's
 // "torch 2.10.0 (torch/lib/libc10.so)").
 std::string image_object_name(const resolve::Object& o);

@@ -42,6 +42,7 @@
 
 #include <fmt/format.h>
 
+#include "inspector/verdict/stack_checks.hpp"
 #include "wheelcheck/elf.hpp"
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/lock.hpp"
@@ -679,54 +680,6 @@ std::vector<Finding> check_members_arch(const WheelProfile& wheel, const image::
 }
 
 }  // namespace
-
-// A pure tag (py3-none-any: any Python, any platform) on a wheel with ELF members: pip installs it everywhere on
-// its tag's word, and its native code loads only where it was built for (FlagOS's repacks of opencv and
-// xgrammar). A warning: where the machine and Python fit, it works; where they do not, wrong-arch says so.
-std::vector<Finding> check_pure_tag(const WheelProfile& wheel) {
-  if (wheel.filename.tags.empty()) return {};
-  for (const auto& t : wheel.filename.tags) {
-    if (t.abi != "none" || t.platform != "any") return {};
-  }
-  std::vector<std::string> natives, archs, pythons;
-  for (const auto& m : wheel.members) {
-    if (!m.elf || (m.elf->type != elf::FileType::Shared && m.elf->type != elf::FileType::Executable)) continue;
-    natives.push_back(m.path);
-    const std::string arch = elf::machine_name(m.elf->machine, m.elf->elf_class, m.elf->endian, m.elf->e_flags);
-    if (!has(archs, arch)) archs.push_back(arch);
-    const std::string base = base_name(m.path);
-    if (const auto at = base.find(".cpython-"); at != std::string::npos) {
-      const std::string ver = base.substr(at + 9, base.find('-', at + 9) - at - 9);  // "310"
-      if (!ver.empty() && !has(pythons, "cp" + ver + "-cp" + ver)) pythons.push_back("cp" + ver + "-cp" + ver);
-    } else if (base.find(".abi3.") != std::string::npos && !has(pythons, "cp3X-abi3")) {
-      pythons.push_back("cp3X-abi3");
-    }
-  }
-  if (natives.empty()) return {};
-  std::vector<std::string> platforms;
-  for (const auto& a : archs)
-    platforms.push_back("linux_" + wheel::tag_arch_of(a) + " (or the manylinux tag its glibc floor allows)");
-  const std::string tag = wheel.filename.tags.front().python + "-none-any";
-  Finding f;
-  f.kind = FindingKind::TagPureBinary;
-  f.severity = Severity::Warning;
-  f.required_version = join(archs, ", ");
-  f.explanation = fmt::format(
-      "the wheel is tagged {} (any Python, any platform), but {} of its members {} native code for {} ({}): pip "
-      "installs it on any machine and Python on its tag's word, and the loader refuses those members wherever they "
-      "were not built for.",
-      tag, natives.size(), natives.size() == 1 ? "is" : "are", join(archs, " and "),
-      join(std::vector<std::string>(natives.begin(),
-                                    natives.begin() + static_cast<long>(std::min<std::size_t>(3, natives.size()))),
-           ", ") +
-          (natives.size() > 3 ? ", ..." : ""));
-  f.fix = "tag it as what it is built for: " +
-          (pythons.empty() ? std::string("the Python tag of its extensions") : join(pythons, " or ")) + ", " +
-          join(platforms, " or ");
-  f.evidence.push_back("tags: " + tag);
-  for (const auto& n : natives) f.evidence.push_back("native member: " + n);
-  return {f};
-}
 
 std::vector<Finding> check_wheel_tags(const WheelProfile& wheel, const image::Image& image) {
   std::vector<Finding> out = TagChecker(wheel, image).run();
