@@ -199,115 +199,66 @@ RuleSet parse(std::string_view text, const std::string& what) {
       }
     }
   }
-  if (j.contains("known")) {
-    if (!j["known"].is_array()) fail(what, "known", "expected a list");
-    for (std::size_t i = 0; i < j["known"].size(); ++i) {
-      const json& k = j["known"][i];
-      const std::string where = "known[" + std::to_string(i) + "]";
+  // The lists beside the routes: each entry an object of known fields, read by `read`.
+  auto entries = [&](const char* key, std::initializer_list<const char*> keys, auto read) {
+    if (!j.contains(key)) return;
+    if (!j[key].is_array()) fail(what, key, "expected a list");
+    for (std::size_t i = 0; i < j[key].size(); ++i) {
+      const json& k = j[key][i];
+      const std::string where = std::string(key) + "[" + std::to_string(i) + "]";
       if (!k.is_object()) fail(what, where, "expected an object");
       for (auto it = k.begin(); it != k.end(); ++it) {
-        static const std::set<std::string> k_keys = {"id", "wheels", "kinds", "match", "fix", "source"};
-        if (!k_keys.count(it.key())) fail(what, where + "." + it.key(), "unknown field");
+        if (std::none_of(keys.begin(), keys.end(), [&](const char* f) { return it.key() == f; }))
+          fail(what, where + "." + it.key(), "unknown field");
       }
-      Known known;
-      known.id = k.contains("id") ? str(k["id"], what, where + ".id") : "";
-      known.fix = k.contains("fix") ? str(k["fix"], what, where + ".fix") : "";
-      known.source = k.contains("source") ? str(k["source"], what, where + ".source") : "";
-      known.match = k.contains("match") ? str(k["match"], what, where + ".match") : "";
-      if (known.id.empty() || known.fix.empty()) fail(what, where, "needs an \"id\" and a \"fix\"");
-      known.wheels = strs(k, "wheels", what, where);
-      for (const auto& g : known.wheels) check_glob(g, what, where + ".wheels");
-      known.kinds = strs(k, "kinds", what, where);
-      rs.known.push_back(std::move(known));
+      auto field_text = [&](const char* field) {
+        return k.contains(field) ? str(k[field], what, where + "." + field) : "";
+      };
+      auto globs = [&](const char* field) {
+        auto v = strs(k, field, what, where);
+        for (const auto& g : v) check_glob(g, what, where + "." + field);
+        return v;
+      };
+      read(k, where, field_text, globs);
     }
-  }
-  if (j.contains("own_symbols")) {
-    if (!j["own_symbols"].is_array()) fail(what, "own_symbols", "expected a list");
-    for (std::size_t i = 0; i < j["own_symbols"].size(); ++i) {
-      const json& k = j["own_symbols"][i];
-      const std::string where = "own_symbols[" + std::to_string(i) + "]";
-      if (!k.is_object()) fail(what, where, "expected an object");
-      for (auto it = k.begin(); it != k.end(); ++it) {
-        static const std::set<std::string> k_keys = {"wheels", "symbols", "why"};
-        if (!k_keys.count(it.key())) fail(what, where + "." + it.key(), "unknown field");
-      }
-      OwnSymbols own;
-      own.wheels = strs(k, "wheels", what, where);
-      own.symbols = strs(k, "symbols", what, where);
-      own.why = k.contains("why") ? str(k["why"], what, where + ".why") : "";
-      if (own.wheels.empty() || own.symbols.empty()) fail(what, where, "needs \"wheels\" and \"symbols\"");
-      for (const auto* list : {&own.wheels, &own.symbols}) {
-        for (const auto& g : *list) check_glob(g, what, where);
-      }
-      rs.own_symbols.push_back(std::move(own));
-    }
-  }
-  if (j.contains("requires_env")) {
-    if (!j["requires_env"].is_array()) fail(what, "requires_env", "expected a list");
-    for (std::size_t i = 0; i < j["requires_env"].size(); ++i) {
-      const json& k = j["requires_env"][i];
-      const std::string where = "requires_env[" + std::to_string(i) + "]";
-      if (!k.is_object()) fail(what, where, "expected an object");
-      for (auto it = k.begin(); it != k.end(); ++it) {
-        static const std::set<std::string> k_keys = {"id", "wheels", "members", "beside", "variable", "why", "source"};
-        if (!k_keys.count(it.key())) fail(what, where + "." + it.key(), "unknown field");
-      }
-      RequiresEnv req;
-      req.id = k.contains("id") ? str(k["id"], what, where + ".id") : "";
-      req.variable = k.contains("variable") ? str(k["variable"], what, where + ".variable") : "";
-      req.why = k.contains("why") ? str(k["why"], what, where + ".why") : "";
-      req.source = k.contains("source") ? str(k["source"], what, where + ".source") : "";
-      req.wheels = strs(k, "wheels", what, where);
-      req.members = strs(k, "members", what, where);
-      req.beside = strs(k, "beside", what, where);
-      if (req.id.empty() || !shell_name(req.variable) || req.members.empty())
-        fail(what, where, "needs an \"id\", \"members\" and a \"variable\" that is a shell variable name");
-      for (const auto* list : {&req.wheels, &req.members}) {
-        for (const auto& g : *list) check_glob(g, what, where);
-      }
-      rs.requires_env.push_back(std::move(req));
-    }
-  }
-  if (j.contains("symbol_owners")) {
-    if (!j["symbol_owners"].is_array()) fail(what, "symbol_owners", "expected a list");
-    for (std::size_t i = 0; i < j["symbol_owners"].size(); ++i) {
-      const json& k = j["symbol_owners"][i];
-      const std::string where = "symbol_owners[" + std::to_string(i) + "]";
-      if (!k.is_object()) fail(what, where, "expected an object");
-      for (auto it = k.begin(); it != k.end(); ++it) {
-        static const std::set<std::string> k_keys = {"symbols", "distributions", "why"};
-        if (!k_keys.count(it.key())) fail(what, where + "." + it.key(), "unknown field");
-      }
-      SymbolOwners o;
-      o.symbols = strs(k, "symbols", what, where);
-      for (const auto& d : strs(k, "distributions", what, where))
-        o.distributions.push_back(wheel::normalize_project_name(d));
-      o.why = k.contains("why") ? str(k["why"], what, where + ".why") : "";
-      if (o.symbols.empty() || o.distributions.empty()) fail(what, where, "needs \"symbols\" and \"distributions\"");
-      for (const auto& g : o.symbols) check_glob(g, what, where + ".symbols");
-      rs.symbol_owners.push_back(std::move(o));
-    }
-  }
-  if (j.contains("imports_first")) {
-    if (!j["imports_first"].is_array()) fail(what, "imports_first", "expected a list");
-    for (std::size_t i = 0; i < j["imports_first"].size(); ++i) {
-      const json& k = j["imports_first"][i];
-      const std::string where = "imports_first[" + std::to_string(i) + "]";
-      if (!k.is_object()) fail(what, where, "expected an object");
-      for (auto it = k.begin(); it != k.end(); ++it) {
-        static const std::set<std::string> k_keys = {"wheels", "imports", "why"};
-        if (!k_keys.count(it.key())) fail(what, where + "." + it.key(), "unknown field");
-      }
-      ImportsFirst f;
-      f.wheels = strs(k, "wheels", what, where);
-      f.imports = strs(k, "imports", what, where);
-      f.why = k.contains("why") ? str(k["why"], what, where + ".why") : "";
-      if (f.wheels.empty() || f.imports.empty() || f.why.empty())
-        fail(what, where, "needs \"wheels\", \"imports\" and \"why\"");
-      for (const auto& g : f.wheels) check_glob(g, what, where + ".wheels");
-      rs.imports_first.push_back(std::move(f));
-    }
-  }
+  };
+  entries("known", {"id", "wheels", "kinds", "match", "fix", "source"},
+          [&](const json& k, const std::string& where, auto get, auto globs) {
+            Known known{get("id"),    globs("wheels"), strs(k, "kinds", what, where),
+                        get("match"), get("fix"),      get("source")};
+            if (known.id.empty() || known.fix.empty()) fail(what, where, "needs an \"id\" and a \"fix\"");
+            rs.known.push_back(std::move(known));
+          });
+  entries("own_symbols", {"wheels", "symbols", "why"},
+          [&](const json&, const std::string& where, auto get, auto globs) {
+            OwnSymbols own{globs("wheels"), globs("symbols"), get("why")};
+            if (own.wheels.empty() || own.symbols.empty()) fail(what, where, "needs \"wheels\" and \"symbols\"");
+            rs.own_symbols.push_back(std::move(own));
+          });
+  entries("requires_env", {"id", "wheels", "members", "beside", "variable", "why", "source"},
+          [&](const json& k, const std::string& where, auto get, auto globs) {
+            RequiresEnv req{get("id"),       globs("wheels"), globs("members"), strs(k, "beside", what, where),
+                            get("variable"), get("why"),      get("source")};
+            if (req.id.empty() || !shell_name(req.variable) || req.members.empty())
+              fail(what, where, "needs an \"id\", \"members\" and a \"variable\" that is a shell variable name");
+            rs.requires_env.push_back(std::move(req));
+          });
+  entries("imports_first", {"wheels", "imports", "why"},
+          [&](const json& k, const std::string& where, auto get, auto globs) {
+            ImportsFirst f{globs("wheels"), strs(k, "imports", what, where), get("why")};
+            if (f.wheels.empty() || f.imports.empty() || f.why.empty())
+              fail(what, where, "needs \"wheels\", \"imports\" and \"why\"");
+            rs.imports_first.push_back(std::move(f));
+          });
+  entries("symbol_owners", {"symbols", "distributions", "why"},
+          [&](const json& k, const std::string& where, auto get, auto globs) {
+            SymbolOwners o{globs("symbols"), {}, get("why")};
+            for (const auto& d : strs(k, "distributions", what, where))
+              o.distributions.push_back(wheel::normalize_project_name(d));
+            if (o.symbols.empty() || o.distributions.empty())
+              fail(what, where, "needs \"symbols\" and \"distributions\"");
+            rs.symbol_owners.push_back(std::move(o));
+          });
   for (const auto& route : rs.routes) {
     for (const auto& dep : route.depends_on) {
       if (!names.count(dep)) fail(what, "route " + route.name + ".depends_on", "unknown route \"" + dep + "\"");

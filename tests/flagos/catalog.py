@@ -37,6 +37,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tools"))
 import make_wheel  # noqa: E402
 
+sys.path.insert(0, HERE)
+import native  # noqa: E402
+
 A = None
 SKIPPED = []
 
@@ -85,31 +88,11 @@ def backend_of_label(label, backends):
 
 # --- building --------------------------------------------------------------------------------------------
 
-def cross(arch):
-    return None if arch == "x86_64" else "aarch64-linux-gnu-"
-
-
-def have_compiler(arch):
-    return arch == "x86_64" or shutil.which("aarch64-linux-gnu-gcc") is not None
+have_compiler = native.have_compiler
 
 
 def build(out, source, arch, args=(), cxx=False, soname=None):
-    key = hashlib.sha256(json.dumps([source, arch, list(args), cxx, soname]).encode()).hexdigest()[:16]
-    stamp = out + ".key"
-    if os.path.exists(out) and os.path.exists(stamp) and open(stamp).read() == key:
-        return out
-    os.makedirs(os.path.dirname(out), exist_ok=True)
-    src = out + (".cpp" if cxx else ".c")
-    with open(src, "w") as f:
-        f.write(source)
-    prefix = cross(arch) or ""
-    cmd = [prefix + ("g++" if cxx else "gcc"), "-shared", "-fPIC", "-O1", "-g0", "-w",
-           f"-ffile-prefix-map={A.out}=.", "-o", out, src, f"-Wl,-soname,{soname or os.path.basename(out)}",
-           "-Wl,--no-as-needed"] + list(args)
-    subprocess.run(cmd, check=True)
-    with open(stamp, "w") as f:
-        f.write(key)
-    return out
+    return native.build(out, source, arch, A.out, args, cxx, True, soname)
 
 
 def stub(arch, soname, symbols):

@@ -27,6 +27,9 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "tests", "tools"))
 import make_wheel  # noqa: E402
 
+sys.path.insert(0, HERE)
+import native  # noqa: E402
+
 A = None
 FAILURES = []
 CURRENT = ""
@@ -43,31 +46,9 @@ def check(cond, what, detail=""):
 
 # --- building -----------------------------------------------------------------------------------------
 
-def compiler(arch, cxx=False):
-    if arch == "x86_64":
-        return "g++" if cxx else "gcc"
-    return ("aarch64-linux-gnu-g++" if cxx else "aarch64-linux-gnu-gcc")
-
-
 def build(out, source, arch="x86_64", args=(), cxx=False, shared=True, soname=None):
     """Compiles `source` into `out` (a shared library, or a program with shared=False), cached by content."""
-    key = hashlib.sha256(json.dumps([source, arch, list(args), cxx, shared, soname]).encode()).hexdigest()[:16]
-    stamp = out + ".key"
-    if os.path.exists(out) and os.path.exists(stamp) and open(stamp).read() == key:
-        return out
-    os.makedirs(os.path.dirname(out), exist_ok=True)
-    src = out + (".cpp" if cxx else ".c")
-    with open(src, "w") as f:
-        f.write(source)
-    cmd = [compiler(arch, cxx), "-O1", "-g0", "-fPIC", "-w", "-fno-builtin", f"-ffile-prefix-map={A.work}=.", "-o", out, src]
-    if shared:
-        cmd[1:1] = ["-shared"]
-        cmd += [f"-Wl,-soname,{soname or os.path.basename(out)}"]
-    cmd += list(args)
-    subprocess.run(cmd, check=True)
-    with open(stamp, "w") as f:
-        f.write(key)
-    return out
+    return native.build(out, source, arch, A.work, args, cxx, shared, soname)
 
 
 def stub(arch, soname, nodes, plain=(), group=""):

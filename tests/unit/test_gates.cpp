@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "support.hpp"
+#include "wheelcheck/error.hpp"
 #include "wheelcheck/gates.hpp"
 #include "wheelcheck/rules.hpp"
 
@@ -36,6 +37,61 @@ TEST(Rules, FlagOsRuleSetLoadsAndMatchesItsMembers) {
   EXPECT_FALSE(rules::core_for(flagcx, "flagtree"));
   // Gates in file order.
   EXPECT_EQ(gems.gates.front().first, "FLAGOS_USE_FLAGGEMS_CPP");
+}
+
+// The lists beside the routes: read, matched, and refused with the file and entry named when malformed.
+TEST(Rules, KnownFixesOwnSymbolsRequiredVariablesImportsAndOwnersAreReadAndChecked) {
+  const std::string head =
+      R"({"schema": "wheelcheck-rules/1", "name": "t", "routes": [{"name": "r", "members": ["a.so"],
+    "optional": true, "tolerated": "nothing to set"}], )";
+  const auto rs = rules::parse(head + R"(
+    "known": [{"id": "X #1", "wheels": ["flagtree"], "kinds": ["missing-version"], "match": "GLIBC_2.38", "fix": "rebuilt"}],
+    "own_symbols": [{"wheels": ["flagcx"], "symbols": ["devApiBackend", "flagcx*"], "why": "its own"}],
+    "requires_env": [{"id": "I12", "wheels": ["flagcx"], "members": ["flagcx/lib/*.bc"], "beside": ["flagtree"],
+                      "variable": "FLAGCX_BITCODE_PATH", "why": "w"}],
+    "imports_first": [{"wheels": ["flagcx"], "imports": ["Torch"], "why": "its __init__"}],
+    "symbol_owners": [{"symbols": ["_ZN4c10d*"], "distributions": ["Torch"], "why": "torch's"}]})",
+                               "t.json");
+  EXPECT_EQ(rs.routes.front().tolerated, "nothing to set");
+  ASSERT_EQ(rs.known.size(), 1U);
+  EXPECT_EQ(rs.known[0].kinds, std::vector<std::string>{"missing-version"});
+  ASSERT_NE(rules::own_symbol(rs, "FlagCX", "flagcxGetVersion"), nullptr);
+  EXPECT_EQ(rules::own_symbol(rs, "flagtree", "flagcxGetVersion"), nullptr) << "only the wheels it names";
+  EXPECT_EQ(rules::own_symbol(rs, "flagcx", "cudaMalloc"), nullptr);
+  ASSERT_EQ(rs.requires_env.size(), 1U);
+  EXPECT_EQ(rs.requires_env[0].variable, "FLAGCX_BITCODE_PATH");
+  const auto first = rules::imports_first(rs, "flagcx");
+  ASSERT_EQ(first.size(), 1U);
+  EXPECT_EQ(first[0].first, "torch") << "normalized";
+  EXPECT_TRUE(rules::imports_first(rs, "flagtree").empty());
+  ASSERT_NE(rules::symbol_owner(rs, "_ZN4c10d4Work18blockCurrentStreamEv"), nullptr);
+  EXPECT_EQ(rules::symbol_owner(rs, "_ZN4c10d4Work18blockCurrentStreamEv")->distributions,
+            std::vector<std::string>{"torch"});
+  EXPECT_EQ(rules::symbol_owner(rs, "cudaMalloc"), nullptr);
+
+  auto refused = [&](const std::string& lists, const std::string& says) {
+    try {
+      rules::parse(head + lists + "}", "bad.json");
+      ADD_FAILURE() << "accepted: " << lists;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("bad.json"), std::string::npos) << e.what();
+    }
+  };
+  refused(R"("known": [{"id": "X", "fix": "f", "typo": 1}])", "known[0].typo: unknown field");
+  refused(R"("known": [{"id": "X"}])", "known[0]: needs an \"id\" and a \"fix\"");
+  refused(R"("own_symbols": [{"wheels": ["a"], "symbols": ["[x"]}])", "without its ']'");
+  refused(R"("requires_env": [{"id": "I", "members": ["a.bc"], "variable": "NOT-A-NAME"}])", "shell variable name");
+  refused(R"("imports_first": [{"wheels": ["a"], "imports": ["torch"]}])", "\"why\"");
+  refused(R"("symbol_owners": {"symbols": []})", "symbol_owners: expected a list");
+  try {
+    rules::parse(R"({"schema": "wheelcheck-rules/1", "name": "t", "routes": [{"name": "r", "members": ["a.so"],
+      "optional": true}]})",
+                 "t.json");
+    ADD_FAILURE() << "an optional route without gates or tolerated";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("tolerated"), std::string::npos) << e.what();
+  }
 }
 
 // Gates that cannot vouch for their wheels fail closed: what the merge turned off keeps its value, every other
