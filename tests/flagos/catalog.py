@@ -29,8 +29,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
