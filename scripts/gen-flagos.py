@@ -686,7 +686,7 @@ def runtime_distributions(r, ctx):
              "a vendor build, not on PyTorch's index: its tables are unknown until the image is probed "
              "(`wheelcheck probe --root /` inside it); PyTorch's common libraries are listed, the build's "
              "backend libraries are not stated"),
-        note=f"§2b: {'; '.join(notes)}" if notes else None)
+        note=f"{MD} §2b, the torch column" + (f": {'; '.join(notes)}" if notes else ""))
     if own:
         torch["published"] = {"index": f"https://download.pytorch.org/whl/{label}", "requirement": f"torch=={r.torch}"}
     out, plugins = [torch], []

@@ -95,10 +95,15 @@ std::string render_text(const Image& im, bool color) {
   fact("chips", im.chips);
   fact("GPU driver", im.driver);
   fact("GPU architectures", im.gpu_archs);
+  for (const auto& p : im.pythons) {
+    out += fmt::format("  {:<22} {:<16} {}\n", "Python", p.version,
+                       st.dim(from(p.origin, p.layer) + (p.executable.empty() ? "" : ": " + p.executable)));
+  }
   for (const auto& d : im.distributions) {
     if (wheel::normalize_project_name(d.name) != "torch") continue;
     out += fmt::format("  {:<22} {:<16} {}\n", "torch", d.version,
-                       st.dim(from(d.origin, d.layer) + (d.location.empty() ? "" : ": at " + d.location)));
+                       st.dim(from(d.origin, d.layer) + (d.note.empty() ? "" : ": " + d.note) +
+                              (d.location.empty() ? "" : ", at " + d.location)));
   }
   for (const auto& d : disagreements(im)) out += "  " + st.yellow("!") + " " + d + "\n";
 
