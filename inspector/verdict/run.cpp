@@ -50,6 +50,15 @@ const rules::RuleSet* RuleChoice::for_wheel(const WheelProfile& w) const {
 
 namespace {
 
+// "a" or "an" before a toolkit's name as it is said: "an XRE", "an MUSA" (letters read by name), "a CUDA".
+std::string with_article(const std::string& name) {
+  if (name.empty()) return name;
+  const bool acronym = name.size() > 1 && std::isupper(static_cast<unsigned char>(name[1]));
+  const char c = static_cast<char>(std::toupper(static_cast<unsigned char>(name[0])));
+  const bool vowel = std::string_view(acronym ? "AEFHILMNORSX" : "AEIOU").find(c) != std::string_view::npos;
+  return (vowel ? "an " : "a ") + name;
+}
+
 // A toolkit's name as its vendor writes it (CUDA, CANN, CoreX, TangRT, ...); other words in capitals.
 std::string upper_kind(std::string kind) {
   static const std::pair<const char*, const char*> k_names[] = {
@@ -237,13 +246,13 @@ std::string toolkit_mismatch(const WheelToolkit& t, const image::Image& im) {
     const std::string& have = *im.toolkit->version.value;
     const std::size_t n = t.kind == "cuda" ? 1 : 3;
     if (leading_parts(t.version, n) != leading_parts(have, n)) {
-      return fmt::format("a {} {} build, a {} {} image", name, t.version, name, have);
+      return fmt::format("{} {} build, {} {} image", with_article(name), t.version, with_article(name), have);
     }
   }
   if (t.kind == "cann" && im.chips.known()) {
     const std::string chips = upper_kind(*im.chips.value);
     if (!t.chip.empty() && chips.find(t.chip) == std::string::npos) {
-      return fmt::format("a {} build for {}, an image with {}", name, t.chip, *im.chips.value);
+      return fmt::format("{} build for {}, an image with {}", with_article(name), t.chip, *im.chips.value);
     }
     // An SDK label without a chip suffix (+cann9.0.0) is FlagOS's 910B build; a vendor label (FlagTree's
     // +ascend3.5) names no chip and builds for both.
@@ -336,8 +345,8 @@ std::string not_targeted_by(const WheelProfile& w, const image::Image& im,
       if (const auto* d = im.distribution(w.filename.name)) {
         const auto mine = label_toolkit(d->version);
         if (mine && mine->kind == t.kind && !mine->line.empty() && mine->line != t.line) {
-          return fmt::format("a {} build on the Triton {} line; the image's {} {} is on the {} line",
-                             upper_kind(t.kind), t.line, d->name, d->version, mine->line);
+          return fmt::format("{} build on the Triton {} line; the image's {} {} is on the {} line",
+                             with_article(upper_kind(t.kind)), t.line, d->name, d->version, mine->line);
         }
       }
     }
@@ -345,8 +354,9 @@ std::string not_targeted_by(const WheelProfile& w, const image::Image& im,
   }
   std::vector<std::string> kinds;
   for (const auto& t : toolkits) kinds.push_back(upper_kind(t.kind));
-  return "a " + join(kinds, "/") + " build, " +
-         (have.empty() ? std::string("an image without an accelerator toolkit") : "a " + upper_kind(have) + " image");
+  return with_article(join(kinds, "/")) + " build, " +
+         (have.empty() ? std::string("an image without an accelerator toolkit")
+                       : with_article(upper_kind(have)) + " image");
 }
 
 }  // namespace

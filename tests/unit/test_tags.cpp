@@ -12,6 +12,7 @@
 #include "wheelcheck/elf.hpp"
 #include "wheelcheck/image.hpp"
 #include "wheelcheck/profile.hpp"
+#include "wheelcheck/run.hpp"
 #include "wheelcheck/verdict.hpp"
 #include "wheelcheck/wheel.hpp"
 
@@ -636,6 +637,84 @@ TEST(TagsPure, NativeCodeInAPureWheelIsAWarningNamingTheRealTag) {
   EXPECT_TRUE(kinds(verdict::check_wheel_tags(tagged, glibc_image("x86_64", "2.39", {"3.10"}))).empty());
   WheelProfile pure = wheel_named("flag_gems-5.4.0-py3-none-any.whl");
   EXPECT_TRUE(kinds(verdict::check_wheel_tags(pure, glibc_image("x86_64", "2.39", {"3.10"}))).empty());
+}
+
+// Toolkit targeting from FlagOS's and PyTorch's label conventions (run::wheel_toolkits, run::not_targeted): the
+// SDK and its release, or the vendor and the Triton line FlagTree builds on; a label decides the vendor.
+TEST(TagsToolkit, EveryVendorsLabelConventionNamesItsSdkAndRelease) {
+  auto toolkit = [](const std::string& filename) {
+    const auto t = run::wheel_toolkits(wheel_named(filename));
+    return t.empty() ? std::string("-") : t.front().kind + " " + t.front().version + " " + t.front().chip;
+  };
+  EXPECT_EQ(toolkit("flagcx-0.9.0+cu130-cp312-cp312-linux_x86_64.whl"), "cuda 13.0 ");
+  EXPECT_EQ(toolkit("flagcx-0.14.0+cuda13.3-cp312-cp312-linux_x86_64.whl"), "cuda 13.3 ");
+  EXPECT_EQ(toolkit("flagcx-0.14.0+cann9.0.0.910c-cp311-cp311-linux_aarch64.whl"), "cann 9.0.0 910C");
+  EXPECT_EQ(toolkit("flagcx-0.14.0+dtk2604-cp310-cp310-linux_x86_64.whl"), "dtk 26.04 ");
+  EXPECT_EQ(toolkit("torch-2.9.0+das.opt1.dtk2604-cp310-cp310-linux_x86_64.whl"), "dtk 26.04 ");
+  EXPECT_EQ(toolkit("flagcx-0.14.0+tsm260610-cp310-cp310-linux_x86_64.whl"), "tsm 26.06.10 ");
+  EXPECT_EQ(toolkit("torch-2.9.0+musa.4.3.6-cp310-cp310-linux_x86_64.whl"), "musa 4.3.6 ");
+  EXPECT_EQ(toolkit("torch-2.8.0+metax3.7.2.0-cp312-cp312-linux_x86_64.whl"), "maca 3.7.2.0 ");
+  EXPECT_EQ(toolkit("flagcx-0.14.0+neuware4.4.3-cp310-cp310-linux_x86_64.whl"), "neuware 4.4.3 ");
+  EXPECT_EQ(toolkit("flagcx-0.14.0+corex4.5.0-cp312-cp312-linux_x86_64.whl"), "corex 4.5.0 ");
+  EXPECT_EQ(toolkit("flagcx-0.14.0+xre5.37.1-cp310-cp310-linux_x86_64.whl"), "xre 5.37.1 ");
+  EXPECT_EQ(toolkit("flagcx-0.14.0+tangrt1.2.0-cp310-cp310-linux_x86_64.whl"), "tangrt 1.2.0 ");
+  // FlagTree's labels name the vendor and its Triton line, not an SDK release.
+  EXPECT_EQ(toolkit("flagtree-0.7.0+metax3.6-cp312-cp312-linux_x86_64.whl"), "maca  ");
+  EXPECT_EQ(toolkit("flagtree-0.7.0+hcu3.6-cp310-cp310-linux_x86_64.whl"), "dtk  ");
+  EXPECT_EQ(toolkit("flagtree-0.7.0+xpu3.6-cp310-cp310-linux_x86_64.whl"), "xre  ");
+  EXPECT_EQ(toolkit("flagtree-0.7.0+triton3.6-cp312-cp312-linux_x86_64.whl"), "cuda  ");
+  EXPECT_EQ(run::wheel_toolkits(wheel_named("flagtree-0.7.0+ascend3.5-cp311-cp311-linux_aarch64.whl")).front().line,
+            "3.5");
+  EXPECT_EQ(toolkit("torch-2.11.0+cpu-cp312-cp312-linux_x86_64.whl"), "-");
+  EXPECT_EQ(toolkit("torch_mlu-1.29.2+torch2.7.1-cp310-cp310-linux_x86_64.whl"), "neuware  ") << "by its name";
+  // A label decides the vendor: Iluvatar's FlagCX links a CUDA-compatible libcudart and is a CoreX build.
+  WheelProfile corex = wheel_named("flagcx-0.14.0+corex4.5.0-cp312-cp312-linux_x86_64.whl");
+  add_member(corex, "flagcx/lib/libflagcx.so", k_em_x86_64);
+  corex.members.back().elf->needed = {"libcudart.so.12"};
+  ASSERT_EQ(run::wheel_toolkits(corex).size(), 1U);
+  EXPECT_EQ(run::wheel_toolkits(corex).front().kind, "corex");
+}
+
+TEST(TagsToolkit, ABuildForAnotherReleaseOrChipIsNotForTheImage) {
+  auto image = [](const std::string& kind, const std::string& version, const std::string& chips) {
+    image::Image im = glibc_image("x86_64", "2.39", {"3.11", "3.12"});
+    image::Toolkit t;
+    t.kind = image::parse_toolkit_kind(kind);
+    t.version = image::Fact::known_as(version, "", image::Origin::Declared);
+    im.toolkit = t;
+    if (!chips.empty()) im.chips = image::Fact::known_as(chips, "", image::Origin::Declared);
+    return im;
+  };
+  auto why = [](const std::string& filename, const image::Image& im) {
+    return run::not_targeted(wheel_named(filename), im);
+  };
+  const auto cann9b = image("cann", "9.0.0", "Ascend 910B"), cann9c = image("cann", "9.0.0", "Ascend 910C");
+  EXPECT_EQ(why("flagcx-0.14.0+cann9.0.0-cp311-cp311-linux_x86_64.whl", cann9b), "");
+  EXPECT_EQ(why("flagcx-0.14.0+cann8.5.0-cp311-cp311-linux_x86_64.whl", cann9b),
+            "a CANN 8.5.0 build, a CANN 9.0.0 image");
+  EXPECT_EQ(why("flagcx-0.14.0+cann9.0.0.910c-cp311-cp311-linux_x86_64.whl", cann9b),
+            "a CANN build for 910C, an image with Ascend 910B");
+  EXPECT_EQ(why("flagcx-0.14.0+cann9.0.0.910c-cp311-cp311-linux_x86_64.whl", cann9c), "");
+  EXPECT_NE(why("flagcx-0.14.0+cann9.0.0-cp311-cp311-linux_x86_64.whl", cann9c).find("910B build"), std::string::npos);
+  EXPECT_EQ(why("flagtree-0.7.0+ascend3.5-cp311-cp311-linux_x86_64.whl", cann9c), "") << "a vendor label names no chip";
+  // CUDA by major version (minor version compatibility); a vendor SDK by its first three parts.
+  const auto cuda133 = image("cuda", "13.3", "");
+  EXPECT_EQ(why("flagcx-0.9.0+cu130-cp312-cp312-linux_x86_64.whl", cuda133), "");
+  EXPECT_EQ(why("flagcx-0.14.0+cuda12.8-cp312-cp312-linux_x86_64.whl", cuda133),
+            "a CUDA 12.8 build, a CUDA 13.3 image");
+  EXPECT_EQ(why("torch-2.10.0+corex.4.5.0.20260804-cp312-cp312-linux_x86_64.whl", image("corex", "4.5.0", "")), "");
+  EXPECT_EQ(why("torch-2.8.0+metax3.7.2.0-cp312-cp312-linux_x86_64.whl", image("maca", "3.7.2.1", "")), "");
+  EXPECT_EQ(why("flagcx-0.14.0+dtk2604-cp312-cp312-linux_x86_64.whl", image("dtk", "26.04", "")), "");
+  EXPECT_EQ(why("flagcx-0.14.0+xre5.37.1-cp312-cp312-linux_x86_64.whl", cuda133), "an XRE build, a CUDA image");
+  // The Triton line against the image's own FlagTree.
+  image::Image cann85 = image("cann", "8.5.0", "Ascend 910B");
+  image::Distribution ft;
+  ft.name = "flagtree";
+  ft.version = "0.6.0+ascend3.2";
+  cann85.distributions.push_back(ft);
+  EXPECT_EQ(why("flagtree-0.7.0+ascend3.5-cp311-cp311-linux_x86_64.whl", cann85),
+            "a CANN build on the Triton 3.5 line; the image's flagtree 0.6.0+ascend3.2 is on the 3.2 line");
+  EXPECT_EQ(why("flagtree-0.6.0+ascend3.2-cp311-cp311-linux_x86_64.whl", cann85), "");
 }
 
 }  // namespace unity_test_tags
