@@ -14,14 +14,6 @@
 
 namespace wheelcheck::verdict {
 
-namespace {
-
-bool has(const std::vector<std::string>& v, std::string_view s) {
-  return std::find(v.begin(), v.end(), s) != v.end();
-}
-
-}  // namespace
-
 // A pure tag (py3-none-any: any Python, any platform) on a wheel with ELF members: pip installs it everywhere on
 // its tag's word, and its native code loads only where it was built for (FlagOS's repacks of opencv and
 // xgrammar). A warning: where the machine and Python fit, it works; where they do not, wrong-arch says so.
@@ -30,6 +22,10 @@ std::vector<Finding> check_pure_tag(const WheelProfile& wheel) {
   for (const auto& t : wheel.filename.tags) {
     if (t.abi != "none" || t.platform != "any") return {};
   }
+  // (A lambda, not a helper of this file: the unity batches put this file beside wheel_checks.cpp's own has().)
+  auto has = [](const std::vector<std::string>& v, std::string_view s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+  };
   std::vector<std::string> natives, archs, pythons;
   for (const auto& m : wheel.members) {
     if (!m.elf || (m.elf->type != elf::FileType::Shared && m.elf->type != elf::FileType::Executable)) continue;
