@@ -22,8 +22,9 @@ std::vector<Finding> check_pure_tag(const WheelProfile& wheel) {
   for (const auto& t : wheel.filename.tags) {
     if (t.abi != "none" || t.platform != "any") return {};
   }
-  // (A lambda, not a helper of this file: the unity batches put this file beside wheel_checks.cpp's own has().)
-  auto has = [](const std::vector<std::string>& v, std::string_view s) {
+  // (A lambda, not a helper of this file: the unity batches put this file beside wheel_checks.cpp's own has(): another
+  // name)
+  auto listed = [](const std::vector<std::string>& v, std::string_view s) {
     return std::find(v.begin(), v.end(), s) != v.end();
   };
   std::vector<std::string> natives, archs, pythons;
@@ -31,12 +32,12 @@ std::vector<Finding> check_pure_tag(const WheelProfile& wheel) {
     if (!m.elf || (m.elf->type != elf::FileType::Shared && m.elf->type != elf::FileType::Executable)) continue;
     natives.push_back(m.path);
     const std::string arch = elf::machine_name(m.elf->machine, m.elf->elf_class, m.elf->endian, m.elf->e_flags);
-    if (!has(archs, arch)) archs.push_back(arch);
+    if (!listed(archs, arch)) archs.push_back(arch);
     const std::string base = base_name(m.path);
     if (const auto at = base.find(".cpython-"); at != std::string::npos) {
       const std::string ver = base.substr(at + 9, base.find('-', at + 9) - at - 9);  // "310"
-      if (!ver.empty() && !has(pythons, "cp" + ver + "-cp" + ver)) pythons.push_back("cp" + ver + "-cp" + ver);
-    } else if (base.find(".abi3.") != std::string::npos && !has(pythons, "cp3X-abi3")) {
+      if (!ver.empty() && !listed(pythons, "cp" + ver + "-cp" + ver)) pythons.push_back("cp" + ver + "-cp" + ver);
+    } else if (base.find(".abi3.") != std::string::npos && !listed(pythons, "cp3X-abi3")) {
       pythons.push_back("cp3X-abi3");
     }
   }
