@@ -39,7 +39,12 @@ struct Case {
   std::vector<std::pair<std::string, std::string>> gates() const;
 };
 
-// "error" for a case that could not be checked, else its verdict's name.
+// The image name of the publisher check's cases (`wheelcheck lint`, the scan's publisher findings): a wheel judged
+// on its own, with no image; its SARIF run is "wheelcheck/publisher/", its verdict words clean, warnings, errors.
+inline constexpr const char* k_publisher = "publisher";
+
+// "error" for a case that could not be checked, else its verdict's name (for the publisher check: "clean",
+// "warnings", "errors").
 std::string verdict_word(const Case& c);
 // A check's cell (check, gates, an environment's wheel); `where` is how the wheel was named.
 Case case_of(const run::Cell& cell, const Location& where);

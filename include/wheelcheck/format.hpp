@@ -24,7 +24,7 @@ namespace wheelcheck::output {
 enum class Format { Text, Json, Sh, Github, Sarif, Junit, Markdown, Html };
 
 // The commands that print or write a format, as a set of bits.
-enum Commands : unsigned { k_check = 1, k_gates = 2, k_scan = 4 };
+enum Commands : unsigned { k_check = 1, k_gates = 2, k_scan = 4, k_lint = 8 };
 
 struct FormatRow {
   Format format;

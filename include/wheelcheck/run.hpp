@@ -63,6 +63,13 @@ struct WheelToolkit {
   std::string line;  // the Triton line a vendor label names (FlagTree's +ascend3.5: "3.5"); "" otherwise
 };
 std::vector<WheelToolkit> wheel_toolkits(const WheelProfile& wheel);
+// The parts of that reading on their own (the publisher check compares them): what a local version label
+// names ("2.10.0+cu130"), what a project name names ("cupy-cuda12x"), which toolkit a needed soname is the
+// runtime of ("libcudart.so.12": CUDA 12); nullopt when it names none. toolkit_name: "cuda" -> "CUDA".
+std::optional<WheelToolkit> toolkit_of_label(const std::string& version);
+std::optional<WheelToolkit> toolkit_of_name(const std::string& name);
+std::optional<WheelToolkit> toolkit_of_soname(const std::string& soname);
+std::string toolkit_name(const std::string& kind);
 // Why a build for toolkit `t` is not for the image's toolkit ("" when it is, or when either side does not
 // say): CUDA by major version (CUDA's minor version compatibility), a vendor SDK by its first three version
 // parts (FlagOS builds one wheel per SDK release: +cann8.5.0 is not for a CANN 9.0.0 image), and a chip the

@@ -74,7 +74,17 @@ enum class FindingKind {
   PolicyIsaLevel,       // policy-isa-level
   PolicyKernel,         // policy-kernel
   PolicyUnknown,        // policy-unknown
+  // The publisher check (`wheelcheck lint`, include/wheelcheck/lint.hpp): what a wheel claims against its binaries.
+  LabelClaim,            // label-claim: a toolkit or torch its label or name claims, contradicted by what it needs
+  UndeclaredDependency,  // undeclared-dependency: a library or symbols only a distribution it does not declare ships
+  UnusedDependency,      // unused-dependency: a declared library-only distribution that nothing links
+  UnpinnedDependency,    // unpinned-dependency: a distribution whose C++ symbols it binds, declared without a pin
+  Metadata,              // metadata: METADATA as installers read it (fields after the headers, duplicates, ...)
+  RootIsPurelib,         // root-is-purelib: WHEEL says purelib, the wheel holds native code
+  TagFloor,              // tag-floor: a linux_* tag, and the policy (and symbols) the binaries really need
+  UnloadableSymbol,      // unloadable-symbol: an undefined symbol that nothing the object loads can define
 };
+inline constexpr FindingKind k_last_finding_kind = FindingKind::UnloadableSymbol;
 std::string kind_name(FindingKind kind);
 // The wheel fails its own integrity (archive, record, unreadable-member): such a wheel is never
 // compatible nor degraded, whatever route its member belongs to.

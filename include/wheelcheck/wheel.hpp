@@ -143,13 +143,35 @@ struct WheelFile {  // .dist-info/WHEEL
 };
 WheelFile parse_wheel_file(std::string_view text);
 
+// What an installer's reading of METADATA loses or doubts (email headers, as pip and packaging read them: the
+// first blank line ends the headers, everything after it is the description).
+struct MetadataIssue {
+  enum class Kind {
+    AfterHeaders,  // "after-headers": a known field written after the blank line that ends the headers
+    Duplicate,     // "duplicate": a field that may appear once, written more than once
+  };
+  Kind kind = Kind::AfterHeaders;
+  std::string field;         // as written the first time ("Requires-Dist")
+  std::size_t line = 0;      // 1-based line of its first such occurrence
+  std::size_t count = 0;     // how many lines
+  std::size_t end_line = 0;  // AfterHeaders: the blank line that ended the headers
+};
+std::string metadata_issue_name(MetadataIssue::Kind kind);  // "after-headers", "duplicate"
+// In words: "80 Requires-Dist lines (from line 13) after the blank line 12 that ends the headers: installers
+// read them as the description and ignore them"; "Version written 2 times (line 3 first): ...".
+std::string metadata_issue_text(const MetadataIssue& issue);
+
 struct Metadata {  // .dist-info/METADATA
   std::string metadata_version;
   std::string name;
   std::string version;
   std::vector<std::string> requires_dist;
   std::optional<std::string> requires_python;
+  std::vector<MetadataIssue> issues;  // in the order found
 };
+// The fields of the core metadata specification (lower case), and those of them that may appear once.
+bool metadata_field_known(std::string_view lower_name);
+bool metadata_field_single(std::string_view lower_name);
 Metadata parse_metadata(std::string_view text);
 
 struct RecordEntry {

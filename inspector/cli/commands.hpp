@@ -129,6 +129,7 @@ Command add_images(CLI::App& app);
 Command add_image(CLI::App& app);  // `image show NAME`
 Command add_exports(CLI::App& app);
 Command add_scan(CLI::App& app);
+Command add_lint(CLI::App& app);    // `wheelcheck lint`: the publisher check (inspector/cli/cmd_lint.cpp)
 Command add_config(CLI::App& app);  // `wheelcheck config`: the effective settings (inspector/cli/cmd_config.cpp)
 
 // The verdict: `wheelcheck check WHEEL --image NAME`, and the same at the top level (`wheelcheck WHEEL ...`).

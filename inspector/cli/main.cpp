@@ -145,9 +145,9 @@ int main(int argc, char** argv) {
   cli::add_check_options(app, *top, false);
   app.footer(std::string(cli::k_check_help) + "\n\n" + cli::k_exit_codes);
 
-  const cli::Command commands[] = {cli::add_check(app),   cli::add_gates(app),  cli::add_inspect(app),
-                                   cli::add_probe(app),   cli::add_images(app), cli::add_image(app),
-                                   cli::add_exports(app), cli::add_scan(app),   cli::add_config(app)};
+  const cli::Command commands[] = {
+      cli::add_check(app), cli::add_gates(app),   cli::add_inspect(app), cli::add_probe(app), cli::add_images(app),
+      cli::add_image(app), cli::add_exports(app), cli::add_scan(app),    cli::add_lint(app),  cli::add_config(app)};
   const std::vector<std::string> args(argv + 1, argv + argc);
   if (!args.empty() && args.front() == "help") {
     if (args.size() == 2 && args[1] == "--man") {

@@ -183,7 +183,7 @@ class Reader {
     using verdict::FindingKind;
     using verdict::Why;
     std::vector<std::string> known;
-    for (int k = 0; k <= static_cast<int>(FindingKind::PolicyUnknown); ++k)
+    for (int k = 0; k <= static_cast<int>(verdict::k_last_finding_kind); ++k)
       known.push_back(verdict::kind_name(static_cast<FindingKind>(k)));
     for (Why w : {Why::LibraryMissing, Why::SignatureChanged, Why::CxxAbiMismatch, Why::VersionTooNew, Why::Absent,
                   Why::UnknownExports})

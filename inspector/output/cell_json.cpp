@@ -62,7 +62,7 @@ E named(const std::string& name, const std::vector<E>& all, Name name_of, const 
 
 std::vector<verdict::FindingKind> every_kind() {
   std::vector<verdict::FindingKind> out;
-  for (int k = 0; k <= static_cast<int>(verdict::FindingKind::PolicyUnknown); ++k) {
+  for (int k = 0; k <= static_cast<int>(verdict::k_last_finding_kind); ++k) {
     out.push_back(static_cast<verdict::FindingKind>(k));
   }
   return out;

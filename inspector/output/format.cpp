@@ -12,14 +12,16 @@ namespace wheelcheck::output {
 
 const std::vector<FormatRow>& formats() {
   static const std::vector<FormatRow> rows = {
-      {Format::Text, "text", "for people; the default", k_check | k_scan, 0},
-      {Format::Json, "json", "for machines, as --json; docs/*.schema.json", k_check | k_gates | k_scan,
-       k_check | k_gates | k_scan},
+      {Format::Text, "text", "for people; the default", k_check | k_scan | k_lint, 0},
+      {Format::Json, "json", "for machines, as --json; docs/*.schema.json", k_check | k_gates | k_scan | k_lint,
+       k_check | k_gates | k_scan | k_lint},
       {Format::Sh, "sh", "export lines for eval; gates' default", k_check | k_gates, 0},
-      {Format::Github, "github", "$GITHUB_ENV lines, annotations, step outputs", k_check | k_gates, 0},
-      {Format::Sarif, "sarif", "SARIF 2.1.0 for code scanning", k_check | k_gates | k_scan, k_check | k_gates | k_scan},
-      {Format::Junit, "junit", "JUnit XML for test reports", k_check | k_gates | k_scan, k_check | k_gates | k_scan},
-      {Format::Markdown, "markdown", "a Markdown summary", 0, k_check | k_gates | k_scan},
+      {Format::Github, "github", "$GITHUB_ENV lines, annotations, step outputs", k_check | k_gates | k_lint, 0},
+      {Format::Sarif, "sarif", "SARIF 2.1.0 for code scanning", k_check | k_gates | k_scan | k_lint,
+       k_check | k_gates | k_scan | k_lint},
+      {Format::Junit, "junit", "JUnit XML for test reports", k_check | k_gates | k_scan | k_lint,
+       k_check | k_gates | k_scan | k_lint},
+      {Format::Markdown, "markdown", "a Markdown summary", k_lint, k_check | k_gates | k_scan | k_lint},
       {Format::Html, "html", "the scan's HTML report", 0, 0},
   };
   return rows;

@@ -66,7 +66,7 @@ std::string level_of(Severity s) {
 }
 
 std::string message_of(const Case& c, const verdict::Finding& f) {
-  std::string m = c.wheel() + " on " + c.image() + ": ";
+  std::string m = c.wheel() + (c.image() == k_publisher ? " (publisher check): " : " on " + c.image() + ": ");
   if (f.severity == Severity::Condition) m += "holds only if: ";
   std::string said = reason(f);
   const std::string& explanation = f.explanation;
@@ -202,6 +202,30 @@ const std::vector<Rule>& rules() {
          "Its own glibc needs a newer kernel than the target's systems run."},
         {"policy-unknown", "PolicyUnknown", "A packaging target whose policy is unknown",
          "The db lacks the target's policy."},
+        {"label-claim", "LabelClaim", "The label or name claims a toolkit or torch the binaries contradict",
+         "The wheel's local version label or project name says which build it is (+cu130: CUDA 13.0), and a member "
+         "needs another (libcudart.so.12): rebuild it, or label it as what it is (wheelcheck lint)."},
+        {"undeclared-dependency", "UndeclaredDependency", "Needs a distribution it does not declare",
+         "A member needs a library, or leaves C++ symbols undefined, that only a distribution the wheel does not "
+         "declare in Requires-Dist ships (libtorch_npu.so: torch-npu; c10d::: torch): add the requirement."},
+        {"unused-dependency", "UnusedDependency", "Declares a library distribution nothing links",
+         "A declared library-only distribution (nvidia-cublas-cu12) whose libraries no member needs: it may be "
+         "loaded with dlopen, or needed by another dependency; otherwise drop it."},
+        {"unpinned-dependency", "UnpinnedDependency", "Binds a distribution's C++ ABI without pinning its release",
+         "A member binds C++ symbols that change between releases (torch's c10::), and Requires-Dist admits any "
+         "release: pin the one it was built against (torch==2.10.*)."},
+        {"metadata", "Metadata", "METADATA that installers read otherwise than intended",
+         "A blank line inside the headers (the fields after it become the description: pip ignores them), a "
+         "single field written twice, an unknown Metadata-Version, a Requires-Dist that does not parse, a Name "
+         "or Version other than the file name's."},
+        {"root-is-purelib", "RootIsPurelib", "WHEEL says Root-Is-Purelib: true for native code",
+         "Installers put the wheel in purelib; a native wheel belongs in platlib (Root-Is-Purelib: false)."},
+        {"tag-floor", "TagFloor", "A linux_* tag that promises nothing, and the floor its binaries have",
+         "pip installs a linux_<arch> wheel on any Linux of that machine; the binaries need the glibc (and "
+         "libraries) of the manylinux policy named, for the symbols named."},
+        {"unloadable-symbol", "UnloadableSymbol", "An undefined symbol nothing the object loads can define",
+         "None of the object's own needs (in the wheel and the system libraries) defines it: dlopen(RTLD_NOW), "
+         "and so Python's import and ctypes, fail on every machine."},
         {"no-wheel", "NoWheel", "No wheel of the locked package fits the image",
          "The lock names no file an installer would pick for the image: the environment cannot be installed."},
         {"not-checked", "NotChecked", "The wheel could not be checked",
@@ -219,7 +243,15 @@ std::string reason(const verdict::Finding& f) {
 }
 
 std::string verdict_word(const Case& c) {
-  return c.checked ? verdict::verdict_name(c.cell.report.verdict) : "error";
+  if (!c.checked) return "error";
+  if (c.image() == k_publisher) {
+    switch (c.cell.report.verdict) {
+      case verdict::Verdict::Incompatible: return "errors";
+      case verdict::Verdict::Degraded: return "warnings";
+      default: return "clean";
+    }
+  }
+  return verdict::verdict_name(c.cell.report.verdict);
 }
 
 std::vector<std::pair<std::string, std::string>> Case::gates() const {
@@ -282,6 +314,20 @@ std::vector<Case> cases_of_scan(const nlohmann::ordered_json& report) {
         if (image.is_string())
           out.push_back(failed_case(image.get<std::string>(), filename, where, std::nullopt, string_of(w, "error")));
       continue;
+    }
+    // The wheel on its own, once (the publisher check): its findings as a case of the image "publisher".
+    if (w.contains("publisher") && w["publisher"].is_object()) {
+      const auto& p = w["publisher"];
+      run::Cell cell;
+      cell.image = k_publisher;
+      cell.report.image = k_publisher;
+      cell.report.wheel = filename;
+      for (const auto& f : part(p, "findings")) cell.report.findings.push_back(verdict::finding_from_json(f));
+      const std::string status = string_of(p, "status");
+      cell.report.verdict = status == "errors"     ? verdict::Verdict::Incompatible
+                            : status == "warnings" ? verdict::Verdict::Degraded
+                                                   : verdict::Verdict::Compatible;
+      out.push_back(Case{std::move(cell), where, true, ""});
     }
     for (const auto& r : part(w, "results")) {
       Case c{run::cell_from_json(r), where, true, ""};

@@ -306,6 +306,30 @@ std::string report_html(const nlohmann::ordered_json& report) {
   }
   out += "</section>\n";
 
+  // The publisher check of each new wheel, once (not per image).
+  {
+    std::string items;
+    for (const auto& w : list(report, "wheels")) {
+      const Json& p = field(w, "publisher");
+      std::string lines;
+      for (const auto& f : list(p, "findings")) {
+        const std::string sev = str(f, "severity");
+        if (sev != "error" && sev != "warning") continue;
+        lines += "<li><strong>" + esc(sev) + "</strong> <code>" + esc(str(f, "kind")) +
+                 "</code>: " + esc(str(f, "explanation")) + "</li>";
+      }
+      if (lines.empty()) continue;
+      items += "<li><code>" + esc(str(w, "filename")) + "</code> (" + esc(str(p, "status")) + ")<ul>" + lines +
+               "</ul></li>\n";
+    }
+    if (!items.empty()) {
+      out +=
+          "<section id=\"publisher\">\n<h2>Publisher findings</h2>\n<p>What each new wheel claims against its "
+          "binaries (<code>wheelcheck lint</code>), once per wheel.</p>\n<ul class=\"warnings\">" +
+          items + "</ul>\n</section>\n";
+    }
+  }
+
   // Pins.
   if (field(report, "pins").is_array()) {
     out += "<section id=\"pins\">\n<h2>Pins</h2>\n";

@@ -152,6 +152,29 @@ std::string report_markdown(const nlohmann::ordered_json& report) {
     if (!details.empty()) out += "### Not compatible\n\n" + details + "\n";
   }
 
+  // The publisher check of each new wheel, once (not per image).
+  {
+    std::string publisher;
+    for (const auto& w : list(report, "wheels")) {
+      const Json& p = field(w, "publisher");
+      if (!p.is_object() || list(p, "findings").empty()) continue;
+      std::string lines;
+      for (const auto& f : list(p, "findings")) {
+        const std::string sev = str(f, "severity");
+        if (sev != "error" && sev != "warning") continue;
+        lines += fmt::format("  - {} {}: {}\n", sev == "error" ? "⛔" : "⚠️", md_code(str(f, "kind"), false),
+                             md_text(str(f, "explanation")));
+      }
+      if (lines.empty()) continue;
+      publisher += fmt::format("- {} ({})\n", md_code(str(w, "filename"), false), md_text(str(p, "status"))) + lines;
+    }
+    if (!publisher.empty())
+      out +=
+          "### Publisher findings\n\nWhat each new wheel claims against its binaries (`wheelcheck lint`), once "
+          "per wheel:\n\n" +
+          publisher + "\n";
+  }
+
   // Pins.
   if (field(report, "pins").is_array()) {
     out += "### Pins\n\n";

@@ -314,6 +314,14 @@ std::string serialize_profile(const WheelProfile& p) {
   o.str(p.metadata.version);
   o.strs(p.metadata.requires_dist);
   o.opt(p.metadata.requires_python);
+  o.u64(p.metadata.issues.size());
+  for (const auto& i : p.metadata.issues) {
+    o.u8(static_cast<std::uint8_t>(i.kind));
+    o.str(i.field);
+    o.u64(i.line);
+    o.u64(i.count);
+    o.u64(i.end_line);
+  }
   o.u8(p.record_verified ? 1 : 0);
   put_problems(o, p.record_problems);
   put_problems(o, p.problems);
@@ -364,6 +372,20 @@ WheelProfile deserialize_profile(std::string_view bytes) {
   p.metadata.version = in.str();
   p.metadata.requires_dist = in.strs();
   p.metadata.requires_python = in.opt();
+  const std::uint64_t issues = in.u64();
+  if (issues > 4096) throw bad_input("damaged profile: " + std::to_string(issues) + " METADATA issues");
+  for (std::uint64_t k = 0; k < issues; ++k) {
+    wheel::MetadataIssue i;
+    const auto kind = in.u8();
+    if (kind > static_cast<std::uint8_t>(wheel::MetadataIssue::Kind::Duplicate))
+      throw bad_input("damaged profile: METADATA issue kind " + std::to_string(kind));
+    i.kind = static_cast<wheel::MetadataIssue::Kind>(kind);
+    i.field = in.str();
+    i.line = in.u64();
+    i.count = in.u64();
+    i.end_line = in.u64();
+    p.metadata.issues.push_back(std::move(i));
+  }
   p.record_verified = in.u8() != 0;
   p.record_problems = get_problems(in);
   p.problems = get_problems(in);
@@ -399,7 +421,7 @@ namespace {
 // ABI tag note; 4: GPU code outside .nv_fatbin) or the entries change (5: every entry framed with its
 // kind, key and CRC-64; the stat index sharded), so an older entry is a miss rather than a profile read
 // without the new facts.
-constexpr int k_cache_format = 6;
+constexpr int k_cache_format = 7;
 
 // "profiles/ab/<sha256>.<reader>.v<schema>.<format>": an entry's files are this plus ".bin", ".json", ...
 // The name is the entry's key, and every file of the entry carries it in its frame.

@@ -225,6 +225,17 @@ void write_json(JsonWriter& w, const WheelProfile& p) {
   w.key("requires_dist");
   write_strings(w, p.metadata.requires_dist);
   write_optional(w, "requires_python", p.metadata.requires_python);
+  w.key("metadata_issues").begin_array();
+  for (const auto& i : p.metadata.issues) {
+    w.begin_object()
+        .field("kind", wheel::metadata_issue_name(i.kind))
+        .field("field", i.field)
+        .field("line", static_cast<std::uint64_t>(i.line))
+        .field("count", static_cast<std::uint64_t>(i.count))
+        .field("text", wheel::metadata_issue_text(i))
+        .end_object();
+  }
+  w.end_array();
   w.field("wheel_version", p.wheel_file.wheel_version);
   w.key("root_is_purelib");
   if (p.wheel_file.root_is_purelib)
@@ -303,6 +314,8 @@ std::string profile_to_text(const WheelProfile& p, bool color) {
   if (!p.source.empty()) out += "  from " + p.source + "\n";
   if (p.metadata.requires_python) out += "  Requires-Python: " + *p.metadata.requires_python + "\n";
   for (const auto& r : p.metadata.requires_dist) out += "  Requires-Dist: " + r + "\n";
+  for (const auto& i : p.metadata.issues)
+    out += "  " + paint.yellow("METADATA") + " " + wheel::metadata_issue_text(i) + " (wheelcheck lint)\n";
   if (headers) {
     out += "  integrity " + paint.yellow("headers-only") +
            ": only the ELF headers and tables were read; RECORD, CRC-32s and the sha256 are not verified "

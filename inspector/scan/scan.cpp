@@ -39,6 +39,8 @@
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/gates.hpp"
 #include "wheelcheck/index.hpp"
+#include "wheelcheck/lint.hpp"
+#include "wheelcheck/policy.hpp"
 #include "wheelcheck/published.hpp"
 #include "wheelcheck/rules.hpp"
 #include "wheelcheck/run.hpp"
@@ -259,6 +261,7 @@ class Scan {
         m_cache(cache),
         m_state(o.state_dir, m_warnings),
         m_rules(o.rules, db.dir() + "/rules"),
+        m_providers(lint::load_providers(db)),
         m_explicit(!o.targets.empty() || !o.images.empty()) {
     // The images the caller resolved (the command line's one --image resolver: names, patterns, files,
     // folders), else db names, else every FlagOS image of the db: not the packaging targets (what
@@ -422,6 +425,7 @@ class Scan {
           m_wheel_failed = true;
         }
         read = true;
+        w["publisher"] = publisher(fetched.profile);
         cells = check(fetched.profile);
         w["results"] = results_json(cells);
         for (const auto& c : cells) {
@@ -448,6 +452,22 @@ class Scan {
       m_state.wheels()[wheel_key(l->file.filename, l->file.sha256())] = remembered;
       m_wheels.push_back(std::move(w));
     }
+  }
+
+  // The wheel on its own, once (not per image): what it claims against its binaries (`wheelcheck lint`).
+  Json publisher(const WheelProfile& profile) {
+    lint::Options o;
+    o.providers = &m_providers;
+    o.policies = m_db.policies_if_present();
+    o.rules = m_rules.for_wheel(profile);
+    o.db = &m_db;
+    o.accepted = &m_o.accepted;
+    Json j = lint::to_json(lint::lint(profile, o));
+    j.erase("wheel");  // the wheel's own entry names it
+    j.erase("source");
+    j.erase("sha256");
+    j.erase("integrity");
+    return j;
   }
 
   // The cells of one wheel, through the one check every command shares; by default only the images it is
@@ -655,7 +675,8 @@ class Scan {
   Json m_errors = Json::array();               // what makes the exit code 2, each said as an error too
   State m_state;
   run::RuleChoice m_rules;
-  bool m_explicit;  // images were given: every one is reported, targeted or not
+  std::vector<lint::Provider> m_providers;  // db/providers.json: the publisher check of each new wheel
+  bool m_explicit;                          // images were given: every one is reported, targeted or not
   std::vector<ScanTarget> m_targets;
   std::map<std::string, std::vector<const WheelProfile*>> m_environments;  // by target name (--with)
   std::vector<Listing> m_listings;

@@ -113,6 +113,14 @@ std::string kind_name(FindingKind kind) {
     case FindingKind::PolicyIsaLevel: return "policy-isa-level";
     case FindingKind::PolicyKernel: return "policy-kernel";
     case FindingKind::PolicyUnknown: return "policy-unknown";
+    case FindingKind::LabelClaim: return "label-claim";
+    case FindingKind::UndeclaredDependency: return "undeclared-dependency";
+    case FindingKind::UnusedDependency: return "unused-dependency";
+    case FindingKind::UnpinnedDependency: return "unpinned-dependency";
+    case FindingKind::Metadata: return "metadata";
+    case FindingKind::RootIsPurelib: return "root-is-purelib";
+    case FindingKind::TagFloor: return "tag-floor";
+    case FindingKind::UnloadableSymbol: return "unloadable-symbol";
   }
   return "unknown";
 }
@@ -233,6 +241,24 @@ std::string summary(const Finding& f) {
         phrase[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(phrase[0])));
       return phrase.empty() ? kind_name(f.kind) : phrase;
     }
+    // The publisher check's (include/wheelcheck/lint.hpp).
+    case FindingKind::LabelClaim:
+      return fmt::format("labelled {}, {}", f.required_version,
+                         !f.symbol.empty()  ? "uses " + (f.demangled.empty() ? f.symbol : f.demangled)
+                         : f.member.empty() ? "declares " + f.library
+                                            : "needs " + f.library);
+    case FindingKind::UndeclaredDependency: return fmt::format("needs {} (not in Requires-Dist)", f.library);
+    case FindingKind::UnusedDependency: return "Requires-Dist " + f.library + " that nothing links";
+    case FindingKind::UnpinnedDependency:
+      return fmt::format("binds {}'s C++ ABI, Requires-Dist {} {}", f.library, f.library, f.required_version);
+    case FindingKind::Metadata: return fmt::format("METADATA {}: {}", f.library, f.required_version);
+    case FindingKind::RootIsPurelib: return "Root-Is-Purelib: true on native code";
+    case FindingKind::TagFloor:
+      if (f.required_version.rfind("linux_", 0) == 0) return "tag promises nothing; the binaries fit no policy";
+      return "tag promises nothing; the binaries need " + f.required_version +
+             (f.symbols.empty() ? std::string() : " (for " + symbols_words(f) + ")");
+    case FindingKind::UnloadableSymbol:
+      return "undefined symbol " + (f.demangled.empty() ? f.symbol : f.demangled) + " that nothing it loads defines";
     default: return kind_name(f.kind);
   }
 }

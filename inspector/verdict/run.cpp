@@ -205,6 +205,19 @@ std::string leading_parts(const std::string& v, std::size_t n) {
 
 }  // namespace
 
+std::optional<WheelToolkit> toolkit_of_label(const std::string& version) {
+  return label_toolkit(version);
+}
+std::optional<WheelToolkit> toolkit_of_name(const std::string& name) {
+  return name_toolkit(name);
+}
+std::optional<WheelToolkit> toolkit_of_soname(const std::string& soname) {
+  return soname_toolkit(soname);
+}
+std::string toolkit_name(const std::string& kind) {
+  return upper_kind(kind);
+}
+
 std::vector<WheelToolkit> wheel_toolkits(const WheelProfile& w) {
   std::vector<WheelToolkit> out;
   auto add = [&](WheelToolkit t) {

@@ -1,0 +1,109 @@
+// The publisher check (`wheelcheck lint`): what a wheel claims -- its local version label and project name, its
+// tags, its Requires-Dist, its METADATA and WHEEL -- against what its binaries do, with no image. For the people
+// who publish wheels: a defect caught before upload is one no image check has to explain later.
+//
+// Checks (inspector/lint/lint.cpp, one function each; findings are verdict::Findings, so that every renderer,
+// SARIF and JUnit included, reads them as it reads a check's):
+//   1. label-claim: a toolkit the label or name claims (+cu130, +cuda13.3, -cuda, +cann9.0.0, +dtk2604, ...)
+//      against the runtimes the members need (libcudart.so.12 is CUDA 12's) and the ones it declares; a torch the
+//      label claims (+torch2.7.1, +torch.2.9.1, cu12torch2.6) against the torch it pins.
+//   2. undeclared-dependency / unused-dependency / unpinned-dependency: each needed soname mapped to the
+//      distribution that ships it (the wheel itself, db/providers.json, the db's image distributions, the
+//      system libraries a manylinux policy allows); needed but not declared (underlinking), a declared
+//      library-only distribution nothing links (overdepending), C++ symbols only an undeclared distribution
+//      defines (c10d::), and torch bound with no pin on its release.
+//   3. metadata / root-is-purelib / tag-pure-binary: METADATA as installers read it (a blank line ends the
+//      headers; duplicated single fields; an unknown Metadata-Version; a Requires-Dist that does not parse; Name
+//      and Version against the file name); Root-Is-Purelib against native members; a pure or `none` ABI tag on
+//      native code.
+//   4. tag-floor / tag-claim: for linux_* tags, the manylinux policy the binaries are consistent with and the
+//      symbols that set the floor (glibc 2.38's __isoc23_* redirections named); a manylinux tag above it.
+//   5. unloadable-symbol: an undefined, non-weak symbol none of the object's own needs (transitively, in the
+//      wheel and the allowed system libraries whose tables the db has) defines, or one the rule set says is the
+//      wheel's own (FlagCX's devApiBackend): dlopen(RTLD_NOW) fails on every machine.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "wheelcheck/ci.hpp"
+#include "wheelcheck/image.hpp"
+#include "wheelcheck/profile.hpp"
+#include "wheelcheck/rules.hpp"
+#include "wheelcheck/verdict.hpp"
+
+namespace wheelcheck::policy {
+class Policies;
+}
+
+namespace wheelcheck::lint {
+
+inline constexpr const char* k_lint_schema = "wheelcheck-lint/1";
+
+// A distribution that ships libraries (db/providers.json).
+struct Provider {
+  std::vector<std::string> distributions;  // normalized names; any of them provides
+  // "package": only that distribution ships them (torch's libc10.so): needed and not declared is an error;
+  // "runtime": a library carrier whose libraries an image's toolkit may also provide (nvidia-cublas-cu12).
+  std::string kind;
+  std::string toolkit, toolkit_version;  // "cuda", "12": the toolkit release its libraries belong to
+  std::vector<std::string> libraries;    // sonames; "libc10.so" also matches "libc10.so.2.6"
+  std::vector<std::string> symbols;      // fnmatch patterns of mangled names only it defines
+  std::string namespaces;                // those patterns for people ("c10::, c10d::, at::, torch::")
+  std::string abi;                       // why a wheel that binds its symbols pins its release ("" when not)
+  std::string source;                    // "db/providers.json", or the image distribution it was read from
+};
+// db/providers.json, then each library of the db's image distributions (a "package" provider of that name).
+// Throws Error(BadInput) naming the file when it is malformed; an absent file gives none.
+std::vector<Provider> load_providers(const image::Db& db);
+
+struct Options {
+  const std::vector<Provider>* providers = nullptr;
+  const policy::Policies* policies = nullptr;  // tag-floor and tag-claim; none: those are not judged
+  const rules::RuleSet* rules = nullptr;       // own_symbols: the wheel's own symbols (unloadable-symbol)
+  const image::Db* db = nullptr;               // the system libraries' export tables (debian13's, x86_64)
+  const std::vector<verdict::Acceptance>* accepted = nullptr;  // [[accept]]: the finding becomes information
+};
+
+enum class Status { Clean, Warnings, Errors };
+std::string status_name(Status s);  // "clean", "warnings", "errors"
+
+// What the wheel claims and what its binaries show, in words (the text and JSON say both).
+struct Claims {
+  std::vector<std::string> said;   // "local version label +cuda13.3: CUDA 13.3", "tags cp312-cp312-linux_x86_64", ...
+  std::vector<std::string> shown;  // "flagcx/lib/libflagcx.so needs libcudart.so.12 (CUDA 12)", "consistent with ..."
+};
+
+struct Report {
+  std::string wheel;  // file name
+  std::string sha256;
+  std::string source;     // the path or URL it was named by
+  std::string integrity;  // "full", "headers-only"
+  Claims claims;
+  std::vector<verdict::Finding> findings;  // worst first
+  std::vector<std::string> notes;          // what could not be judged, and why
+  Status status = Status::Clean;           // from the findings' severities
+  bool intact = true;                      // false: the wheel fails its own integrity (archive, RECORD)
+};
+
+Report lint(const WheelProfile& wheel, const Options& options);
+
+// 0 clean (information only), 1 an error-level finding, 3 warnings only, 2 a wheel that fails its own integrity.
+int exit_code(const Report& report);
+int exit_code(const std::vector<Report>& reports);  // the worst: 2, then 1, then 3, then 0
+
+// The JSON of one wheel's report (docs/lint.schema.json #/$defs/wheel), and the document of a run.
+nlohmann::ordered_json to_json(const Report& report);
+nlohmann::ordered_json document(const std::vector<nlohmann::ordered_json>& wheels, int exit_code);
+std::string render_text(const Report& report, bool color);
+std::string render_markdown(const std::vector<Report>& reports);
+// GitHub workflow commands (::error file=...::message), one per warning and error.
+std::string render_github(const std::vector<Report>& reports);
+// The report as a case of CI's formats (SARIF's run "wheelcheck/publisher/", JUnit's suite "publisher"): its
+// verdict errors (incompatible's place), warnings (degraded's) or clean; `where` locates it (path or URL).
+ci::Case publisher_case(const Report& report, const std::string& where);
+
+}  // namespace wheelcheck::lint

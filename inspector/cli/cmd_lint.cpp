@@ -1,0 +1,156 @@
+// `wheelcheck lint WHEEL...`: the publisher check, a wheel on its own (include/wheelcheck/lint.hpp).
+#include <cstdio>
+#include <memory>
+
+#include "commands.hpp"
+#include "wheelcheck/error.hpp"
+#include "wheelcheck/format.hpp"
+#include "wheelcheck/image.hpp"
+#include "wheelcheck/lint.hpp"
+#include "wheelcheck/policy.hpp"
+#include "wheelcheck/util.hpp"
+
+namespace wheelcheck::cli {
+
+namespace {
+
+struct LintArgs {
+  std::vector<std::string> wheels;
+  std::string format = "text";
+  bool json = false;
+  std::vector<std::string> outputs;
+  std::string rules;
+  std::string db;
+  std::string verify;
+  bool no_cache = false;
+  std::string cache_dir;
+  std::string cache_max_size;
+  bool quiet = false;
+  std::string config;
+  bool no_config = false;
+  LimitArgs limits;
+};
+
+int run_lint(LintArgs a) {
+  if (a.json) a.format = "json";
+  if (a.no_cache && !a.cache_dir.empty()) throw usage_error("--no-cache and --cache-dir conflict");
+  const auto outputs = parse_outputs(a.outputs, output::k_lint);
+  const Settings settings = load_settings(a.config, a.no_config);
+  warn_expired(settings);
+  if (a.verify.empty() && settings.verify && !settings.verify->values.empty())
+    a.verify = settings.verify->values.front();
+  if (a.verify.empty()) a.verify = "auto";
+  if (a.rules.empty() && settings.rules && !settings.rules->values.empty()) a.rules = settings.rules->values.front();
+  const image::Db db(image::Db::locate(a.db));
+  const run::RuleChoice rule_choice(a.rules, db.dir() + "/rules");
+  const std::vector<lint::Provider> providers = lint::load_providers(db);
+  const policy::Policies* policies = db.policies_if_present();
+  const bool progress = show_progress(a.quiet);
+  const std::optional<ProfileCache> cache = open_cache(a.no_cache, a.cache_dir, a.cache_max_size);
+  std::unique_ptr<net::Client> client;
+
+  std::vector<lint::Report> reports;
+  std::vector<std::string> where;  // how each report's wheel was named
+  std::vector<nlohmann::ordered_json> entries;
+  int rc = 0;
+  const bool text = a.format == "text";
+  for (const auto& path : a.wheels) {
+    try {
+      InspectOptions options;
+      const auto read = inspect_any(path, options, a.verify, cache ? &*cache : nullptr, client, progress, a.limits);
+      if (progress) std::fputs("\r\x1b[K", stderr);
+      lint::Options o;
+      o.providers = &providers;
+      o.policies = policies;
+      o.rules = rule_choice.for_wheel(read.profile);
+      o.db = &db;
+      o.accepted = &settings.accept;
+      auto report = lint::lint(read.profile, o);
+      if (report.source.empty()) report.source = path;
+      entries.push_back(lint::to_json(report));
+      if (text) print_out((reports.empty() ? "" : "\n") + lint::render_text(report, use_color(stdout)));
+      reports.push_back(std::move(report));
+      where.push_back(path);
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::Internal) throw;
+      if (progress) std::fputs("\r\x1b[K", stderr);
+      std::fprintf(stderr, "wheelcheck: error: %s\n", e.what());
+      entries.push_back(error_entry(path, e));
+      rc = exit_code_of(e);
+    }
+  }
+  const int lint_rc = lint::exit_code(reports);
+  if (rc == 0 || lint_rc == k_exit_bad_input) rc = rc == 0 ? lint_rc : rc;
+  if (rc != k_exit_bad_input && rc != 0 && lint_rc == k_exit_bad_input) rc = lint_rc;
+  const auto cases = [&] {
+    std::vector<ci::Case> out;
+    for (std::size_t i = 0; i < reports.size(); ++i) out.push_back(lint::publisher_case(reports[i], where[i]));
+    return out;
+  };
+  const output::Run run{cases, rc, [&] { return lint::document(entries, rc); },
+                        [&] { return lint::render_markdown(reports); }};
+  for (const auto& [what, file] : outputs) write_file_atomic(file, output::render(what, run));
+  if (a.format == "json" || a.format == "sarif" || a.format == "junit")
+    print_out(output::render(*output::format_named(a.format), run));
+  else if (a.format == "markdown")
+    print_out(lint::render_markdown(reports));
+  else if (a.format == "github")
+    print_out(lint::render_github(reports));
+  return rc;
+}
+
+}  // namespace
+
+Command add_lint(CLI::App& app) {
+  auto a = std::make_shared<LintArgs>();
+  auto* c = app.add_subcommand(
+      "lint", "Check what a wheel claims (label, name, tags, Requires-Dist, METADATA) against its binaries: no image");
+  c->add_option("wheels", a->wheels, "Wheel files (.whl) or http(s) URLs (#sha256= honoured)")
+      ->required()
+      ->check(wheel_file_or_url());
+  c->add_option("--format", a->format, output::format_help(output::k_lint))
+      ->check(CLI::IsMember(output::printed_by(output::k_lint)));
+  c->add_flag("--json", a->json, "The same as --format json (schema: docs/lint.schema.json)");
+  c->add_option("--output,-o", a->outputs,
+                "FORMAT=FILE: also write " + join(output::written_by(output::k_lint), ", ") +
+                    " to FILE (repeatable; e.g. -o sarif=lint.sarif for code scanning)")
+      ->allow_extra_args(false);
+  c->add_option("--rules", a->rules,
+                "The rule set whose own_symbols name a wheel's own symbols (default: the one whose applies_to names "
+                "the wheel; none for none)");
+  c->add_option("--verify", a->verify, k_verify_help)->check(CLI::IsMember({"auto", "full", "headers"}));
+  c->add_option("--db", a->db,
+                "The db: its providers.json, packaging policies and system tables (default: $WHEELCHECK_DB, else the "
+                "one installed with wheelcheck)");
+  add_settings_options(*c, a->config, a->no_config);
+  add_cache_options(*c, a->no_cache, a->cache_dir, a->cache_max_size);
+  c->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
+  add_limit_options(*c, a->limits, true);
+  c->footer(R"(What it checks, with no image (docs/lint.md):
+  label-claim            the toolkit (+cu130, +cuda13.3, +cann9.0.0, -cuda, ...) or torch (+torch2.7.1) the label or
+                         name claims, against the runtimes the members need (libcudart.so.12 is CUDA 12's)
+  undeclared-dependency  a library or C++ symbols (c10d::) only a distribution the wheel does not declare ships
+  unpinned-dependency    torch's C++ ABI bound with no pin on its release; unused-dependency: a declared runtime
+                         wheel nothing links (information)
+  metadata               METADATA as installers read it: a blank line inside the headers, duplicated fields, an
+                         unknown Metadata-Version, a Requires-Dist that does not parse, Name/Version vs the file
+  root-is-purelib, tag-pure-binary   WHEEL and the tags against native members
+  tag-floor, tag-claim   a linux_* tag's true floor and the symbols that set it; a manylinux tag above it
+  unloadable-symbol      an undefined symbol none of the object's needs can define: dlopen(RTLD_NOW) fails anywhere
+[[accept]] entries of wheelcheck.toml (rule, wheel, match; no image) turn a finding into information.
+
+Example:
+  wheelcheck lint dist/*.whl
+  wheelcheck lint flagcx-0.14.0+cuda13.3-cp312-cp312-linux_x86_64.whl --format sarif > lint.sarif
+
+Exit codes:
+  0  clean (information only)
+  1  an error-level finding in some wheel
+  2  a wheel that cannot be read or fails its own integrity (archive, RECORD); usage errors
+  3  warnings only
+  70 internal error (a bug in wheelcheck: please report it)
+)");
+  return {c, [a] { return run_lint(*a); }};
+}
+
+}  // namespace wheelcheck::cli

@@ -1,0 +1,62 @@
+// Internal to the publisher check (include/wheelcheck/lint.hpp): one Lint per wheel, which every check adds to
+// (inspector/lint/lint.cpp: METADATA, WHEEL and tags; claims.cpp: the label and the dependencies; symbols.cpp:
+// the glibc floor and the symbols nothing defines).
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "wheelcheck/lint.hpp"
+#include "wheelcheck/verdict.hpp"
+
+namespace wheelcheck::lint::detail {
+
+// A Requires-Dist value as an installer reads it (PEP 508): NAME [EXTRAS] (SPECIFIER | @ URL) [; MARKER].
+struct Requirement {
+  std::string text;
+  std::string name;  // normalized
+  std::string specifier;
+  std::string marker;
+  bool url = false;
+  bool extra_only = false;  // its marker names an extra: installed only when that extra is asked for
+  std::string error;        // why it does not parse ("" when it does)
+};
+Requirement read_requirement(const std::string& text);
+
+// Whether a specifier set admits one release line only: ==X.Y.Z, ==X.Y.*, ~=X.Y.Z, ===, or >=X.Y with <X.(Y+1).
+bool pins_a_release(const std::string& specifier);
+
+// "libc10.so" provides "libc10.so" and "libc10.so.2.6" (Debian's sonames carry the release).
+bool soname_matches(const std::string& listed, const std::string& need);
+
+struct Lint {
+  const WheelProfile& w;
+  const Options& o;
+  std::string self;  // the wheel's normalized name
+  std::vector<Requirement> reqs;
+  std::set<std::string> declared;        // unconditional requirements' names
+  std::set<std::string> declared_extra;  // names required only with an extra
+  std::set<std::string> shipped;         // sonames and file names of the wheel's ELF members
+  std::vector<verdict::Finding> out;
+  Claims claims;
+  std::vector<std::string> notes;
+
+  Lint(const WheelProfile& wheel, const Options& options);
+  bool ships(const std::string& soname) const { return shipped.count(soname) != 0; }
+  const Provider* provider_of_library(const std::string& soname) const;
+  const Provider* provider_of_symbol(const std::string& symbol) const;
+  bool is_self(const Provider& p) const;
+  // The requirement naming one of p's distributions, unconditional (`extra` false) or with an extra; null when none.
+  const Requirement* requirement_of(const Provider& p, bool extra) const;
+  void add(verdict::Finding f) { out.push_back(std::move(f)); }
+};
+
+void check_metadata(Lint& l);      // lint.cpp
+void check_tags(Lint& l);          // lint.cpp
+void check_label(Lint& l);         // claims.cpp
+void check_dependencies(Lint& l);  // claims.cpp
+void check_floor(Lint& l);         // symbols.cpp
+void check_unloadable(Lint& l);    // symbols.cpp
+
+}  // namespace wheelcheck::lint::detail

@@ -1,0 +1,174 @@
+// The publisher check's renderings (include/wheelcheck/lint.hpp): text for people, JSON for machines
+// (docs/lint.schema.json), Markdown, GitHub annotations, and the cases SARIF and JUnit read (ci::Case, image
+// "publisher").
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "wheelcheck/ci.hpp"
+#include "wheelcheck/lint.hpp"
+#include "wheelcheck/util.hpp"
+
+namespace wheelcheck::lint {
+
+using verdict::Severity;
+
+nlohmann::ordered_json to_json(const Report& r) {
+  nlohmann::ordered_json j;
+  j["wheel"] = r.wheel;
+  j["source"] = r.source.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.source);
+  j["sha256"] = r.sha256;
+  j["integrity"] = r.integrity;
+  j["status"] = status_name(r.status);
+  j["exit_code"] = exit_code(r);
+  j["claims"] = {{"said", r.claims.said}, {"shown", r.claims.shown}};
+  nlohmann::ordered_json findings = nlohmann::ordered_json::array();
+  for (const auto& f : r.findings) findings.push_back(verdict::finding_to_json(f));
+  j["findings"] = std::move(findings);
+  j["notes"] = r.notes;
+  return j;
+}
+
+nlohmann::ordered_json document(const std::vector<nlohmann::ordered_json>& wheels, int exit_code) {
+  nlohmann::ordered_json j;
+  j["schema"] = k_lint_schema;
+  j["tool"] = {{"name", "wheelcheck"}, {"version", WHEELCHECK_VERSION}};
+  j["exit_code"] = exit_code;
+  j["wheels"] = wheels;
+  return j;
+}
+
+namespace {
+
+struct Ink {
+  bool color;
+  std::string paint(const std::string& s, const char* code) const {
+    return color ? std::string("\x1b[") + code + "m" + s + "\x1b[0m" : s;
+  }
+};
+
+std::string severity_label(Severity s, const Ink& ink) {
+  switch (s) {
+    case Severity::Error: return ink.paint("error  ", "31;1");
+    case Severity::Warning: return ink.paint("warning", "33;1");
+    case Severity::Condition: return ink.paint("if     ", "33");
+    case Severity::Info: return ink.paint("info   ", "36");
+  }
+  return "info   ";
+}
+
+std::size_t count_of(const Report& r, Severity s) {
+  return static_cast<std::size_t>(
+      std::count_if(r.findings.begin(), r.findings.end(), [&](const verdict::Finding& f) { return f.severity == s; }));
+}
+
+std::string tally(const Report& r) {
+  const std::size_t e = count_of(r, Severity::Error), w = count_of(r, Severity::Warning),
+                    i = count_of(r, Severity::Info);
+  if (e + w + i == 0) return "clean: what it claims is what its binaries do";
+  std::vector<std::string> parts;
+  if (e != 0) parts.push_back(fmt::format("{} error{}", e, e == 1 ? "" : "s"));
+  if (w != 0) parts.push_back(fmt::format("{} warning{}", w, w == 1 ? "" : "s"));
+  if (i != 0) parts.push_back(fmt::format("{} note{}", i, i == 1 ? "" : "s"));
+  return join(parts, ", ");
+}
+
+}  // namespace
+
+std::string render_text(const Report& r, bool color) {
+  const Ink ink{color};
+  std::string out = ink.paint(r.wheel, "1") + ": " + tally(r) + "\n";
+  for (const auto& s : r.claims.said) out += "  says   " + s + "\n";
+  for (const auto& s : r.claims.shown) out += "  shows  " + s + "\n";
+  for (const auto& f : r.findings) {
+    out += "\n  " + severity_label(f.severity, ink) + "  " + ink.paint(verdict::kind_name(f.kind), "1") + "  " +
+           (f.member.empty() ? "" : f.member + ": ") + verdict::summary(f) + "\n";
+    if (!f.explanation.empty()) out += "           " + f.explanation + "\n";
+    if (!f.symbols.empty())
+      out +=
+          "           symbols: " + join(f.symbols, ", ") +
+          (f.symbols_total > f.symbols.size() ? fmt::format(" and {} more", f.symbols_total - f.symbols.size()) : "") +
+          "\n";
+    if (!f.fix.empty()) out += "           fix: " + f.fix + "\n";
+  }
+  for (const auto& n : r.notes) out += "  note: " + n + "\n";
+  return out;
+}
+
+std::string render_markdown(const std::vector<Report>& reports) {
+  std::string out = "## wheelcheck lint: what each wheel claims against its binaries\n\n";
+  out += "| wheel | status | errors | warnings | notes |\n|---|---|---|---|---|\n";
+  for (const auto& r : reports) {
+    out += fmt::format("| `{}` | {} | {} | {} | {} |\n", r.wheel, status_name(r.status), count_of(r, Severity::Error),
+                       count_of(r, Severity::Warning), count_of(r, Severity::Info));
+  }
+  for (const auto& r : reports) {
+    if (r.findings.empty()) continue;
+    out += "\n### `" + r.wheel + "`\n\n";
+    for (const auto& f : r.findings) {
+      out += fmt::format("- **{}** `{}`{}: {}", verdict::severity_name(f.severity), verdict::kind_name(f.kind),
+                         f.member.empty() ? "" : " `" + f.member + "`", f.explanation);
+      if (!f.fix.empty()) out += " *Fix:* " + f.fix;
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// GitHub's workflow commands escape %, CR and LF in messages (and also : and , in properties).
+std::string gh_escape(const std::string& s, bool property) {
+  std::string out;
+  for (char c : s) {
+    if (c == '%')
+      out += "%25";
+    else if (c == '\r')
+      out += "%0D";
+    else if (c == '\n')
+      out += "%0A";
+    else if (property && c == ':')
+      out += "%3A";
+    else if (property && c == ',')
+      out += "%2C";
+    else
+      out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string render_github(const std::vector<Report>& reports) {
+  std::string out;
+  for (const auto& r : reports) {
+    for (const auto& f : r.findings) {
+      if (f.severity != Severity::Error && f.severity != Severity::Warning) continue;
+      const std::string file = r.source.empty() ? r.wheel : r.source;
+      out += fmt::format(
+          "::{} file={},title={}::{}\n", f.severity == Severity::Error ? "error" : "warning", gh_escape(file, true),
+          gh_escape("wheelcheck lint: " + verdict::kind_name(f.kind), true),
+          gh_escape((f.member.empty() ? "" : f.member + ": ") + f.explanation + (f.fix.empty() ? "" : " Fix: " + f.fix),
+                    false));
+    }
+  }
+  return out;
+}
+
+ci::Case publisher_case(const Report& r, const std::string& where) {
+  run::Cell cell;
+  cell.image = ci::k_publisher;
+  cell.report.wheel = r.wheel;
+  cell.report.wheel_sha256 = r.sha256;
+  cell.report.image = ci::k_publisher;
+  cell.report.image_summary = "the wheel on its own: what it claims against what its binaries do";
+  cell.report.findings = r.findings;
+  cell.report.notes = r.notes;
+  cell.report.verdict = r.status == Status::Errors     ? verdict::Verdict::Incompatible
+                        : r.status == Status::Warnings ? verdict::Verdict::Degraded
+                                                       : verdict::Verdict::Compatible;
+  cell.headline = r.findings.empty() ? "" : verdict::summary(r.findings.front());
+  return ci::case_of(cell, ci::location_of(where.empty() ? r.wheel : where));
+}
+
+}  // namespace wheelcheck::lint
