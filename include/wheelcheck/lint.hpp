@@ -59,6 +59,11 @@ struct Provider {
 // db/providers.json, then each library of the db's image distributions (a "package" provider of that name).
 // Throws Error(BadInput) naming the file when it is malformed; an absent file gives none.
 std::vector<Provider> load_providers(const image::Db& db);
+// The same, loaded once per db folder and kept for the process (every check of a run reads it); empty when the
+// file is absent or malformed (`wheelcheck lint` reports a malformed one).
+const std::vector<Provider>& cached_providers(const image::Db& db);
+// The provider of a needed soname ("libtorch_npu.so" -> torch-npu); null when none is known.
+const Provider* provider_of(const std::vector<Provider>& providers, const std::string& soname);
 
 struct Options {
   const std::vector<Provider>* providers = nullptr;

@@ -24,6 +24,9 @@
 namespace wheelcheck::policy {
 class Policies;
 }
+namespace wheelcheck::lint {
+struct Provider;
+}
 
 namespace wheelcheck::verdict {
 
@@ -298,6 +301,9 @@ struct CheckOptions {
   // of every check. None: a packaging target cannot be judged (unknown) and tag claims are not checked.
   const policy::Policies* policies = nullptr;
   const std::vector<Acceptance>* accepted = nullptr;  // conditions accepted in a settings file
+  // Which distribution ships a library (db/providers.json): a missing library's fix names it (libtorch_npu.so:
+  // "install torch-npu"). None: the fix names no package.
+  const std::vector<lint::Provider>* providers = nullptr;
 };
 // An image with `policy` set (a packaging target) is judged as that policy does (policy_check.cpp).
 Report check(const WheelProfile& wheel, const image::Image& image, const CheckOptions& options = {});

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <mutex>
 #include <set>
 
 #include "inspector/lint/lint_detail.hpp"
@@ -334,6 +335,29 @@ std::vector<Provider> load_providers(const image::Db& db) {
     }
   }
   return out;
+}
+
+const std::vector<Provider>& cached_providers(const image::Db& db) {
+  static std::mutex lock;
+  static std::map<std::string, std::vector<Provider>> loaded;
+  std::lock_guard<std::mutex> hold(lock);
+  auto it = loaded.find(db.dir());
+  if (it != loaded.end()) return it->second;
+  std::vector<Provider> providers;
+  try {
+    providers = load_providers(db);
+  } catch (const Error&) {
+  }
+  return loaded.emplace(db.dir(), std::move(providers)).first->second;
+}
+
+const Provider* provider_of(const std::vector<Provider>& providers, const std::string& soname) {
+  for (const auto& p : providers) {
+    for (const auto& lib : p.libraries) {
+      if (detail::soname_matches(lib, soname)) return &p;
+    }
+  }
+  return nullptr;
 }
 
 namespace {

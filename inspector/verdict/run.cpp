@@ -17,6 +17,7 @@
 #include <memory>
 
 #include "wheelcheck/error.hpp"
+#include "wheelcheck/lint.hpp"
 #include "wheelcheck/net.hpp"
 #include "wheelcheck/policy.hpp"
 #include "wheelcheck/util.hpp"
@@ -441,6 +442,7 @@ Cell check(const WheelProfile& w, const Target& t, const Context& c) {
   co.rules = c.rules != nullptr ? c.rules->for_wheel(w) : nullptr;
   co.policies = c.db != nullptr && (policy::claims_a_policy(w) || !t.image.policy.empty()) ? c.db->policies_if_present()
                                                                                            : nullptr;
+  if (c.db != nullptr) co.providers = &lint::cached_providers(*c.db);
   cell.report = verdict::check(w, t.image, co);
   // A packaging target's policy check judges the wheel on its own terms; an image's check has made the
   // tag findings that say whether the wheel is for it at all.

@@ -334,7 +334,9 @@ TEST_F(ScanCli, FullScanThroughFaultsReportsVerdictsAndPins) {
   }));
   const auto run1 = scan_run(m_work, "r1");
   const auto pins = m_work.file("pins.env");
-  const auto r = wheelcheck("scan " + index().flagos_args() + " " + run1.args() + " --pins " + shell_quote(pins));
+  const auto sarif_file = m_work.file("scan.sarif");
+  const auto r = wheelcheck("scan " + index().flagos_args() + " " + run1.args() + " --pins " + shell_quote(pins) +
+                            " -o sarif=" + shell_quote(sarif_file));
   ASSERT_EQ(r.exit_code, 1) << describe(r);
 
   // Every fault was met, and wheelcheck got through them.
@@ -365,6 +367,33 @@ TEST_F(ScanCli, FullScanThroughFaultsReportsVerdictsAndPins) {
   expect_flagos_verdicts(report);
   expect_flagos_pins(report);
   EXPECT_TRUE(contains(read_file(pins), "FLAGTREE_VERSION_CUDA13_0='0.6.1'")) << read_file(pins);
+
+  // The publisher check of each new wheel, once (not per image): the Ascend FlagCX needs libtorch_npu.so and
+  // declares no torch-npu, in the report, its Markdown and HTML, and SARIF's run "wheelcheck/publisher/".
+  const auto* ascend = find_wheel(report, k_cx_ascend);
+  ASSERT_NE(ascend, nullptr);
+  ASSERT_TRUE(ascend->contains("publisher")) << ascend->dump(1);
+  EXPECT_EQ(ascend->at("publisher").at("status"), "errors") << ascend->at("publisher").dump(1);
+  bool npu = false;
+  for (const auto& f : ascend->at("publisher").at("findings"))
+    npu = npu || (f.at("kind") == "undeclared-dependency" && f.at("library") == "torch-npu");
+  EXPECT_TRUE(npu) << ascend->at("publisher").dump(1);
+  for (const auto& w : report.at("wheels"))
+    EXPECT_TRUE(!w.at("error").is_null() || w.contains("publisher")) << w.at("filename") << " has no publisher check";
+  EXPECT_TRUE(contains(read_file(run1.report + "/report.md"), "### Publisher findings")) << "report.md";
+  EXPECT_TRUE(contains(read_file(run1.report + "/report.html"), "id=\"publisher\"")) << "report.html";
+  const auto sarif = load_json(sarif_file);
+  std::size_t publisher_runs = 0, npu_results = 0;
+  for (const auto& run : sarif.at("runs")) {
+    if (run.at("automationDetails").at("id") != "wheelcheck/publisher/") continue;
+    ++publisher_runs;
+    for (const auto& res : run.at("results"))
+      if (res.at("ruleId") == "undeclared-dependency" && res.at("properties").at("wheel") == k_cx_ascend &&
+          contains(res.at("message").at("text").get<std::string>(), "libtorch_npu.so"))
+        ++npu_results;
+  }
+  EXPECT_EQ(publisher_runs, 1u) << "one publisher run in the scan's SARIF";
+  EXPECT_EQ(npu_results, 1u) << "the Ascend FlagCX's undeclared torch-npu, once (not per image)";
 
   // report.md: the wheels x images table, one row per wheel, and the pins table.
   const auto md = read_file(run1.report + "/report.md");
@@ -843,6 +872,24 @@ TEST_F(RemoteCli, UrlGivesTheSameVerdictAsTheLocalFile) {
   EXPECT_EQ(v(indexed_wheels()[2], "cuda13.0"), "degraded");
   EXPECT_EQ(v(indexed_wheels()[3], "cuda13.0"), "unknown");
   EXPECT_EQ(v(indexed_wheels()[5], "ascend-cann9"), "incompatible");
+}
+
+// The publisher check of a URL (read headers-only) says what it says of the local file: everything it judges is in
+// the ELF headers and tables, METADATA and WHEEL.
+TEST_F(RemoteCli, LintOfAUrlGivesTheFindingsOfTheLocalFile) {
+  for (const auto& iw : indexed_wheels()) {
+    SCOPED_TRACE(iw.filename);
+    const auto url = index().file_url(iw.index, iw.project, iw.filename);
+    const auto remote = wheelcheck("lint " + shell_quote(url) + " --json -q --no-config" + cache_arg());
+    const auto local = wheelcheck("lint " + shell_quote(index().local(iw.index, iw.project, iw.filename)) +
+                                  " --json -q --no-config" + cache_arg());
+    ASSERT_EQ(remote.exit_code, local.exit_code) << describe(remote) << describe(local);
+    const auto rw = json::parse(remote.out).at("wheels").at(0), lw = json::parse(local.out).at("wheels").at(0);
+    EXPECT_EQ(rw.at("integrity"), "headers-only");
+    EXPECT_EQ(rw.at("source"), url.substr(0, url.find('#')));  // the fragment (#sha256=) is not the source
+    EXPECT_EQ(rw.at("findings"), lw.at("findings"));
+    EXPECT_EQ(rw.at("claims"), lw.at("claims"));
+  }
 }
 
 TEST_F(RemoteCli, InspectUrlReadsHeadersOnlyAndMatchesTheLocalProfile) {

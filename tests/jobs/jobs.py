@@ -395,8 +395,10 @@ def job_consistency(tmp):
         for (fname, image), ids in sorted(scan_rules.items()):
             if fname not in paths:
                 continue
-            own = sarif_rules(json.loads(wc(paths[fname], "--image", image, "--format", "sarif").stdout)).get(
-                (fname, image), [])
+            # The publisher run (each new wheel on its own, once) files what `wheelcheck lint` files.
+            own_run = (wc("lint", paths[fname], "--format", "sarif", "--no-config") if image == "publisher" else
+                       wc(paths[fname], "--image", image, "--format", "sarif"))
+            own = sarif_rules(json.loads(own_run.stdout)).get((fname, image), [])
             compared += 1
             if sorted(own) != sorted(ids):
                 diff.append(f"{fname} on {image}: scan {sorted(ids)} vs check {sorted(own)}")

@@ -61,6 +61,19 @@ def findings(doc, kind=None, severity=None):
             (severity is None or f["severity"] == severity)]
 
 
+def valid(doc, schema_path, what):
+    """The document against its JSON schema (python3-jsonschema); a skip line when the module is absent."""
+    try:
+        import jsonschema
+    except ImportError:
+        print(f"  skip  {CURRENT} {what}: python3-jsonschema is not installed")
+        return
+    with open(schema_path) as f:
+        schema = json.load(f)
+    errors = sorted(jsonschema.validators.validator_for(schema)(schema).iter_errors(doc), key=str)
+    check(not errors, what, "\n".join(f"{list(e.path)}: {e.message}" for e in errors[:5]))
+
+
 def expect(wheel, kind, severity, words, rc, what):
     """The finding in JSON (with every word in its explanation, evidence or fields), in text, in SARIF, and the
     exit code; returns the JSON document."""
@@ -70,6 +83,7 @@ def expect(wheel, kind, severity, words, rc, what):
     check(found and all(w in blob for w in words), f"{what}: {severity} {kind} naming {words}",
           err + json.dumps(doc, indent=1)[:3000])
     check(code == rc, f"{what}: exit code {rc}", f"got {code}: {err}")
+    valid(doc, os.path.join(REPO, "docs", "lint.schema.json"), f"{what}: the JSON is valid against docs/lint.schema.json")
     code_t, text, err_t = lint(wheel, "text")
     check(kind in text and all(w in text for w in words[:2]), f"{what}: the text names {kind} and {words[:2]}",
           text[:3000] + err_t)
@@ -80,6 +94,9 @@ def expect(wheel, kind, severity, words, rc, what):
     hit = [r for r in results if r["ruleId"] == kind and r["level"] == level]
     check(hit and all(w in hit[0]["message"]["text"] for w in words[:2]),
           f"{what}: SARIF has a {level} result of rule {kind}", json.dumps(results)[:2000] + err_s)
+    sarif_schema = os.path.join(REPO, "..", "shared", "reference", "sarif-schema-2.1.0.json")
+    if os.path.exists(sarif_schema):
+        valid(sarif, sarif_schema, f"{what}: the SARIF is valid against SARIF 2.1.0's schema")
     runs = (sarif or {}).get("runs", [])
     check(runs and runs[0]["automationDetails"]["id"] == "wheelcheck/publisher/",
           f"{what}: SARIF's run is wheelcheck/publisher/", json.dumps(runs and runs[0].get("automationDetails")))
@@ -90,6 +107,17 @@ def absent(wheel, kind, what):
     code, doc, err = lint(wheel)
     check(doc is not None and not findings(doc, kind), f"{what}: no {kind}", err + json.dumps(doc, indent=1)[:3000])
     return code, doc
+
+
+def check_fix(wheel, image, kind):
+    """The fix of the first `kind` finding of `wheelcheck WHEEL --image IMAGE --json` ("" when there is none)."""
+    p = subprocess.run([A.wheelcheck, wheel, "--image", image, "--json", "--db", A.db, "--no-cache", "-q",
+                        "--no-config", "--rules", "none"], capture_output=True, text=True)
+    try:
+        doc = json.loads(p.stdout)
+    except ValueError:
+        return p.stdout[:500] + p.stderr
+    return next((f["fix"] for f in doc.get("findings", []) if f["kind"] == kind), json.dumps(doc)[:1500])
 
 
 def metadata_wheel(filename, files, metadata):
@@ -128,6 +156,10 @@ def label():
                   [("triton/__init__.py", inc.py()), ("triton/backends/nvidia/lib/libflagcx.so", bad)])
     expect(w, "label-claim", "error", ["+cu130", "libcudart.so.12", "CUDA 12", "CUDA 13.0"], 1,
            "+cu130 needing libcudart.so.12")
+    # The check against a CUDA 13 image no longer sends the user to "a build of this wheel for CUDA 13.0".
+    fix = check_fix(w, "cuda13.0", "missing-library")
+    check("defect of the wheel itself" in fix and "label-claim" in fix and "nvidia-cuda-runtime-cu12" in fix,
+          "check --image cuda13.0: the fix says the label is the wheel's defect, not 'a build for CUDA 13'", fix)
     good = inc.member("lint-label-fixed/libflagcx.so", "x86_64", ["cudaMalloc"], [cudart13])
     w = inc.wheel("flagtree-0.7.1+cu130-cp312-cp312-linux_x86_64.whl",
                   [("triton/__init__.py", inc.py()), ("triton/backends/nvidia/lib/libflagcx.so", good)])
@@ -152,6 +184,8 @@ def torch_npu():
     f = findings(doc, "undeclared-dependency", "error")
     check(f and f[0]["library"] == "torch-npu" and "flagcx/_C" in f[0]["member"],
           "the finding's library is the distribution, its member the extension", json.dumps(f))
+    fix = check_fix(w, "debian12", "missing-library")
+    check("install torch-npu" in fix, "check --image debian12: the fix names the distribution that ships it", fix)
     w = inc.wheel("flagcx-0.14.1+cann8.5.0-cp312-cp312-linux_x86_64.whl", files, requires_dist=["torch_npu==2.6.0"])
     absent(w, "undeclared-dependency", "declared torch_npu==2.6.0")
 

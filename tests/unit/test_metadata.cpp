@@ -24,6 +24,49 @@ TEST(Metadata, HeadersWithContinuationAndBody) {
   EXPECT_EQ(*m.requires_python, ">=3.10");
 }
 
+// FlagOS's vllm repack: a blank line inside the headers; every field after it is the description to installers.
+TEST(Metadata, FieldsAfterABlankLineInsideTheHeadersAreIssues) {
+  const auto m = wheel::parse_metadata(
+      "Metadata-Version: 2.1\nName: vllm\nVersion: 0.24.0\n\nRequires-Dist: a\nRequires-Dist: b\nRequires-Dist: c\n"
+      "Requires-Python: >=3.10\n\n# vLLM\n\nVersion: 2 of the API is prose here.\n");
+  EXPECT_TRUE(m.requires_dist.empty());
+  ASSERT_EQ(m.issues.size(), 2U);
+  EXPECT_EQ(m.issues[0].kind, wheel::MetadataIssue::Kind::AfterHeaders);
+  EXPECT_EQ(m.issues[0].field, "Requires-Dist");
+  EXPECT_EQ(m.issues[0].count, 3U);
+  EXPECT_EQ(m.issues[0].line, 5U);
+  EXPECT_EQ(m.issues[0].end_line, 4U);
+  EXPECT_EQ(m.issues[1].field, "Requires-Python");
+  EXPECT_NE(wheel::metadata_issue_text(m.issues[0]).find("3 lines (from line 5) after the blank line 4"),
+            std::string::npos)
+      << wheel::metadata_issue_text(m.issues[0]);
+}
+
+TEST(Metadata, ADescriptionIsNotAnIssueButARequiresDistInItIs) {
+  const auto clean = wheel::parse_metadata(
+      "Metadata-Version: 2.1\nName: x\nVersion: 1\n\n# x\n\nLicense: see below\nVersion: 2 of the API\n");
+  EXPECT_TRUE(clean.issues.empty());
+  const auto lost = wheel::parse_metadata("Name: x\nVersion: 1\n\n# x\n\nRequires-Dist: torch\n");
+  ASSERT_EQ(lost.issues.size(), 1U);
+  EXPECT_EQ(lost.issues[0].field, "Requires-Dist");
+}
+
+TEST(Metadata, ASingleFieldWrittenTwiceIsAnIssueAMultipleOneIsNot) {
+  const auto m = wheel::parse_metadata(
+      "Metadata-Version: 2.1\nName: x\nVersion: 1.0\nversion: 1.1\nClassifier: a\nClassifier: b\n"
+      "Requires-Dist: a\nRequires-Dist: b\nSummary: one\nSummary: two\nSummary: three\n");
+  ASSERT_EQ(m.issues.size(), 2U);
+  EXPECT_EQ(m.issues[0].kind, wheel::MetadataIssue::Kind::Duplicate);
+  EXPECT_EQ(m.issues[0].field, "version");
+  EXPECT_EQ(m.issues[0].line, 3U);
+  EXPECT_EQ(m.issues[0].count, 2U);
+  EXPECT_EQ(m.issues[1].field, "Summary");
+  EXPECT_EQ(m.issues[1].count, 3U);
+  EXPECT_TRUE(wheel::metadata_field_single("requires-python"));
+  EXPECT_FALSE(wheel::metadata_field_single("requires-dist"));
+  EXPECT_FALSE(wheel::metadata_field_known("x-custom"));
+}
+
 TEST(Metadata, WheelFile) {
   const auto w = wheel::parse_wheel_file(
       "Wheel-Version: 1.0\r\nGenerator: bdist_wheel (0.41)\r\n"
