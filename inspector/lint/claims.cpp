@@ -173,6 +173,31 @@ void check_label(Lint& l) {
   const std::string torch = label_torch(w.filename.version);
   if (torch.empty() || l.self == "torch") return;
   l.claims.said.push_back("local version label +" + label + ": built for torch " + torch);
+  // The torch its members bind where their needs say the release (Debian's libc10.so.2.6).
+  const std::string claimed_line = torch.substr(0, torch.find('.', torch.find('.') + 1));
+  for (const auto& m : w.members) {
+    if (!m.elf) continue;
+    for (const auto& n : m.elf->needed) {
+      const Provider* p = l.provider_of_library(n);
+      if (p == nullptr ||
+          std::find(p->distributions.begin(), p->distributions.end(), "torch") == p->distributions.end())
+        continue;
+      const auto so = n.find(".so.");
+      if (so == std::string::npos) continue;
+      const std::string bound = n.substr(so + 4);
+      l.claims.shown.push_back(fmt::format("{} needs {}: torch {}'s", m.path, n, bound));
+      if (bound.substr(0, bound.find('.', bound.find('.') + 1)) == claimed_line) continue;
+      l.add(make(FindingKind::LabelClaim, Severity::Error)
+                .member(m.path)
+                .library(n)
+                .version("torch " + torch)
+                .explain(fmt::format("the local version label +{} says it is built for torch {}, but {} needs {}, "
+                                     "torch {}'s library: it binds another torch than it claims",
+                                     label, torch, m.path, n, bound))
+                .fix("label it as the torch it is built against, or rebuild it against torch " + torch));
+      break;
+    }
+  }
   for (const auto& req : l.reqs) {
     if (req.name != "torch" || !req.error.empty() || req.extra_only || req.specifier.empty()) continue;
     bool admitted = false;

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <set>
@@ -298,10 +299,60 @@ std::string status_name(Status s) {
   return "clean";
 }
 
+namespace {
+
+// The db's image distributions as providers: each library soname a description or layer gives a distribution
+// (FlagTree's libtriton.so), unless db/providers.json already names one for it. Read from the files as they are
+// (no image is composed); a file that does not parse is the db's own check's to report.
+void add_image_distributions(const image::Db& db, std::vector<Provider>& out) {
+  std::vector<std::string> files;
+  for (const char* folder : {"/images", "/layers"}) {
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(db.dir() + folder, ec)) {
+      if (e.path().extension() == ".json") files.push_back(e.path().string());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  std::map<std::string, std::size_t> by_name;  // normalized distribution -> index in out (added here)
+  for (const auto& file : files) {
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(read_text_file(file, std::uint64_t{16} << 20));
+    } catch (const std::exception&) {
+      continue;
+    }
+    if (!j.is_object() || !j.contains("distributions") || !j["distributions"].is_array()) continue;
+    for (const auto& d : j["distributions"]) {
+      if (!d.is_object() || !d.contains("name") || !d["name"].is_string() || !d.contains("libraries")) continue;
+      const std::string name = wheel::normalize_project_name(d["name"].get<std::string>());
+      for (const auto& lib : d["libraries"]) {
+        if (!lib.is_object() || !lib.contains("soname") || !lib["soname"].is_string()) continue;
+        const std::string soname = lib["soname"].get<std::string>();
+        if (soname.empty() || provider_of(out, soname) != nullptr) continue;
+        auto it = by_name.find(name);
+        if (it == by_name.end()) {
+          Provider p;
+          p.distributions = {name};
+          p.kind = "package";
+          p.source = "db/" + base_name(dir_name(file)) + "/" + base_name(file) + ": distribution " + name;
+          out.push_back(std::move(p));
+          it = by_name.emplace(name, out.size() - 1).first;
+        }
+        out[it->second].libraries.push_back(soname);
+      }
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<Provider> load_providers(const image::Db& db) {
   std::vector<Provider> out;
   const std::string path = db.dir() + "/providers.json";
-  if (!is_file(path)) return out;
+  if (!is_file(path)) {
+    add_image_distributions(db, out);
+    return out;
+  }
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(read_text_file(path, std::uint64_t{8} << 20));
@@ -334,6 +385,7 @@ std::vector<Provider> load_providers(const image::Db& db) {
       throw bad_input(where + ": " + ex.what());
     }
   }
+  add_image_distributions(db, out);
   return out;
 }
 

@@ -172,6 +172,28 @@ def label():
     expect(w, "label-claim", "error", ["+cann9.0.0", "libmusart.so", "MUSA"], 1, "+cann9.0.0 needing libmusart.so")
 
 
+def torch_label():
+    """A label that names a torch (flash-attn's +torch.2.9.1.gcu) against the torch the wheel pins and binds."""
+    so = inc.member("lint-fa/flash_attn_gcu.cpython-312-x86_64-linux-gnu.so", "x86_64", [], [],
+                    defines=("PyInit_flash_attn_gcu",))
+    files = [("flash_attn/__init__.py", inc.py()), ("flash_attn/flash_attn_gcu.cpython-312-x86_64-linux-gnu.so", so)]
+    w = inc.wheel("flash_attn-2.7.2+torch.2.9.1.gcu-cp312-cp312-linux_x86_64.whl", files,
+                  requires_dist=["torch==2.10.0"])
+    expect(w, "label-claim", "error", ["+torch.2.9.1.gcu", "torch 2.9.1", "torch==2.10.0"], 1,
+           "+torch.2.9.1 pinning torch==2.10.0")
+    w = inc.wheel("flash_attn-2.7.3+torch.2.10.0.gcu-cp312-cp312-linux_x86_64.whl", files,
+                  requires_dist=["torch==2.10.0"])
+    absent(w, "label-claim", "+torch.2.10.0 pinning torch==2.10.0")
+    # Debian's sonames say the release: a +torch2.7 build that needs libc10.so.2.6.
+    c10 = inc.stub("x86_64", "libc10.so.2.6", [], plain=["_ZN3c105ErrorC1Ev"], group="debian-2.6")
+    ext = inc.member("lint-tl/ext.cpython-312-x86_64-linux-gnu.so", "x86_64", ["_ZN3c105ErrorC1Ev"], [c10],
+                     defines=("PyInit_ext",))
+    w = inc.wheel("torch_ext-1.0+torch2.7-cp312-cp312-linux_x86_64.whl",
+                  [("torch_ext/__init__.py", inc.py()), ("torch_ext/ext.cpython-312-x86_64-linux-gnu.so", ext)],
+                  requires_dist=["torch==2.7.*"])
+    expect(w, "label-claim", "error", ["+torch2.7", "libc10.so.2.6", "torch 2.6"], 1, "+torch2.7 needing libc10.so.2.6")
+
+
 def torch_npu():
     """A member needing libtorch_npu.so in a wheel without Requires-Dist: torch_npu (the seed's Ascend FlagCX)."""
     npu = inc.stub("x86_64", "libtorch_npu.so", [], plain=["_ZN6c10_npu9NPUStream6streamEv"])
@@ -300,7 +322,7 @@ def dev_api_backend():
            "helper_missing: defined neither by libhelper.so nor by glibc")
 
 
-CASES = {"label": label, "torch-npu": torch_npu, "c10d": c10d, "blank-line": blank_line, "pure-tag": pure_tag,
+CASES = {"label": label, "torch-label": torch_label, "torch-npu": torch_npu, "c10d": c10d, "blank-line": blank_line, "pure-tag": pure_tag,
          "floor": floor, "dev-api-backend": dev_api_backend}
 
 

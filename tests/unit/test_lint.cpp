@@ -3,8 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "inspector/lint/lint_detail.hpp"
+#include "support.hpp"
+#include "wheelcheck/error.hpp"
+#include "wheelcheck/image.hpp"
 #include "wheelcheck/lint.hpp"
 #include "wheelcheck/wheel.hpp"
 
@@ -12,6 +16,7 @@
 namespace unity_test_lint {
 
 using namespace wheelcheck;
+using wheelcheck::test::TempDir;
 
 TEST(Lint, RequirementsAreReadAsPep508) {
   const auto ok = lint::detail::read_requirement("torch (>=2.6,<2.7) ; platform_machine == 'x86_64'");
@@ -141,6 +146,37 @@ TEST(Lint, AnAcceptedFindingIsInformation) {
   ASSERT_TRUE(has(r, "undeclared-dependency/info")) << testing::PrintToString(kinds(r));
   EXPECT_NE(r.findings.front().explanation.find("torch comes from the image"), std::string::npos);
   EXPECT_EQ(lint::exit_code(r), 0);
+}
+
+// db/providers.json's rows, then the db's image distributions for a soname no row names; a malformed file is an
+// error naming it.
+TEST(Lint, ProvidersComeFromTheDbsTableAndItsImageDistributions) {
+  TempDir db;
+  std::filesystem::create_directories(db.path() + "/images");
+  db.write("providers.json",
+           R"({"schema": "wheelcheck-providers/1", "providers": [
+                 {"distributions": ["Torch_NPU"], "kind": "package", "libraries": ["libtorch_npu.so"]}]})");
+  db.write("images/vendor.json",
+           R"({"name": "vendor", "distributions": [
+                 {"name": "vendor_plugin", "libraries": [{"soname": "libvendor_plugin.so"}, {"soname": "libtorch_npu.so"}]}]})");
+  const image::Db d(db.path());
+  const auto ps = lint::load_providers(d);
+  const auto* npu = lint::provider_of(ps, "libtorch_npu.so");
+  ASSERT_NE(npu, nullptr);
+  EXPECT_EQ(npu->distributions, std::vector<std::string>{"torch-npu"});
+  EXPECT_EQ(npu->source, "db/providers.json");
+  const auto* plugin = lint::provider_of(ps, "libvendor_plugin.so");
+  ASSERT_NE(plugin, nullptr);
+  EXPECT_EQ(plugin->distributions, std::vector<std::string>{"vendor-plugin"});
+  EXPECT_EQ(plugin->source, "db/images/vendor.json: distribution vendor-plugin");
+  EXPECT_EQ(lint::provider_of(ps, "libunknown.so"), nullptr);
+  db.write("providers.json", R"({"schema": "wheelcheck-providers/1", "providers": [{"kind": "other"}]})");
+  try {
+    lint::load_providers(d);
+    FAIL() << "a malformed providers.json was read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("providers.json: providers[0]"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace unity_test_lint
