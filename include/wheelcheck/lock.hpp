@@ -110,6 +110,20 @@ MarkerEnv marker_env(const image::Image& image, const image::Python* python);
 bool evaluate_marker(std::string_view marker, const MarkerEnv& env);
 // Throws Error(BadInput) when `marker` is not a PEP 508 marker (what evaluate_marker would refuse to parse).
 void check_marker(std::string_view marker);
+// A Requires-Dist value as installers read it (PEP 508): NAME [EXTRAS] (SPECIFIER | @ URL) [; MARKER], each part
+// checked (the specifier as PEP 440's, the marker as check_marker's). The check's Requires-Dist pins and the
+// publisher check (`wheelcheck lint`) read Requires-Dist with it.
+struct Requirement {
+  std::string text;
+  std::string name;         // as written ("torch_npu")
+  std::string normalized;   // PEP 503 ("torch-npu")
+  std::string specifier;    // "" when none; parentheses removed
+  std::string marker;       // "" when none
+  bool url = false;         // a direct reference (NAME @ URL)
+  bool extra_only = false;  // its marker names an extra: installed only when that extra is asked for
+  std::string error;        // why it does not parse ("" when it does)
+};
+Requirement read_requirement(std::string_view text);
 // Whether `version` is in the PEP 440 specifier set `specifiers` (pre-releases admitted, as markers and
 // pins ask: "==2.10.0" holds for "2.10.0+cpu", "==2.10.0+cpu" only for that, "===X" is text equality);
 // nullopt when either does not parse. wheel::version_in, under the name the lock's readers know.

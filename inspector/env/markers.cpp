@@ -409,4 +409,59 @@ void check_marker(std::string_view marker) {
   if (!trim(marker).empty()) parse_marker(marker);
 }
 
+Requirement read_requirement(std::string_view text) {
+  Requirement r;
+  r.text = std::string(text);
+  const std::string_view t = trim(text);
+  std::size_t i = 0;
+  while (i < t.size() &&
+         (std::isalnum(static_cast<unsigned char>(t[i])) != 0 || t[i] == '-' || t[i] == '_' || t[i] == '.'))
+    ++i;
+  if (i == 0 || std::isalnum(static_cast<unsigned char>(t[0])) == 0) {
+    r.error = "it does not start with a distribution name";
+    return r;
+  }
+  r.name = std::string(t.substr(0, i));
+  r.normalized = wheel::normalize_project_name(r.name);
+  std::string_view rest = t.substr(i);
+  const auto semi = rest.find(';');
+  if (semi != std::string_view::npos) {
+    r.marker = std::string(trim(rest.substr(semi + 1)));
+    rest = rest.substr(0, semi);
+    try {
+      check_marker(r.marker);
+    } catch (const Error& e) {
+      r.error = "its marker does not parse: " + std::string(e.what());
+      return r;
+    }
+    r.extra_only = r.marker.find("extra") != std::string::npos;
+  }
+  std::string spec(trim(rest));
+  if (!spec.empty() && spec.front() == '[') {
+    const auto close = spec.find(']');
+    if (close == std::string::npos) {
+      r.error = "its extras are not closed with ]";
+      return r;
+    }
+    spec = std::string(trim(std::string_view(spec).substr(close + 1)));
+  }
+  if (!spec.empty() && spec.front() == '@') {
+    r.url = true;
+    return r;
+  }
+  if (!spec.empty() && spec.front() == '(') {
+    if (spec.back() != ')') {
+      r.error = "its parenthesis is not closed";
+      return r;
+    }
+    spec = std::string(trim(std::string_view(spec).substr(1, spec.size() - 2)));
+  }
+  if (!spec.empty() && !wheel::parse_specifier_set(spec)) {
+    r.error = "'" + spec + "' is not a PEP 440 version specifier";
+    return r;
+  }
+  r.specifier = spec;
+  return r;
+}
+
 }  // namespace wheelcheck::lock

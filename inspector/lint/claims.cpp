@@ -157,9 +157,10 @@ void check_label(Lint& l) {
       if (!req.error.empty() || req.extra_only) continue;
       for (const auto& p : *l.o.providers) {
         if (p.toolkit != "cuda" || p.toolkit_version.empty() || major_of(claim->version) == p.toolkit_version) continue;
-        if (std::find(p.distributions.begin(), p.distributions.end(), req.name) == p.distributions.end()) continue;
+        if (std::find(p.distributions.begin(), p.distributions.end(), req.normalized) == p.distributions.end())
+          continue;
         l.add(make(FindingKind::LabelClaim, Severity::Error)
-                  .library(req.name)
+                  .library(req.normalized)
                   .version(toolkit_words(claim->kind, claim->version))
                   .explain(fmt::format("the {} says it is a CUDA {} build, but it declares Requires-Dist: {}, whose "
                                        "libraries are CUDA {}'s",
@@ -199,7 +200,7 @@ void check_label(Lint& l) {
     }
   }
   for (const auto& req : l.reqs) {
-    if (req.name != "torch" || !req.error.empty() || req.extra_only || req.specifier.empty()) continue;
+    if (req.normalized != "torch" || !req.error.empty() || req.extra_only || req.specifier.empty()) continue;
     bool admitted = false;
     if (std::count(torch.begin(), torch.end(), '.') >= 2) {
       admitted = wheel::version_in(req.specifier, torch).value_or(true);
@@ -379,13 +380,13 @@ void check_dependencies(Lint& l) {
     if (!req.error.empty() || req.extra_only) continue;
     bool runtime = false, used = false;
     for (const auto& p : *l.o.providers) {
-      if (std::find(p.distributions.begin(), p.distributions.end(), req.name) == p.distributions.end()) continue;
+      if (std::find(p.distributions.begin(), p.distributions.end(), req.normalized) == p.distributions.end()) continue;
       runtime = runtime || p.kind == "runtime";
       used = used || linked.count(&p) != 0 || p.kind != "runtime";
     }
     if (!runtime || used) continue;
     l.add(make(FindingKind::UnusedDependency, Severity::Info)
-              .library(req.name)
+              .library(req.normalized)
               .explain(fmt::format("it declares Requires-Dist: {}, a distribution of libraries only, and no member "
                                    "needs one of them: it may be loaded with dlopen, or needed by another "
                                    "dependency's libraries; otherwise installing it only costs its download",

@@ -43,60 +43,6 @@ using verdict::FindingKind;
 using verdict::make;
 using verdict::Severity;
 
-Requirement read_requirement(const std::string& text) {
-  Requirement r;
-  r.text = text;
-  const std::string_view t = trim(text);
-  std::size_t i = 0;
-  while (i < t.size() &&
-         (std::isalnum(static_cast<unsigned char>(t[i])) != 0 || t[i] == '-' || t[i] == '_' || t[i] == '.'))
-    ++i;
-  if (i == 0 || std::isalnum(static_cast<unsigned char>(t[0])) == 0) {
-    r.error = "it does not start with a distribution name";
-    return r;
-  }
-  r.name = wheel::normalize_project_name(t.substr(0, i));
-  std::string_view rest = t.substr(i);
-  const auto semi = rest.find(';');
-  if (semi != std::string_view::npos) {
-    r.marker = std::string(trim(rest.substr(semi + 1)));
-    rest = rest.substr(0, semi);
-    try {
-      lock::check_marker(r.marker);
-    } catch (const Error& e) {
-      r.error = "its marker does not parse: " + std::string(e.what());
-      return r;
-    }
-    r.extra_only = r.marker.find("extra") != std::string::npos;
-  }
-  std::string spec(trim(rest));
-  if (!spec.empty() && spec.front() == '[') {
-    const auto close = spec.find(']');
-    if (close == std::string::npos) {
-      r.error = "its extras are not closed with ]";
-      return r;
-    }
-    spec = std::string(trim(std::string_view(spec).substr(close + 1)));
-  }
-  if (!spec.empty() && spec.front() == '@') {
-    r.url = true;
-    return r;
-  }
-  if (!spec.empty() && spec.front() == '(') {
-    if (spec.back() != ')') {
-      r.error = "its parenthesis is not closed";
-      return r;
-    }
-    spec = std::string(trim(std::string_view(spec).substr(1, spec.size() - 2)));
-  }
-  if (!spec.empty() && !wheel::parse_specifier_set(spec)) {
-    r.error = "'" + spec + "' is not a PEP 440 version specifier";
-    return r;
-  }
-  r.specifier = spec;
-  return r;
-}
-
 // Whether a specifier set admits one release line only: ==X.Y.Z, ==X.Y.*, ~=X.Y.Z, ===, or >=X.Y with <X.(Y+1).
 bool pins_a_release(const std::string& spec) {
   const auto set = wheel::parse_specifier_set(spec);
@@ -121,10 +67,10 @@ bool soname_matches(const std::string& listed, const std::string& need) {
 Lint::Lint(const WheelProfile& wheel, const Options& options)
     : w(wheel), o(options), self(wheel::normalize_project_name(wheel.filename.name)) {
   for (const auto& text : w.metadata.requires_dist) {
-    reqs.push_back(read_requirement(text));
+    reqs.push_back(lock::read_requirement(text));
     const auto& r = reqs.back();
     if (!r.error.empty()) continue;
-    (r.extra_only ? declared_extra : declared).insert(r.name);
+    (r.extra_only ? declared_extra : declared).insert(r.normalized);
   }
   for (const auto& m : w.members) {
     if (!m.elf) continue;
@@ -160,7 +106,7 @@ bool Lint::is_self(const Provider& p) const {
 const Requirement* Lint::requirement_of(const Provider& p, bool extra) const {
   for (const auto& r : reqs) {
     if (!r.error.empty() || r.extra_only != extra) continue;
-    if (std::find(p.distributions.begin(), p.distributions.end(), r.name) != p.distributions.end()) return &r;
+    if (std::find(p.distributions.begin(), p.distributions.end(), r.normalized) != p.distributions.end()) return &r;
   }
   return nullptr;
 }

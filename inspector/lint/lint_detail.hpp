@@ -8,21 +8,12 @@
 #include <vector>
 
 #include "wheelcheck/lint.hpp"
+#include "wheelcheck/lock.hpp"
 #include "wheelcheck/verdict.hpp"
 
 namespace wheelcheck::lint::detail {
 
-// A Requires-Dist value as an installer reads it (PEP 508): NAME [EXTRAS] (SPECIFIER | @ URL) [; MARKER].
-struct Requirement {
-  std::string text;
-  std::string name;  // normalized
-  std::string specifier;
-  std::string marker;
-  bool url = false;
-  bool extra_only = false;  // its marker names an extra: installed only when that extra is asked for
-  std::string error;        // why it does not parse ("" when it does)
-};
-Requirement read_requirement(const std::string& text);
+using Requirement = lock::Requirement;  // a Requires-Dist value as installers read it (lock::read_requirement)
 
 // Whether a specifier set admits one release line only: ==X.Y.Z, ==X.Y.*, ~=X.Y.Z, ===, or >=X.Y with <X.(Y+1).
 bool pins_a_release(const std::string& specifier);

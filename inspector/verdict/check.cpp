@@ -35,7 +35,6 @@
 #include "wheelcheck/cxx_names.hpp"
 #include "wheelcheck/lint.hpp"
 #include "wheelcheck/resolve.hpp"
-#include "wheelcheck/run.hpp"
 #include "wheelcheck/util.hpp"
 #include "wheelcheck/verdict.hpp"
 
@@ -492,30 +491,15 @@ class Checker {
       f.explain(
           fmt::format("{} needs {}, which is not in the image, the wheel, or the distributions it installs beside.",
                       who, need.name));
-      const lint::Provider* ships =
-          m_options.providers != nullptr ? lint::provider_of(*m_options.providers, need.name) : nullptr;
-      f.fix(ships != nullptr
-                ? fmt::format("install {} beside it (it ships {}{}), or leave this part of the wheel unused",
-                              join(ships->distributions, " or "), need.name,
-                              ships->kind == "runtime" ? "; or a toolkit in the image that has it" : "")
-                : fmt::format("provide {} (install the package that ships it, or add its folder to LD_LIBRARY_PATH), "
-                              "or leave this part of the wheel unused",
-                              need.name));
-      if (cuda_major) explain_missing_cudart(f, who, *cuda_major, need.name, m_image);
-      // The wheel's own label claims the image's CUDA, and its member is another CUDA's build: "a build of this
-      // wheel for CUDA 13" would point back at this very wheel (the seed's FlagTree +cu130 with libcudart.so.12).
-      if (cuda_major && !image_own) {
-        const auto claim = run::toolkit_of_label(m_wheel.filename.version);
-        if (claim && claim->kind == "cuda" && !claim->version.empty() &&
-            claim->version.substr(0, claim->version.find('.')) != std::to_string(*cuda_major)) {
-          f.fix(
-              fmt::format("the wheel's {} claims a CUDA {} build, but this member is a CUDA {} build: a defect of the "
-                          "wheel itself (`wheelcheck lint` reports it as label-claim before upload), so no other "
-                          "build of this version helps; install the CUDA {} runtime (nvidia-cuda-runtime-cu{}) beside "
-                          "it, or keep this part from loading",
-                          claim->because, claim->version, *cuda_major, *cuda_major, *cuda_major));
-        }
-      }
+      const auto* ships = m_options.providers ? lint::provider_of(*m_options.providers, need.name) : nullptr;
+      const std::string who_ships = ships ? "install " + join(ships->distributions, " or ") : "provide " + need.name;
+      f.fix(who_ships +
+            (ships ? " beside it (it ships " + need.name + ")"
+                   : " (install the package that ships it, or "
+                     "add its folder to LD_LIBRARY_PATH)") +
+            ", or leave this part of the wheel unused");
+      if (cuda_major)
+        explain_missing_cudart(f, who, *cuda_major, need.name, m_image, image_own ? "" : m_wheel.filename.version);
     }
     // A description that does not record the library's own search paths may miss where it finds it.
     if (image_own && !req.dynamic_recorded && !req.path.empty() && req.label != "the Python interpreter") {

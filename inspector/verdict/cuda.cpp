@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "wheelcheck/run.hpp"
 #include "wheelcheck/util.hpp"
 
 namespace wheelcheck::verdict {
@@ -344,7 +345,7 @@ std::string cudart_list(const std::vector<std::string>& sonames) {
 }
 
 void explain_missing_cudart(Draft& f, const std::string& who, int major, const std::string& soname,
-                            const image::Image& image) {
+                            const image::Image& image, const std::string& wheel_version) {
   if (image.toolkit && image.toolkit->kind == image::ToolkitKind::Cuda) {
     const auto& tk = *image.toolkit;
     f.explain(fmt::format("{} is built for CUDA {} (needs {}); the image has CUDA {}{}.", who, major, soname,
@@ -355,6 +356,16 @@ void explain_missing_cudart(Draft& f, const std::string& who, int major, const s
                     tk.version.text(), major, major));
   } else {
     f.explain(fmt::format("{} needs the CUDA {} runtime ({}), and the image has none.", who, major, soname));
+  }
+  const auto claim = wheel_version.empty() ? std::nullopt : run::toolkit_of_label(wheel_version);
+  if (claim && claim->kind == "cuda" && !claim->version.empty() &&
+      claim->version.substr(0, claim->version.find('.')) != std::to_string(major)) {
+    f.fix(
+        fmt::format("the wheel's {} claims a CUDA {} build, but this member is a CUDA {} build: a defect of the "
+                    "wheel itself (`wheelcheck lint` reports it as label-claim before upload), so no other build of "
+                    "this version helps; install the CUDA {} runtime (nvidia-cuda-runtime-cu{}) beside it, or keep "
+                    "this part from loading",
+                    claim->because, claim->version, major, major, major));
   }
 }
 

@@ -20,9 +20,12 @@ std::optional<int> cudart_major(const std::string& soname);
 // " (libcudart.so.13)": the runtime sonames of a toolkit, without the driver's and the libraries'.
 std::string cudart_list(const std::vector<std::string>& sonames);
 // A CUDA runtime (libcudart.so.N, `soname`) nothing provides, in words: the major `who` is built for
-// against the image's CUDA, and the runtime or build that would fit.
+// against the image's CUDA, and the runtime or build that would fit. `wheel_version`: the checked wheel's
+// version when `who` is its own member ("" otherwise): a local label that claims another CUDA than the member's
+// is the wheel's own defect, and the fix says so rather than "a build of this wheel for CUDA 13" (the seed's
+// FlagTree +cu130 with libcudart.so.12), which would point back at this very wheel.
 void explain_missing_cudart(Draft& f, const std::string& who, int major, const std::string& soname,
-                            const image::Image& image);
+                            const image::Image& image, const std::string& wheel_version = "");
 struct CudaResult {
   std::vector<Finding> findings;
   std::optional<DriverNeed> driver;

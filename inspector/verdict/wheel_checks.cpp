@@ -689,44 +689,6 @@ std::vector<Finding> check_wheel_tags(const WheelProfile& wheel, const image::Im
   return out;
 }
 
-namespace {
-
-// A Requires-Dist value (PEP 508) in parts: "torch (==2.9.0) ; python_version >= '3.9'".
-struct Requirement {
-  std::string name, specifier, marker;
-};
-
-std::optional<Requirement> parse_requirement(std::string_view text) {
-  Requirement r;
-  std::size_t i = 0;
-  while (i < text.size() &&
-         (std::isalnum(static_cast<unsigned char>(text[i])) != 0 || text[i] == '-' || text[i] == '_' || text[i] == '.'))
-    ++i;
-  if (i == 0) return std::nullopt;
-  r.name = std::string(text.substr(0, i));
-  std::string_view rest = text.substr(i);
-  const auto semi = rest.find(';');
-  if (semi != std::string_view::npos) {
-    r.marker = std::string(trim(rest.substr(semi + 1)));
-    rest = rest.substr(0, semi);
-  }
-  std::string spec(trim(rest));
-  if (!spec.empty() && spec.front() == '[') {
-    const auto close = spec.find(']');
-    if (close == std::string::npos) return std::nullopt;
-    spec = std::string(trim(std::string_view(spec).substr(close + 1)));
-  }
-  if (!spec.empty() && spec.front() == '@') return std::nullopt;  // a direct reference: no version to compare
-  if (!spec.empty() && spec.front() == '(') {
-    if (spec.back() != ')') return std::nullopt;
-    spec = std::string(trim(std::string_view(spec).substr(1, spec.size() - 2)));
-  }
-  r.specifier = spec;
-  return r;
-}
-
-}  // namespace
-
 std::vector<Finding> check_requires_dist(const WheelProfile& wheel, const image::Image& image,
                                          const image::Python* python, const std::vector<const WheelProfile*>& with) {
   std::vector<Finding> out;
@@ -734,14 +696,16 @@ std::vector<Finding> check_requires_dist(const WheelProfile& wheel, const image:
   const lock::MarkerEnv env = lock::marker_env(image, python);
   const std::string self = wheel::normalize_project_name(wheel.filename.name);
   for (const auto& text : wheel.metadata.requires_dist) {
-    const auto req = parse_requirement(text);
-    if (!req || req->specifier.empty()) continue;
-    const std::string name = wheel::normalize_project_name(req->name);
+    // One that does not parse (pip would refuse the wheel's metadata: `wheelcheck lint` says so) is no pin to judge.
+    const auto parsed = lock::read_requirement(text);
+    const auto* req = &parsed;
+    if (!req->error.empty() || req->url || req->specifier.empty()) continue;
+    const std::string& name = req->normalized;
     if (name == self) continue;
     try {
       if (!req->marker.empty() && !lock::evaluate_marker(req->marker, env)) continue;
     } catch (const Error&) {
-      continue;  // a marker that does not parse: pip would refuse the wheel's metadata; not a pin to judge
+      continue;
     }
     // What is installed under that name: a wheel beside it (pip installs it, replacing the image's), else the image's.
     std::string version, who;

@@ -322,8 +322,24 @@ def dev_api_backend():
            "helper_missing: defined neither by libhelper.so nor by glibc")
 
 
+def bad_input():
+    """A wheel that is not a zip beside a good one: an error entry in its place, the other still judged, exit 2."""
+    bad = os.path.join(A.work, "wheels", "broken-1.0-py3-none-any.whl")
+    os.makedirs(os.path.dirname(bad), exist_ok=True)
+    with open(bad, "wb") as f:
+        f.write(b"PK\x03\x04 truncated")
+    good = inc.wheel("good-1.0-py3-none-any.whl", [("good/__init__.py", inc.py())])
+    p = subprocess.run([A.wheelcheck, "lint", bad, good, "--json", "--db", A.db, "--no-cache", "-q", "--no-config"],
+                       capture_output=True, text=True)
+    doc = json.loads(p.stdout) if p.stdout.strip() else None
+    check(p.returncode == 2 and doc and len(doc["wheels"]) == 2 and "error" in doc["wheels"][0] and
+          doc["wheels"][1].get("status") == "clean" and "broken-1.0" in p.stderr,
+          "exit 2, the broken wheel an error entry with its reason, the good one judged", p.stdout[:2000] + p.stderr)
+    valid(doc, os.path.join(REPO, "docs", "lint.schema.json"), "the document is valid against docs/lint.schema.json")
+
+
 CASES = {"label": label, "torch-label": torch_label, "torch-npu": torch_npu, "c10d": c10d, "blank-line": blank_line, "pure-tag": pure_tag,
-         "floor": floor, "dev-api-backend": dev_api_backend}
+         "floor": floor, "dev-api-backend": dev_api_backend, "bad-input": bad_input}
 
 
 def main():

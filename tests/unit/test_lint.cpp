@@ -10,6 +10,7 @@
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/image.hpp"
 #include "wheelcheck/lint.hpp"
+#include "wheelcheck/lock.hpp"
 #include "wheelcheck/wheel.hpp"
 
 // Its own namespace: the tests are compiled in batches (a unity build), and each file's helpers stay its own.
@@ -19,16 +20,17 @@ using namespace wheelcheck;
 using wheelcheck::test::TempDir;
 
 TEST(Lint, RequirementsAreReadAsPep508) {
-  const auto ok = lint::detail::read_requirement("torch (>=2.6,<2.7) ; platform_machine == 'x86_64'");
+  const auto ok = lock::read_requirement("torch (>=2.6,<2.7) ; platform_machine == 'x86_64'");
   EXPECT_TRUE(ok.error.empty()) << ok.error;
-  EXPECT_EQ(ok.name, "torch");
+  EXPECT_EQ(ok.normalized, "torch");
   EXPECT_EQ(ok.specifier, ">=2.6,<2.7");
   EXPECT_FALSE(ok.extra_only);
-  EXPECT_TRUE(lint::detail::read_requirement("Flash_Attn[dev]>=2; extra == \"cuda\"").extra_only);
-  EXPECT_EQ(lint::detail::read_requirement("Flash_Attn[dev]>=2").name, "flash-attn");
-  EXPECT_TRUE(lint::detail::read_requirement("pkg @ https://example.org/pkg.whl").url);
+  EXPECT_TRUE(lock::read_requirement("Flash_Attn[dev]>=2; extra == \"cuda\"").extra_only);
+  EXPECT_EQ(lock::read_requirement("Flash_Attn[dev]>=2").normalized, "flash-attn");
+  EXPECT_EQ(lock::read_requirement("Flash_Attn[dev]>=2").name, "Flash_Attn");
+  EXPECT_TRUE(lock::read_requirement("pkg @ https://example.org/pkg.whl").url);
   for (const char* bad : {"torch (>=2.6", "numpy >> 2", "(torch)", "x; python_version >>> '3'", "x[dev"}) {
-    EXPECT_FALSE(lint::detail::read_requirement(bad).error.empty()) << bad;
+    EXPECT_FALSE(lock::read_requirement(bad).error.empty()) << bad;
   }
 }
 
