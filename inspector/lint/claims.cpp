@@ -69,15 +69,6 @@ bool lint_driver_library(const std::string& soname) {
   return std::any_of(std::begin(libs), std::end(libs), [&](const char* lib) { return soname == lib; });
 }
 
-// "a CUDA 13.0", "an MUSA 4.3.6" (acronyms read letter by letter), "a CoreX".
-std::string an_article(const std::string& name) {
-  if (name.empty()) return name;
-  const bool acronym = name.size() > 1 && std::isupper(static_cast<unsigned char>(name[1]));
-  const char c = static_cast<char>(std::toupper(static_cast<unsigned char>(name[0])));
-  const bool vowel = std::string_view(acronym ? "AEFHILMNORSX" : "AEIOU").find(c) != std::string_view::npos;
-  return (vowel ? "an " : "a ") + name;
-}
-
 struct RuntimeNeed {
   std::string member, soname, kind, version;
 };
@@ -94,7 +85,7 @@ void check_label(Lint& l) {
   const bool cpu = ascii_lower(label).rfind("cpu", 0) == 0;
   if (claim) {
     l.claims.said.push_back(
-        fmt::format("{}: {} build", claim->because, an_article(toolkit_words(claim->kind, claim->version))) +
+        fmt::format("{}: {} build", claim->because, run::with_article(toolkit_words(claim->kind, claim->version))) +
         (claim->line.empty() ? "" : " (Triton " + claim->line + ")"));
   } else if (cpu) {
     l.claims.said.push_back("local version label +" + label + ": a CPU build (no accelerator runtime)");
@@ -131,7 +122,7 @@ void check_label(Lint& l) {
                         r.member, r.soname, toolkit_words(r.kind, major_of(r.version)));
     } else if (claim && !serves(claim->kind, r.kind)) {
       why = fmt::format("the {} says it is {} build, but {} needs {}, {}'s runtime", claim->because,
-                        an_article(toolkit_words(claim->kind, claim->version)), r.member, r.soname,
+                        run::with_article(toolkit_words(claim->kind, claim->version)), r.member, r.soname,
                         run::toolkit_name(r.kind));
     } else if (claim && claim->kind == "cuda" && r.kind == "cuda" && !claim->version.empty() && !r.version.empty() &&
                major_of(claim->version) != major_of(r.version)) {

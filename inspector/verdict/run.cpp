@@ -52,7 +52,7 @@ const rules::RuleSet* RuleChoice::for_wheel(const WheelProfile& w) const {
 namespace {
 
 // "a" or "an" before a toolkit's name as it is said: "an XRE", "an MUSA" (letters read by name), "a CUDA".
-std::string with_article(const std::string& name) {
+std::string article_of(const std::string& name) {
   if (name.empty()) return name;
   const bool acronym = name.size() > 1 && std::isupper(static_cast<unsigned char>(name[1]));
   const char c = static_cast<char>(std::toupper(static_cast<unsigned char>(name[0])));
@@ -217,6 +217,9 @@ std::optional<WheelToolkit> toolkit_of_soname(const std::string& soname) {
 }
 std::string toolkit_name(const std::string& kind) {
   return upper_kind(kind);
+}
+std::string with_article(const std::string& name) {
+  return article_of(name);
 }
 
 std::vector<WheelToolkit> wheel_toolkits(const WheelProfile& w) {
