@@ -253,6 +253,10 @@ struct Image {
   // loaded (image::assume), each listed in every answer that uses it.
   std::map<std::string, std::string> assumed;
   std::vector<std::string> assumptions;  // the assumptions applied, in words (not serialized)
+  // Wheel variant properties stated for the machine (--assume NS::FEATURE=V1,V2, a user's static list in
+  // PEP 850's words): "nvidia::sm_arch" -> its supported values, best first; empty: none (not serialized:
+  // the "assumed" block holds them).
+  std::map<std::string, std::vector<std::string>> variant_properties;
 
   // Unknown facts a verdict may depend on, in words: "driver version (not published for the runners)".
   std::vector<std::string> unknowns() const;
@@ -263,7 +267,8 @@ struct Image {
 // description's "assumed" block): driver, gpu_archs, toolkit_version, runtime (the toolkit's runtime
 // library version), libc_version, python, glibcxx.
 inline constexpr const char* k_assumable_facts =
-    "driver, gpu_archs, toolkit_version, runtime, libc_version, python, glibcxx";
+    "driver, gpu_archs, toolkit_version, runtime, libc_version, python, glibcxx, and wheel variant properties as "
+    "NAMESPACE::FEATURE (nvidia::sm_arch=90_real; none: nothing)";
 // Sets the fact (origin assumed) and records the assumption in image.assumptions, naming what the image
 // said before; `source` says who states it ("--assume", "the description"). Throws Error(Usage) for a fact
 // that cannot be assumed or a value of the wrong form.

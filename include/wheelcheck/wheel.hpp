@@ -24,13 +24,16 @@ struct Tag {
   bool operator==(const Tag&) const = default;
 };
 
-// name-version(-build)?-python-abi-platform.whl, with compressed tag sets expanded.
+// name-version(-build)?-python-abi-platform(-label)?.whl, with compressed tag sets expanded. The label is a
+// wheel variant's (PEP 825 draft: ^[0-9a-z_.]+$; "null" is the variant with no properties): a six-part name
+// is a build tag when its third part starts with a digit (a Python tag never does), else a label.
 struct Filename {
   std::string filename;
   std::string name;     // as written (underscores), see normalized_name()
   std::string version;  // "2.10.0+cu130": %2B decoded
   std::optional<std::string> build;
   std::vector<Tag> tags;
+  std::optional<std::string> variant;   // the variant label ("cuda13.0", "null"); none for a plain wheel
   std::string normalized_name() const;  // PEP 503: lower case, runs of -_. become -
 };
 Filename parse_filename(std::string_view filename);  // throws Error(BadInput)
@@ -38,7 +41,10 @@ Filename parse_filename(std::string_view filename);  // throws Error(BadInput)
 // name become _, - in the version becomes _), with its tags compressed where they are one product
 // (cp312-cp312-manylinux_2_17_x86_64.manylinux2014_x86_64); throws Error(BadInput) when a part is empty.
 std::string canonical_filename(std::string_view name, std::string_view version, const std::optional<std::string>& build,
-                               const std::vector<std::string>& tags);
+                               const std::vector<std::string>& tags,
+                               const std::optional<std::string>& variant = std::nullopt);
+// Whether `label` is a variant label (PEP 825: one or more of [0-9a-z_.]).
+bool valid_variant_label(std::string_view label);
 std::string normalize_project_name(std::string_view name);  // PEP 503
 
 // ---------------------------------------------------------------------------------------------------

@@ -28,6 +28,34 @@ bool dotted(std::string_view v, std::size_t min_parts) {
 }  // namespace
 
 void assume(Image& im, const std::string& fact, const std::string& value, const std::string& source) {
+  if (const auto sep = fact.find("::"); sep != std::string::npos) {
+    // A wheel variant property the machine supports: NAMESPACE::FEATURE=V1,V2 (best first), or none.
+    const std::string ns(trim(fact.substr(0, sep))), feature(trim(fact.substr(sep + 2)));
+    const auto name_ok = [](std::string_view s) {
+      return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+      });
+    };
+    std::vector<std::string> values;
+    if (value != "none") {
+      for (const auto& v : split(value, ",", true)) values.emplace_back(trim(v));
+    }
+    const bool values_ok = std::all_of(values.begin(), values.end(), [](const std::string& v) {
+      return !v.empty() && std::all_of(v.begin(), v.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.';
+      });
+    });
+    if (!name_ok(ns) || !name_ok(feature) || value.empty() || !values_ok) {
+      throw usage_error(
+          "--assume " + fact + "=" + value +
+          ": a variant property is NAMESPACE::FEATURE=VALUE[,VALUE...] in lower case (nvidia::sm_arch=90_real, "
+          "amd::rocm_version=7.1), or =none");
+    }
+    im.variant_properties[ns + "::" + feature] = values;
+    im.assumptions.push_back(ns + " :: " + feature + " = " + (values.empty() ? "none" : join(values, ", ")) +
+                             " (a wheel variant property the machine supports, " + source + ")");
+    return;
+  }
   Fact* target = nullptr;
   std::string what = fact;
   bool ok = dotted(value, 2);
@@ -41,9 +69,14 @@ void assume(Image& im, const std::string& fact, const std::string& value, const 
     ok = !value.empty();
     for (const auto& a : split(value, ",", true)) {
       const std::string_view t = trim(a);
-      ok = ok && t.size() > 3 && t.substr(0, 3) == "sm_" && std::all_of(t.begin() + 3, t.end(), [](char c) {
-             return std::isdigit(static_cast<unsigned char>(c)) || c == 'a' || c == 'f';
-           });
+      const bool sm = t.size() > 3 && t.substr(0, 3) == "sm_" && std::all_of(t.begin() + 3, t.end(), [](char c) {
+                        return std::isdigit(static_cast<unsigned char>(c)) || c == 'a' || c == 'f';
+                      });
+      // AMD's: gfx942, gfx90a, gfx1100.
+      const bool gfx = t.size() > 3 && t.substr(0, 3) == "gfx" && std::all_of(t.begin() + 3, t.end(), [](char c) {
+                         return std::isdigit(static_cast<unsigned char>(c)) || (c >= 'a' && c <= 'f');
+                       });
+      ok = ok && (sm || gfx);
     }
   } else if (fact == "toolkit_version" || fact == "runtime") {
     if (!im.toolkit)
@@ -70,7 +103,7 @@ void assume(Image& im, const std::string& fact, const std::string& value, const 
   }
   if (!ok) {
     throw usage_error("--assume " + fact + "=" + value + ": not a value of the right form (" +
-                      (fact == "gpu_archs" ? "sm_90,sm_100"
+                      (fact == "gpu_archs" ? "sm_90,sm_100 or gfx942"
                        : fact == "glibcxx" ? "GLIBCXX_3.4.30"
                                            : "digits and dots, 580.95.05") +
                       ")");

@@ -1,6 +1,8 @@
-// Wheel file names, as the binary distribution format specification (PEP 427, PEP 491) defines them:
-//   {distribution}-{version}(-{build tag})?-{python tag}-{abi tag}-{platform tag}.whl
-// Each tag may be a compressed set ("py2.py3"): the file supports every combination of the parts.
+// Wheel file names, as the binary distribution format specification (PEP 427, PEP 491) defines them, with
+// the variant label of the PEP 825 draft:
+//   {distribution}-{version}(-{build tag})?-{python tag}-{abi tag}-{platform tag}(-{variant label})?.whl
+// Each tag may be a compressed set ("py2.py3"): the file supports every combination of the parts. A build tag
+// starts with a digit and a Python tag never does, which tells a six-part name's third part apart.
 #include <algorithm>
 #include <cctype>
 
@@ -48,18 +50,29 @@ Filename parse_filename(std::string_view path) {
   if (base.size() < 4 || base.compare(base.size() - 4, 4, ".whl") != 0) {
     throw bad_input("'" + base + "' is not a wheel file name: it does not end in .whl (" + grammar + ")");
   }
-  const auto parts = split(std::string_view(base).substr(0, base.size() - 4), "-", true);
-  if (parts.size() != 5 && parts.size() != 6) {
+  auto parts = split(std::string_view(base).substr(0, base.size() - 4), "-", true);
+  if (parts.size() < 5 || parts.size() > 7) {
     throw bad_input("'" + base + "' is not a wheel file name: " + std::to_string(parts.size()) +
-                    " dash-separated parts, " + grammar);
+                    " dash-separated parts, " + grammar + " (or a variant's, with -LABEL before .whl)");
   }
   Filename f;
   f.filename = base;
   f.name = parts[0];
   f.version = parts[1];
+  const auto starts_with_digit = [](std::string_view s) {
+    return !s.empty() && std::isdigit(static_cast<unsigned char>(s[0]));
+  };
+  if (parts.size() == 7 || (parts.size() == 6 && !starts_with_digit(parts[2]))) {
+    f.variant = parts.back();
+    parts.pop_back();
+    if (!valid_variant_label(*f.variant)) {
+      throw bad_input("'" + base + "': the variant label '" + *f.variant +
+                      "' is not one (PEP 825: lower-case letters, digits, '_' and '.')");
+    }
+  }
   if (parts.size() == 6) {
     f.build = parts[2];
-    if (f.build->empty() || !std::isdigit(static_cast<unsigned char>((*f.build)[0]))) {
+    if (f.build->empty() || !starts_with_digit(*f.build)) {
       throw bad_input("'" + base + "': the build tag '" + *f.build + "' must start with a digit");
     }
   }
@@ -77,6 +90,11 @@ Filename parse_filename(std::string_view path) {
     }
   }
   for (const auto& p : py) {
+    if (starts_with_digit(p)) {
+      throw bad_input("'" + base + "': the Python tag '" + p + "' starts with a digit, which only a build tag does");
+    }
+  }
+  for (const auto& p : py) {
     for (const auto& a : abi) {
       for (const auto& pl : plat) f.tags.push_back(Tag{p, a, pl});
     }
@@ -84,8 +102,14 @@ Filename parse_filename(std::string_view path) {
   return f;
 }
 
+bool valid_variant_label(std::string_view label) {
+  return !label.empty() && std::all_of(label.begin(), label.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || c == '_' || c == '.';
+  });
+}
+
 std::string canonical_filename(std::string_view name, std::string_view version, const std::optional<std::string>& build,
-                               const std::vector<std::string>& tags) {
+                               const std::vector<std::string>& tags, const std::optional<std::string>& variant) {
   std::string n;
   for (const char c : name) {
     const bool sep = c == '-' || c == '_' || c == '.';
@@ -113,7 +137,8 @@ std::string canonical_filename(std::string_view name, std::string_view version, 
   const auto first = split(tags.front(), "-", true);
   const std::string tag = product ? join(py, ".") + "-" + join(abi, ".") + "-" + join(plat, ".")
                                   : std::string(first[0]) + "-" + std::string(first[1]) + "-" + std::string(first[2]);
-  return n + "-" + v + (build && !build->empty() ? "-" + *build : "") + "-" + tag + ".whl";
+  return n + "-" + v + (build && !build->empty() ? "-" + *build : "") + "-" + tag +
+         (variant && !variant->empty() ? "-" + *variant : "") + ".whl";
 }
 
 }  // namespace wheelcheck::wheel

@@ -65,7 +65,11 @@ std::string show(const verdict::Classification& c) {
   return s + " }";
 }
 
-// Builds shared libraries in a fresh folder; a failed build throws with the compiler's message.
+}  // namespace
+
+// Builds shared libraries in a fresh folder; a failed build throws with the compiler's message. Outside the
+// anonymous namespace: the tests derive from it (GCC warns about a base of internal linkage once the file
+// is compiled in a unity batch).
 class ClassifyBuilt : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -109,8 +113,6 @@ int use() {
   return ns::g(l) + static_cast<int>(ns::h(2).size());
 }
 )";
-
-}  // namespace
 
 // ---------------------------------------------------------------------------------------------------
 // Built libraries.

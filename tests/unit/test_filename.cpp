@@ -36,8 +36,9 @@ TEST(Filename, CompressedTagSetsExpand) {
 }
 
 TEST(Filename, RejectsWhatIsNotAWheelName) {
-  for (const char* bad : {"foo.zip", "foo-1.0.whl", "foo-1.0-py3-none.whl", "foo-1.0-x-py3-none-any.whl",
-                          "foo-1.0-1-2-py3-none-any.whl", "foo-1.0-py3--any.whl", "-1.0-py3-none-any.whl"}) {
+  for (const char* bad : {"foo.zip", "foo-1.0.whl", "foo-1.0-py3-none.whl", "foo-1.0-1-2-py3-none-any.whl",
+                          "foo-1.0-py3--any.whl", "-1.0-py3-none-any.whl", "foo-1.0-py3-none-any-CUDA.whl",
+                          "foo-1.0-1-py3-none-any-cu+1.whl", "foo-1.0-1-py3-none-any-x-y.whl"}) {
     try {
       wheel::parse_filename(bad);
       ADD_FAILURE() << bad << " was accepted";
@@ -46,6 +47,28 @@ TEST(Filename, RejectsWhatIsNotAWheelName) {
       EXPECT_NE(std::string(e.what()).find(bad), std::string::npos) << e.what();
     }
   }
+}
+
+// PEP 825's variant label: a last part after the platform tag. A six-part name is a build tag when its third
+// part starts with a digit, else a label; seven parts are both.
+TEST(Filename, VariantLabels) {
+  const auto v = wheel::parse_filename("torch-2.10.0-cp312-cp312-manylinux_2_28_x86_64-cuda13.0.whl");
+  EXPECT_EQ(v.version, "2.10.0");
+  EXPECT_FALSE(v.build);
+  ASSERT_TRUE(v.variant);
+  EXPECT_EQ(*v.variant, "cuda13.0");
+  ASSERT_EQ(v.tags.size(), 1U);
+  EXPECT_EQ(v.tags[0], (wheel::Tag{"cp312", "cp312", "manylinux_2_28_x86_64"}));
+  const auto both = wheel::parse_filename("torch-2.10.0-1-cp312-cp312-linux_x86_64-null.whl");
+  ASSERT_TRUE(both.build && both.variant);
+  EXPECT_EQ(*both.build, "1");
+  EXPECT_EQ(*both.variant, "null");
+  const auto build = wheel::parse_filename("torch-2.10.0-1-cp312-cp312-linux_x86_64.whl");
+  EXPECT_TRUE(build.build);
+  EXPECT_FALSE(build.variant);
+  // The file name an installer should see, label kept.
+  EXPECT_EQ(wheel::canonical_filename("torch", "2.10.0", std::nullopt, {"cp312-cp312-linux_x86_64"}, "rocm7.1"),
+            "torch-2.10.0-cp312-cp312-linux_x86_64-rocm7.1.whl");
 }
 
 }  // namespace unity_test_filename
