@@ -25,8 +25,14 @@ namespace wheelcheck::environment {
 struct Entry {
   std::string name, version, source;
   enum class State { Checked, Skipped, NoWheel, Error } state = State::Checked;
-  std::string reason;     // skipped, no wheel, error: why, in words
-  lock::File file;        // the file picked
+  std::string reason;  // skipped, no wheel, error: why, in words
+  lock::File file;     // the file picked
+  // Wheel variants (PEP 825 draft) in the pick: the picked file's label ("" for a plain wheel), how it was
+  // chosen, the facts the choice waits on, and what an installer without variant support takes instead
+  // ("" when the same file, "none" when nothing).
+  std::string variant, variant_note;
+  std::vector<std::string> depends_on;
+  std::string without_variants;
   bool given = false;     // a wheel named on the command line, not in a lock
   bool beside = false;    // from --with: installed, not checked
   std::size_t wheel = 0;  // index into the read wheels

@@ -23,6 +23,13 @@
 #include "wheelcheck/image.hpp"
 #include "wheelcheck/index.hpp"
 
+namespace wheelcheck {
+struct WheelProfile;
+}
+namespace wheelcheck::variant {
+struct File;
+}
+
 namespace wheelcheck::lock {
 
 enum class Format { Pylock, PipReport, Requirements };
@@ -101,9 +108,15 @@ struct MarkerEnv {
   std::vector<std::string> extras;             // for `extra == "..."` (none: such a clause is false; with
                                                // several, the marker holds when it holds for one, as pip asks)
   std::vector<std::string> dependency_groups;  // PEP 751 `'NAME' in dependency_groups`
+  // The wheel variant being installed (PEP 825 draft): `'nvidia' in variant_namespaces`,
+  // `'nvidia :: sm_arch' in variant_features`, `'nvidia :: sm_arch :: 90_real' in variant_properties`,
+  // `variant_label == 'cuda13.0'`. Empty sets and "" for a plain wheel.
+  std::vector<std::string> variant_namespaces, variant_features, variant_properties;
 };
 // The environment of `python` (null: the image's default) in `image`: CPython on Linux, the image's arch.
 MarkerEnv marker_env(const image::Image& image, const image::Python* python);
+// The variant markers of a wheel (its label and variant.json's properties for it) set in `env`.
+void set_variant(MarkerEnv& env, const WheelProfile& wheel);
 // True when the marker holds ("" always holds). Comparisons of a version variable (python_version,
 // python_full_version, implementation_version, platform_release) are PEP 440's where both sides parse,
 // else string comparison, as packaging does. Throws Error(BadInput) for a malformed marker.
@@ -140,11 +153,25 @@ std::optional<bool> version_satisfies(std::string_view specifiers, std::string_v
 // fits; `why` then says so for people ("3 wheels, none for cuda13.0 (x86_64, CPython 3.12, glibc 2.39):
 // built for aarch64 (2 wheels: ...); built for CPython 3.11 (a-1.0-cp311-...whl)", "only an sdist (FILE):
 // `--only-binary :all:` refuses it"); it is "" when a file is picked.
+//
+// Wheel variants (PEP 825 draft; `release` is the release's -variants.json from the index, null when it has
+// none): within one version, an installer with variant support prefers the compatible variants in the
+// drafts' order (variant::order for the image), then the null variant, then plain wheels; a variant whose
+// properties the image does not support is refused, and one whose support waits on a fact the image leaves
+// unknown is passed over, its facts in `depends_on`. Without `release`, variant wheels are refused (no
+// installer takes them). `without_variants` is what an installer without variant support takes (pip: plain
+// wheels only; variant file names are not wheel names to it).
 struct Pick {
   const File* file = nullptr;  // points into `files`
   std::string why;
+  std::string variant;                  // the picked file's variant label ("" for a plain wheel)
+  std::string variant_note;             // how the variant was chosen, in words ("" when no variant was in play)
+  std::vector<std::string> depends_on;  // facts the pick waits on (variants whose support is unknown)
+  std::vector<std::string> undecided;   // the labels that wait on them
+  const File* without_variants = nullptr;
 };
-Pick pick_wheel(const std::vector<File>& files, const Package& package, const image::Image& image);
+Pick pick_wheel(const std::vector<File>& files, const Package& package, const image::Image& image,
+                const variant::File* release = nullptr);
 
 // An index page's files as lock files, keeping those of the package's pinned version (its specifier, or
 // version: PEP 440 equality, a local label only where the pin has one; all of them when it pins none) and,
@@ -152,5 +179,9 @@ Pick pick_wheel(const std::vector<File>& files, const Package& package, const im
 // for is dropped then). The version is read from the file name (a wheel's, or an sdist's NAME-VERSION.EXT);
 // files of another project, and files that are neither wheels nor sdists, are left out.
 std::vector<File> files_for(const index::ProjectPage& page, const Package& package);
+// The release's variants file on an index page (PEP 825 draft: NAME-VERSION-variants.json beside the
+// wheels): the one of the package's project and pinned version (PEP 440 equal; the page's first when the
+// package pins none). Null when the page links none.
+const index::File* variants_file(const index::ProjectPage& page, const Package& package);
 
 }  // namespace wheelcheck::lock

@@ -46,6 +46,9 @@ struct WheelProfile {
   // Members with GPU device code that is not ELF, by name (.bc LLVM bitcode, .cubin, .ptx, .fatbin): what a
   // compiler links at run time (FlagCX's libflagcx_device.bc), which rules' routes may name.
   std::vector<std::string> device_code;
+  // *.dist-info/variant.json as the wheel holds it (a wheel variant's properties, PEP 825 draft; read with
+  // variant::parse); "" when it has none.
+  std::string variant_json;
   std::string reader;              // "fast" or "lief"
   std::string integrity = "full";  // "full", or "headers-only" (k_integrity_headers)
   std::string source;              // the URL a remote wheel was read from; "" for a file

@@ -20,6 +20,9 @@
 #include <utility>
 #include <vector>
 
+namespace wheelcheck {
+struct WheelProfile;
+}
 namespace wheelcheck::image {
 struct Image;
 }
@@ -83,6 +86,17 @@ void check_in_wheel(File& file, std::string_view label);
 // What a wheel's variant.json and the release's file disagree on for `label` (uv refuses to merge them):
 // priorities that are not prefix-compatible, the label's properties, providers.
 std::vector<std::string> compare(const File& wheel, const File& release, std::string_view label);
+
+// What a wheel declares as a variant: the label of its file name and its *.dist-info/variant.json, with
+// what does not hold together (no variant.json for a label, a file that cannot be read, one that holds
+// other labels). nullopt for a plain wheel (neither).
+struct Declared {
+  std::string label;                     // "" when the file name has none
+  std::optional<File> file;              // variant.json, when it could be read
+  std::vector<Issue> issues;             // the file's own, then the wheel's
+  const Properties* properties() const;  // the label's, when the file has them
+};
+std::optional<Declared> declared(const WheelProfile& profile);
 
 // "nvidia :: sm_arch :: 90_real".
 std::string property_text(std::string_view ns, std::string_view feature, std::string_view value);

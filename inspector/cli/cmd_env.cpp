@@ -31,6 +31,7 @@
 #include "wheelcheck/remote.hpp"
 #include "wheelcheck/resolve.hpp"
 #include "wheelcheck/util.hpp"
+#include "wheelcheck/variant.hpp"
 #include "wheelcheck/verdict.hpp"
 #include "wheelcheck/wheel.hpp"
 
@@ -74,7 +75,31 @@ using environment::ReadWheel;
 
 // The files of a package that come from its indexes (and --find-links pages): every index's page for the
 // project, merged (as pip merges them), then the pinned version's files.
-std::vector<lock::File> index_files(const lock::Package& p, net::Client& client, std::string& error) {
+// The release's variants file a page links, read (a URL fetched afresh each run: the file is mutable; a
+// --find-links folder's file read from disk). The first readable one wins; one that cannot be read leaves
+// `release` empty and says why in `release_error`.
+void read_release(const index::ProjectPage& page, const lock::Package& p, net::Client& client,
+                  std::optional<variant::File>& release, std::string& release_error) {
+  if (release) return;
+  const index::File* f = lock::variants_file(page, p);
+  if (f == nullptr) return;
+  try {
+    std::string text;
+    if (net::is_url(f->url)) {
+      text = client.get(f->url, "application/json").body;
+    } else {
+      text = read_text_file(f->url, variant::k_max_file_size);
+    }
+    release = variant::parse(text, f->filename);
+    release_error.clear();
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::Internal) throw;
+    release_error = e.what();
+  }
+}
+
+std::vector<lock::File> index_files(const lock::Package& p, net::Client& client, std::string& error,
+                                    std::optional<variant::File>& release, std::string& release_error) {
   std::vector<lock::File> files;
   std::vector<std::string> failures;
   // --find-links: a page of links (read as a PEP 503 page: any project's files, those of this one kept) or a
@@ -100,6 +125,7 @@ std::vector<lock::File> index_files(const lock::Package& p, net::Client& client,
         }
         if (ec) throw bad_input("--find-links " + dir + ": " + ec.message());
       }
+      read_release(page, p, client, release, release_error);
       for (auto& f : lock::files_for(page, p)) {
         if (!net::is_url(f.url)) {
           f.path = f.url;  // a local file of a --find-links folder
@@ -116,6 +142,7 @@ std::vector<lock::File> index_files(const lock::Package& p, net::Client& client,
     try {
       const net::Response r = client.get(index::project_url(where, p.name), index::k_accept);
       const auto page = index::parse_project_page(r.body, r.content_type, r.url, p.name);
+      read_release(page, p, client, release, release_error);
       for (auto& f : lock::files_for(page, p)) files.push_back(std::move(f));
     } catch (const net::NotFound&) {
       // not on this index: the others may have it
@@ -220,16 +247,27 @@ std::vector<Entry> expand(const std::vector<Arg>& args, const image::Image& imag
         continue;
       }
       std::vector<lock::File> files = pkg.wheels;
-      std::string error;
-      if (pkg.from_index()) files = index_files(pkg, client, error);
-      const lock::Pick pick = lock::pick_wheel(files, pkg, image);
+      std::string error, release_error;
+      std::optional<variant::File> release;
+      if (pkg.from_index()) files = index_files(pkg, client, error, release, release_error);
+      const lock::Pick pick = lock::pick_wheel(files, pkg, image, release ? &*release : nullptr);
       if (pick.file == nullptr) {
         e.state = files.empty() && !error.empty() ? Entry::State::Error : Entry::State::NoWheel;
         e.reason = files.empty() && !error.empty() ? error : pick.why;
+        if (!release_error.empty()) e.reason += "; the release's variants file could not be read: " + release_error;
         entries.push_back(std::move(e));
         continue;
       }
       e.file = *pick.file;
+      e.variant = pick.variant;
+      e.variant_note = pick.variant_note;
+      if (!release_error.empty())
+        e.variant_note +=
+            (e.variant_note.empty() ? "" : "; ") + ("the release's variants file could not be read: " + release_error);
+      e.depends_on = pick.depends_on;
+      if (pick.without_variants != pick.file) {
+        e.without_variants = pick.without_variants ? pick.without_variants->filename : std::string("none");
+      }
       e.wheel = wheels.index(e.file);
       entries.push_back(std::move(e));
     }

@@ -29,7 +29,9 @@
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/image.hpp"
 #include "wheelcheck/lock.hpp"
+#include "wheelcheck/profile.hpp"
 #include "wheelcheck/util.hpp"
+#include "wheelcheck/variant.hpp"
 #include "wheelcheck/wheel.hpp"
 
 namespace wheelcheck::lock {
@@ -80,7 +82,11 @@ std::optional<Variable> variable_named(std::string_view word) {
     if (name == s) return Variable{name, VarKind::Version};
   }
   if (name == "extra") return Variable{name, VarKind::Extra};
-  if (name == "extras" || name == "dependency_groups") return Variable{name, VarKind::Set};
+  if (name == "extras" || name == "dependency_groups" || name == "variant_namespaces" || name == "variant_features" ||
+      name == "variant_properties") {
+    return Variable{name, VarKind::Set};
+  }
+  if (name == "variant_label") return Variable{name, VarKind::String};
   return std::nullopt;
 }
 
@@ -307,6 +313,22 @@ bool string_op(const std::string& lhs, const std::string& op, const std::string&
 
 bool eval_clause(const Clause& c, const MarkerEnv& env, const std::string& extra, std::string_view marker) {
   const Variable& var = c.variable;
+  if (var.kind == VarKind::Set && var.name.rfind("variant_", 0) == 0) {
+    // Properties compared as written, white space around "::" aside.
+    const auto squeeze = [](std::string_view s) {
+      std::string out;
+      for (const char ch : s) {
+        if (ch != ' ' && ch != '\t') out.push_back(ch);
+      }
+      return out;
+    };
+    const auto& set = var.name == "variant_namespaces" ? env.variant_namespaces
+                      : var.name == "variant_features" ? env.variant_features
+                                                       : env.variant_properties;
+    const std::string want = squeeze(c.literal);
+    const bool member = std::any_of(set.begin(), set.end(), [&](const std::string& s) { return squeeze(s) == want; });
+    return c.op == "in" ? member : !member;
+  }
   if (var.kind == VarKind::Set) {
     const auto& set = var.name == "extras" ? env.extras : env.dependency_groups;
     const std::string want = wheel::normalize_project_name(c.literal);
@@ -395,6 +417,23 @@ MarkerEnv marker_env(const image::Image& image, const image::Python* python) {
     v["implementation_version"] = pv->second;
   }
   return env;
+}
+
+void set_variant(MarkerEnv& env, const WheelProfile& wheel) {
+  env.variant_namespaces.clear();
+  env.variant_features.clear();
+  env.variant_properties.clear();
+  env.values["variant_label"] = wheel.filename.variant.value_or("");
+  const auto d = variant::declared(wheel);
+  const variant::Properties* props = d ? d->properties() : nullptr;
+  if (props == nullptr) return;
+  for (const auto& [ns, features] : *props) {
+    env.variant_namespaces.push_back(ns);
+    for (const auto& [feature, values] : features) {
+      env.variant_features.push_back(ns + " :: " + feature);
+      for (const auto& v : values) env.variant_properties.push_back(variant::property_text(ns, feature, v));
+    }
+  }
 }
 
 bool evaluate_marker(std::string_view marker, const MarkerEnv& env) {

@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,6 +32,7 @@
 #include "wheelcheck/lock.hpp"
 #include "wheelcheck/profile.hpp"
 #include "wheelcheck/util.hpp"
+#include "wheelcheck/variant.hpp"
 #include "wheelcheck/verdict.hpp"
 #include "wheelcheck/wheel.hpp"
 
@@ -162,9 +164,13 @@ struct Candidate {
   const File* file = nullptr;
   std::size_t order = 0;
   std::optional<wheel::Version> version;
+  std::size_t variant_rank = 0;  // within a version: the variants' order, the null variant, then plain wheels
   TagPriority priority;
   std::pair<std::uint64_t, std::string> build{0, ""};
 };
+
+// A plain wheel's place after every variant of its release.
+constexpr std::size_t k_plain_wheel = std::size_t{1} << 20;
 
 // pip's build tag key: its leading number, then the rest.
 std::pair<std::uint64_t, std::string> build_key(const std::optional<std::string>& build) {
@@ -184,6 +190,7 @@ bool picked_before(const Candidate& a, const Candidate& b) {
     const int c = wheel::compare(*a.version, *b.version);
     if (c != 0) return c > 0;
   }
+  if (a.variant_rank != b.variant_rank) return a.variant_rank < b.variant_rank;
   if (higher_priority(a.priority, b.priority)) return true;
   if (higher_priority(b.priority, a.priority)) return false;
   if (a.build != b.build) return a.build > b.build;
@@ -252,12 +259,51 @@ std::optional<std::pair<std::string, std::string>> name_version_of(const std::st
   return sdist_name_version(filename, project);
 }
 
+// The variants of a release in the image's order: label -> its place and state.
+struct VariantOrder {
+  std::map<std::string, std::pair<std::size_t, const variant::Ranked*>> at;
+  std::vector<variant::Ranked> ranked;
+};
+
+VariantOrder variant_order(const variant::File* release, const image::Image& image) {
+  VariantOrder o;
+  if (release == nullptr) return o;
+  o.ranked = variant::order(*release, variant::supported(image, *release));
+  for (std::size_t i = 0; i < o.ranked.size(); ++i) o.at[o.ranked[i].label] = {i, &o.ranked[i]};
+  return o;
+}
+
+void add_unique(std::vector<std::string>& list, const std::string& item) {
+  if (std::find(list.begin(), list.end(), item) == list.end()) list.push_back(item);
+}
+
+// Why a variant file is not taken on the image ("" when it may be).
+std::string variant_refusal(const std::string& label, const variant::File* release, const VariantOrder& order,
+                            Pick& pick) {
+  if (release == nullptr) return "variants of a release with no -variants.json on the index";
+  const auto it = order.at.find(label);
+  if (it == order.at.end()) return "variant " + label + ", which the release's -variants.json does not list";
+  const variant::Ranked& r = *it->second.second;
+  if (r.state == variant::Ranked::State::Incompatible) {
+    return "variant " + label + ": the image does not support " + join(r.why_not, "; ");
+  }
+  if (r.state == variant::Ranked::State::Undecided) {
+    for (const auto& d : r.depends_on) add_unique(pick.depends_on, d);
+    add_unique(pick.undecided, label);
+    return "variant " + label + ": whether the image supports it is unknown (" + join(r.depends_on, "; ") + ")";
+  }
+  return "";
+}
+
 }  // namespace
 
-Pick pick_wheel(const std::vector<File>& files, const Package& package, const image::Image& image) {
+Pick pick_wheel(const std::vector<File>& files, const Package& package, const image::Image& image,
+                const variant::File* release) {
   const auto py = default_python(image);
+  const VariantOrder order = variant_order(release, image);
   std::vector<Candidate> candidates;
   Refusals refusals;
+  Pick pick;
   std::size_t wheels = 0;
   for (std::size_t i = 0; i < files.size(); ++i) {
     const File& f = files[i];
@@ -269,6 +315,14 @@ Pick pick_wheel(const std::vector<File>& files, const Package& package, const im
     } catch (const Error&) {
       refusals.add("not a wheel file name", f.filename);
       continue;
+    }
+    std::size_t variant_rank = k_plain_wheel;
+    if (name.variant) {
+      if (const std::string why = variant_refusal(*name.variant, release, order, pick); !why.empty()) {
+        refusals.add(why, f.filename);
+        continue;
+      }
+      variant_rank = order.at.at(*name.variant).first;
     }
     const auto requires_python = f.requires_python ? f.requires_python : package.requires_python;
     const auto findings = verdict::check_wheel_tags(profile_of(name, requires_python), image);
@@ -285,6 +339,7 @@ Pick pick_wheel(const std::vector<File>& files, const Package& package, const im
     Candidate c;
     c.file = &f;
     c.order = i;
+    c.variant_rank = variant_rank;
     c.version = wheel::parse_version(name.version);
     c.build = build_key(name.build);
     for (const auto& tag : name.tags) {
@@ -296,11 +351,32 @@ Pick pick_wheel(const std::vector<File>& files, const Package& package, const im
     }
     candidates.push_back(std::move(c));
   }
-  Pick pick;
   if (!candidates.empty()) {
-    pick.file = std::min_element(candidates.begin(), candidates.end(), picked_before)->file;
+    const Candidate& best = *std::min_element(candidates.begin(), candidates.end(), picked_before);
+    pick.file = best.file;
+    // An installer without variant support: plain wheels alone.
+    const Candidate* plain = nullptr;
+    for (const auto& c : candidates) {
+      if (c.variant_rank == k_plain_wheel && (plain == nullptr || picked_before(c, *plain))) plain = &c;
+    }
+    pick.without_variants = plain == nullptr ? nullptr : plain->file;
+    if (best.variant_rank != k_plain_wheel) {
+      pick.variant = order.ranked[best.variant_rank].label;
+      std::vector<std::string> before;
+      for (const auto& r : order.ranked) {
+        if (r.state == variant::Ranked::State::Compatible && r.label != pick.variant) before.push_back(r.label);
+      }
+      pick.variant_note = "variant " + pick.variant +
+                          ", first of the release's variants the image supports in the drafts' order" +
+                          (before.empty() ? std::string() : " (then " + join(before, ", ") + ")");
+    }
+    if (!pick.undecided.empty()) {
+      pick.variant_note += std::string(pick.variant_note.empty() ? "" : "; ") + "it depends on " +
+                           join(pick.depends_on, "; ") + ": " + join(pick.undecided, ", ") + " may be taken instead";
+    }
     return pick;
   }
+  pick.without_variants = nullptr;
   if (wheels == 0) {
     pick.why = no_wheel_listed(package, files);
     return pick;
@@ -342,6 +418,26 @@ std::vector<File> files_for(const index::ProjectPage& page, const Package& packa
     out.push_back(std::move(file));
   }
   return out;
+}
+
+const index::File* variants_file(const index::ProjectPage& page, const Package& package) {
+  constexpr std::string_view k_suffix = "-variants.json";
+  const std::string normalized = wheel::normalize_project_name(package.name.empty() ? page.name : package.name);
+  for (const auto& f : page.files) {
+    const std::string_view name = f.filename;
+    if (name.size() <= k_suffix.size() || name.substr(name.size() - k_suffix.size()) != k_suffix) continue;
+    const std::string_view stem = name.substr(0, name.size() - k_suffix.size());
+    const auto dash = stem.rfind('-');
+    if (dash == std::string_view::npos) continue;
+    if (wheel::normalize_project_name(stem.substr(0, dash)) != normalized) continue;
+    const std::string version(stem.substr(dash + 1));
+    if (!package.version.empty()) {
+      const auto same = wheel::compare_versions(version, package.version);
+      if (!(same ? *same == 0 : version == package.version)) continue;
+    }
+    return &f;
+  }
+  return nullptr;
 }
 
 }  // namespace wheelcheck::lock

@@ -89,6 +89,13 @@ nlohmann::ordered_json to_json(const Environment& env, const std::vector<ReadWhe
       p["file"] = e.file.filename;
       p["url"] = e.file.url;
       p["path"] = e.file.path;
+      if (!e.variant.empty() || !e.variant_note.empty() || !e.without_variants.empty()) {
+        p["variant"] = {
+            {"label", e.variant.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(e.variant)},
+            {"note", e.variant_note},
+            {"depends_on", e.depends_on},
+            {"without_variants", e.without_variants.empty() ? e.file.filename : e.without_variants}};
+      }
       if (w.profile) {
         p["sha256"] = w.profile->sha256;
         p["size"] = w.profile->size;
@@ -167,6 +174,10 @@ std::string text(const Environment& env, const std::vector<ReadWheel>& wheels, c
       const std::string why = c.headline;
       what = paint(c.report.verdict) + (why.empty() ? "" : ": " + why);
       what += "\n" + indent + p.dim(e.file.filename + " (" + read_words(e, wheels[e.wheel]) + ")");
+      if (!e.variant_note.empty()) what += "\n" + indent + p.dim(e.variant_note);
+      if (!e.without_variants.empty()) {
+        what += "\n" + indent + p.dim("without variant support (pip): " + e.without_variants);
+      }
       // Its own routes that are off and its own findings, once each (the full report: --format json).
       std::string sec;
       std::set<std::string> said;

@@ -296,6 +296,7 @@ std::string serialize_profile(const WheelProfile& p) {
   o.str(p.filename.name);
   o.str(p.filename.version);
   o.opt(p.filename.build);
+  o.opt(p.filename.variant);
   o.u64(p.filename.tags.size());
   for (const auto& t : p.filename.tags) {
     o.str(t.python);
@@ -327,6 +328,7 @@ std::string serialize_profile(const WheelProfile& p) {
   put_problems(o, p.problems);
   o.u64(p.member_count);
   o.strs(p.device_code);
+  o.str(p.variant_json);
   o.str(p.reader);
   o.str(p.integrity);
   o.str(p.source);
@@ -354,6 +356,7 @@ WheelProfile deserialize_profile(std::string_view bytes) {
   p.filename.name = in.str();
   p.filename.version = in.str();
   p.filename.build = in.opt();
+  p.filename.variant = in.opt();
   p.filename.tags.resize(in.count());
   for (auto& t : p.filename.tags) {
     t.python = in.str();
@@ -391,6 +394,7 @@ WheelProfile deserialize_profile(std::string_view bytes) {
   p.problems = get_problems(in);
   p.member_count = in.u64();
   p.device_code = in.strs();
+  p.variant_json = in.str();
   p.reader = in.str();
   p.integrity = in.str();
   p.source = in.str();
@@ -420,8 +424,8 @@ namespace {
 // The cache's own format, raised whenever what a profile holds grows (2: the members' CUDA fatbins; 3: the
 // ABI tag note; 4: GPU code outside .nv_fatbin) or the entries change (5: every entry framed with its
 // kind, key and CRC-64; the stat index sharded), so an older entry is a miss rather than a profile read
-// without the new facts.
-constexpr int k_cache_format = 7;
+// without the new facts. 8: a wheel variant's label and variant.json.
+constexpr int k_cache_format = 8;
 
 // "profiles/ab/<sha256>.<reader>.v<schema>.<format>": an entry's files are this plus ".bin", ".json", ...
 // The name is the entry's key, and every file of the entry carries it in its frame.

@@ -413,6 +413,14 @@ WheelProfile inspect_input(const WheelInput& input, const std::string& filename,
     };
     if (auto text = read_meta("WHEEL")) p.wheel_file = wheel::parse_wheel_file(*text);
     if (auto text = read_meta("METADATA")) p.metadata = wheel::parse_metadata(*text);
+    // A wheel variant's properties (PEP 825 draft), when it has them: kept as text, read by variant::parse.
+    if (const auto idx = archive->find(dist_info + "/variant.json")) {
+      try {
+        p.variant_json = archive->read_small(*idx);
+      } catch (const Error& e) {
+        p.problems.push_back({"corrupt-member", dist_info + "/variant.json", e.what()});
+      }
+    }
     if (auto text = headers ? std::nullopt : read_meta("RECORD")) {
       try {
         record = wheel::parse_record(*text);

@@ -6,6 +6,7 @@
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/profile.hpp"
 #include "wheelcheck/util.hpp"
+#include "wheelcheck/variant.hpp"
 
 namespace wheelcheck {
 
@@ -199,6 +200,38 @@ std::string cuda_line(const cuda::Fatbins& f) {
 
 namespace {
 
+// A wheel variant's label and variant.json (null for a plain wheel).
+void write_variant(JsonWriter& w, const WheelProfile& p) {
+  w.key("variant");
+  const auto d = variant::declared(p);
+  if (!d) {
+    w.null();
+    return;
+  }
+  w.begin_object();
+  write_optional(w, "label", d->label.empty() ? std::nullopt : std::optional<std::string>(d->label));
+  write_optional(w, "schema", d->file ? std::optional<std::string>(d->file->schema) : std::nullopt);
+  w.key("properties");
+  if (const auto* props = d->properties()) {
+    w.begin_object();
+    for (const auto& [ns, features] : *props) {
+      w.key(ns).begin_object();
+      for (const auto& [feature, values] : features) {
+        w.key(feature);
+        write_strings(w, values);
+      }
+      w.end_object();
+    }
+    w.end_object();
+  } else {
+    w.null();
+  }
+  w.key("issues").begin_array();
+  for (const auto& i : d->issues) w.begin_object().field("error", i.error).field("text", i.text).end_object();
+  w.end_array();
+  w.end_object();
+}
+
 void write_json(JsonWriter& w, const WheelProfile& p) {
   w.begin_object();
   w.field("schema_version", p.schema_version);
@@ -215,6 +248,7 @@ void write_json(JsonWriter& w, const WheelProfile& p) {
   w.field("name", p.metadata.name.empty() ? p.filename.name : p.metadata.name);
   w.field("version", p.metadata.version.empty() ? p.filename.version : p.metadata.version);
   write_optional(w, "build", p.filename.build);
+  write_variant(w, p);
   w.key("tags").begin_array();
   for (const auto& t : p.filename.tags) {
     w.begin_object().field("python", t.python).field("abi", t.abi).field("platform", t.platform).end_object();
@@ -316,6 +350,14 @@ std::string profile_to_text(const WheelProfile& p, bool color) {
   for (const auto& r : p.metadata.requires_dist) out += "  Requires-Dist: " + r + "\n";
   for (const auto& i : p.metadata.issues)
     out += "  " + paint.yellow("METADATA") + " " + wheel::metadata_issue_text(i) + " (wheelcheck lint)\n";
+  if (const auto d = variant::declared(p)) {
+    const auto* props = d->properties();
+    out += fmt::format("  variant {}: {}{}\n", d->label.empty() ? std::string("(no label)") : paint.bold(d->label),
+                       props ? variant::properties_text(*props) : std::string("properties unknown"),
+                       d->file && !d->file->schema_version.empty() ? " (schema " + d->file->schema_version + ")" : "");
+    for (const auto& i : d->issues)
+      out += "    " + (i.error ? paint.red("variant") : paint.yellow("variant")) + " " + i.text + "\n";
+  }
   if (headers) {
     out += "  integrity " + paint.yellow("headers-only") +
            ": only the ELF headers and tables were read; RECORD, CRC-32s and the sha256 are not verified "

@@ -36,6 +36,7 @@
 #include <fmt/format.h>
 
 #include "wheelcheck/error.hpp"
+#include "wheelcheck/lock.hpp"
 #include "wheelcheck/util.hpp"
 #include "wheelcheck/wheel.hpp"
 
@@ -193,9 +194,20 @@ Space::Space(const image::Image& image, const WheelProfile& wheel, const std::ve
     m_interpreter = o.get();
     m_objects.push_back(std::move(o));
   }
+  // What pip installs with it: its Requires-Dist whose markers hold for the image's Python and the wheel's
+  // variant (a marker that cannot be evaluated counts, as before markers were read; extras never do).
   std::set<std::string> required;
+  lock::MarkerEnv marker_env = lock::marker_env(image, m_python);
+  lock::set_variant(marker_env, wheel);
   for (const auto& r : wheel.metadata.requires_dist) {
     if (r.find("extra ==") != std::string::npos || r.find("extra==") != std::string::npos) continue;
+    const auto req = lock::read_requirement(r);
+    if (req.error.empty() && !req.marker.empty()) {
+      try {
+        if (!lock::evaluate_marker(req.marker, marker_env)) continue;
+      } catch (const Error&) {
+      }
+    }
     required.insert(requires_dist_name(r));
   }
   // Imported first without a Requires-Dist (a rule set says so): why, for the note.

@@ -19,6 +19,7 @@
 #include <set>
 
 #include "wheelcheck/error.hpp"
+#include "wheelcheck/profile.hpp"
 #include "wheelcheck/util.hpp"
 #include "wheelcheck/variant.hpp"
 #include "wheelcheck/wheel.hpp"
@@ -245,6 +246,42 @@ void check_in_wheel(File& f, std::string_view label) {
         {true, fmt::format("a wheel's variant.json holds its own variant alone ('{}'), but it holds {}", label,
                            f.labels.empty() ? std::string("none") : "'" + join(f.labels, "', '") + "'")});
   }
+}
+
+const Properties* Declared::properties() const {
+  if (!file) return nullptr;
+  const auto it = file->variants.find(label.empty() ? std::string("null") : label);
+  return it == file->variants.end() ? nullptr : &it->second;
+}
+
+std::optional<Declared> declared(const WheelProfile& profile) {
+  const auto& label = profile.filename.variant;
+  if (!label && profile.variant_json.empty()) return std::nullopt;
+  Declared d;
+  d.label = label.value_or("");
+  if (profile.variant_json.empty()) {
+    d.issues.push_back({true, fmt::format("the file name's variant label is '{}', but the wheel has no "
+                                          "*.dist-info/variant.json: no installer knows its properties",
+                                          d.label)});
+    return d;
+  }
+  try {
+    d.file = parse(profile.variant_json, "variant.json");
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::Internal) throw;
+    d.issues.push_back({true, e.what()});
+    return d;
+  }
+  if (!label) {
+    d.issues.push_back({true, fmt::format("the wheel has a variant.json ({}) but its file name has no variant label: "
+                                          "installers take it for a plain wheel",
+                                          d.file->labels.empty() ? std::string("no variant")
+                                                                 : "variant '" + join(d.file->labels, "', '") + "'")});
+  } else {
+    check_in_wheel(*d.file, *label);
+  }
+  for (const auto& i : d.file->issues) d.issues.push_back(i);
+  return d;
 }
 
 std::vector<std::string> compare(const File& wheel, const File& release, std::string_view label) {

@@ -693,7 +693,8 @@ std::vector<Finding> check_requires_dist(const WheelProfile& wheel, const image:
                                          const image::Python* python, const std::vector<const WheelProfile*>& with) {
   std::vector<Finding> out;
   if (wheel.metadata.requires_dist.empty()) return out;
-  const lock::MarkerEnv env = lock::marker_env(image, python);
+  lock::MarkerEnv env = lock::marker_env(image, python);
+  lock::set_variant(env, wheel);
   const std::string self = wheel::normalize_project_name(wheel.filename.name);
   for (const auto& text : wheel.metadata.requires_dist) {
     // One that does not parse (pip would refuse the wheel's metadata: `wheelcheck lint` says so) is no pin to judge.

@@ -17,10 +17,14 @@ VERSION and the tag taken from OUT's file name. Options bend the result for test
 import argparse, base64, hashlib, os, sys, zipfile
 
 def write_wheel(out, files, requires_dist=(), requires_python=None, no_record=False, tamper=(), wrong_size=(),
-                unlisted=(), phantom=(), stored=False):
-    """Writes the wheel OUT (named like a wheel) from files, a list of (archive name, source path)."""
+                unlisted=(), phantom=(), stored=False, variant_json=None):
+    """Writes the wheel OUT (named like a wheel) from files, a list of (archive name, source path). A variant's
+    file name (PEP 825 draft: a label after the platform tag) is read as one; variant_json (text) becomes
+    NAME-VERSION.dist-info/variant.json."""
     base = os.path.basename(out)[:-4]
     parts = base.split("-")
+    if len(parts) == 7 or (len(parts) == 6 and not parts[2][:1].isdigit()):
+        parts = parts[:-1]  # the variant label
     name, version, tag = parts[0], parts[1], "-".join(parts[-3:])
     info = f"{name}-{version}.dist-info"
     method = zipfile.ZIP_STORED if stored else zipfile.ZIP_DEFLATED
@@ -47,6 +51,8 @@ def write_wheel(out, files, requires_dist=(), requires_python=None, no_record=Fa
         if requires_python:
             meta += f"Requires-Python: {requires_python}\n"
         add(f"{info}/METADATA", meta.encode())
+        if variant_json is not None:
+            add(f"{info}/variant.json", variant_json.encode())
         purelib = "true" if tag.endswith("-any") else "false"
         add(f"{info}/WHEEL", f"Wheel-Version: 1.0\nGenerator: wheelcheck-tests\nRoot-Is-Purelib: {purelib}\nTag: {tag}\n".encode())
         for p in phantom:
