@@ -21,6 +21,10 @@
 //   5. unloadable-symbol: an undefined, non-weak symbol none of the object's own needs (transitively, in the
 //      wheel and the allowed system libraries whose tables the db has) defines, or one the rule set says is the
 //      wheel's own (FlagCX's devApiBackend): dlopen(RTLD_NOW) fails on every machine.
+//   6. variant-claim / variant-metadata: a wheel variant's properties (PEP 825 draft) against its label and its
+//      binaries (sm_arch against the fatbins, the CUDA bounds against libcudart.so.N, rocm_version against the
+//      label and libamdhip64.so.N, abi_dependency :: torch against the torch pin), and its variant.json as uv
+//      validates it and against the release's -variants.json (inspector/lint/variants.cpp).
 #pragma once
 
 #include <memory>
@@ -37,6 +41,9 @@
 
 namespace wheelcheck::policy {
 class Policies;
+}
+namespace wheelcheck::variant {
+struct File;
 }
 
 namespace wheelcheck::lint {
@@ -71,6 +78,7 @@ struct Options {
   const rules::RuleSet* rules = nullptr;       // own_symbols: the wheel's own symbols (unloadable-symbol)
   const image::Db* db = nullptr;               // the system libraries' export tables (debian13's, x86_64)
   const std::vector<verdict::Acceptance>* accepted = nullptr;  // [[accept]]: the finding becomes information
+  const variant::File* release = nullptr;  // the release's -variants.json (a variant's copy is compared with it)
 };
 
 enum class Status { Clean, Warnings, Errors };

@@ -86,8 +86,10 @@ enum class FindingKind {
   RootIsPurelib,         // root-is-purelib: WHEEL says purelib, the wheel holds native code
   TagFloor,              // tag-floor: a linux_* tag, and the policy (and symbols) the binaries really need
   UnloadableSymbol,      // unloadable-symbol: an undefined symbol that nothing the object loads can define
+  VariantClaim,          // variant-claim: a wheel variant's property (PEP 825) its binaries contradict
+  VariantMetadata,       // variant-metadata: variant.json an installer refuses, or that differs from the index's
 };
-inline constexpr FindingKind k_last_finding_kind = FindingKind::UnloadableSymbol;
+inline constexpr FindingKind k_last_finding_kind = FindingKind::VariantMetadata;
 std::string kind_name(FindingKind kind);
 // The wheel fails its own integrity (archive, record, unreadable-member): such a wheel is never
 // compatible nor degraded, whatever route its member belongs to.

@@ -1,14 +1,17 @@
 // `wheelcheck lint WHEEL...`: the publisher check, a wheel on its own (include/wheelcheck/lint.hpp).
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include "commands.hpp"
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/format.hpp"
 #include "wheelcheck/image.hpp"
 #include "wheelcheck/lint.hpp"
+#include "wheelcheck/net.hpp"
 #include "wheelcheck/policy.hpp"
 #include "wheelcheck/util.hpp"
+#include "wheelcheck/variant.hpp"
 
 namespace wheelcheck::cli {
 
@@ -28,6 +31,7 @@ struct LintArgs {
   bool quiet = false;
   std::string config;
   bool no_config = false;
+  std::string variants;
   LimitArgs limits;
 };
 
@@ -48,6 +52,18 @@ int run_lint(LintArgs a) {
   const bool progress = show_progress(a.quiet);
   const std::optional<ProfileCache> cache = open_cache(a.no_cache, a.cache_dir, a.cache_max_size);
   std::unique_ptr<net::Client> client;
+  // The release's -variants.json (a file or URL): each variant's own copy is compared with it.
+  std::optional<variant::File> release;
+  if (!a.variants.empty()) {
+    std::string text;
+    if (net::is_url(a.variants)) {
+      if (!client) client = std::make_unique<net::Client>(client_options(!progress, a.limits));
+      text = client->get(a.variants, "application/json").body;
+    } else {
+      text = read_text_file(a.variants, variant::k_max_file_size);
+    }
+    release = variant::parse(text, a.variants.substr(a.variants.find_last_of('/') + 1));
+  }
 
   std::vector<lint::Report> reports;
   std::vector<std::string> where;  // how each report's wheel was named
@@ -65,6 +81,7 @@ int run_lint(LintArgs a) {
       o.rules = rule_choice.for_wheel(read.profile);
       o.db = &db;
       o.accepted = &settings.accept;
+      o.release = release ? &*release : nullptr;
       auto report = lint::lint(read.profile, o);
       if (report.source.empty()) report.source = path;
       entries.push_back(lint::to_json(report));
@@ -125,6 +142,9 @@ Command add_lint(CLI::App& app) {
   add_settings_options(*c, a->config, a->no_config);
   add_cache_options(*c, a->no_cache, a->cache_dir, a->cache_max_size);
   c->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
+  c->add_option("--variants", a->variants,
+                "FILE or URL: the release's NAME-VERSION-variants.json from the index, which each variant wheel's own "
+                "variant.json must agree with");
   add_limit_options(*c, a->limits, true);
   c->footer(R"(What it checks, with no image (docs/lint.md):
   label-claim            the toolkit (+cu130, +cuda13.3, +cann9.0.0, -cuda, ...) or torch (+torch2.7.1) the label or
@@ -137,11 +157,15 @@ Command add_lint(CLI::App& app) {
   root-is-purelib, tag-pure-binary   WHEEL and the tags against native members
   tag-floor, tag-claim   a linux_* tag's true floor and the symbols that set it; a manylinux tag above it
   unloadable-symbol      an undefined symbol none of the object's needs can define: dlopen(RTLD_NOW) fails anywhere
+  variant-claim          a wheel variant's properties (PEP 825) against its label and binaries: nvidia :: sm_arch vs
+                         the fatbins, the CUDA bounds vs libcudart.so.N, amd :: rocm_version vs the label and HIP
+  variant-metadata       variant.json as uv validates it, and against the index's -variants.json (--variants)
 [[accept]] entries of wheelcheck.toml (rule, wheel, match; no image) turn a finding into information.
 
 Example:
   wheelcheck lint dist/*.whl
   wheelcheck lint flagcx-0.14.0+cuda13.3-cp312-cp312-linux_x86_64.whl --format sarif > lint.sarif
+  wheelcheck lint dist/torch-2.10.0-*-cuda13.0.whl --variants dist/torch-2.10.0-variants.json
 
 Exit codes:
   0  clean (information only)

@@ -66,8 +66,24 @@ bool soname_matches(const std::string& listed, const std::string& need) {
 
 Lint::Lint(const WheelProfile& wheel, const Options& options)
     : w(wheel), o(options), self(wheel::normalize_project_name(wheel.filename.name)) {
+  // A wheel variant installs the Requires-Dist whose variant markers hold for it (the others are its sibling
+  // variants'); a marker that names no variant, or cannot be read without an image, counts as holding.
+  lock::MarkerEnv variant_env;
+  variant_env.values = {{"platform_system", "Linux"},
+                        {"sys_platform", "linux"},
+                        {"os_name", "posix"},
+                        {"implementation_name", "cpython"},
+                        {"platform_python_implementation", "CPython"}};
+  lock::set_variant(variant_env, wheel);
   for (const auto& text : w.metadata.requires_dist) {
-    reqs.push_back(lock::read_requirement(text));
+    auto req = lock::read_requirement(text);
+    if (req.error.empty() && req.marker.find("variant_") != std::string::npos) {
+      try {
+        if (!lock::evaluate_marker(req.marker, variant_env)) continue;
+      } catch (const Error&) {
+      }
+    }
+    reqs.push_back(std::move(req));
     const auto& r = reqs.back();
     if (!r.error.empty()) continue;
     (r.extra_only ? declared_extra : declared).insert(r.normalized);
@@ -421,6 +437,7 @@ Report lint(const WheelProfile& w, const Options& o) {
   detail::check_dependencies(l);
   detail::check_floor(l);
   detail::check_unloadable(l);
+  detail::check_variant(l);
   if (w.integrity == k_integrity_headers) {
     l.notes.push_back(
         "read headers-only: RECORD and the members' bytes are not verified, and NumPy's C API is not "

@@ -49,5 +49,6 @@ void check_label(Lint& l);         // claims.cpp
 void check_dependencies(Lint& l);  // claims.cpp
 void check_floor(Lint& l);         // symbols.cpp
 void check_unloadable(Lint& l);    // symbols.cpp
+void check_variant(Lint& l);       // variants.cpp
 
 }  // namespace wheelcheck::lint::detail

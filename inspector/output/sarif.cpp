@@ -226,6 +226,13 @@ const std::vector<Rule>& rules() {
         {"unloadable-symbol", "UnloadableSymbol", "An undefined symbol nothing the object loads can define",
          "None of the object's own needs (in the wheel and the system libraries) defines it: dlopen(RTLD_NOW), "
          "and so Python's import and ctypes, fail on every machine."},
+        {"variant-claim", "VariantClaim", "A wheel variant's property its binaries contradict",
+         "A variant (PEP 825) says which machines it is for (nvidia :: sm_arch :: 90_real, "
+         "nvidia :: cuda_version_lower_bound :: 13.0, amd :: rocm_version :: 7.1), and installers pick it by that: "
+         "its fatbins, the runtime it needs or its label say otherwise. Fix the properties or the build."},
+        {"variant-metadata", "VariantMetadata", "variant.json that an installer refuses or the index contradicts",
+         "The wheel's variant.json is of a schema version uv's preview does not read, breaks the draft's rules "
+         "(priorities, values, labels), or differs from the release's -variants.json on the index."},
         {"no-wheel", "NoWheel", "No wheel of the locked package fits the image",
          "The lock names no file an installer would pick for the image: the environment cannot be installed."},
         {"not-checked", "NotChecked", "The wheel could not be checked",

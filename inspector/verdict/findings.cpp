@@ -121,6 +121,8 @@ std::string kind_name(FindingKind kind) {
     case FindingKind::RootIsPurelib: return "root-is-purelib";
     case FindingKind::TagFloor: return "tag-floor";
     case FindingKind::UnloadableSymbol: return "unloadable-symbol";
+    case FindingKind::VariantClaim: return "variant-claim";
+    case FindingKind::VariantMetadata: return "variant-metadata";
   }
   return "unknown";
 }
@@ -259,6 +261,11 @@ std::string summary(const Finding& f) {
              (f.symbols.empty() ? std::string() : " (for " + symbols_words(f) + ")");
     case FindingKind::UnloadableSymbol:
       return "undefined symbol " + (f.demangled.empty() ? f.symbol : f.demangled) + " that nothing it loads defines";
+    case FindingKind::VariantClaim:
+      return fmt::format(
+          "variant {} declares {}, {}", f.library, f.required_version,
+          f.member.empty() ? std::string("which its binaries contradict") : "which " + f.member + " contradicts");
+    case FindingKind::VariantMetadata: return fmt::format("variant {}: {}", f.library, f.required_version);
     default: return kind_name(f.kind);
   }
 }

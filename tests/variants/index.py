@@ -348,8 +348,149 @@ def picks(server, release, wheels):
           "inspect --json: the variant's label and properties", json.dumps(v))
 
 
+def config_properties(key):
+    """A variant's properties as PyTorch's TOML config declares them (what variant-repack writes into the wheel)."""
+    import tomllib
+    with open(CONFIG, "rb") as f:
+        cfg = tomllib.load(f)["variant_configs"][key]
+    props = {}
+    for p in cfg["properties"]:
+        props.setdefault(p["namespace"], {}).setdefault(p["feature"], []).append(p["value"])
+    for ns in props.values():
+        for feature in ns:
+            ns[feature] = sorted(ns[feature])
+    return cfg["variant_label"], props
+
+
+def lint(wheel, fmt="json", extra=()):
+    return wc("lint", wheel, *extra, fmt=fmt)
+
+
+def lint_findings(doc, kind=None, severity=None):
+    if not doc or not doc.get("wheels"):
+        return []
+    return [f for f in doc["wheels"][0].get("findings", [])
+            if (kind is None or f["kind"] == kind) and (severity is None or f["severity"] == severity)]
+
+
+def words_of(f):
+    return " ".join(str(f.get(k, "")) for k in ("explanation", "fix", "member", "library", "required_version")) + \
+        " " + " ".join(f.get("evidence", []))
+
+
+def valid(doc, schema, what):
+    try:
+        import jsonschema
+    except ImportError:
+        print(f"  skip  {CURRENT} {what}: python3-jsonschema is not installed")
+        return
+    errors = sorted(jsonschema.validators.validator_for(schema)(schema).iter_errors(doc), key=str)
+    check(not errors, what, "\n".join(f"{list(e.path)}: {e.message}" for e in errors[:5]))
+
+
+def expect_claim(wheel, property_words, words, what, kind="variant-claim", severity="error", extra=()):
+    """The finding in JSON (its words), in text and in SARIF (rule and level), and exit code 1."""
+    rc, doc, err = lint(wheel, extra=extra)
+    hits = [f for f in lint_findings(doc, kind, severity) if all(w in f.get("required_version", "") + " " + words_of(f)
+                                                                  for w in property_words)]
+    check(rc == 1, f"{what}: exit 1 (an error)", err[-1500:])
+    ok = check(bool(hits), f"{what}: {kind} {severity} for {' '.join(property_words)}",
+               json.dumps(lint_findings(doc), indent=1)[:3000])
+    if ok:
+        text = words_of(hits[0])
+        missing = [w for w in words if w not in text]
+        check(not missing, f"{what}: says {', '.join(words)}", f"missing {missing} in: {text}")
+    valid(doc, json.load(open(os.path.join(REPO, "docs", "lint.schema.json"))), f"{what}: the JSON is docs/lint.schema.json")
+    rc, out, err = lint(wheel, fmt="text", extra=extra)
+    check(kind in out and property_words[0] in out, f"{what}: the text names it", out[:2000])
+    rc, sarif, err = lint(wheel, fmt="sarif", extra=extra)
+    results = [r for run in (sarif or {}).get("runs", []) for r in run.get("results", []) if r.get("ruleId") == kind]
+    check(any(r.get("level") == "error" for r in results) if severity == "error" else bool(results),
+          f"{what}: SARIF has the {kind} result", json.dumps(sarif)[:1500])
+    return hits
+
+
+def no_claims(wheel, what, extra=()):
+    rc, doc, err = lint(wheel, extra=extra)
+    bad = lint_findings(doc, "variant-claim") + [f for f in lint_findings(doc, "variant-metadata")
+                                                 if "schema" not in f.get("required_version", "")]
+    check(doc is not None and not bad, f"{what}: no variant finding but the schema version's", json.dumps(bad, indent=1)[:2000])
+
+
 def claims(server, release, wheels):
-    pass
+    out = os.path.join(A.work, "defects")
+    c10 = ("torch/lib/libc10.so", plain_library("libc10.so"))
+    variants_file = ["--variants", RELEASE]
+    # The release's own wheels: what nvcc 13 builds of each CUDA variant. cuda13.0 is whole; cuda12.6 and
+    # cuda12.8 declare sm_50 to sm_70, which CUDA 13 no longer compiles for, so their stand-ins lack them.
+    no_claims(wheels["cuda13.0"], "cuda13.0 as published, built whole", variants_file)
+    no_claims(wheels["null"], "null", variants_file)
+    hits = expect_claim(wheels["cuda12.6"], ["nvidia :: sm_arch :: 50_real"], ["sm_50", "torch/lib/libtorch_cuda.so",
+                                                                                "sm_75"],
+                        "cuda12.6 built by CUDA 13's nvcc (no sm_50)")
+    # 1. sm_arch its fatbins contradict: cuda13.0 declaring 90_real, built for sm_80 and sm_120 (sm_80 SASS does
+    #    not run on sm_90: another major; no PTX).
+    lib = gpu_library("no-sm90", archs=["75", "80", "86", "100", "120"], ptx=[], cudart=13)
+    w = torch_wheel(os.path.join(out, "sm"), "cuda13.0", [c10, ("torch/lib/libtorch_cuda.so", lib)], release)
+    expect_claim(w, ["nvidia :: sm_arch :: 90_real"], ["sm_90", "-gencode arch=compute_90,code=sm_90"], "no sm_90 code")
+    expect_claim(w, ["nvidia :: sm_arch :: 120_virtual"], ["PTX", "compute_120"], "no PTX for 120_virtual")
+    # 2. A CUDA lower bound below the runtime its member needs: cuda12.8 (bound 12.0) linking libcudart.so.13.
+    lib = gpu_library("cu128-rt13", **dict(CUDA_BUILDS["cuda12.8"], cudart=13))
+    w = torch_wheel(os.path.join(out, "bound"), "cuda12.8", [c10, ("torch/lib/libtorch_cuda.so", lib)], release)
+    expect_claim(w, ["nvidia :: cuda_version_lower_bound :: 12.0"],
+                 ["libcudart.so.13", "CUDA 13.0", "cudaErrorInsufficientDriver"], "cuda12.8 needing CUDA 13's runtime")
+    # 3. The seed's FlagTree defect as a variant: cuda13.0 (bound 13.0) whose member needs libcudart.so.12.
+    lib = gpu_library("cu130-rt12", **dict(CUDA_BUILDS["cuda13.0"], cudart=12))
+    w = torch_wheel(os.path.join(out, "flagtree"), "cuda13.0", [c10, ("torch/lib/libtorch_cuda.so", lib)], release)
+    expect_claim(w, ["nvidia :: cuda_version_lower_bound :: 13.0"], ["libcudart.so.12", "CUDA 12"],
+                 "cuda13.0 needing CUDA 12's runtime (the seed's FlagTree)")
+    # 4. A label the properties contradict: cuda13.0 declaring a CUDA 12 floor.
+    props = copy.deepcopy(release["variants"]["cuda13.0"])
+    props["nvidia"]["cuda_version_lower_bound"] = ["12.0"]
+    lib = gpu_library("cuda12.8", **CUDA_BUILDS["cuda12.8"])
+    w = torch_wheel(os.path.join(out, "label"), "cuda13.0", [c10, ("torch/lib/libtorch_cuda.so", lib)], release, props)
+    expect_claim(w, ["nvidia :: cuda_version_lower_bound :: 12.0"], ["cuda13.0", "CUDA 13"], "the label cuda13.0, a 12.0 floor")
+    # 5. PyTorch's published config: rocm7.1 declares rocm_version 7.0. Built as variant-repack builds it from
+    #    the TOML: the label and the index's file (7.1) both contradict it.
+    label, props = config_properties("rocm71")
+    hip = stub("libamdhip64.so.7", ["hipLaunchKernel"], node="hip_7.0")
+    w = torch_wheel(os.path.join(out, "rocm"), label, [c10, ("torch/lib/libtorch_hip.so",
+                                                             plain_library("libtorch_hip.so", [hip]))], release, props)
+    expect_claim(w, ["amd :: rocm_version :: 7.0"], ["rocm7.1", "ROCm 7.1"], "PyTorch's config: rocm7.1 declaring ROCm 7.0")
+    expect_claim(w, ["the index's"], ["amd :: rocm_version :: 7.0", "amd :: rocm_version :: 7.1"],
+                 "PyTorch's config's rocm7.1 against the index's -variants.json", kind="variant-metadata", extra=variants_file)
+    # The same wheel made from the JSON (7.1) is clean.
+    no_claims(wheels["rocm7.1"], "rocm7.1 as the index's file declares it", variants_file)
+    # 6. PyTorch's config's cuda13.0: the ordering namespace is `property` there (`priority` in the JSON), and it
+    #    lists 110_real, which the index's file does not: an installer refuses to merge the two.
+    label, props = config_properties("cu130")
+    lib = gpu_library("cuda13.0", **CUDA_BUILDS["cuda13.0"])
+    w = torch_wheel(os.path.join(out, "config"), label, [c10, ("torch/lib/libtorch_cuda.so", lib)], release, props)
+    expect_claim(w, ["variant.json"], ["property", "default-priorities.namespace"], "PyTorch's config's cu130: namespace property",
+                 kind="variant-metadata")
+    expect_claim(w, ["the index's"], ["110_real"], "PyTorch's config's cu130 against the index's file",
+                 kind="variant-metadata", extra=variants_file)
+    # 7. abi_dependency :: torch against the torch pin.
+    rel = copy.deepcopy(release)
+    rel["default-priorities"]["namespace"].append("abi_dependency")
+    rel["providers"]["abi_dependency"] = {"install-time": False, "requires": []}
+    props = {"abi_dependency": {"torch": ["2.10"]}}
+    ext = plain_library("vision_ext.so")
+    w = os.path.join(out, "abi", f"torchvision-0.25.0-{TAG}-torch2.10.whl")
+    os.makedirs(os.path.dirname(w), exist_ok=True)
+    make_wheel.write_wheel(w, [("torchvision/_C.so", ext)], requires_dist=["torch==2.9.1"],
+                           variant_json=variant_json(rel, "torch2.10", props))
+    expect_claim(w, ["abi_dependency :: torch :: 2.10"], ["torch==2.9.1"], "abi_dependency torch 2.10, pinning torch 2.9.1")
+    w2 = os.path.join(out, "abi-ok", f"torchvision-0.25.0-{TAG}-torch2.10.whl")
+    os.makedirs(os.path.dirname(w2), exist_ok=True)
+    make_wheel.write_wheel(w2, [("torchvision/_C.so", ext)], requires_dist=["torch==2.10.0"],
+                           variant_json=variant_json(rel, "torch2.10", props))
+    no_claims(w2, "abi_dependency torch 2.10, pinning torch 2.10.0")
+    # 8. A label with no variant.json: no installer knows its properties.
+    w = os.path.join(out, "bare", f"torch-2.10.0-{TAG}-cuda13.0.whl")
+    os.makedirs(os.path.dirname(w), exist_ok=True)
+    make_wheel.write_wheel(w, [c10])
+    expect_claim(w, ["variant.json"], ["no", "variant.json"], "a label without variant.json", kind="variant-metadata")
 
 
 def scan(server, release, wheels):
