@@ -98,10 +98,17 @@ std::string summary_text(const nlohmann::ordered_json& r) {
     }
   }
   for (const auto& p : r["pins"]) {
+    const auto& pick = p["pick"];
     out += fmt::format("pin {} on {}: {}\n", p["project"].get<std::string>(), p["image"].get<std::string>(),
-                       p["pick"].is_null() ? "nothing usable"
-                                           : p["pick"]["version"].get<std::string>() + " (" +
-                                                 p["pick"]["verdict"].get<std::string>() + ")");
+                       pick.is_null()
+                           ? "nothing usable"
+                           : pick["version"].get<std::string>() +
+                                 (pick.contains("variant") ? ", variant " + pick["variant"].get<std::string>() : "") +
+                                 " (" + pick["verdict"].get<std::string>() + ")");
+    // A variant whose support waits on a fact the image leaves unknown (driver, GPUs): said beside the pin.
+    if (!pick.is_null() && pick.contains("undecided")) {
+      for (const auto& why : pick["undecided"]) out += "    it depends: " + why.get<std::string>() + "\n";
+    }
   }
   for (const auto& w : r["warnings"]) out += "wheelcheck: warning: " + w.get<std::string>() + "\n";
   return out;

@@ -128,6 +128,7 @@ std::string pins_env(const Json& report) {
   std::string out = fmt::format("# wheelcheck scan pins ({}), generated {}\n", report.value("schema", ""),
                                 report.value("generated_at", ""));
   out += "# <PROJECT>_VERSION_<IMAGE>, <PROJECT>_WHEEL_<IMAGE>, <PROJECT>_URL_<IMAGE>, <PROJECT>_SHA256_<IMAGE>\n";
+  out += "# (<PROJECT>_VARIANT_<IMAGE>: the wheel variant's label, for a variant)\n";
   out +=
       "# (for pip install --require-hashes \"$URL\" --hash=sha256:$SHA256) and <PROJECT>_GATES_<IMAGE> (the gates it "
       "needs)\n";
@@ -146,8 +147,9 @@ std::string pins_env(const Json& report) {
     std::string gates;
     for (const auto& [k, v] : pick["gates"].items())
       gates += (gates.empty() ? "" : " ") + k + "=" + v.get<std::string>();
-    out += fmt::format("# {} on {}: {} ({})\n", p["project"].get<std::string>(), p["image"].get<std::string>(),
-                       pick["filename"].get<std::string>(), pick["verdict"].get<std::string>());
+    out += fmt::format("# {} on {}: {} ({}{})\n", p["project"].get<std::string>(), p["image"].get<std::string>(),
+                       pick["filename"].get<std::string>(), pick["verdict"].get<std::string>(),
+                       pick.contains("variant") ? ", variant " + pick["variant"].get<std::string>() : std::string());
     const std::string suffix = images.size() == 1 ? "" : "_" + image;
     out += fmt::format("{}_VERSION{}={}\n", project, suffix,
                        gates::shell_single_quote(pick["version"].get<std::string>()));
@@ -157,6 +159,10 @@ std::string pins_env(const Json& report) {
     out += fmt::format("{}_SHA256{}={}\n", project, suffix,
                        gates::shell_single_quote(pick.value("sha256", std::string())));
     out += fmt::format("{}_GATES{}={}\n", project, suffix, gates::shell_single_quote(gates));
+    if (pick.contains("variant")) {
+      out += fmt::format("{}_VARIANT{}={}\n", project, suffix,
+                         gates::shell_single_quote(pick["variant"].get<std::string>()));
+    }
   }
   return out;
 }

@@ -36,6 +36,7 @@
 #include <map>
 #include <set>
 
+#include "inspector/scan/variants.hpp"
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/gates.hpp"
 #include "wheelcheck/index.hpp"
@@ -198,6 +199,22 @@ struct Listing {
   index::File file;
 };
 
+// A file the state keeps with its validators (a release's variants file: mutable, so asked again each run,
+// conditionally): its body.
+std::string fetch_kept(const std::string& url, const char* accept, State& state, net::Client& client) {
+  net::Validators validators;
+  const auto cached_body = state.page_body(url);
+  if (cached_body) {
+    const auto& entry = state.pages()[url];
+    validators.etag = entry.value("etag", "");
+    validators.last_modified = entry.value("last_modified", "");
+  }
+  auto r = client.get(url, accept, validators);
+  if (r.not_modified() && cached_body) return *cached_body;
+  state.remember_page(url, r);
+  return r.body;
+}
+
 index::ProjectPage fetch_page(const std::string& index_url, const std::string& project, State& state,
                               net::Client& client) {
   const std::string url = index::project_url(index_url, project);
@@ -343,6 +360,10 @@ class Scan {
           ++found_on;
           for (const auto& w : page.warnings) m_warnings.push_back(net::redact_url(page.url) + ": " + w);
           for (auto& f : page.files) {
+            if (const auto version = detail::variants_version(f.filename, project)) {
+              read_release(project, *version, f);
+              continue;
+            }
             if (f.filename.size() < 4 || f.filename.compare(f.filename.size() - 4, 4, ".whl") != 0) continue;
             if (!seen_urls.insert(f.url).second) continue;  // an index that lists a file twice
             m_listings.push_back({project, idx, std::move(f)});
@@ -365,6 +386,31 @@ class Scan {
       return std::tie(a.project, a.file.filename) < std::tie(b.project, b.file.filename);
     });
   }
+
+  // A release's variants file (the first an index lists for the version): read once a run, conditionally.
+  void read_release(const std::string& project, const std::string& version, const index::File& f) {
+    auto& releases = m_releases[project];
+    if (releases.files.count(version) != 0) return;
+    try {
+      releases.files.emplace(version,
+                             variant::parse(fetch_kept(f.url, "application/json", m_state, m_client), f.filename));
+      releases.errors.erase(version);
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::Internal) throw;
+      releases.errors[version] = e.what();
+      m_warnings.push_back(fmt::format("{}: {}", net::redact_url(f.url), e.what()));
+    }
+  }
+
+  static std::string version_of(const Listing& l) {
+    try {
+      return wheel::parse_filename(l.file.filename).version;
+    } catch (const Error&) {
+      return "";
+    }
+  }
+
+  const detail::Releases& releases_of(const std::string& project) { return m_releases[project]; }
 
   bool is_new(const Listing& l) const {
     if (m_o.since && l.file.upload_time && l.file.upload_time->substr(0, 10) < *m_o.since) return false;
@@ -462,6 +508,11 @@ class Scan {
     o.rules = m_rules.for_wheel(profile);
     o.db = &m_db;
     o.accepted = &m_o.accepted;
+    for (const auto& [project, releases] : m_releases) {
+      if (wheel::normalize_project_name(project) == wheel::normalize_project_name(profile.filename.name)) {
+        o.release = releases.of(profile.filename.version);
+      }
+    }
     Json j = lint::to_json(lint::lint(profile, o));
     j.erase("wheel");  // the wheel's own entry names it
     j.erase("source");
@@ -570,17 +621,27 @@ class Scan {
         if (l.project == project) files.push_back(&l);
       }
       std::stable_sort(files.begin(), files.end(), [](const Listing* a, const Listing* b) {
-        std::string va, vb;
-        try {
-          va = wheel::parse_filename(a->file.filename).version;
-          vb = wheel::parse_filename(b->file.filename).version;
-        } catch (const Error&) {
-        }
+        const std::string va = version_of(*a), vb = version_of(*b);
         const auto c = wheel::compare_versions(va, vb);
         return c ? *c > 0 : va > vb;
       });
       for (const auto& t : m_targets) {
-        if (!files.empty() && (m_explicit || targets_any(files, t))) out.push_back(pin(project, files, t));
+        if (files.empty() || !(m_explicit || targets_any(files, t))) continue;
+        // Within a release, the order an installer with variants prefers on this image.
+        std::map<const Listing*, detail::Place> places;
+        std::vector<std::string> versions;
+        std::vector<std::size_t> ranks;
+        for (const auto* l : files) {
+          try {
+            places[l] = detail::place_of(wheel::parse_filename(l->file.filename), releases_of(project), t.target.image);
+          } catch (const Error&) {
+          }
+          versions.push_back(version_of(*l));
+          ranks.push_back(places[l].rank);
+        }
+        std::vector<const Listing*> ordered;
+        for (const auto i : detail::release_order(versions, ranks)) ordered.push_back(files[i]);
+        out.push_back(pin(project, ordered, t, places));
       }
     }
     return out;
@@ -606,7 +667,8 @@ class Scan {
     return false;
   }
 
-  Json pin(const std::string& project, const std::vector<const Listing*>& files, const ScanTarget& t) {
+  Json pin(const std::string& project, const std::vector<const Listing*>& files, const ScanTarget& t,
+           std::map<const Listing*, detail::Place>& places) {
     Json passed = Json::array();
     Json pick = nullptr;
     for (const auto* l : files) {
@@ -616,6 +678,8 @@ class Scan {
         version = p.filename.version;
         if (l->file.yanked) {
           reason = "yanked" + (l->file.yanked_reason.empty() ? "" : ": " + l->file.yanked_reason);
+        } else if (!places[l].refusal.empty()) {
+          reason = places[l].refusal;
         } else if (auto variant = variant_mismatch(p, t.target.image); !variant.empty()) {
           reason = "wrong toolkit variant: " + variant;
         } else if (auto why = not_targeted_reason(p, t.target.image); !why.empty()) {
@@ -656,6 +720,11 @@ class Scan {
                         {"gates", r["gates"]},
                         {"url", net::redact_url(l->file.url)},
                         {"sha256", l->file.sha256()}};
+            if (!places[l].label.empty()) pick["variant"] = places[l].label;
+            for (const auto* other : files) {  // variants of the release whose support is unknown on the image
+              if (version_of(*other) == version && places[other].refusal.find(" is unknown") != std::string::npos)
+                pick["undecided"].push_back(places[other].refusal);
+            }
             break;
           }
         }
@@ -680,6 +749,7 @@ class Scan {
   std::vector<ScanTarget> m_targets;
   std::map<std::string, std::vector<const WheelProfile*>> m_environments;  // by target name (--with)
   std::vector<Listing> m_listings;
+  std::map<std::string, detail::Releases> m_releases;  // by project as asked: its releases' variants files
   std::set<std::string> m_used_images;
   Json m_wheels = Json::array();
   bool m_index_failed = false;

@@ -212,7 +212,7 @@ def wc(*args, fmt=None):
     cmd = [A.wheelcheck, *args, "--db", A.db, "--no-cache", "-q"] + (["--no-config"] if args[0] != "inspect" else [])
     if fmt:
         cmd += ["--format", fmt]
-    p = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, WHEELCHECK_OFFLINE="0"))
+    p = subprocess.run(cmd, capture_output=True, text=True)
     out = p.stdout
     if fmt in ("json", "sarif"):
         try:
@@ -493,8 +493,87 @@ def claims(server, release, wheels):
     expect_claim(w, ["variant.json"], ["no", "variant.json"], "a label without variant.json", kind="variant-metadata")
 
 
+def stats(server, clear=True):
+    import urllib.request
+    data = json.load(urllib.request.urlopen(server.base + "/_stats"))
+    if clear:
+        urllib.request.urlopen(urllib.request.Request(server.base + "/_stats", method="DELETE")).read()
+    return data
+
+
+def run_scan(server, state, ims, tag):
+    out = os.path.join(A.work, "scan-" + tag)
+    os.makedirs(out, exist_ok=True)
+    args = ["scan", "--index", server.index("variant"), "--project", "torch", "--state", state,
+            "--report", out, "--pins", os.path.join(out, "pins.env")]
+    for im in ims:
+        args += ["--image", im]
+    rc, text, err = wc(*args)
+    try:
+        report = json.load(open(os.path.join(out, "report.json")))
+    except (OSError, ValueError):
+        report = None
+    pins_env = open(os.path.join(out, "pins.env")).read() if os.path.exists(os.path.join(out, "pins.env")) else ""
+    return rc, report, text, pins_env, err
+
+
 def scan(server, release, wheels):
-    pass
+    ims = images()
+    order = [ims["h100-cuda13"], ims["a10-cuda12"], ims["cpu"], "cuda13.0"]
+    state = os.path.join(A.work, "scan-state")
+    shutil.rmtree(state, ignore_errors=True)
+    stats(server)
+    rc, report, text, pins_env, err = run_scan(server, state, order, "first")
+    check(report is not None, "the scan writes its report", err[-2000:])
+    if report is None:
+        return
+    valid(report, json.load(open(os.path.join(REPO, "docs", "scan.schema.json"))), "the report is docs/scan.schema.json")
+    expected = {"h100-cuda13": "cuda13.0", "a10-cuda12": "cuda12.8", "cpu": "null", "cuda13.0": "null"}
+    pins = {p["image"]: p for p in report["pins"]}
+    for image, label in expected.items():
+        pick = (pins.get(image) or {}).get("pick") or {}
+        check(pick.get("variant") == label and pick.get("filename", "").endswith(f"-{label}.whl"),
+              f"pins one file on {image}: {label}", json.dumps(pins.get(image))[:1500])
+        check(f"torch on {image}: torch-2.10.0-{TAG}-{label}.whl" in pins_env and f"_VARIANT" in pins_env,
+              f"pins.env names the file and the label on {image}", pins_env[:2000])
+        check(f"pin torch on {image}: 2.10.0, variant {label}" in text, f"stdout says the pin's label on {image}", text[-2500:])
+    undecided = " ".join(pins["cuda13.0"]["pick"].get("undecided", []))
+    check("cuda13.0" in undecided and "--assume driver=" in undecided,
+          "cuda13.0 (driver and GPUs unknown): the pin says which variants wait on which facts", undecided)
+    # The publisher check of each new wheel, once: read headers-only, the stand-in's fatbins are not read, and
+    # its notes say sm_arch was not checked (`wheelcheck lint --verify full` checks it: the claims part).
+    entry = next(w for w in report["wheels"] if w["filename"].endswith("-cuda12.6.whl"))
+    pub = entry.get("publisher", {})
+    check(any(f["kind"] == "variant-metadata" for f in pub.get("findings", [])) and
+          any("nvidia :: sm_arch is not checked" in n for n in pub.get("notes", [])),
+          "the scan's publisher check reads each variant once, saying what headers-only could not check", json.dumps(pub)[:2000])
+    reqs = [r for r in stats(server) if r["path"].endswith("torch-2.10.0-variants.json")]
+    check(len(reqs) == 1 and reqs[0]["status"] == 200, "the release's variants file read once", json.dumps(reqs))
+    # Unchanged: asked again conditionally (304). Changed (the index drops cuda13.0): read afresh, and the pin moves.
+    rc, report, text, pins_env, err = run_scan(server, state, order, "again")
+    reqs = [r for r in stats(server) if r["path"].endswith("torch-2.10.0-variants.json")]
+    check(len(reqs) == 1 and reqs[0]["status"] == 304 and reqs[0]["if_none_match"],
+          "a second scan asks for the variants file by its ETag (304)", json.dumps(reqs))
+    path = os.path.join(A.work, "index", "variant", "torch", "torch-2.10.0-variants.json")
+    changed = copy.deepcopy(release)
+    del changed["variants"]["cuda13.0"]
+    with open(path, "w") as f:
+        json.dump(changed, f, indent=4)
+    try:
+        rc, report, text, pins_env, err = run_scan(server, state, order, "changed")
+        reqs = [r for r in stats(server) if r["path"].endswith("torch-2.10.0-variants.json")]
+        check(len(reqs) == 1 and reqs[0]["status"] == 200, "the changed variants file is read afresh", json.dumps(reqs))
+        pins = {p["image"]: p for p in (report or {}).get("pins", [])}
+        # cuda13.0 is no longer a variant of the release; cuda12.8 and cuda12.6 fit the driver and the GPU but
+        # need CUDA 12's runtime, which this CUDA 13 image lacks: the check passes them over, and null is pinned.
+        pin = pins.get("h100-cuda13") or {}
+        over = {o["filename"].rsplit("-", 1)[1]: o["reason"] for o in pin.get("passed_over", [])}
+        check((pin.get("pick") or {}).get("variant") == "null" and "libcudart.so.12" in over.get("cuda12.8.whl", "")
+              and "-cuda13.0.whl" not in json.dumps(pin.get("pick")),
+              "h100-cuda13: cuda13.0 no longer listed; cuda12.8 passed over (libcudart.so.12 missing), null pinned",
+              json.dumps(pin)[:1500])
+    finally:
+        shutil.copy(RELEASE, path)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,86 @@
+// The scan's wheel variants (inspector/scan/variants.hpp): a release's variants file is found beside its
+// wheels on the project's page and read (through the state's conditional requests: it is mutable), and each
+// variant's pin place on an image is the drafts' order of its release there (variant::order).
+#include "inspector/scan/variants.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "wheelcheck/util.hpp"
+
+namespace wheelcheck::scan::detail {
+
+std::optional<std::string> variants_version(const std::string& filename, const std::string& project) {
+  constexpr std::string_view k_suffix = "-variants.json";
+  if (filename.size() <= k_suffix.size() || !filename.ends_with(k_suffix)) return std::nullopt;
+  const std::string stem = filename.substr(0, filename.size() - k_suffix.size());
+  const auto dash = stem.rfind('-');
+  if (dash == std::string::npos || dash == 0) return std::nullopt;
+  if (wheel::normalize_project_name(stem.substr(0, dash)) != wheel::normalize_project_name(project))
+    return std::nullopt;
+  return stem.substr(dash + 1);
+}
+
+const variant::File* Releases::of(const std::string& version) const {
+  for (const auto& [v, f] : files) {
+    const auto c = wheel::compare_versions(v, version);
+    if (c ? *c == 0 : v == version) return &f;
+  }
+  return nullptr;
+}
+
+std::string Releases::error_of(const std::string& version) const {
+  for (const auto& [v, e] : errors) {
+    const auto c = wheel::compare_versions(v, version);
+    if (c ? *c == 0 : v == version) return e;
+  }
+  return "";
+}
+
+Place place_of(const wheel::Filename& name, const Releases& releases, const image::Image& image) {
+  Place p;
+  if (!name.variant) return p;
+  p.label = *name.variant;
+  const variant::File* release = releases.of(name.version);
+  if (release == nullptr) {
+    const std::string error = releases.error_of(name.version);
+    p.refusal = error.empty()
+                    ? fmt::format(
+                          "variant {}: its release has no -variants.json on the index, so no installer "
+                          "takes it",
+                          p.label)
+                    : fmt::format("variant {}: its release's variants file could not be read ({})", p.label, error);
+    return p;
+  }
+  const auto ranked = variant::order(*release, variant::supported(image, *release));
+  for (std::size_t i = 0; i < ranked.size(); ++i) {
+    const auto& r = ranked[i];
+    if (r.label != p.label) continue;
+    p.rank = i;
+    if (r.state == variant::Ranked::State::Incompatible) {
+      p.refusal = "variant " + p.label + ": the image does not support " + join(r.why_not, "; ");
+    } else if (r.state == variant::Ranked::State::Undecided) {
+      p.refusal =
+          "variant " + p.label + ": whether the image supports it is unknown (" + join(r.depends_on, "; ") + ")";
+    }
+    return p;
+  }
+  p.refusal = "variant " + p.label + ", which its release's -variants.json does not list";
+  return p;
+}
+
+std::vector<std::size_t> release_order(const std::vector<std::string>& versions,
+                                       const std::vector<std::size_t>& ranks) {
+  std::vector<std::size_t> group(versions.size()), out(versions.size());
+  for (std::size_t i = 0; i < versions.size(); ++i) {
+    group[i] = i == 0 || versions[i] != versions[i - 1] ? i : group[i - 1];
+    out[i] = i;
+  }
+  std::stable_sort(out.begin(), out.end(), [&](std::size_t a, std::size_t b) {
+    return std::pair(group[a], ranks[a]) < std::pair(group[b], ranks[b]);
+  });
+  return out;
+}
+
+}  // namespace wheelcheck::scan::detail
