@@ -8,6 +8,8 @@
 #include "support.hpp"
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/image.hpp"
+#include "wheelcheck/lock.hpp"
+#include "wheelcheck/profile.hpp"
 #include "wheelcheck/variant.hpp"
 
 namespace unity_test_variant {
@@ -180,6 +182,75 @@ TEST(VariantOrder, TheDraftsPicksForPyTorch210) {
   const auto s = variant::order(release, variant::supported(stated, release));
   EXPECT_EQ(labels_of(s, State::Compatible), (std::vector<std::string>{"cuda13.0", "cuda12.8", "cuda12.6", "null"}));
   EXPECT_THROW(image::assume(stated, "nvidia::SM", "x", "--assume"), Error);
+}
+
+// Requires-Dist markers of a variant: evaluated against its label and properties (PEP 825's variant_* markers).
+TEST(VariantMarkers, EvaluatedAgainstTheWheelsVariant) {
+  WheelProfile w;
+  w.filename = wheel::parse_filename("torch-2.10.0-cp312-cp312-manylinux_2_28_x86_64-cuda12.8.whl");
+  w.variant_json = R"({"$schema": "https://variants-schema.wheelnext.dev/v0.1.1.json",
+    "default-priorities": {"namespace": ["nvidia"]}, "providers": {"nvidia": {"plugin-api": "p:P"}},
+    "variants": {"cuda12.8": {"nvidia": {"sm_arch": ["86_real", "90_real"]}}}})";
+  lock::MarkerEnv env;
+  env.values["platform_system"] = "Linux";
+  lock::set_variant(env, w);
+  EXPECT_TRUE(lock::evaluate_marker("platform_system == 'Linux' and variant_label == 'cuda12.8'", env));
+  EXPECT_FALSE(lock::evaluate_marker("variant_label == 'cuda13.0'", env));
+  EXPECT_TRUE(lock::evaluate_marker("'nvidia' in variant_namespaces", env));
+  EXPECT_FALSE(lock::evaluate_marker("'amd' in variant_namespaces", env));
+  EXPECT_TRUE(lock::evaluate_marker("'nvidia :: sm_arch' in variant_features", env));
+  EXPECT_TRUE(lock::evaluate_marker("'nvidia::sm_arch::90_real' in variant_properties", env));
+  EXPECT_TRUE(lock::evaluate_marker("'nvidia :: sm_arch :: 80_real' not in variant_properties", env));
+  // A plain wheel: no label, empty sets.
+  WheelProfile plain;
+  plain.filename = wheel::parse_filename("torch-2.10.0-cp312-cp312-manylinux_2_28_x86_64.whl");
+  lock::set_variant(env, plain);
+  EXPECT_FALSE(lock::evaluate_marker("'nvidia' in variant_namespaces", env));
+  EXPECT_TRUE(lock::evaluate_marker("variant_label == ''", env));
+}
+
+// The pick among a release's files: variants by the drafts' order, then null, then plain wheels; without the
+// release's variants file no variant is taken; pip's pick (plain wheels only) beside it.
+TEST(VariantPick, ARelease) {
+  const auto release = torch_210();
+  std::vector<lock::File> files;
+  for (const char* label : {"", "-null", "-cuda12.6", "-cuda12.8", "-cuda13.0", "-rocm7.1"}) {
+    lock::File f;
+    f.filename = std::string("torch-2.10.0-cp312-cp312-manylinux_2_28_x86_64") + label + ".whl";
+    f.url = "https://example.invalid/" + f.filename;
+    files.push_back(f);
+  }
+  lock::Package pkg;
+  pkg.name = "torch";
+  pkg.version = "2.10.0";
+  auto im = cuda_image("570.26", "sm_86");
+  im.arch = image::Fact::known_as("x86_64", "", image::Origin::Declared);
+  im.python = image::Fact::known_as("3.12", "", image::Origin::Declared);
+  im.libc_kind = image::Fact::known_as("glibc", "", image::Origin::Declared);
+  im.libc_version = image::Fact::known_as("2.39", "", image::Origin::Declared);
+  auto p = lock::pick_wheel(files, pkg, im, &release);
+  ASSERT_NE(p.file, nullptr) << p.why;
+  EXPECT_EQ(p.variant, "cuda12.8");
+  ASSERT_NE(p.without_variants, nullptr);
+  EXPECT_EQ(p.without_variants->filename, "torch-2.10.0-cp312-cp312-manylinux_2_28_x86_64.whl");
+  // No variants file: only the plain wheel.
+  p = lock::pick_wheel(files, pkg, im, nullptr);
+  ASSERT_NE(p.file, nullptr);
+  EXPECT_EQ(p.file->filename, "torch-2.10.0-cp312-cp312-manylinux_2_28_x86_64.whl");
+  // Unknown driver and GPUs: null, with what it depends on.
+  p = lock::pick_wheel(
+      files, pkg,
+      [&] {
+        auto u = im;
+        u.driver = image::Fact::unknown("not published");
+        u.gpu_archs = image::Fact::unknown("not published");
+        return u;
+      }(),
+      &release);
+  ASSERT_NE(p.file, nullptr);
+  EXPECT_EQ(p.variant, "null");
+  EXPECT_EQ(p.undecided, (std::vector<std::string>{"cuda12.6", "cuda12.8", "cuda13.0"}));
+  EXPECT_EQ(p.depends_on.size(), 2U);
 }
 
 }  // namespace unity_test_variant
