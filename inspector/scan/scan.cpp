@@ -199,9 +199,11 @@ struct Listing {
   index::File file;
 };
 
-// A file the state keeps with its validators (a release's variants file: mutable, so asked again each run,
-// conditionally): its body.
-std::string fetch_kept(const std::string& url, const char* accept, State& state, net::Client& client) {
+// Asks for a file the state keeps with its validators (a project's page; a release's variants file, which is
+// mutable): an unchanged one (304) comes from the state. `read` makes what the caller wants of the body, its
+// content type and final URL; an answer it refuses (throws) is not kept.
+template <typename Read>
+auto fetch_kept(const std::string& url, const char* accept, State& state, net::Client& client, const Read& read) {
   net::Validators validators;
   const auto cached_body = state.page_body(url);
   if (cached_body) {
@@ -210,30 +212,21 @@ std::string fetch_kept(const std::string& url, const char* accept, State& state,
     validators.last_modified = entry.value("last_modified", "");
   }
   auto r = client.get(url, accept, validators);
-  if (r.not_modified() && cached_body) return *cached_body;
+  if (r.not_modified() && cached_body) {
+    const auto& entry = state.pages()[url];
+    return read(*cached_body, entry.value("content_type", ""), entry.value("final_url", url));
+  }
+  auto out = read(r.body, r.content_type, r.url);
   state.remember_page(url, r);
-  return r.body;
+  return out;
 }
 
 index::ProjectPage fetch_page(const std::string& index_url, const std::string& project, State& state,
                               net::Client& client) {
-  const std::string url = index::project_url(index_url, project);
-  net::Validators validators;
-  const auto cached_body = state.page_body(url);
-  if (cached_body) {
-    const auto& entry = state.pages()[url];
-    validators.etag = entry.value("etag", "");
-    validators.last_modified = entry.value("last_modified", "");
-  }
-  auto r = client.get(url, index::k_accept, validators);
-  if (r.not_modified() && cached_body) {
-    const auto& entry = state.pages()[url];
-    return index::parse_project_page(*cached_body, entry.value("content_type", ""), entry.value("final_url", url),
-                                     project);
-  }
-  auto page = index::parse_project_page(r.body, r.content_type, r.url, project);
-  state.remember_page(url, r);
-  return page;
+  return fetch_kept(index::project_url(index_url, project), index::k_accept, state, client,
+                    [&](const std::string& body, const std::string& type, const std::string& final_url) {
+                      return index::parse_project_page(body, type, final_url, project);
+                    });
 }
 
 // --- images, tags and variants ---------------------------------------------------------------------------
@@ -392,8 +385,10 @@ class Scan {
     auto& releases = m_releases[project];
     if (releases.files.count(version) != 0) return;
     try {
-      releases.files.emplace(version,
-                             variant::parse(fetch_kept(f.url, "application/json", m_state, m_client), f.filename));
+      const auto parse = [&](const std::string& body, const std::string&, const std::string&) {
+        return variant::parse(body, f.filename);
+      };
+      releases.files.emplace(version, fetch_kept(f.url, "application/json", m_state, m_client, parse));
       releases.errors.erase(version);
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::Internal) throw;
