@@ -261,7 +261,7 @@ std::optional<std::pair<std::string, std::string>> name_version_of(const std::st
 
 // The variants of a release in the image's order: label -> its place and state.
 struct VariantOrder {
-  std::map<std::string, std::pair<std::size_t, const variant::Ranked*>> at;
+  std::map<std::string, std::size_t> at;  // label -> its place in `ranked`
   std::vector<variant::Ranked> ranked;
 };
 
@@ -269,7 +269,7 @@ VariantOrder variant_order(const variant::File* release, const image::Image& ima
   VariantOrder o;
   if (release == nullptr) return o;
   o.ranked = variant::order(*release, variant::supported(image, *release));
-  for (std::size_t i = 0; i < o.ranked.size(); ++i) o.at[o.ranked[i].label] = {i, &o.ranked[i]};
+  for (std::size_t i = 0; i < o.ranked.size(); ++i) o.at[o.ranked[i].label] = i;
   return o;
 }
 
@@ -283,7 +283,7 @@ std::string variant_refusal(const std::string& label, const variant::File* relea
   if (release == nullptr) return "variants of a release with no -variants.json on the index";
   const auto it = order.at.find(label);
   if (it == order.at.end()) return "variant " + label + ", which the release's -variants.json does not list";
-  const variant::Ranked& r = *it->second.second;
+  const variant::Ranked& r = order.ranked[it->second];
   if (r.state == variant::Ranked::State::Incompatible) {
     return "variant " + label + ": the image does not support " + join(r.why_not, "; ");
   }
@@ -322,7 +322,7 @@ Pick pick_wheel(const std::vector<File>& files, const Package& package, const im
         refusals.add(why, f.filename);
         continue;
       }
-      variant_rank = order.at.at(*name.variant).first;
+      variant_rank = order.at.at(*name.variant);
     }
     const auto requires_python = f.requires_python ? f.requires_python : package.requires_python;
     const auto findings = verdict::check_wheel_tags(profile_of(name, requires_python), image);
