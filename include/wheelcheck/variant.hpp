@@ -98,6 +98,9 @@ struct Declared {
 };
 std::optional<Declared> declared(const WheelProfile& profile);
 
+// A release's variants file name, NAME-VERSION-variants.json, as (name, version); nullopt for any other name.
+std::optional<std::pair<std::string, std::string>> release_file_name(std::string_view filename);
+
 // "nvidia :: sm_arch :: 90_real".
 std::string property_text(std::string_view ns, std::string_view feature, std::string_view value);
 // "nvidia :: cuda_version_lower_bound :: 13.0; nvidia :: sm_arch :: 75_real, 80_real" (all of a variant's).

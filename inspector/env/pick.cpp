@@ -421,19 +421,13 @@ std::vector<File> files_for(const index::ProjectPage& page, const Package& packa
 }
 
 const index::File* variants_file(const index::ProjectPage& page, const Package& package) {
-  constexpr std::string_view k_suffix = "-variants.json";
   const std::string normalized = wheel::normalize_project_name(package.name.empty() ? page.name : package.name);
   for (const auto& f : page.files) {
-    const std::string_view name = f.filename;
-    if (name.size() <= k_suffix.size() || name.substr(name.size() - k_suffix.size()) != k_suffix) continue;
-    const std::string_view stem = name.substr(0, name.size() - k_suffix.size());
-    const auto dash = stem.rfind('-');
-    if (dash == std::string_view::npos) continue;
-    if (wheel::normalize_project_name(stem.substr(0, dash)) != normalized) continue;
-    const std::string version(stem.substr(dash + 1));
+    const auto nv = variant::release_file_name(f.filename);
+    if (!nv || wheel::normalize_project_name(nv->first) != normalized) continue;
     if (!package.version.empty()) {
-      const auto same = wheel::compare_versions(version, package.version);
-      if (!(same ? *same == 0 : version == package.version)) continue;
+      const auto same = wheel::compare_versions(nv->second, package.version);
+      if (!(same ? *same == 0 : nv->second == package.version)) continue;
     }
     return &f;
   }

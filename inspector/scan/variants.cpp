@@ -12,14 +12,9 @@
 namespace wheelcheck::scan::detail {
 
 std::optional<std::string> variants_version(const std::string& filename, const std::string& project) {
-  constexpr std::string_view k_suffix = "-variants.json";
-  if (filename.size() <= k_suffix.size() || !filename.ends_with(k_suffix)) return std::nullopt;
-  const std::string stem = filename.substr(0, filename.size() - k_suffix.size());
-  const auto dash = stem.rfind('-');
-  if (dash == std::string::npos || dash == 0) return std::nullopt;
-  if (wheel::normalize_project_name(stem.substr(0, dash)) != wheel::normalize_project_name(project))
-    return std::nullopt;
-  return stem.substr(dash + 1);
+  const auto nv = variant::release_file_name(filename);
+  if (!nv || wheel::normalize_project_name(nv->first) != wheel::normalize_project_name(project)) return std::nullopt;
+  return nv->second;
 }
 
 const variant::File* Releases::of(const std::string& version) const {

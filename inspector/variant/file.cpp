@@ -121,6 +121,15 @@ bool File::has_errors() const {
   return std::any_of(issues.begin(), issues.end(), [](const Issue& i) { return i.error; });
 }
 
+std::optional<std::pair<std::string, std::string>> release_file_name(std::string_view filename) {
+  constexpr std::string_view k_suffix = "-variants.json";
+  if (filename.size() <= k_suffix.size() || !filename.ends_with(k_suffix)) return std::nullopt;
+  const std::string_view stem = filename.substr(0, filename.size() - k_suffix.size());
+  const auto dash = stem.rfind('-');
+  if (dash == std::string_view::npos || dash == 0 || dash + 1 == stem.size()) return std::nullopt;
+  return std::pair{std::string(stem.substr(0, dash)), std::string(stem.substr(dash + 1))};
+}
+
 std::string property_text(std::string_view ns, std::string_view feature, std::string_view value) {
   return fmt::format("{} :: {} :: {}", ns, feature, value);
 }

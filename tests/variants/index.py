@@ -31,8 +31,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "tests", "tools"))
 sys.path.insert(0, os.path.join(REPO, "tests", "flagos"))
+sys.path.insert(0, os.path.join(REPO, "tests", "jobs"))
 import make_wheel  # noqa: E402
 import native  # noqa: E402
+from env_job import Server  # noqa: E402  (tests/net/server.py on loopback: index(), stats(), close())
 
 A = None
 FAILURES = []
@@ -192,21 +194,6 @@ def build_release():
 
 
 # --- running ------------------------------------------------------------------------------------------
-
-class Server:
-    def __init__(self, tree):
-        self.proc = subprocess.Popen([sys.executable, os.path.join(REPO, "tests", "net", "server.py"), "--root", tree],
-                                     stdout=subprocess.PIPE, text=True)
-        self.port = int(self.proc.stdout.readline().split()[1])
-        self.base = f"http://127.0.0.1:{self.port}"
-
-    def index(self, name):
-        return f"{self.base}/{name}/simple/"
-
-    def close(self):
-        self.proc.kill()
-        self.proc.wait()
-
 
 def wc(*args, fmt=None):
     cmd = [A.wheelcheck, *args, "--db", A.db, "--no-cache", "-q"] + (["--no-config"] if args[0] != "inspect" else [])
@@ -493,14 +480,6 @@ def claims(server, release, wheels):
     expect_claim(w, ["variant.json"], ["no", "variant.json"], "a label without variant.json", kind="variant-metadata")
 
 
-def stats(server, clear=True):
-    import urllib.request
-    data = json.load(urllib.request.urlopen(server.base + "/_stats"))
-    if clear:
-        urllib.request.urlopen(urllib.request.Request(server.base + "/_stats", method="DELETE")).read()
-    return data
-
-
 def run_scan(server, state, ims, tag):
     out = os.path.join(A.work, "scan-" + tag)
     os.makedirs(out, exist_ok=True)
@@ -522,7 +501,7 @@ def scan(server, release, wheels):
     order = [ims["h100-cuda13"], ims["a10-cuda12"], ims["cpu"], "cuda13.0"]
     state = os.path.join(A.work, "scan-state")
     shutil.rmtree(state, ignore_errors=True)
-    stats(server)
+    server.stats()
     rc, report, text, pins_env, err = run_scan(server, state, order, "first")
     check(report is not None, "the scan writes its report", err[-2000:])
     if report is None:
@@ -547,11 +526,11 @@ def scan(server, release, wheels):
     check(any(f["kind"] == "variant-metadata" for f in pub.get("findings", [])) and
           any("nvidia :: sm_arch is not checked" in n for n in pub.get("notes", [])),
           "the scan's publisher check reads each variant once, saying what headers-only could not check", json.dumps(pub)[:2000])
-    reqs = [r for r in stats(server) if r["path"].endswith("torch-2.10.0-variants.json")]
+    reqs = [r for r in server.stats() if r["path"].endswith("torch-2.10.0-variants.json")]
     check(len(reqs) == 1 and reqs[0]["status"] == 200, "the release's variants file read once", json.dumps(reqs))
     # Unchanged: asked again conditionally (304). Changed (the index drops cuda13.0): read afresh, and the pin moves.
     rc, report, text, pins_env, err = run_scan(server, state, order, "again")
-    reqs = [r for r in stats(server) if r["path"].endswith("torch-2.10.0-variants.json")]
+    reqs = [r for r in server.stats() if r["path"].endswith("torch-2.10.0-variants.json")]
     check(len(reqs) == 1 and reqs[0]["status"] == 304 and reqs[0]["if_none_match"],
           "a second scan asks for the variants file by its ETag (304)", json.dumps(reqs))
     path = os.path.join(A.work, "index", "variant", "torch", "torch-2.10.0-variants.json")
@@ -561,7 +540,7 @@ def scan(server, release, wheels):
         json.dump(changed, f, indent=4)
     try:
         rc, report, text, pins_env, err = run_scan(server, state, order, "changed")
-        reqs = [r for r in stats(server) if r["path"].endswith("torch-2.10.0-variants.json")]
+        reqs = [r for r in server.stats() if r["path"].endswith("torch-2.10.0-variants.json")]
         check(len(reqs) == 1 and reqs[0]["status"] == 200, "the changed variants file is read afresh", json.dumps(reqs))
         pins = {p["image"]: p for p in (report or {}).get("pins", [])}
         # cuda13.0 is no longer a variant of the release; cuda12.8 and cuda12.6 fit the driver and the GPU but
