@@ -262,9 +262,9 @@ std::string summary(const Finding& f) {
     case FindingKind::UnloadableSymbol:
       return "undefined symbol " + (f.demangled.empty() ? f.symbol : f.demangled) + " that nothing it loads defines";
     case FindingKind::VariantClaim:
-      return fmt::format(
-          "variant {} declares {}, {}", f.library, f.required_version,
-          f.member.empty() ? std::string("which its binaries contradict") : "which " + f.member + " contradicts");
+      return fmt::format("variant {} declares {}, {}", f.library, f.required_version,
+                         f.member.empty() ? std::string("which its label or its pins contradict")
+                                          : "which " + f.member + " contradicts");
     case FindingKind::VariantMetadata: return fmt::format("variant {}: {}", f.library, f.required_version);
     default: return kind_name(f.kind);
   }
