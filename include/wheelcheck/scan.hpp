@@ -30,6 +30,9 @@ struct Options {
   std::string state_dir;            // what was seen, and index pages for conditional requests ("": none kept)
   int shard_index = 1;              // 1-based
   int shard_count = 1;
+  // `scan --merge`: the state folders of the shard runs of one scan, joined into the report, pins and state
+  // (state_dir) one process would write; nothing is fetched or checked (inspector/scan/shards.cpp).
+  std::vector<std::string> merge;
   std::optional<std::string> since;  // YYYY-MM-DD: only files uploaded on or after it are new
   remote::Mode mode = remote::Mode::Auto;
   std::string rules;       // as `check --rules`: "" (the rule set for the wheel), a name, a file, none
@@ -45,7 +48,9 @@ struct Options {
 
 // Parses "i/N" (1 <= i <= N). Throws Error(Usage).
 std::pair<int, int> parse_shard(const std::string& text);
-// Whether a wheel's file name falls in shard i of N (stable across runs and machines).
+// The shard (1..N) a wheel's file name falls in: a hash of the name alone, so stable across runs and machines
+// and under re-listing (a wheel's shard does not change when others are added).
+int shard_of(const std::string& filename, int count);
 bool in_shard(const std::string& filename, int index, int count);
 
 // A scan's outcome: the report, and the commit of its state, for the caller to run once it has written
@@ -63,9 +68,6 @@ Result run(const Options& options, const image::Db& db, net::Client& client, con
 
 // The report's "summary" for a list of checked wheels (counts by verdict; not-targeted cells apart).
 nlohmann::ordered_json summary_of(const nlohmann::ordered_json& wheels, std::uint64_t wheels_seen);
-
-// Joins the reports of the shards of one scan (`scan --merge`).
-nlohmann::ordered_json merge(const std::vector<nlohmann::ordered_json>& shards);
 
 // The pins as shell assignments a setup script sources (the shape of FlagOS's version-pins.env).
 std::string pins_env(const nlohmann::ordered_json& report);

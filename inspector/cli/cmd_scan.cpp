@@ -53,8 +53,9 @@ struct ScanArgs {
 const char* const k_scan_help = R"(Examples:
   wheelcheck scan --index https://resource.flagos.net/repository/flagos-pypi-hosted/simple \
       --project flagtree --project flag-gems --image cuda13.0 --report out/ --pins version-pins.env
-  wheelcheck scan --index URL --project flagcx --shard 2/4 --report shard-2/    # one job of a CI matrix
-  wheelcheck scan --merge shard-1 shard-2 shard-3 shard-4 --report out/          # the merge step
+  wheelcheck scan --index URL --project flagcx --shard 2/4 --state shard-2    # one job of a CI matrix
+  wheelcheck scan --index URL --project flagcx --merge shard-1 shard-2 shard-3 shard-4 \
+      --state state --report out/ --pins version-pins.env                       # the merge job
 
 What it does: reads each project's page on each index (PEP 691 JSON, else PEP 503 HTML; conditional
 requests against the pages kept in --state), finds the wheels not seen before (by file name and sha256),
@@ -63,6 +64,13 @@ check needs where the server answers ranges, and writes the report: report.json 
 report.md (for $GITHUB_STEP_SUMMARY) and report.html (a wheels x images matrix, no JavaScript). A wheel
 seen before is never fetched again. Pins: for each image and project, the newest usable version, and why
 each newer one was passed over; --pins writes them as shell assignments a setup script sources.
+
+Shards: N jobs each run the scan with --shard K/N and its own --state folder, every one a copy of the same
+starting state (the last merged one); each checks the new wheels whose file-name hash falls in shard K. The
+merge job runs the scan with the same options and --merge DIR... --state OUT: from the shards' folders alone
+(no network) it writes the report, pins and state one process would have written. A shard that is missing,
+did not finish, started from another state or ran with other options is an error (exit 2) that names it;
+nothing is written then. docs/scan.md has a GitHub Actions matrix and a Kubernetes Indexed Job.
 
 Exit codes: 0 nothing new is incompatible; 1 a new wheel is incompatible with an image its tags target;
 2 bad input, or an index or wheel unreadable after the retries (the report still lists the rest).
@@ -148,19 +156,7 @@ int run_scan(const ScanArgs& given) {
   const auto outputs = parse_outputs(a.outputs, output::k_scan);
   nlohmann::ordered_json report;
   std::function<void()> commit;
-  if (!a.merge.empty()) {
-    std::vector<nlohmann::ordered_json> shards;
-    for (const auto& dir : a.merge) {
-      const std::string file =
-          dir.size() > 5 && dir.compare(dir.size() - 5, 5, ".json") == 0 ? dir : dir + "/report.json";
-      try {
-        shards.push_back(nlohmann::ordered_json::parse(read_text_file(file)));
-      } catch (const nlohmann::json::exception& e) {
-        throw bad_input(file + ": not JSON (" + e.what() + ")");
-      }
-    }
-    report = scan::merge(shards);
-  } else {
+  {
     scan::Options o;
     o.indexes = a.indexes;
     o.indexes.insert(o.indexes.end(), a.extra_indexes.begin(), a.extra_indexes.end());
@@ -189,6 +185,15 @@ int run_scan(const ScanArgs& given) {
           "is new and nothing is remembered");
     }
     std::tie(o.shard_index, o.shard_count) = scan::parse_shard(a.shard);
+    if (!a.merge.empty()) {
+      if (a.state.empty()) {
+        throw usage_error(
+            "scan --merge needs --state OUT: the state the merged results are saved in (the one the "
+            "shards started from, or an empty folder)");
+      }
+      if (o.shard_count > 1) throw usage_error("--merge and --shard conflict: the merge joins every shard");
+      o.merge = a.merge;
+    }
     if (!a.since.empty()) o.since = a.since;
     o.mode = a.verify == "full"      ? remote::Mode::Full
              : a.verify == "headers" ? remote::Mode::Headers
@@ -274,7 +279,9 @@ Command add_scan(CLI::App& app) {
                 "so the pins say what works with the rest of the set (repeatable)");
   c->add_option("--state", a->state, "Scan state folder (default: <cache>/scan-state)");
   c->add_option("--report", a->report, "Write report.json, report.md and report.html here");
-  c->add_option("--shard", a->shard, "i/N: check only the new wheels of shard i of N (a CI matrix)");
+  c->add_option("--shard", a->shard,
+                "K/N: check only the new wheels of shard K of N (a CI matrix job), keeping the results in --state "
+                "for `scan --merge`");
   c->add_option("--since", a->since, "YYYY-MM-DD: only files uploaded on or after this date are new");
   c->add_option("--pins", a->pins, "Write the pins as shell assignments to this file");
   c->add_option("--verify", a->verify, k_verify_help)->check(CLI::IsMember({"auto", "full", "headers"}));
@@ -282,8 +289,8 @@ Command add_scan(CLI::App& app) {
   c->add_option("--db", a->db, "The db folder");
   add_cache_options(*c, a->no_cache, a->cache_dir, a->cache_max_size);
   c->add_option("--merge", a->merge,
-                "Join the reports of these shard folders (or report.json files) instead of scanning")
-      ->excludes("--project");
+                "Join the --state folders of the shard runs of one scan (every shard 1..N) into the report, pins and "
+                "--state one process would write; nothing is fetched. Give it the shard runs' other options");
   c->add_flag("--json", a->json, "Print the report JSON on stdout (the same as --format json)");
   c->add_option("--format", a->format, "What stdout gets: " + output::format_help(output::k_scan))
       ->check(CLI::IsMember(output::printed_by(output::k_scan)));

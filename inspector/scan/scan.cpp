@@ -5,8 +5,9 @@
 //    that stays unreadable after the client's retries makes the scan's exit code 2 (the rest still runs).
 // 2. New wheels. A wheel is known by its file name and sha256; the state remembers every one seen, with
 //    its verdicts. A wheel not in the state is new (with --since, only if uploaded on or after the date);
-//    --shard i/N keeps the new wheels whose file-name hash falls in shard i, so a CI matrix splits the
-//    work deterministically. Yanked status is read from the page on every run, never from the state.
+//    --shard K/N keeps the new wheels whose file-name hash falls in shard K (scan::shard_of: the name alone,
+//    so a wheel's shard never changes when others are added), so a CI matrix splits the work. Yanked status
+//    is read from the page on every run, never from the state.
 // 3. Checks. Each new wheel's profile comes from the profile cache, else from the index (headers-only in
 //    byte ranges where the server allows, else a whole download verified against its sha256), and is
 //    checked against the images by run::check, the one check every command shares: the images given
@@ -23,6 +24,10 @@
 //    output, then calls Result::commit, which writes the state in one rename. A scan whose outputs could
 //    not be written leaves the state as it was, so the next one reports the same new wheels. A lock in
 //    the state folder (flock) makes two scans on one state take turns.
+// 6. The record (state.hpp): beside the state, what the run fetched and each new wheel's report entry.
+//    `scan --merge` of the shards' folders (shards.cpp checks the set is whole) runs steps 1-5 again with
+//    every answer and entry taken from them, never the network: the report, pins, state and record are the
+//    ones one process writes.
 #include "wheelcheck/scan.hpp"
 
 #include <fmt/format.h>
@@ -36,6 +41,9 @@
 #include <map>
 #include <set>
 
+#include "inspector/scan/pins.hpp"
+#include "inspector/scan/shards.hpp"
+#include "inspector/scan/state.hpp"
 #include "inspector/scan/variants.hpp"
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/gates.hpp"
@@ -53,7 +61,8 @@ namespace wheelcheck::scan {
 namespace {
 
 using Json = nlohmann::ordered_json;
-constexpr const char* k_state_schema = "wheelcheck-scan-state/1";
+using detail::State;
+using detail::wheel_key;
 
 std::string now_iso() {
   const std::time_t t = std::time(nullptr);
@@ -73,124 +82,6 @@ std::uint64_t fnv1a(std::string_view s) {
   return h;
 }
 
-std::string sha256_hex(std::string_view text) {
-  Hasher h;
-  h.update(text.data(), text.size());
-  return to_hex(h.finish());
-}
-
-std::string wheel_key(const std::string& filename, const std::string& sha256) {
-  return filename + "#" + sha256;
-}
-
-// --- the state -----------------------------------------------------------------------------------------
-
-// What a scan knows from earlier runs, read under the state's lock and written back by commit() only
-// once the scan's outputs are safe (its report, pins and standard output). Page bodies are named by
-// their content, so until state.json is replaced (one rename, the commit) it names only bodies of its
-// own run; a body whose sha256 is not the one recorded is not used.
-class State {
- public:
-  State(std::string dir, Json& warnings) : m_dir(std::move(dir)) {
-    if (m_dir.empty()) return;
-    struct stat st {};
-    if (::stat(m_dir.c_str(), &st) == 0) {
-      if (!S_ISDIR(st.st_mode)) throw bad_input("the scan state " + m_dir + " is not a folder");
-      if (auto why = not_private_reason(st); !why.empty()) {
-        m_refused = "the scan state " + m_dir + " is not private to you (" + why +
-                    "): it was neither read nor saved, so every wheel counted as new";
-        warnings.push_back(m_refused);
-        return;
-      }
-    }
-    // Two scans on one state take turns: the second reads what the first saved.
-    try {
-      make_dirs(m_dir);
-      m_lock.emplace(FileLock::acquire(m_dir + "/lock", [this] {
-        std::fprintf(stderr, "wheelcheck: waiting for another scan of the state %s (its lock)\n", m_dir.c_str());
-      }));
-    } catch (const Error& e) {
-      warnings.push_back(std::string("the scan state cannot be locked (") + e.what() + ")");
-    }
-    const std::string file = m_dir + "/state.json";
-    if (::stat(file.c_str(), &st) != 0) return;
-    try {
-      m_json = Json::parse(read_text_file(file));
-    } catch (const std::exception& e) {
-      throw bad_input("the scan state " + file + " is damaged (" + e.what() + "); remove it to start afresh");
-    }
-    if (!m_json.is_object() || m_json.value("schema", "") != k_state_schema) {
-      throw bad_input(file + " is not a wheelcheck scan state (" + k_state_schema + ")");
-    }
-  }
-
-  Json& pages() { return slot("pages"); }
-  Json& wheels() { return slot("wheels"); }
-
-  std::optional<std::string> page_body(const std::string& url) {
-    const auto it = pages().find(url);
-    if (it == pages().end() || m_dir.empty() || !m_refused.empty()) return std::nullopt;
-    const std::string name = it->value("body", "");
-    if (name.empty() || name.find('/') != std::string::npos || name[0] == '.') return std::nullopt;
-    try {
-      auto body = read_text_file(m_dir + "/pages/" + name, std::uint64_t{64} << 20);
-      const std::string sha = it->value("sha256", "");
-      if (!sha.empty() && sha != sha256_hex(body)) return std::nullopt;  // damaged: fetched afresh
-      return body;
-    } catch (const Error&) {
-      return std::nullopt;
-    }
-  }
-
-  void remember_page(const std::string& url, const net::Response& r) {
-    if (m_dir.empty()) return;
-    const std::string sha = sha256_hex(r.body);
-    const std::string body = fmt::format("{:016x}-{}.body", fnv1a(url), sha.substr(0, 16));
-    m_bodies[body] = r.body;
-    pages()[url] = Json{{"etag", r.validators.etag},
-                        {"last_modified", r.validators.last_modified},
-                        {"content_type", r.content_type},
-                        {"final_url", r.url},
-                        {"body", body},
-                        {"sha256", sha}};
-  }
-
-  // The commit: the new page bodies, then state.json (fsynced, one rename), then the bodies no page
-  // names any more. Throws Error(Io); the state on disk is then the one before this scan.
-  void commit() {
-    if (m_dir.empty()) return;
-    if (!m_refused.empty()) throw Error(ErrorKind::Io, m_refused);
-    try {
-      make_dirs(m_dir + "/pages");
-      sweep_temporaries(m_dir + "/pages");
-      for (const auto& [name, body] : m_bodies) write_file_atomic(m_dir + "/pages/" + name, body);
-      m_json["schema"] = k_state_schema;
-      write_file_atomic(m_dir + "/state.json", m_json.dump(1, ' ', false, Json::error_handler_t::replace) + "\n", true);
-    } catch (const Error& e) {
-      throw Error(ErrorKind::Io, std::string("the scan state was not saved (") + e.what() +
-                                     "): the next scan reports this one's new wheels again");
-    }
-    std::set<std::string> named;
-    for (const auto& [url, entry] : pages().items()) named.insert(entry.value("body", ""));
-    std::error_code ec;
-    for (const auto& e : std::filesystem::directory_iterator(m_dir + "/pages", ec)) {
-      const auto name = e.path().filename().string();
-      if (name.ends_with(".body") && named.count(name) == 0) std::filesystem::remove(e.path(), ec);
-    }
-  }
-
- private:
-  Json& slot(const char* name) {
-    if (!m_json.contains(name) || !m_json[name].is_object()) m_json[name] = Json::object();
-    return m_json[name];
-  }
-  std::string m_dir;
-  std::string m_refused;  // why the state folder is not used, when it is not
-  std::optional<FileLock> m_lock;
-  Json m_json = Json::object();
-  std::map<std::string, std::string> m_bodies;  // new page bodies, written by commit()
-};
-
 // --- pages -----------------------------------------------------------------------------------------------
 
 struct Listing {
@@ -198,36 +89,6 @@ struct Listing {
   std::string index;
   index::File file;
 };
-
-// Asks for a file the state keeps with its validators (a project's page; a release's variants file, which is
-// mutable): an unchanged one (304) comes from the state. `read` makes what the caller wants of the body, its
-// content type and final URL; an answer it refuses (throws) is not kept.
-template <typename Read>
-auto fetch_kept(const std::string& url, const char* accept, State& state, net::Client& client, const Read& read) {
-  net::Validators validators;
-  const auto cached_body = state.page_body(url);
-  if (cached_body) {
-    const auto& entry = state.pages()[url];
-    validators.etag = entry.value("etag", "");
-    validators.last_modified = entry.value("last_modified", "");
-  }
-  auto r = client.get(url, accept, validators);
-  if (r.not_modified() && cached_body) {
-    const auto& entry = state.pages()[url];
-    return read(*cached_body, entry.value("content_type", ""), entry.value("final_url", url));
-  }
-  auto out = read(r.body, r.content_type, r.url);
-  state.remember_page(url, r);
-  return out;
-}
-
-index::ProjectPage fetch_page(const std::string& index_url, const std::string& project, State& state,
-                              net::Client& client) {
-  return fetch_kept(index::project_url(index_url, project), index::k_accept, state, client,
-                    [&](const std::string& body, const std::string& type, const std::string& final_url) {
-                      return index::parse_project_page(body, type, final_url, project);
-                    });
-}
 
 // --- images, tags and variants ---------------------------------------------------------------------------
 
@@ -264,7 +125,8 @@ struct ScanTarget {
 
 class Scan {
  public:
-  Scan(const Options& o, const image::Db& db, net::Client& client, const ProfileCache* cache)
+  Scan(const Options& o, const image::Db& db, net::Client& client, const ProfileCache* cache,
+       const detail::Shards* merge)
       : m_o(o),
         m_db(db),
         m_client(client),
@@ -272,7 +134,8 @@ class Scan {
         m_state(o.state_dir, m_warnings),
         m_rules(o.rules, db.dir() + "/rules"),
         m_providers(lint::load_providers(db)),
-        m_explicit(!o.targets.empty() || !o.images.empty()) {
+        m_explicit(!o.targets.empty() || !o.images.empty()),
+        m_merge(merge) {
     // The images the caller resolved (the command line's one --image resolver: names, patterns, files,
     // folders), else db names, else every FlagOS image of the db: not the packaging targets (what
     // `inspect` measures a wheel against, not places it runs), nor the generic distributions.
@@ -291,6 +154,8 @@ class Scan {
     m_published.options.cache = cache;
     m_published.options.log = o.progress;
     m_published.warn = [this](const std::string& line) { m_published_lines.push_back(line); };
+    m_options = options_json();  // before any check (a check fills an image's published tables in)
+    if (m_merge) start_merge();
   }
   Scan(const Scan&) = delete;  // m_published's warn holds `this`
   Scan& operator=(const Scan&) = delete;
@@ -307,7 +172,8 @@ class Scan {
     report["indexes"] = indexes;
     report["projects"] = m_o.projects;
     report["images"] = report_images();
-    report["shard"] = Json{{"index", m_o.shard_index}, {"count", m_o.shard_count}};
+    report["shard"] = m_merge ? Json{{"index", 0}, {"count", m_merge->count()}, {"merged", true}}
+                              : Json{{"index", m_o.shard_index}, {"count", m_o.shard_count}};
     report["since"] = m_o.since ? Json(*m_o.since) : Json(nullptr);
     report["environment"] = m_o.environment_args;
     report["exit_code"] = exit_code();
@@ -325,9 +191,12 @@ class Scan {
     report["wheels"] = wheels;
     report["pins"] = pins();
     Json warnings = m_warnings;
-    for (auto& line : published_warnings()) warnings.push_back(std::move(line));
+    std::vector<std::string> names;
+    for (const auto& t : m_targets) names.push_back(t.target.image.name);
+    for (auto& line : detail::published_warnings(m_published_lines, names)) warnings.push_back(std::move(line));
     report["warnings"] = warnings;
     report["errors"] = m_errors;
+    m_state.record = record();
     return report;
   }
 
@@ -337,6 +206,63 @@ class Scan {
  private:
   void say(const std::string& line) const {
     if (m_o.progress) m_o.progress(line);
+  }
+
+  // Asks for a file the state keeps with its validators (a project's page; a release's variants file, which is
+  // mutable): an unchanged one (304) comes from the state. `read` makes what the caller wants of the body, its
+  // content type and final URL; an answer it refuses (throws) is not kept. What each URL answered goes in the
+  // run's record; a merge of shards answers from the shards' records and states, never the network.
+  template <typename Read>
+  auto kept(const std::string& url, const char* accept, const Read& read) {
+    if (m_merge) {
+      auto f = m_merge->fetched(url);
+      if (f.differed) {
+        m_warnings.push_back(url +
+                             ": the shards read different answers (it changed while they ran); the first "
+                             "shard's that read it is used");
+      }
+      if (f.body) {
+        for (const auto& line : f.failed) {
+          m_warnings.push_back(line);
+          m_errors.push_back(line);
+          m_index_failed = true;
+        }
+      }
+      m_fetched[url] = f.outcome;
+      if (!f.body) {
+        if (f.outcome.is_null()) throw bad_input("no shard's record says what " + url + " answered");
+        if (f.outcome.value("not_found", false)) throw net::NotFound(f.outcome.value("error", std::string()));
+        throw Error(ErrorKind::BadInput, f.outcome.value("error", std::string()));
+      }
+      m_state.adopt_page(url, f.entry, *f.body);
+      return read(*f.body, f.entry.value("content_type", ""), f.entry.value("final_url", url));
+    }
+    try {
+      net::Validators validators;
+      const auto cached_body = m_state.page_body(url);
+      if (cached_body) {
+        const auto& entry = m_state.pages()[url];
+        validators.etag = entry.value("etag", "");
+        validators.last_modified = entry.value("last_modified", "");
+      }
+      auto r = m_client.get(url, accept, validators);
+      if (r.not_modified() && cached_body) {
+        const auto& entry = m_state.pages()[url];
+        auto out = read(*cached_body, entry.value("content_type", ""), entry.value("final_url", url));
+        m_fetched[url] = Json{{"sha256", detail::sha256_text(*cached_body)}};
+        return out;
+      }
+      auto out = read(r.body, r.content_type, r.url);
+      m_state.remember_page(url, r);
+      m_fetched[url] = Json{{"sha256", detail::sha256_text(r.body)}};
+      return out;
+    } catch (const net::NotFound& e) {
+      m_fetched[url] = Json{{"error", e.what()}, {"not_found", true}};
+      throw;
+    } catch (const Error& e) {
+      m_fetched[url] = Json{{"error", e.what()}, {"not_found", false}};
+      throw;
+    }
   }
 
   void read_pages() {
@@ -349,7 +275,10 @@ class Scan {
       for (const auto& idx : m_o.indexes) {
         say(fmt::format("page {}/{}: {} on {}", ++n, total, project, net::redact_url(idx)));
         try {
-          auto page = fetch_page(idx, project, m_state, m_client);
+          auto page = kept(index::project_url(idx, project), index::k_accept,
+                           [&](const std::string& body, const std::string& type, const std::string& final_url) {
+                             return index::parse_project_page(body, type, final_url, project);
+                           });
           ++found_on;
           for (const auto& w : page.warnings) m_warnings.push_back(net::redact_url(page.url) + ": " + w);
           for (auto& f : page.files) {
@@ -388,7 +317,7 @@ class Scan {
       const auto parse = [&](const std::string& body, const std::string&, const std::string&) {
         return variant::parse(body, f.filename);
       };
-      releases.files.emplace(version, fetch_kept(f.url, "application/json", m_state, m_client, parse));
+      releases.files.emplace(version, kept(f.url, "application/json", parse));
       releases.errors.erase(version);
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::Internal) throw;
@@ -412,38 +341,45 @@ class Scan {
     return true;
   }
 
+  // The report's entry of a listed wheel before it is read.
+  Json listing_json(const Listing& l) const {
+    Json w = Json::object();
+    w["filename"] = l.file.filename;
+    w["project"] = l.project;
+    w["version"] = version_of(l);
+    w["url"] = net::redact_url(l.file.url);
+    w["sha256"] = l.file.sha256();
+    w["size"] = l.file.size ? Json(*l.file.size) : Json(nullptr);
+    w["upload_time"] = l.file.upload_time ? Json(*l.file.upload_time) : Json(nullptr);
+    w["yanked"] = l.file.yanked;
+    w["yanked_reason"] = l.file.yanked_reason;
+    w["new"] = true;
+    w["integrity"] = m_o.mode == remote::Mode::Full ? k_integrity_full : k_integrity_headers;
+    w["error"] = nullptr;
+    w["results"] = Json::array();
+    return w;
+  }
+
   void check_new_wheels() {
+    m_base = detail::keys_digest(m_state.wheels());
     std::vector<const Listing*> todo;
     for (const auto& l : m_listings) {
       const std::string key = wheel_key(l.file.filename, l.file.sha256());
       if (m_state.wheels().contains(key) || !is_new(l)) continue;
-      if (!in_shard(l.file.filename, m_o.shard_index, m_o.shard_count)) continue;
+      if (!m_merge && !in_shard(l.file.filename, m_o.shard_index, m_o.shard_count)) continue;
       todo.push_back(&l);
     }
     std::size_t n = 0;
     for (const auto* l : todo) {
       ++n;
-      Json w = Json::object();
-      w["filename"] = l->file.filename;
-      w["project"] = l->project;
-      std::string version;
-      try {
-        version = wheel::parse_filename(l->file.filename).version;
-      } catch (const Error&) {
+      if (m_merge) {
+        adopt(*l);
+        continue;
       }
-      w["version"] = version;
-      w["url"] = net::redact_url(l->file.url);
-      w["sha256"] = l->file.sha256();
-      w["size"] = l->file.size ? Json(*l->file.size) : Json(nullptr);
-      w["upload_time"] = l->file.upload_time ? Json(*l->file.upload_time) : Json(nullptr);
-      w["yanked"] = l->file.yanked;
-      w["yanked_reason"] = l->file.yanked_reason;
-      w["new"] = true;
-      w["integrity"] = m_o.mode == remote::Mode::Full ? k_integrity_full : k_integrity_headers;
-      w["error"] = nullptr;
-      w["results"] = Json::array();
+      Json w = listing_json(*l);
       say(fmt::format("wheel {}/{}: {}", n, todo.size(), l->file.filename));
-      bool read = false;
+      const std::size_t errors_before = m_errors.size(), published_before = m_published_lines.size();
+      bool read = false, failed = false, incompatible = false;
       std::vector<run::Cell> cells;
       try {
         remote::Fetch fetch;
@@ -463,20 +399,33 @@ class Scan {
                                                              : fetched.profile.record_problems.front();
           w["error"] = fmt::format("{}: {} {}", pr.kind, pr.path, pr.detail);
           m_errors.push_back(l->file.filename + ": " + w["error"].get<std::string>());
-          m_wheel_failed = true;
+          failed = true;
         }
         read = true;
         w["publisher"] = publisher(fetched.profile);
         cells = check(fetched.profile);
         w["results"] = results_json(cells);
         for (const auto& c : cells) {
-          if (c.targeted && c.report.verdict == verdict::Verdict::Incompatible) m_new_incompatible = true;
+          if (c.targeted && c.report.verdict == verdict::Verdict::Incompatible) incompatible = true;
         }
       } catch (const Error& e) {
         w["error"] = e.what();
         m_errors.push_back(l->file.filename + ": " + e.what());
-        m_wheel_failed = true;
+        failed = true;
       }
+      m_wheel_failed = m_wheel_failed || failed;
+      m_new_incompatible = m_new_incompatible || incompatible;
+      // The run's record of the wheel (shard.json): what a merge of the shards needs to say what this run says.
+      Json entry{{"key", wheel_key(l->file.filename, l->file.sha256())},
+                 {"report", w},
+                 {"errors", Json(m_errors.begin() + static_cast<std::ptrdiff_t>(errors_before), m_errors.end())},
+                 {"published",
+                  std::vector<std::string>(m_published_lines.begin() + static_cast<std::ptrdiff_t>(published_before),
+                                           m_published_lines.end())},
+                 {"failed", failed},
+                 {"incompatible", incompatible},
+                 {"remembered", read}};
+      m_entries.push_back(std::move(entry));
       // A wheel that could not be fetched (the network, a hash mismatch, a server that stopped answering)
       // is not remembered: the next scan tries it again. One that was read is remembered, problems and
       // all: a broken wheel is reported once, not every night.
@@ -484,7 +433,7 @@ class Scan {
         m_wheels.push_back(std::move(w));
         continue;
       }
-      Json remembered{{"filename", l->file.filename}, {"project", l->project},   {"version", version},
+      Json remembered{{"filename", l->file.filename}, {"project", l->project},   {"version", version_of(*l)},
                       {"sha256", l->file.sha256()},   {"first_seen", now_iso()}, {"error", w["error"]},
                       {"results", Json::object()}};
       // From the typed cells, in the one shape of a cell (run::to_json: a record, the report's results one
@@ -493,6 +442,100 @@ class Scan {
       m_state.wheels()[wheel_key(l->file.filename, l->file.sha256())] = remembered;
       m_wheels.push_back(std::move(w));
     }
+  }
+
+  // --- shards and their merge (inspector/scan/shards.cpp reads and checks the set) ---
+
+  // What the shards of one scan must share, kept in each shard's record: a merge refuses shards that differ.
+  Json options_json() const {
+    Json images = Json::array();
+    for (const auto& t : m_targets) {
+      images.push_back(Json{{"name", t.name}, {"sha256", detail::sha256_text(image::to_json(t.target.image).dump())}});
+    }
+    Json indexes = Json::array();
+    for (const auto& i : m_o.indexes) indexes.push_back(net::redact_url(i));
+    return Json{{"wheelcheck_version", WHEELCHECK_VERSION},
+                {"indexes", indexes},
+                {"projects", m_o.projects},
+                {"images", images},
+                {"images_given", m_explicit},
+                {"since", m_o.since ? Json(*m_o.since) : Json(nullptr)},
+                {"rules", m_o.rules},
+                {"verify", m_o.mode == remote::Mode::Full      ? "full"
+                           : m_o.mode == remote::Mode::Headers ? "headers"
+                                                               : "auto"},
+                {"environment", m_o.environment_args}};
+  }
+
+  // The run's record (shard.json). A merge's is the record one process would have written (shard 1 of 1).
+  Json record() const {
+    return Json{{"schema", detail::k_record_schema},
+                {"shard", Json{{"index", m_merge ? 1 : m_o.shard_index}, {"count", m_merge ? 1 : m_o.shard_count}}},
+                {"options", m_options},
+                {"base", m_base},
+                {"fetched", m_fetched},
+                {"wheels", m_entries}};
+  }
+
+  // The merge's state starts as the one the shards started from: the state folder given, when it is that one,
+  // else the base carried in the first shard's folder.
+  void start_merge() {
+    if (auto diff = detail::options_difference(m_merge->options(), m_options); !diff.empty()) {
+      throw bad_input("scan --merge: the shards ran with other options than this merge (" + diff +
+                      "): give the merge the shard runs' --index, --project, --image, --assume, --since, --rules, "
+                      "--verify and --with");
+    }
+    if (!m_state.kept()) throw usage_error("scan --merge needs a --state folder to write the merged state to");
+    if (!m_state.empty()) {
+      if (detail::keys_digest(m_state.wheels()) != m_merge->base()) {
+        throw bad_input("scan --merge: the state " + m_state.dir() +
+                        " is not the one the shards started from: merge into that state, or into an empty folder");
+      }
+      return;
+    }
+    m_state.pages();  // the order one process writes: pages, then wheels
+    const Json pages = m_merge->base_pages(), wheels = m_merge->base_wheels();
+    for (const auto& [url, entry] : pages.items()) {
+      if (auto body = m_merge->folder(1).body(url)) m_state.adopt_page(url, entry, std::move(*body));
+    }
+    for (const auto& [key, value] : wheels.items()) m_state.wheels()[key] = value;
+  }
+
+  // A new wheel of the merge: what the shard that owns it (its file-name hash) found, as that shard recorded it.
+  void adopt(const Listing& l) {
+    const std::string key = wheel_key(l.file.filename, l.file.sha256());
+    const int owner = shard_of(l.file.filename, m_merge->count());
+    const Json* e = m_merge->entry(owner, key);
+    const Json* remembered = e != nullptr && e->value("remembered", false) ? m_merge->remembered(owner, key) : nullptr;
+    if (e == nullptr || (e->value("remembered", false) && remembered == nullptr)) {
+      // Its shard did not check it (it read the index before the file was uploaded, or it could not read the
+      // index): an error, never a smaller report; not remembered, so the next scan checks it.
+      Json w = listing_json(l);
+      w["error"] = fmt::format("not checked: {} did not check it (its record has no entry for it); rerun the shard",
+                               m_merge->where(owner));
+      m_errors.push_back(l.file.filename + ": " + w["error"].get<std::string>());
+      m_wheel_failed = true;
+      m_wheels.push_back(std::move(w));
+      return;
+    }
+    Json entry = *e;
+    m_wheels.push_back(entry["report"]);
+    for (const auto& line : entry["errors"]) m_errors.push_back(line);
+    // A published table is read once a process: a line another shard said first is not said again.
+    Json published = Json::array();
+    for (const auto& line : entry["published"]) {
+      if (std::find(m_published_lines.begin(), m_published_lines.end(), line) != m_published_lines.end()) continue;
+      m_published_lines.push_back(line.get<std::string>());
+      published.push_back(line);
+    }
+    entry["published"] = std::move(published);
+    m_wheel_failed = m_wheel_failed || e->value("failed", false);
+    m_new_incompatible = m_new_incompatible || e->value("incompatible", false);
+    for (const auto& r : (*e)["report"]["results"]) {
+      if (m_explicit || r.value("targeted", false)) m_used_images.insert(r.value("image", std::string()));
+    }
+    if (remembered != nullptr) m_state.wheels()[key] = *remembered;
+    m_entries.push_back(std::move(entry));
   }
 
   // The wheel on its own, once (not per image): what it claims against its binaries (`wheelcheck lint`).
@@ -572,42 +615,6 @@ class Scan {
   }
 
   // Step 4: pin advice from the state (every wheel checked by this or an earlier run).
-  // The published tables that could not be read, each said once: one line for the images that share a
-  // cause ("torch 2.10.0+cpu on every image: ..." when all of them do).
-  std::vector<std::string> published_warnings() const {
-    std::vector<std::string> order;
-    std::map<std::string, std::vector<std::string>> images;  // the line with "{}" for the image -> the images
-    for (const auto& line : m_published_lines) {
-      std::string key = line, image;
-      for (const auto& t : m_targets) {
-        const std::string on = " on " + t.target.image.name + ": ";
-        if (const auto at = line.find(on); at != std::string::npos) {
-          key = line.substr(0, at) + " on {}: " + line.substr(at + on.size());
-          image = t.target.image.name;
-          break;
-        }
-      }
-      auto [it, added] = images.try_emplace(key);
-      if (added) order.push_back(key);
-      if (!image.empty() && std::find(it->second.begin(), it->second.end(), image) == it->second.end())
-        it->second.push_back(image);
-    }
-    std::vector<std::string> out;
-    for (const auto& key : order) {
-      const auto& on = images.at(key);
-      const auto at = key.find("{}");
-      if (at == std::string::npos) {
-        out.push_back(key);
-        continue;
-      }
-      const std::string where = on.size() == m_targets.size() && on.size() > 1
-                                    ? "every image"
-                                    : (on.size() > 1 ? join(on, ", ") : on.front());
-      out.push_back(key.substr(0, at) + where + key.substr(at + 2));
-    }
-    return out;
-  }
-
   Json pins() {
     Json out = Json::array();
     for (const auto& project : m_o.projects) {
@@ -750,6 +757,11 @@ class Scan {
   bool m_index_failed = false;
   bool m_wheel_failed = false;
   bool m_new_incompatible = false;  // a new wheel incompatible with an image it is for
+  const detail::Shards* m_merge;    // `scan --merge`: the shards whose results this run joins (null: a scan)
+  std::string m_base;               // the digest of the state this run started from
+  Json m_options;                   // what the shards of one scan share (the record's "options")
+  Json m_fetched = Json::object();  // URL -> what it answered (the record's "fetched")
+  Json m_entries = Json::array();   // the record's entry of each new wheel, in the report's order
 };
 
 }  // namespace
@@ -770,8 +782,12 @@ std::pair<int, int> parse_shard(const std::string& text) {
   }
 }
 
+int shard_of(const std::string& filename, int count) {
+  return count <= 1 ? 1 : static_cast<int>(fnv1a(filename) % static_cast<std::uint64_t>(count)) + 1;
+}
+
 bool in_shard(const std::string& filename, int index, int count) {
-  return count <= 1 || fnv1a(filename) % static_cast<std::uint64_t>(count) == static_cast<std::uint64_t>(index - 1);
+  return shard_of(filename, count) == index;
 }
 
 Result run(const Options& options, const image::Db& db, net::Client& client, const ProfileCache* cache) {
@@ -783,7 +799,13 @@ Result run(const Options& options, const image::Db& db, net::Client& client, con
                     std::all_of(s.begin(), s.end(), [](char c) { return c == '-' || (c >= '0' && c <= '9'); });
     if (!ok) throw usage_error("--since " + s + ": expected a date, YYYY-MM-DD");
   }
-  Scan scan(options, db, client, cache);
+  if (options.shard_count > 1 && options.state_dir.empty()) {
+    throw usage_error("--shard " + std::to_string(options.shard_index) + "/" + std::to_string(options.shard_count) +
+                      " needs --state DIR: each shard keeps its results in its own state folder for `scan --merge`");
+  }
+  std::optional<detail::Shards> shards;
+  if (!options.merge.empty()) shards = detail::read_shards(options.merge);
+  Scan scan(options, db, client, cache, shards ? &*shards : nullptr);
   Result r;
   r.report = scan.run();
   auto state = scan.take_state();

@@ -1,16 +1,18 @@
-// Joining the shards of one scan (`scan --merge`), and the pins as shell assignments (`scan --pins`).
-//
-// Shards check disjoint sets of wheels, so their wheel lists concatenate (a wheel listed twice keeps
-// its first entry); the summary is recounted; the exit code is the worst; for each image and project
-// the pin is the newest usable pick of any shard, with what newer files any shard passed over.
+// The scan report's counts (summary_of), the published-table warnings said once, and the pins as shell
+// assignments (`scan --pins`).
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
+#include <string>
+#include <vector>
 
+#include "inspector/scan/pins.hpp"
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/gates.hpp"
 #include "wheelcheck/scan.hpp"
+#include "wheelcheck/util.hpp"
 #include "wheelcheck/wheel.hpp"
 
 namespace wheelcheck::scan {
@@ -18,17 +20,6 @@ namespace wheelcheck::scan {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-void append_unique(Json& into, const Json& from) {
-  for (const auto& v : from) {
-    if (std::find(into.begin(), into.end(), v) == into.end()) into.push_back(v);
-  }
-}
-
-bool newer(const std::string& a, const std::string& b) {
-  const auto c = wheel::compare_versions(a, b);
-  return c ? *c > 0 : a > b;
-}
 
 }  // namespace
 
@@ -51,27 +42,6 @@ Json summary_of(const Json& wheels, std::uint64_t seen) {
 
 namespace {
 
-Json merge_pin(const Json& a, const Json& b) {
-  Json out = a;
-  const Json* best = &a;
-  if (a["pick"].is_null() || (!b["pick"].is_null() && newer(b["pick"]["version"], a["pick"]["version"]))) best = &b;
-  out["pick"] = (*best)["pick"];
-  // What was passed over, newer than the pick (or everything when nothing was picked), once per file.
-  Json passed = Json::array();
-  std::set<std::string> seen;
-  for (const auto* p : {&a, &b}) {
-    for (const auto& item : (*p)["passed_over"]) {
-      const std::string file = item["filename"];
-      if (!out["pick"].is_null() && !newer(item["version"], out["pick"]["version"])) continue;
-      // A shard that did not check a file says so; the shard that did has the real reason.
-      if (item["reason"].get<std::string>().rfind("not checked yet", 0) == 0) continue;
-      if (seen.insert(file).second) passed.push_back(item);
-    }
-  }
-  out["passed_over"] = passed;
-  return out;
-}
-
 std::string env_name(std::string s) {
   for (char& c : s) c = std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::toupper(c)) : '_';
   return s;
@@ -79,50 +49,43 @@ std::string env_name(std::string s) {
 
 }  // namespace
 
-Json merge(const std::vector<Json>& shards) {
-  if (shards.empty()) throw usage_error("scan --merge: no shard reports given");
-  Json out = shards.front();
-  Json wheels = Json::array();
-  std::set<std::string> keys;
-  Json pins = Json::array();
-  std::uint64_t seen = 0;
-  int exit_code = 0;
-  for (const auto& s : shards) {
-    if (!s.is_object() || s.value("schema", "") != "wheelcheck-scan/1") {
-      throw bad_input("scan --merge: not a wheelcheck scan report (wheelcheck-scan/1)");
-    }
-    append_unique(out["indexes"], s["indexes"]);
-    append_unique(out["projects"], s["projects"]);
-    append_unique(out["images"], s["images"]);
-    append_unique(out["warnings"], s["warnings"]);
-    if (s.contains("errors") && s["errors"].is_array()) {
-      if (!out.contains("errors") || !out["errors"].is_array()) out["errors"] = Json::array();
-      append_unique(out["errors"], s["errors"]);
-    }
-    for (const auto& w : s["wheels"]) {
-      if (keys.insert(w["filename"].get<std::string>() + "#" + w["sha256"].get<std::string>()).second) {
-        wheels.push_back(w);
+namespace detail {
+
+std::vector<std::string> published_warnings(const std::vector<std::string>& lines,
+                                            const std::vector<std::string>& images) {
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<std::string>> on_images;  // the line with "{}" for the image -> the images
+  for (const auto& line : lines) {
+    std::string key = line, image;
+    for (const auto& name : images) {
+      const std::string on = " on " + name + ": ";
+      if (const auto at = line.find(on); at != std::string::npos) {
+        key = line.substr(0, at) + " on {}: " + line.substr(at + on.size());
+        image = name;
+        break;
       }
     }
-    for (const auto& p : s["pins"]) {
-      auto same = std::find_if(pins.begin(), pins.end(),
-                               [&](const Json& q) { return q["image"] == p["image"] && q["project"] == p["project"]; });
-      if (same == pins.end())
-        pins.push_back(p);
-      else
-        *same = merge_pin(*same, p);
-    }
-    seen = std::max<std::uint64_t>(seen, s["summary"]["wheels_seen"].get<std::uint64_t>());
-    const int e = s["exit_code"].get<int>();
-    exit_code = (e == 2 || exit_code == 2) ? 2 : std::max(exit_code, e);
+    auto [it, added] = on_images.try_emplace(key);
+    if (added) order.push_back(key);
+    if (!image.empty() && std::find(it->second.begin(), it->second.end(), image) == it->second.end())
+      it->second.push_back(image);
   }
-  out["shard"] = Json{{"index", 0}, {"count", shards.size()}, {"merged", true}};
-  out["exit_code"] = exit_code;
-  out["summary"] = summary_of(wheels, seen);
-  out["wheels"] = wheels;
-  out["pins"] = pins;
+  std::vector<std::string> out;
+  for (const auto& key : order) {
+    const auto& on = on_images.at(key);
+    const auto at = key.find("{}");
+    if (at == std::string::npos) {
+      out.push_back(key);
+      continue;
+    }
+    const std::string where =
+        on.size() == images.size() && on.size() > 1 ? "every image" : (on.size() > 1 ? join(on, ", ") : on.front());
+    out.push_back(key.substr(0, at) + where + key.substr(at + 2));
+  }
   return out;
 }
+
+}  // namespace detail
 
 std::string pins_env(const Json& report) {
   std::string out = fmt::format("# wheelcheck scan pins ({}), generated {}\n", report.value("schema", ""),
