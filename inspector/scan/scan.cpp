@@ -90,32 +90,6 @@ struct Listing {
   index::File file;
 };
 
-// --- images, tags and variants ---------------------------------------------------------------------------
-
-// A profile made of what the index says (file name, Requires-Python): enough for the tag checks.
-WheelProfile listing_profile(const index::File& f) {
-  WheelProfile p;
-  p.filename = wheel::parse_filename(f.filename);
-  if (f.requires_python) p.metadata.requires_python = *f.requires_python;
-  return p;
-}
-
-// Why a wheel is not for the image ("" when it is): tags, Requires-Python, machine and toolkit, as every
-// command judges them (run::not_targeted). For a listing, what its file name says.
-std::string not_targeted_reason(const WheelProfile& p, const image::Image& im) {
-  return run::not_targeted(p, im);
-}
-
-// Why a variant cannot suit the image ("" when it can, or when either side does not say): a toolkit of
-// another release than the image's (run::toolkit_mismatch: +cu126 on a CUDA 13 image, +cann8.5.0 on a
-// CANN 9.0.0 image), whether its label or a member's runtime soname says so.
-std::string variant_mismatch(const WheelProfile& p, const image::Image& im) {
-  for (const auto& t : run::wheel_toolkits(p)) {
-    if (std::string why = run::toolkit_mismatch(t, im); !why.empty()) return why;
-  }
-  return "";
-}
-
 // --- the run ---------------------------------------------------------------------------------------------
 
 struct ScanTarget {
@@ -654,7 +628,7 @@ class Scan {
   bool targets_any(const std::vector<const Listing*>& files, const ScanTarget& t) {
     for (const auto* l : files) {
       try {
-        if (!not_targeted_reason(listing_profile(l->file), t.target.image).empty()) continue;
+        if (!run::not_targeted(detail::listing_profile(l->file), t.target.image).empty()) continue;
       } catch (const Error&) {
         continue;
       }
@@ -676,15 +650,15 @@ class Scan {
     for (const auto* l : files) {
       std::string version, reason;
       try {
-        const auto p = listing_profile(l->file);
+        const auto p = detail::listing_profile(l->file);
         version = p.filename.version;
         if (l->file.yanked) {
           reason = "yanked" + (l->file.yanked_reason.empty() ? "" : ": " + l->file.yanked_reason);
         } else if (!places[l].refusal.empty()) {
           reason = places[l].refusal;
-        } else if (auto variant = variant_mismatch(p, t.target.image); !variant.empty()) {
+        } else if (auto variant = detail::variant_mismatch(p, t.target.image); !variant.empty()) {
           reason = "wrong toolkit variant: " + variant;
-        } else if (auto why = not_targeted_reason(p, t.target.image); !why.empty()) {
+        } else if (auto why = run::not_targeted(p, t.target.image); !why.empty()) {
           reason = "not for this image: " + why;
         }
       } catch (const Error& e) {

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "wheelcheck/run.hpp"
 #include "wheelcheck/util.hpp"
 
 namespace wheelcheck::scan::detail {
@@ -76,6 +77,20 @@ std::vector<std::size_t> release_order(const std::vector<std::string>& versions,
     return std::pair(group[a], ranks[a]) < std::pair(group[b], ranks[b]);
   });
   return out;
+}
+
+WheelProfile listing_profile(const index::File& f) {
+  WheelProfile p;
+  p.filename = wheel::parse_filename(f.filename);
+  if (f.requires_python) p.metadata.requires_python = *f.requires_python;
+  return p;
+}
+
+std::string variant_mismatch(const WheelProfile& p, const image::Image& im) {
+  for (const auto& t : run::wheel_toolkits(p)) {
+    if (std::string why = run::toolkit_mismatch(t, im); !why.empty()) return why;
+  }
+  return "";
 }
 
 }  // namespace wheelcheck::scan::detail

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "wheelcheck/image.hpp"
+#include "wheelcheck/index.hpp"
+#include "wheelcheck/profile.hpp"
 #include "wheelcheck/variant.hpp"
 #include "wheelcheck/wheel.hpp"
 
@@ -37,5 +39,13 @@ Place place_of(const wheel::Filename& name, const Releases& releases, const imag
 // Files listed newest version first (`versions`, runs of one version together), reordered within each version
 // by their places' `ranks`: the indexes in pin order.
 std::vector<std::size_t> release_order(const std::vector<std::string>& versions, const std::vector<std::size_t>& ranks);
+
+// A profile made of what the index says (file name, Requires-Python): enough for the tag checks.
+WheelProfile listing_profile(const index::File& f);
+
+// Why a variant cannot suit the image ("" when it can, or when either side does not say): a toolkit of another
+// release than the image's (run::toolkit_mismatch: +cu126 on a CUDA 13 image, +cann8.5.0 on a CANN 9.0.0 image),
+// whether its label or a member's runtime soname says so.
+std::string variant_mismatch(const WheelProfile& p, const image::Image& im);
 
 }  // namespace wheelcheck::scan::detail
