@@ -185,6 +185,11 @@ int run_scan(const ScanArgs& given) {
           "is new and nothing is remembered");
     }
     std::tie(o.shard_index, o.shard_count) = scan::parse_shard(a.shard);
+    if (o.shard_count > 1 && a.state.empty()) {
+      throw usage_error("--shard " + a.shard +
+                        " needs --state DIR: each shard keeps its results in its own state folder, a copy of the state "
+                        "the shards start from, for `scan --merge`");
+    }
     if (!a.merge.empty()) {
       if (a.state.empty()) {
         throw usage_error(

@@ -131,7 +131,13 @@ Shards read_shards(const std::vector<std::string>& dirs) {
       problems.push_back(dir + " is given twice");
       continue;
     }
-    folders.push_back(read_shard_folder(dir));
+    try {
+      folders.push_back(read_shard_folder(dir));
+    } catch (const Error& e) {
+      std::string why = e.what();
+      if (why.rfind("scan --merge: ", 0) == 0) why = why.substr(14);
+      problems.push_back(why);
+    }
   }
   int count = 0;
   for (const auto& f : folders) {

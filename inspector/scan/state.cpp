@@ -186,7 +186,8 @@ ShardFolder read_shard_folder(const std::string& dir) {
     const bool report = ::stat((dir + "/report.json").c_str(), &st) == 0;
     throw bad_input("scan --merge: " + dir + " has no state.json" +
                     (report ? " (it holds a report: --merge takes the --state folders of the shard runs)"
-                            : " (give the --state folder of a `scan --shard K/N --state DIR` run)"));
+                            : ": its shard never finished (or never ran); rerun `scan --shard K/N --state " + dir +
+                                  "` from the state the others started from"));
   }
   try {
     f.state = Json::parse(read_text_file(file));

@@ -24,6 +24,8 @@ JOB is one of:
                into a venv from dist/ or a stand-in wheel), and the pre-commit hook on lock files of the samples
                (the worst exit)
   ci           CI's formats and the config file (tests/jobs/ci_job.py)
+  shards       the sharded scan (tests/jobs/shards_job.py): N = 1, 2, 3, 7 shards merged against the unsharded scan
+               byte for byte, two nights, a shard killed mid-run and rerun, a missing shard, refusals
   judged       issue 39's trial (tests/jobs/judged_job.py): a package judged on its own members (gates --with,
                a pylock.toml's JSON, SARIF and JUnit), declared glibc over a layer's tables, a tampered wheel's
                gates fail closed, Requires-Dist pins, [[accept]] rules refused, a bare wheelcheck's usage line
@@ -46,6 +48,7 @@ import ci_action  # noqa: E402
 import ci_job  # noqa: E402
 import env_job  # noqa: E402
 import judged_job  # noqa: E402
+import shards_job  # noqa: E402
 
 FAILURES = []
 A = None
@@ -539,7 +542,8 @@ JOBS = {"setup": job_setup, "routes": job_routes, "renamed": job_renamed, "pytho
             "WHEELCHECK_CORPUS", os.path.expanduser("~/.cache/wheelcheck-corpus"))),
         "action": lambda tmp: ci_action.job_action(tmp, sys.modules[__name__]),
         "ci": lambda tmp: ci_job.job_ci(tmp, sys.modules[__name__]),
-        "judged": lambda tmp: judged_job.job_judged(tmp, sys.modules[__name__])}
+        "judged": lambda tmp: judged_job.job_judged(tmp, sys.modules[__name__]),
+        "shards": lambda tmp: shards_job.job_shards(tmp, sys.modules[__name__])}
 
 
 def main():
