@@ -26,6 +26,8 @@ JOB is one of:
   ci           CI's formats and the config file (tests/jobs/ci_job.py)
   shards       the sharded scan (tests/jobs/shards_job.py): N = 1, 2, 3, 7 shards merged against the unsharded scan
                byte for byte, two nights, a shard killed mid-run and rerun, a missing shard, refusals
+  shards-ci    samples/nightly-scan.yml run as GitHub's runner runs it (matrix, artifacts, cache; two nights) and
+               samples/k8s/*.yaml validated against the Job schema and run per index (tests/jobs/shards_ci.py)
   judged       issue 39's trial (tests/jobs/judged_job.py): a package judged on its own members (gates --with,
                a pylock.toml's JSON, SARIF and JUnit), declared glibc over a layer's tables, a tampered wheel's
                gates fail closed, Requires-Dist pins, [[accept]] rules refused, a bare wheelcheck's usage line
@@ -48,6 +50,7 @@ import ci_action  # noqa: E402
 import ci_job  # noqa: E402
 import env_job  # noqa: E402
 import judged_job  # noqa: E402
+import shards_ci  # noqa: E402
 import shards_job  # noqa: E402
 
 FAILURES = []
@@ -543,7 +546,8 @@ JOBS = {"setup": job_setup, "routes": job_routes, "renamed": job_renamed, "pytho
         "action": lambda tmp: ci_action.job_action(tmp, sys.modules[__name__]),
         "ci": lambda tmp: ci_job.job_ci(tmp, sys.modules[__name__]),
         "judged": lambda tmp: judged_job.job_judged(tmp, sys.modules[__name__]),
-        "shards": lambda tmp: shards_job.job_shards(tmp, sys.modules[__name__])}
+        "shards": lambda tmp: shards_job.job_shards(tmp, sys.modules[__name__]),
+        "shards-ci": lambda tmp: shards_ci.job_shards_ci(tmp, sys.modules[__name__])}
 
 
 def main():
