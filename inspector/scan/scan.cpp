@@ -505,7 +505,7 @@ class Scan {
     entry["published"] = std::move(published);
     m_wheel_failed = m_wheel_failed || e->value("failed", false);
     m_new_incompatible = m_new_incompatible || e->value("incompatible", false);
-    for (const auto& r : (*e)["report"]["results"]) {
+    for (const auto& r : entry["report"]["results"]) {
       if (m_explicit || r.value("targeted", false)) m_used_images.insert(r.value("image", std::string()));
     }
     if (remembered != nullptr) m_state.wheels()[key] = *remembered;

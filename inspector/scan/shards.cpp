@@ -63,11 +63,9 @@ std::string Shards::where(int shard) const {
 }
 
 const Json* Shards::entry(int shard, const std::string& key) const {
-  const auto& wheels = folder(shard).record["wheels"];
-  for (const auto& w : wheels) {
-    if (w.value("key", "") == key) return &w;
-  }
-  return nullptr;
+  const auto& entries = m_entries.at(static_cast<std::size_t>(shard - 1));
+  const auto it = entries.find(key);
+  return it == entries.end() ? nullptr : it->second;
 }
 
 const Json* Shards::remembered(int shard, const std::string& key) const {
@@ -189,6 +187,10 @@ Shards read_shards(const std::vector<std::string>& dirs) {
   Shards out;
   for (int k = 1; k <= count; ++k) out.m_folders.push_back(std::move(*by_index.at(k)));
   out.m_base = out.m_folders.front().record.value("base", "");
+  for (const auto& f : out.m_folders) {
+    auto& entries = out.m_entries.emplace_back();
+    for (const auto& w : f.record["wheels"]) entries.emplace(w.value("key", ""), &w);
+  }
   return out;
 }
 

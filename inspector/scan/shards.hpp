@@ -2,6 +2,7 @@
 // `scan --shard K/N --state DIR` runs, read and checked as one set by `scan --merge DIR... --state OUT`.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -43,7 +44,8 @@ class Shards {
 
  private:
   friend Shards read_shards(const std::vector<std::string>& dirs);
-  std::vector<ShardFolder> m_folders;  // by shard index - 1
+  std::vector<ShardFolder> m_folders;                         // by shard index - 1
+  std::vector<std::map<std::string, const Json*>> m_entries;  // by shard index - 1: key -> its record entry
   std::string m_base;
 };
 

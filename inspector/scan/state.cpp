@@ -194,7 +194,9 @@ ShardFolder read_shard_folder(const std::string& dir) {
   } catch (const std::exception& e) {
     throw bad_input("scan --merge: " + file + " is damaged (" + e.what() + ")");
   }
-  if (!f.state.is_object() || f.state.value("schema", "") != k_state_schema) {
+  if (!f.state.is_object() || f.state.value("schema", "") != k_state_schema ||
+      (f.state.contains("pages") && !f.state["pages"].is_object()) ||
+      (f.state.contains("wheels") && !f.state["wheels"].is_object())) {
     throw bad_input("scan --merge: " + file + " is not a wheelcheck scan state (" + k_state_schema + ")");
   }
   const Json run = f.state.value("run", Json());
@@ -219,6 +221,26 @@ ShardFolder read_shard_folder(const std::string& dir) {
     f.count = f.record.at("shard").at("count").get<int>();
     if (f.record.value("schema", "") != k_record_schema)
       throw std::runtime_error("not " + std::string(k_record_schema));
+    // The shape the merge reads (a record is written by wheelcheck, but a folder can hold anything).
+    if (f.index < 1 || f.count < 1 || f.index > f.count) throw std::runtime_error("its shard is not K of N");
+    if (!f.record.at("options").is_object() || !f.record.at("base").is_string() ||
+        !f.record.at("fetched").is_object() || !f.record.at("wheels").is_array()) {
+      throw std::runtime_error("options, base, fetched or wheels is not what a record holds");
+    }
+    for (const auto& w : f.record["wheels"]) {
+      if (!w.is_object() || !w.at("key").is_string() || !w.at("report").is_object() ||
+          !w.at("report").at("results").is_array() || !w.at("errors").is_array() || !w.at("published").is_array()) {
+        throw std::runtime_error("a wheel entry is not what a record holds");
+      }
+      for (const auto& line : w["published"]) {
+        if (!line.is_string()) throw std::runtime_error("a wheel entry's published line is not text");
+      }
+    }
+    for (const auto& [url, outcome] : f.record["fetched"].items()) {
+      const bool read = outcome.is_object() && outcome.contains("sha256") && outcome["sha256"].is_string();
+      const bool failed = outcome.is_object() && outcome.contains("error") && outcome["error"].is_string();
+      if (!read && !failed) throw std::runtime_error("what " + url + " answered is not what a record holds");
+    }
   } catch (const std::exception& e) {
     f.record = nullptr;
     f.record_problem = std::string("its shard.json is damaged (") + e.what() + ")";

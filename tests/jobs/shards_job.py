@@ -242,6 +242,19 @@ def run_shards(tmp, J, idx):
     r = merge(J, idx, t("twice"), dirs)
     J.check(again.returncode == 0 and r.returncode == 2 and "started from another state" in r.stderr,
             f"a shard run twice on its own folder is refused ({again.returncode}, {r.returncode})", r.stderr[-800:])
+    # A record that is not what wheelcheck writes (edited by hand, or another tool's), its state naming it.
+    forged = t("forged")
+    shutil.copytree(dirs[0], forged)
+    record = json.load(open(forged + "/shard.json"))
+    record["wheels"] = [{"key": 1}]
+    text = json.dumps(record)
+    open(forged + "/shard.json", "w").write(text)
+    state = json.load(open(forged + "/state.json"))
+    state["run"]["record"] = __import__("hashlib").sha256(text.encode()).hexdigest()
+    json.dump(state, open(forged + "/state.json", "w"))
+    r = merge(J, idx, t("forged-merge"), [forged, dirs[1], dirs[2]])
+    J.check(r.returncode == 2 and "forged is not a finished shard" in r.stderr and "damaged" in r.stderr,
+            f"a forged record is refused with a message, never a crash ({r.returncode})", r.stderr[-800:])
     nostate = J.wc("scan", *idx.args(), "--shard", "1/3", "--report", t("nostate-report"))
     J.check(nostate.returncode == 2 and "--state" in nostate.stderr,
             f"a shard without its own --state is a usage error ({nostate.returncode})", nostate.stderr[-400:])
