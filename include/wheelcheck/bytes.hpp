@@ -10,6 +10,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace wheelcheck {
@@ -89,6 +90,9 @@ class RandomAccess {
   virtual std::string name() const = 0;
   // Fills `out` with the bytes at [offset, offset + out.size()); throws Error when it cannot.
   virtual void read_at(std::uint64_t offset, std::span<std::byte> out) const = 0;
+  // Advice: these ranges (offset, length) will be read soon. A remote file fetches them now, nearby ones
+  // merged into one request each (remote::HttpFile); a local one ignores it. Reads answer the same either way.
+  virtual void prefetch(std::span<const std::pair<std::uint64_t, std::uint64_t>> /*ranges*/) const {}
 };
 
 class FileRandomAccess final : public RandomAccess {

@@ -15,8 +15,8 @@
 
 namespace wheelcheck::remote {
 
-// A remote file read through byte ranges, with a block cache in front: reads that go forward grow the
-// read-ahead (256 KB doubling up to 2 MB), so a member streamed from its start costs a few requests.
+// A remote file read through byte ranges, with a block cache in front (64 KB blocks): reads that go forward
+// grow the read-ahead (doubling up to 2 MB), so a member streamed from its start costs a few requests.
 // Thread safe. A transfer that fails after the client's retries throws Error(Io). What it moved is
 // counted in the client's stats().
 class HttpFile final : public RandomAccess {
@@ -28,6 +28,9 @@ class HttpFile final : public RandomAccess {
   std::uint64_t size() const override;
   std::string name() const override;  // the URL, credentials removed
   void read_at(std::uint64_t offset, std::span<std::byte> out) const override;
+  // The blocks of these ranges that are not cached yet, in as few requests as their layout allows: runs of
+  // blocks, two runs merged where fewer than three blocks lie between them (cheaper than one more request).
+  void prefetch(std::span<const std::pair<std::uint64_t, std::uint64_t>> ranges) const override;
 
  private:
   struct Impl;
