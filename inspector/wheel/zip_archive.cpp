@@ -94,10 +94,13 @@ class MemberStream : public ByteStream {
 // Raw deflate through ISA-L.
 class IsalInflateStream final : public MemberStream {
  public:
-  IsalInflateStream(zip_t* zip, const MemberInfo& info)
+  // `input_chunk`: each read of compressed bytes (a headers-only read that may stop after a few KB asks
+  // for little at a time: a remote file's read-ahead still makes its requests grow); 0: 256 KiB.
+  IsalInflateStream(zip_t* zip, const MemberInfo& info, std::size_t input_chunk = 0)
       : MemberStream(info),
         m_file(open_index(zip, info.index, ZIP_FL_COMPRESSED, info.name)),
-        m_in(info.compressed_size, 256 << 10) {
+        m_in(info.compressed_size, 256 << 10),
+        m_in_chunk(input_chunk != 0 ? std::min(input_chunk, m_in.size()) : m_in.size()) {
     isal_inflate_init(&m_state);
     m_state.crc_flag = ISAL_GZIP_NO_HDR;  // the gzip CRC-32 is the zip CRC-32
   }
@@ -111,7 +114,7 @@ class IsalInflateStream final : public MemberStream {
     m_state.avail_out = want;
     while (m_state.avail_out > 0 && m_state.block_state != ISAL_BLOCK_FINISH) {
       if (m_state.avail_in == 0 && !m_in_eof) {
-        const auto n = read_some(m_file.get(), m_in.data(), m_in.size(), m_info.name);
+        const auto n = read_some(m_file.get(), m_in.data(), m_in_chunk, m_info.name);
         if (n == 0) m_in_eof = true;
         m_state.next_in = reinterpret_cast<std::uint8_t*>(m_in.data());
         m_state.avail_in = static_cast<std::uint32_t>(n);
@@ -144,7 +147,8 @@ class IsalInflateStream final : public MemberStream {
   }
 
   ZipFile m_file;
-  ReadBuffer m_in;  // compressed bytes: 256 KiB, or less for a small member
+  ReadBuffer m_in;         // compressed bytes: 256 KiB, or less for a small member
+  std::size_t m_in_chunk;  // how much of m_in each read fills
   inflate_state m_state{};
   bool m_in_eof = false;
   bool m_done = false;
@@ -292,9 +296,12 @@ class StreamMemberReader final : public MemberReader {
     for (const auto& piece : m_middle) {
       if (piece.covers(offset, out.size())) return copy(piece.bytes, piece.first, offset, out);
     }
-    const bool far = offset > m_pos + k_forward_gap;
-    if (far && takes_hints()) {
-      if (decode_middle(offset, out.size())) return copy(m_middle.back().bytes, m_middle.back().first, offset, out);
+    // Far: past the stream by 4 MB, or (a small member) by a quarter of the member, where inflating up to
+    // the read costs more compressed bytes than decoding the end.
+    const bool far = offset > m_pos + std::min(k_forward_gap, std::max(k_small_gap, m_info.size / 4));
+    if (far && m_info.method == ZIP_CM_DEFLATE && m_info.compressed_size > k_small_tail_min) {
+      if (takes_hints() && decode_middle(offset, out.size()))
+        return copy(m_middle.back().bytes, m_middle.back().first, offset, out);
       if (decode_tail(offset, out.size())) return copy(m_tail->bytes, m_tail->first, offset, out);
     }
     forward(offset, out);
@@ -314,8 +321,16 @@ class StreamMemberReader final : public MemberReader {
   static constexpr std::uint64_t k_keep = std::uint64_t{32} << 20;
   static constexpr std::uint64_t k_forward_gap = std::uint64_t{4} << 20;
   static constexpr std::uint64_t k_tail_min = std::uint64_t{4} << 20;
+  // A member of 256 KB to 4 MB compressed (most libraries of a wheel) has its end decoded too, where the
+  // read lies a quarter of the member (at least 256 KB) past the stream: a library's section headers and
+  // dynamic section lie in its last tenth or so, and its dynamic symbols at its start.
+  static constexpr std::uint64_t k_small_tail_min = std::uint64_t{256} << 10;
+  static constexpr std::uint64_t k_small_gap = std::uint64_t{256} << 10;
   static constexpr std::uint64_t k_tail_max = std::uint64_t{256} << 20;         // compressed
   static constexpr std::uint64_t k_max_tail_output = std::uint64_t{512} << 20;  // uncompressed
+  // The forward stream's reads of compressed bytes: the ELF header and the dynamic symbols after it are
+  // some tens of KB compressed (ZipArchive::prefetch_heads brings the first 64 KB).
+  static constexpr std::size_t k_first_input = std::size_t{64} << 10;
 
   static void copy(const std::vector<std::byte>& from, std::uint64_t first, std::uint64_t offset,
                    std::span<std::byte> out) {
@@ -323,7 +338,10 @@ class StreamMemberReader final : public MemberReader {
   }
 
   // How much of the member's end to decode: the compressed share of what is needed at the member's
-  // average ratio, half as much again, and half a MB for a block to start in. When that falls short,
+  // average ratio, half as much again, and half a MB for a block to start in (a member under 4 MB: half
+  // the share, and a 32nd of the member, 64 KB at least, for the block; a library's end is mostly
+  // data that compresses better than its code, and a missed block start costs one more try of twice
+  // the length, fetching only the bytes before the first). When that falls short,
   // the next try is sized from the ratio the decoded end actually had, and only the bytes before the
   // previous tail are fetched. Not tried at all when the share is over k_tail_max or half the member:
   // inflating from the start costs as much.
@@ -332,8 +350,12 @@ class StreamMemberReader final : public MemberReader {
     const std::uint64_t cap = std::min(k_tail_max, m_info.compressed_size / 2);
     double ratio = static_cast<double>(m_info.compressed_size) / static_cast<double>(m_info.size);
     std::vector<std::byte> tail;
+    const bool small = m_info.compressed_size <= k_tail_min;
+    const double share = small ? 0.5 : 1.5;
+    const std::uint64_t slack =
+        small ? std::max<std::uint64_t>(64 << 10, m_info.compressed_size / 32) : std::uint64_t{512} << 10;
     for (int attempt = 0; attempt < 4; ++attempt) {
-      const auto want = static_cast<std::uint64_t>(static_cast<double>(need) * ratio * 1.5) + (512 << 10);
+      const auto want = static_cast<std::uint64_t>(static_cast<double>(need) * ratio * share) + slack;
       const std::uint64_t len = std::min(std::max<std::uint64_t>(want, tail.size() * 2), cap);
       if (len <= tail.size() || (attempt == 0 && want > cap)) return false;
       std::vector<std::byte> grown(static_cast<std::size_t>(len));
@@ -407,7 +429,10 @@ class StreamMemberReader final : public MemberReader {
 
   void forward(std::uint64_t offset, std::span<std::byte> out) {
     if (offset < m_pos || !m_stream) {
-      m_stream = m_archive.open_member(m_info.index);
+      if (m_info.method == ZIP_CM_DEFLATE)
+        m_stream = std::make_unique<IsalInflateStream>(m_zip, m_info, k_first_input);
+      else
+        m_stream = m_archive.open_member(m_info.index);
       m_pos = 0;
     }
     // A chunk of 1 MiB, or less for a small member (util.hpp).
@@ -447,6 +472,75 @@ class StreamMemberReader final : public MemberReader {
   std::uint64_t m_middle_len = 0;
   RawMember m_raw{m_zip, m_info};
 };
+
+// Where each member's local header lies, and its name and extra field's length as the central directory
+// gives them (the local header's own may differ a little), walked from the end-of-central-directory
+// record (zip64 included); libzip keeps the offsets to itself. Empty when the walk fails or finds another
+// count of members than `count`: the caller then has no advice to give, nothing else.
+struct LocalHeaderAt {
+  std::uint64_t offset = 0;
+  std::uint64_t names = 0;
+};
+
+std::uint64_t le_at(const std::vector<std::byte>& b, std::size_t at, int width) {
+  std::uint64_t v = 0;
+  for (int i = width - 1; i >= 0; --i)
+    v = (v << 8) | std::to_integer<std::uint64_t>(b[at + static_cast<std::size_t>(i)]);
+  return v;
+}
+
+std::vector<LocalHeaderAt> walk_central_directory(const RandomAccess& file, std::size_t count) {
+  const std::uint64_t size = file.size();
+  std::vector<std::byte> end(static_cast<std::size_t>(std::min<std::uint64_t>(size, 22 + 65535)));
+  if (end.size() < 22) return {};
+  file.read_at(size - end.size(), end);
+  std::size_t eocd = end.size() - 22;
+  while (le_at(end, eocd, 4) != 0x06054b50) {
+    if (eocd == 0) return {};
+    --eocd;
+  }
+  std::uint64_t entries = le_at(end, eocd + 10, 2), cd_size = le_at(end, eocd + 12, 4),
+                cd_offset = le_at(end, eocd + 16, 4);
+  if ((entries == 0xFFFF || cd_size == 0xFFFFFFFF || cd_offset == 0xFFFFFFFF) && eocd >= 20 &&
+      le_at(end, eocd - 20, 4) == 0x07064b50) {
+    std::vector<std::byte> z64(56);
+    const std::uint64_t at = le_at(end, eocd - 20 + 8, 8);
+    if (at > size - z64.size()) return {};
+    file.read_at(at, z64);
+    if (le_at(z64, 0, 4) != 0x06064b50) return {};
+    entries = le_at(z64, 32, 8);
+    cd_size = le_at(z64, 40, 8);
+    cd_offset = le_at(z64, 48, 8);
+  }
+  if (entries != count || cd_offset > size || cd_size > size - cd_offset || cd_size > (std::uint64_t{256} << 20))
+    return {};
+  std::vector<std::byte> cd(static_cast<std::size_t>(cd_size));
+  file.read_at(cd_offset, cd);
+  std::vector<LocalHeaderAt> out;
+  out.reserve(count);
+  for (std::size_t at = 0; out.size() < count;) {
+    if (at + 46 > cd.size() || le_at(cd, at, 4) != 0x02014b50) return {};
+    const auto name = le_at(cd, at + 28, 2), extra = le_at(cd, at + 30, 2), comment = le_at(cd, at + 32, 2);
+    if (at + 46 + name + extra + comment > cd.size()) return {};
+    LocalHeaderAt h{le_at(cd, at + 42, 4), name + extra};
+    if (h.offset == 0xFFFFFFFF) {  // in the zip64 extra field, after the sizes that overflowed
+      const std::size_t x_end = at + 46 + name + extra;
+      for (std::size_t x = at + 46 + name; x + 4 <= x_end;) {
+        const auto id = le_at(cd, x, 2), len = le_at(cd, x + 2, 2);
+        if (id == 0x0001) {
+          std::size_t f =
+              x + 4 + (le_at(cd, at + 24, 4) == 0xFFFFFFFF ? 8 : 0) + (le_at(cd, at + 20, 4) == 0xFFFFFFFF ? 8 : 0);
+          if (f + 8 <= x + 4 + len && f + 8 <= x_end) h.offset = le_at(cd, f, 8);
+          break;
+        }
+        x += 4 + len;
+      }
+    }
+    out.push_back(h);
+    at += 46 + name + extra + comment;
+  }
+  return out;
+}
 
 // Members at most this large are never refused for their ratio: their size alone bounds the work.
 constexpr std::uint64_t k_ratio_floor = std::uint64_t{16} << 20;
@@ -514,7 +608,8 @@ std::unique_ptr<ZipArchive> ZipArchive::open(const std::string& path, const Arch
   return open_handle(std::move(a), code);
 }
 
-std::unique_ptr<ZipArchive> ZipArchive::open(std::shared_ptr<const RandomAccess> file, const ArchiveLimits& limits) {
+std::unique_ptr<ZipArchive> ZipArchive::open(std::shared_ptr<const RandomAccess> file, const ArchiveLimits& limits,
+                                             bool every_local_header) {
   std::unique_ptr<ZipArchive> a(new ZipArchive());
   a->m_path = file->name();
   a->m_limits = limits;
@@ -531,7 +626,7 @@ std::unique_ptr<ZipArchive> ZipArchive::open(std::shared_ptr<const RandomAccess>
     zip_error_fini(&error);
     throw std::bad_alloc();
   }
-  a->m_handle->zip = zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS, &error);
+  a->m_handle->zip = zip_open_from_source(src, every_local_header ? ZIP_RDONLY | ZIP_CHECKCONS : ZIP_RDONLY, &error);
   const int code = zip_error_code_zip(&error);
   zip_error_fini(&error);
   if (a->m_handle->zip == nullptr) {
@@ -647,6 +742,21 @@ std::string ZipArchive::read_small(std::uint64_t index) const {
   if (done != out.size() || stream->read(extra) != 0)
     throw bad_input("member " + m.name + " is not the size it declares");
   return out;
+}
+
+void ZipArchive::prefetch_heads(std::span<const std::uint64_t> indices, std::uint64_t head) const {
+  if (!m_file || indices.empty()) return;
+  const auto at = walk_central_directory(*m_file, m_members.size());
+  if (at.size() != m_members.size()) return;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
+  ranges.reserve(indices.size());
+  for (const auto i : indices) {
+    if (i >= at.size()) continue;
+    // The local header (30 bytes, the name, an extra field that may be longer than the central
+    // directory's by a zip64 record), then the member's first bytes.
+    ranges.emplace_back(at[i].offset, 30 + at[i].names + 32 + std::min(m_members[i].compressed_size, head));
+  }
+  m_file->prefetch(ranges);
 }
 
 std::unique_ptr<MemberReader> ZipArchive::random_member(std::uint64_t index) const {
