@@ -76,7 +76,20 @@ struct InspectOptions {
   wheel::ArchiveLimits limits;
   elf::ReaderLimits elf_limits;
   std::function<void(const Progress&)> progress;  // called from worker threads, serialised
+  // Verify::Headers on a local path: a wheel smaller than this is read in full instead (integrity "full":
+  // it reads and verifies more, and below this size it costs less than the headers-only read's fixed
+  // work). 0: never. The command line sets k_read_whole_below; a RandomAccess (a URL) is never read whole.
+  std::uint64_t read_whole_below = 0;
 };
+// Measured on the corpus (inspector/profile/inspect.cpp says how).
+extern const std::uint64_t k_read_whole_below;
+
+// The rule of a headers-only read: members whose names say that no dynamic loader and no Python importer
+// can load them are never opened (inspector/profile/inspect.cpp lists them: Python sources and bytecode,
+// C/C++/CUDA sources and headers, text, data and configuration, static archives and objects, and
+// everything under .dist-info/). A deny list: a name not on it is opened and its magic read, so a library
+// with an unusual name (foo/_C, libx.so.1.2) is never missed. The full read opens every member.
+bool never_loaded(std::string_view member_name);
 
 // Reads a wheel (never from the cache). Throws Error(BadInput) when the file is not a readable zip.
 WheelProfile inspect_wheel(const std::string& path, const InspectOptions& options = {});

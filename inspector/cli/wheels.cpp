@@ -77,7 +77,10 @@ CachedInspect inspect_any(const std::string& where, InspectOptions options, cons
   apply_limits(limits, options);
   if (const std::string why = not_a_wheel_file(where); !why.empty()) throw bad_input(why);
   if (!net::is_url(where)) {
-    if (verify == "headers") options.verify = Verify::Headers;
+    if (verify == "headers") {
+      options.verify = Verify::Headers;
+      options.read_whole_below = k_read_whole_below;  // a small wheel costs less read whole
+    }
     auto r = inspect_cached(where, options, cache);
     const std::string given = where.substr(where.find_last_of('/') + 1);
     if (given != r.profile.filename.filename) {

@@ -14,6 +14,7 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "inspector/wheel/record.hpp"
@@ -26,6 +27,9 @@ namespace wheelcheck {
 namespace {
 
 constexpr std::size_t k_chunk = std::size_t{1} << 20;
+// Headers-only through a RandomAccess: the compressed bytes of each member's start asked for before the
+// members are read (the first input of its forward inflate; zip_archive.cpp's k_first_input).
+constexpr std::uint64_t k_prefetch_head = std::uint64_t{64} << 10;
 
 struct MemberResult {
   wheel::MemberDigest digest;
@@ -330,6 +334,42 @@ std::string find_dist_info(const wheel::ZipArchive& archive, const wheel::Filena
 
 }  // namespace
 
+// Deny list, by the name's last extension (any case), its base name, or its top folder. Each says a file
+// no dynamic loader maps and no importer loads as native code:
+//   Python sources and bytecode   .py .pyi .pyc .pyo .pyx .pxd .pxi .pth
+//   C, C++ and CUDA sources       .h .hh .hpp .hxx .cuh .inl .c .cc .cpp .cxx .cu
+//   text and documentation        .txt .md .rst LICENSE LICENCE COPYING NOTICE AUTHORS README CHANGELOG
+//   data and configuration        .json .yaml .yml .toml .cfg .ini .csv .tsv .xml .html .htm .css .js .map
+//                                 .png .jpg .jpeg .gif .svg .ico .typed .proto .cmake .pc .mo .po .ipynb
+//   static archives and objects   .a .o (linked at build time, never loaded)
+//   the wheel's own metadata      anything under a top-level *.dist-info/ folder (read on its own)
+// Anything else is opened, whatever it is called: .so, .so.1.2, _C, a .bin, a .cubin.
+bool never_loaded(std::string_view name) {
+  const auto slash = name.find('/');
+  if (slash != std::string_view::npos && name.substr(0, slash).ends_with(".dist-info")) return true;
+  const std::string base = ascii_lower(std::string(name.substr(name.rfind('/') + 1)));
+  static const std::set<std::string, std::less<>> bases = {"license", "licence", "copying",  "notice",
+                                                           "authors", "readme",  "changelog"};
+  if (bases.count(base) != 0) return true;
+  const auto dot = base.rfind('.');
+  if (dot == std::string::npos || dot == 0) return false;
+  static const std::set<std::string, std::less<>> extensions = {
+      "py",  "pyi", "pyc", "pyo",   "pyx",   "pxd",   "pxi", "pth", "h",   "hh",    "hpp",  "hxx", "cuh",
+      "inl", "c",   "cc",  "cpp",   "cxx",   "cu",    "txt", "md",  "rst", "json",  "yaml", "yml", "toml",
+      "cfg", "ini", "csv", "tsv",   "xml",   "html",  "htm", "css", "js",  "map",   "png",  "jpg", "jpeg",
+      "gif", "svg", "ico", "typed", "proto", "cmake", "pc",  "mo",  "po",  "ipynb", "a",    "o"};
+  return extensions.count(std::string_view(base).substr(dot + 1)) != 0;
+}
+
+// Local `--verify headers` against `--verify full` (wall medians of 7 runs, side by side, 2 shared cores):
+// a wheel of one 19 MB libtorch_python (6.5 MB) 0.242 s against 0.200 s, of two (14.4 MB) 0.258 s against
+// 0.281 s, of four (25.8 MB) 0.383 s against 0.346 s: decoding the end of a member on its own and its
+// dynamic symbols from the start costs about what inflating and hashing 20 MB does. A 4.8 MB wheel was
+// 0.103 s against 0.143 s, torch-shaped (7.3 MB, three libraries, 1,900 Python files) 0.142 s against 0.231
+// s, a 38 MB libtorch_cpu wheel 0.202 s against 0.510 s. Below 32 MiB the full read is never more than
+// some tens of ms slower, and it is the one that verifies; above it, headers-only wins on every wheel measured.
+const std::uint64_t k_read_whole_below = std::uint64_t{32} << 20;
+
 bool WheelProfile::has_problems() const {
   return !problems.empty() || !record_problems.empty();
 }
@@ -340,8 +380,10 @@ namespace {
 struct WheelInput {
   std::string path;
   std::shared_ptr<const RandomAccess> file;
+  // Headers-only through a RandomAccess: without libzip's check of every local header (wheel.hpp).
+  bool headers = false;
   std::unique_ptr<wheel::ZipArchive> open(const wheel::ArchiveLimits& limits) const {
-    return file ? wheel::ZipArchive::open(file, limits) : wheel::ZipArchive::open(path, limits);
+    return file ? wheel::ZipArchive::open(file, limits, !headers) : wheel::ZipArchive::open(path, limits);
   }
   std::string sha256_hex() const {
     if (!file) return sha256_file_hex(path);
@@ -357,13 +399,15 @@ struct WheelInput {
   }
 };
 
-WheelProfile inspect_input(const WheelInput& input, const std::string& filename, const std::string& known_sha256,
+WheelProfile inspect_input(WheelInput input, const std::string& filename, const std::string& known_sha256,
                            const InspectOptions& options) {
-  const bool headers = options.verify == Verify::Headers;
-  if (headers && options.reader != elf::ReaderKind::Fast) {
+  if (options.verify == Verify::Headers && options.reader != elf::ReaderKind::Fast) {
     throw usage_error("--verify headers works with the fast ELF reader only (LIEF reads whole files)");
   }
   WheelProfile p;
+  p.size = input.file ? input.file->size() : FileSource(input.path).size();
+  // A small local wheel is read in full: cheaper than headers-only there (k_read_whole_below), and more.
+  const bool headers = options.verify == Verify::Headers && (input.file || p.size >= options.read_whole_below);
   // A file saved under another name (flaggems.whl) is read by its .dist-info: the name and version of
   // METADATA, the Tag lines of WHEEL (the command line warns, naming the name it should have).
   std::optional<Error> name_error;
@@ -375,7 +419,7 @@ WheelProfile inspect_input(const WheelInput& input, const std::string& filename,
   }
   p.reader = elf::reader_name(options.reader);
   p.integrity = headers ? k_integrity_headers : k_integrity_full;
-  p.size = input.file ? input.file->size() : FileSource(input.path).size();
+  input.headers = headers;
   auto archive = input.open(options.limits);
   const auto& members = archive->members();
   p.member_count = members.size();
@@ -447,9 +491,16 @@ WheelProfile inspect_input(const WheelInput& input, const std::string& filename,
   std::vector<std::int64_t> jobs;
   std::uint64_t total_bytes = headers ? 0 : p.size;
   for (const auto& m : members) {
-    if (m.directory || m.refused) continue;
+    if (m.directory || m.refused || (headers && never_loaded(m.name))) continue;
     jobs.push_back(static_cast<std::int64_t>(m.index));
     total_bytes += m.size;
+  }
+  if (headers && input.file) {
+    // Every member that will be read starts with its local header, its ELF header and its dynamic symbols:
+    // asked for at once, they come in as few requests as the layout allows.
+    std::vector<std::uint64_t> heads(jobs.begin(), jobs.end());
+    std::sort(heads.begin(), heads.end());
+    archive->prefetch_heads(heads, k_prefetch_head);
   }
   std::stable_sort(jobs.begin(), jobs.end(),
                    [&](std::int64_t a, std::int64_t b) { return members[a].size > members[b].size; });
