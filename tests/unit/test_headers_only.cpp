@@ -456,6 +456,185 @@ TEST(HeadersOnly, CorruptTailIsAFindingNotACrash) {
   }
 }
 
+// The rule of a headers-only read (never_loaded): what no loader or importer loads is never opened; any
+// other name is, so a library named oddly is still found.
+TEST(HeadersOnly, NameRuleDeniesOnlyWhatNothingLoads) {
+  for (const char* name : {"pkg/mod.py", "pkg/stubs.pyi", "pkg/__pycache__/m.cpython-311.pyc", "pkg/fast.pyx",
+                           "pkg/include/torch/all.h", "pkg/include/x.CUH", "pkg/src/k.cu", "pkg/README.md",
+                           "pkg/LICENSE", "pkg/data/conf.json", "pkg/share/cmake/T.cmake", "pkg/py.typed",
+                           "pkg/lib/libstatic.a", "pkg/obj/x.o", "pkg-1.0.dist-info/RECORD", "pkg-1.0.dist-info/x.so"})
+    EXPECT_TRUE(never_loaded(name)) << name;
+  for (const char* name : {"pkg/_C", "pkg/lib/libx.so.1", "pkg/lib/libx.so.1.2.3",
+                           "pkg/_ext.cpython-311-x86_64-linux-gnu.so", "pkg/kernels.cubin", "pkg/k.fatbin",
+                           "pkg/blob.bin", "pkg/.hidden", "pkg/py", "pkg/x.pyd", "pkg-1.0.data/platlib/pkg/_x.so"})
+    EXPECT_FALSE(never_loaded(name)) << name;
+}
+
+// Printable text that compresses about as little as letters do (4.7 bits a character): Python members that
+// take room in the wheel.
+std::string letters(std::size_t size, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::string out(size, ' ');
+  for (auto& c : out) c = static_cast<char>('a' + rng() % 26);
+  return out;
+}
+
+struct ManyPython {
+  std::string wheel;
+  std::string lib;                 // libone.so, also as pkg/_C and pkg/lib/libodd.so.1
+  std::uint64_t first_python = 0;  // where the first Python member's local header lies
+};
+
+// Two libraries and an ELF library named without an extension first, then 2,000 Python members of 12 KB.
+ManyPython many_python_wheel(const TempDir& dir) {
+  ManyPython w;
+  const auto one =
+      test::build_shared(dir, "libone.so", "one.c", "#include <math.h>\ndouble one(double x) { return sin(x); }\n",
+                         "-Wl,-soname,libone.so.1 -Wl,--no-as-needed -lm");
+  const auto two =
+      test::build_shared(dir, "libtwo.so", "two.c", "#include <stdio.h>\nint two(void) { return puts(\"2\"); }\n",
+                         "-Wl,-soname,libtwo.so.2");
+  if (!one || !two) {
+    ADD_FAILURE() << "cannot build the libraries";
+    return w;
+  }
+  w.lib = *one;
+  std::vector<std::pair<std::string, std::string>> files = {
+      {"pkg/lib/libone.so", *one}, {"pkg/_C", *one}, {"pkg/lib/libodd.so.1", *two}, {"pkg/lib/libtwo.so", *two}};
+  std::filesystem::create_directories(dir.file("py"));
+  for (int i = 0; i < 2000; ++i) {
+    const std::string path = dir.file("py/m" + std::to_string(i) + ".py");
+    test::write_binary(path, letters(12 << 10, static_cast<unsigned>(i)));
+    files.emplace_back("pkg/sub" + std::to_string(i % 40) + "/m" + std::to_string(i) + ".py", path);
+  }
+  w.wheel = test::make_wheel(dir, "pkg-1.0-cp311-cp311-linux_x86_64.whl", files);
+  const std::string bytes = test::read_file(w.wheel);
+  const auto name = bytes.find("pkg/sub0/m0.py");
+  EXPECT_NE(name, std::string::npos);
+  w.first_python = name - 30;
+  EXPECT_EQ(bytes.compare(w.first_python, 4, std::string("PK\x03\x04", 4)), 0);
+  return w;
+}
+
+// The byte ranges asked for a file on the loopback server (the suffix as bytes=-N).
+std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges_of(const nlohmann::json& stats, const std::string& path,
+                                                               std::uint64_t size) {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
+  for (const auto& q : stats) {
+    if (q.value("path", "") != path || !q.contains("range") || !q["range"].is_string()) continue;
+    const std::string r = q["range"].get<std::string>().substr(6);
+    const auto dash = r.find('-');
+    if (dash == 0) {
+      const auto n = std::min<std::uint64_t>(std::stoull(r.substr(1)), size);
+      out.emplace_back(size - n, size);
+    } else {
+      out.emplace_back(std::stoull(r.substr(0, dash)), std::stoull(r.substr(dash + 1)) + 1);
+    }
+  }
+  return out;
+}
+
+TEST(HeadersOnly, PythonMembersAreNeverReadAndOddlyNamedLibrariesAreFound) {
+  TempDir dir;
+  const auto w = many_python_wheel(dir);
+  ASSERT_FALSE(w.wheel.empty());
+  const auto size = std::filesystem::file_size(w.wheel);
+  ASSERT_GT(size, std::uint64_t{12} << 20) << "the Python members should fill the wheel";
+  const std::string file = w.wheel.substr(w.wheel.rfind('/') + 1);
+  std::filesystem::create_directories(dir.file("root/idx/demo"));
+  std::filesystem::copy_file(w.wheel, dir.file("root/idx/demo/" + file));
+  test::NetServer server(test::NetServer::index_server(dir.file("root")));
+  net::ClientOptions o;
+  o.netrc_file = "/nonexistent/netrc";
+  net::Client client(o);
+  const std::string path = "/idx/files/demo/" + file;
+  const auto remote_profile = remote::inspect_url(server.url(path), {}, {}, nullptr, client).profile;
+  const auto ranges = ranges_of(server.stats(), path, size);
+  std::uint64_t bytes = 0;
+  for (const auto& q : server.stats())
+    if (q.value("path", "") == path) bytes += q.value("bytes_sent", std::uint64_t{0});
+  EXPECT_LT(bytes * 20, size) << bytes << " bytes in " << ranges.size() << " requests";
+  EXPECT_LE(ranges.size(), 6U);
+  // Apart from the first request (the file's end: the central directory), no range reaches the Python
+  // members: they start where the libraries end, and a block of 64 KB may round up to that.
+  ASSERT_FALSE(ranges.empty());
+  EXPECT_EQ(ranges.front().second, size) << "the first request is the suffix";
+  for (std::size_t i = 1; i < ranges.size(); ++i)
+    EXPECT_LE(ranges[i].second, w.first_python + (64 << 10))
+        << "bytes " << ranges[i].first << "-" << ranges[i].second << " lie among the Python members";
+  // Every ELF member is found, named oddly or not, with the full read's facts; the full read still reads all.
+  const auto full = inspect_wheel(w.wheel);
+  InspectOptions headers_options;
+  headers_options.verify = Verify::Headers;
+  const auto local = inspect_wheel(w.wheel, headers_options);
+  EXPECT_EQ(local.integrity, "headers-only");
+  EXPECT_EQ(remote_profile.integrity, "headers-only");
+  EXPECT_TRUE(full.record_verified) << "the full read hashes every member, the Python ones too";
+  ASSERT_EQ(full.members.size(), 4U);
+  for (const auto* p : {&remote_profile, &local}) {
+    ASSERT_EQ(p->members.size(), full.members.size());
+    EXPECT_EQ(p->member_count, full.member_count);
+    for (std::size_t i = 0; i < full.members.size(); ++i) {
+      EXPECT_EQ(p->members[i].path, full.members[i].path);
+      EXPECT_EQ(p->members[i].elf, full.members[i].elf) << full.members[i].path;
+    }
+  }
+  std::vector<std::string> paths;
+  for (const auto& m : local.members) paths.push_back(m.path);
+  EXPECT_EQ(paths,
+            (std::vector<std::string>{"pkg/lib/libone.so", "pkg/_C", "pkg/lib/libodd.so.1", "pkg/lib/libtwo.so"}));
+  ASSERT_TRUE(local.members[1].elf);
+  EXPECT_EQ(local.members[1].elf->soname, "libone.so.1");
+}
+
+// Forty libraries, each between Python members of some 100 KB compressed: their local headers and first
+// bytes come in a few requests (nearby runs merged), not one request a library.
+TEST(HeadersOnly, LibrariesSpreadOverTheWheelComeInFewRequests) {
+  TempDir dir;
+  const auto lib = test::build_shared(dir, "libx.so", "x.c", "int x(void) { return 1; }\n", "-Wl,-soname,libx.so.1");
+  ASSERT_TRUE(lib);
+  std::vector<std::pair<std::string, std::string>> files;
+  std::filesystem::create_directories(dir.file("py"));
+  for (int i = 0; i < 40; ++i) {
+    files.emplace_back("pkg/l" + std::to_string(i) + "/libx.so", *lib);
+    const std::string path = dir.file("py/m" + std::to_string(i) + ".py");
+    test::write_binary(path, letters(160 << 10, 100U + static_cast<unsigned>(i)));
+    files.emplace_back("pkg/l" + std::to_string(i) + "/m.py", path);
+  }
+  const auto whl = test::make_wheel(dir, "spread-1.0-cp311-cp311-linux_x86_64.whl", files);
+  const auto r = read_remote(whl, dir.file("root"));
+  ASSERT_EQ(r.profile.members.size(), 40U);
+  for (const auto& m : r.profile.members) {
+    ASSERT_TRUE(m.elf) << m.path;
+    EXPECT_EQ(m.elf->soname, "libx.so.1");
+  }
+  // The suffix, then runs: every library is about 1.5 blocks from the next, so they merge.
+  EXPECT_LE(r.requests, 4U) << r.bytes << " bytes";
+}
+
+// A local headers-only read of a wheel under read_whole_below is the full read (it costs less there); one
+// through a RandomAccess (a URL) never is.
+TEST(HeadersOnly, SmallLocalWheelIsReadWhole) {
+  TempDir dir;
+  const auto lib = test::build_shared(dir, "libx.so", "x.c", "int x(void) { return 1; }\n", "-Wl,-soname,libx.so.1");
+  ASSERT_TRUE(lib);
+  const auto whl = test::make_wheel(dir, "small-1.0-cp311-cp311-linux_x86_64.whl", {{"small/libx.so", *lib}});
+  InspectOptions o;
+  o.verify = Verify::Headers;
+  EXPECT_EQ(inspect_wheel(whl, o).integrity, "headers-only") << "read_whole_below is 0 unless set";
+  o.read_whole_below = k_read_whole_below;
+  ASSERT_LT(std::filesystem::file_size(whl), k_read_whole_below);
+  const auto whole = inspect_wheel(whl, o);
+  EXPECT_EQ(whole.integrity, "full");
+  EXPECT_TRUE(whole.record_verified);
+  EXPECT_EQ(whole.sha256, inspect_wheel(whl).sha256);
+  EXPECT_EQ(
+      inspect_wheel(std::make_shared<FileRandomAccess>(whl), "small-1.0-cp311-cp311-linux_x86_64.whl", "", o).integrity,
+      "headers-only");
+  o.read_whole_below = std::filesystem::file_size(whl);
+  EXPECT_EQ(inspect_wheel(whl, o).integrity, "headers-only") << "the threshold is a size below which";
+}
+
 TEST(HeadersOnly, LiefReaderIsRefused) {
   InspectOptions o;
   o.verify = Verify::Headers;
