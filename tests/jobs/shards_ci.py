@@ -224,9 +224,14 @@ def job_k8s(J, idx, tmp):
         import jsonschema
         schema = json.load(open(JOB_SCHEMA))
         for d in docs:
-            errors = list(jsonschema.validators.validator_for(schema)(schema).iter_errors(d))
+            errors = list(jsonschema.Draft7Validator(schema).iter_errors(d))  # its "$schema" names no draft
             J.check(not errors, f"{d['metadata']['name']} validates against Kubernetes' batch/v1 Job schema",
                     "\n".join(f"{list(e.path)}: {e.message[:200]}" for e in errors[:5]))
+        # The schema is strict: a misspelt field (what a kubectl apply would refuse) is an error here too.
+        typo = json.loads(json.dumps(docs[0]))
+        typo["spec"]["completionsMode"] = typo["spec"].pop("completionMode")
+        J.check(any(True for _ in jsonschema.Draft7Validator(schema).iter_errors(typo)),
+                "the schema refuses a misspelt field (completionsMode)")
     else:
         print(f"  skip  the Job schema is not at {JOB_SCHEMA}")
     shards_doc, merge_doc = docs
