@@ -73,15 +73,6 @@ std::string now_iso() {
   return buf;
 }
 
-std::uint64_t fnv1a(std::string_view s) {
-  std::uint64_t h = 1469598103934665603ULL;
-  for (const char c : s) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
-
 // --- pages -----------------------------------------------------------------------------------------------
 
 struct Listing {
@@ -757,7 +748,7 @@ std::pair<int, int> parse_shard(const std::string& text) {
 }
 
 int shard_of(const std::string& filename, int count) {
-  return count <= 1 ? 1 : static_cast<int>(fnv1a(filename) % static_cast<std::uint64_t>(count)) + 1;
+  return count <= 1 ? 1 : static_cast<int>(detail::fnv1a(filename) % static_cast<std::uint64_t>(count)) + 1;
 }
 
 bool in_shard(const std::string& filename, int index, int count) {

@@ -16,15 +16,6 @@ namespace wheelcheck::scan::detail {
 
 namespace {
 
-std::uint64_t state_fnv1a(std::string_view s) {
-  std::uint64_t h = 1469598103934665603ULL;
-  for (const char c : s) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
-
 bool safe_body_name(const std::string& name) {
   return !name.empty() && name.find('/') == std::string::npos && name[0] != '.';
 }
@@ -34,6 +25,15 @@ std::string dump_state_json(const Json& j) {
 }
 
 }  // namespace
+
+std::uint64_t fnv1a(std::string_view s) {
+  std::uint64_t h = 1469598103934665603ULL;
+  for (const char c : s) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
 
 std::string sha256_text(std::string_view text) {
   Hasher h;
@@ -113,7 +113,7 @@ std::optional<std::string> State::page_body(const std::string& url) {
 void State::remember_page(const std::string& url, const net::Response& r) {
   if (m_dir.empty()) return;
   const std::string sha = sha256_text(r.body);
-  const std::string body = fmt::format("{:016x}-{}.body", state_fnv1a(url), sha.substr(0, 16));
+  const std::string body = fmt::format("{:016x}-{}.body", fnv1a(url), sha.substr(0, 16));
   m_bodies[body] = r.body;
   pages()[url] = Json{{"etag", r.validators.etag},
                       {"last_modified", r.validators.last_modified},

@@ -10,6 +10,7 @@
 //                     a record whose sha256 state.json does not name is one of a run that did not finish.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -28,6 +29,8 @@ inline constexpr const char* k_state_schema = "wheelcheck-scan-state/1";
 inline constexpr const char* k_record_schema = "wheelcheck-scan-shard/1";
 
 std::string sha256_text(std::string_view text);
+// FNV-1a, 64 bits: the page bodies' names and the shard of a wheel's file name (stable across machines).
+std::uint64_t fnv1a(std::string_view s);
 std::string wheel_key(const std::string& filename, const std::string& sha256);
 // The digest of a set of wheel keys (sorted): which state a run started from.
 std::string keys_digest(const Json& wheels);
