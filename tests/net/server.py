@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A loopback package index and file server for wheelcheck's network tests (standard library only).
 
-  server.py --root DIR [--host 127.0.0.1] [--port 0] [--auth USER:PASS] [--html-only]
+  server.py --root DIR [--host 127.0.0.1] [--port 0] [--auth USER:PASS] [--html-only] [--latency SECONDS]
 
 Prints "PORT <n>" (flushed) once it listens, then serves until killed. HTTP/1.1 with keep-alive; every
 answer has a Content-Length.
@@ -53,6 +53,9 @@ Routes:
 
 --auth USER:PASS: every path except /_* needs that Basic authorization, else 401. To test a redirect to
 another host, serve on 127.0.0.1 and redirect to http://localhost:<same port>/... (the Host header differs).
+
+--latency SECONDS (default 0): every answer except those of /_* (/_stats, /_faults, /_loop) waits that long
+before it is sent, as a distant index would; one thread per connection, so concurrent requests wait in parallel.
 """
 import argparse
 import base64
@@ -161,8 +164,9 @@ def http_date(ts):
 
 
 class State:
-    def __init__(self, root, auth, html_only):
+    def __init__(self, root, auth, html_only, latency=0.0):
         self.root = root
+        self.latency = latency
         self.auth = auth
         self.html_only = html_only
         self.lock = threading.Lock()
@@ -300,6 +304,8 @@ class Handler(BaseHTTPRequestHandler):
         if not internal:
             with self.state.lock:
                 self.state.stats.append(self.record)
+        if not internal and self.state.latency > 0:
+            time.sleep(self.state.latency)
         try:
             self.route(path, head, internal)
         except (BrokenPipeError, ConnectionResetError):
@@ -606,8 +612,12 @@ def main():
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--auth", default=None, help="USER:PASS required on every non-/_ path")
     parser.add_argument("--html-only", action="store_true")
+    parser.add_argument("--latency", type=float, default=0.0, metavar="SECONDS",
+                        help="delay every answer (not /_*) this long before it is sent")
     args = parser.parse_args()
-    Handler.state = State(os.path.abspath(args.root), args.auth, args.html_only)
+    if args.latency < 0:
+        parser.error("--latency must be >= 0")
+    Handler.state = State(os.path.abspath(args.root), args.auth, args.html_only, args.latency)
     server = Server((args.host, args.port), Handler)
     print(f"PORT {server.server_address[1]}", flush=True)
     try:
