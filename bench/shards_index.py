@@ -17,7 +17,6 @@ Names: project bench-<kind>-NNN, distribution bench_<kind>_NNN, versions 1.J.0 (
 METADATA (Name, Version) and RECORD, so no two wheels share a sha256 (checked; the generator fails otherwise).
 """
 import argparse
-import base64
 import hashlib
 import io
 import json
@@ -33,11 +32,10 @@ from concurrent.futures import ProcessPoolExecutor
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(REPO, "tests", "tools"))
-from sample_index import rewrite_metadata, split_wheel_name  # noqa: E402
+from sample_index import rewrite_metadata, split_wheel_name, zip_with_record  # noqa: E402
 
 STAMP = "shards-index v2: small 160x10, medium 20x10, many 20x10, torch 2x8 (1900 members, cp312)"
 INDEX = "shards"
-FIXED_DATE = (2024, 1, 1, 0, 0, 0)
 SAMPLES = ["build/samples/hello_native-1.0-cp311-cp311-linux_x86_64.whl",
            "build/samples/flagos/flagtree-0.6.1-cp312-cp312-linux_x86_64.whl",
            "build/samples/flagos/flag_gems_cpp_cuda-5.4.0-cp312-cp312-linux_x86_64.whl",
@@ -48,10 +46,6 @@ LIB_SETS = [["libzstd.so.1"], ["libssl.so.3", "libcurl.so.4"], ["libcrypto.so.3"
             ["libarchive.so.13", "libzstd.so.1"]]
 TORCH_TAG = "cp312-cp312-linux_x86_64"
 KINDS = (("small", 160, 10), ("medium", 20, 10), ("many", 20, 10), ("torch", 2, 8))
-
-
-def record_hash(data):
-    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
 
 
 def compose(src, name, version, extras, tag=None):
@@ -80,20 +74,7 @@ def compose(src, name, version, extras, tag=None):
     for arc, data in extras:
         mode = 0o755 if ".so" in arc else 0o644
         body.append((arc, data, mode << 16, zipfile.ZIP_DEFLATED))
-    buf, records = io.BytesIO(), []
-    with zipfile.ZipFile(buf, "w") as z:
-        for arc, data, attr, method in body + info:
-            zi = zipfile.ZipInfo(arc, FIXED_DATE)
-            zi.external_attr = attr or (0o644 << 16)
-            zi.compress_type = method
-            z.writestr(zi, data, compresslevel=1 if len(data) > 1 << 20 else None)
-            records.append(f"{arc},{record_hash(data)},{len(data)}")
-        records.append(f"{new_info}RECORD,,")
-        zi = zipfile.ZipInfo(new_info + "RECORD", FIXED_DATE)
-        zi.external_attr = 0o644 << 16
-        zi.compress_type = zipfile.ZIP_DEFLATED
-        z.writestr(zi, ("\n".join(records) + "\n").encode())
-    return buf.getvalue()
+    return zip_with_record(body + info, new_info, level=lambda data: 1 if len(data) > 1 << 20 else None)
 
 
 def py_sources(rng, pkg, count):

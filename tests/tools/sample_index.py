@@ -66,6 +66,12 @@ def repack(src, name=None, version=None):
                 if base == "METADATA":
                     data = rewrite_metadata(data, name, version)
             members.append((arc, data, info.external_attr, info.compress_type))
+    return zip_with_record(members, new_info)
+
+
+def zip_with_record(members, dist_info, level=None):
+    """Bytes of a wheel of members [(arcname, data, external_attr, compress_type)] and a RECORD of them under
+    dist_info ("NAME-VERSION.dist-info/"); level(data) picks a member's compression level (None: zlib's)."""
     buf = io.BytesIO()
     records = []
     with zipfile.ZipFile(buf, "w") as z:
@@ -73,10 +79,10 @@ def repack(src, name=None, version=None):
             zi = zipfile.ZipInfo(arc, FIXED_DATE)
             zi.external_attr = attr or (0o644 << 16)
             zi.compress_type = method
-            z.writestr(zi, data)
+            z.writestr(zi, data, compresslevel=level(data) if level else None)
             records.append(f"{arc},{record_hash(data)},{len(data)}")
-        records.append(f"{new_info}RECORD,,")
-        zi = zipfile.ZipInfo(new_info + "RECORD", FIXED_DATE)
+        records.append(f"{dist_info}RECORD,,")
+        zi = zipfile.ZipInfo(dist_info + "RECORD", FIXED_DATE)
         zi.external_attr = 0o644 << 16
         zi.compress_type = zipfile.ZIP_DEFLATED
         z.writestr(zi, ("\n".join(records) + "\n").encode())
