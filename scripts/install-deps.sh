@@ -24,10 +24,13 @@ cross=(gcc-aarch64-linux-gnu g++-aarch64-linux-gnu)
 # HTTP/2 with nghttpd (nghttp2-server) over a certificate made with openssl, and render the scan's HTML
 # report in headless chromium. clang-14 and libclang-rt-14-dev build the sanitized suite and the libFuzzer
 # targets (scripts/sanitize.sh, fuzz/run.sh); nasm, xz-utils and patch the static packages (package.sh); patchelf
-# gives the corpus tier's torch wheels the sonames pip's torch has (tests/jobs/env_job.py).
+# gives the corpus tier's torch wheels the sonames pip's torch has (tests/jobs/env_job.py); python3-yaml reads the
+# workflows and Kubernetes manifests the jobs run (tests/jobs/ci_action.py, shards_ci.py); python3-pyelftools and
+# python3-packaging run ../shared/peers/auditwheel-show beside wheelcheck (bench/remote.sh, the side-by-side tests).
 test=(libgtest-dev binutils python3-jsonschema zip libtree time libsnappy1v5 gcc-i686-linux-gnu g++-i686-linux-gnu
       gcc-powerpc64-linux-gnu g++-powerpc64-linux-gnu python3.11 libpython3.11 qemu-user-static
-      nghttp2-server openssl chromium clang-14 libclang-rt-14-dev nasm xz-utils patch patchelf man-db)
+      nghttp2-server openssl chromium clang-14 libclang-rt-14-dev nasm xz-utils patch patchelf man-db
+      python3-yaml python3-pyelftools python3-packaging)
 case ${1:-} in
   --build) wanted=("${build[@]}") ;;
   --cross) wanted=("${cross[@]}") ;;
