@@ -326,6 +326,11 @@ void check_dependencies(Lint& l) {
           continue;
         }
         const auto t = run::toolkit_of_soname(n);
+        // A toolkit's runtime is already shown by the label's check ("needs libhccl.so (CANN's)").
+        const std::string head = m.path + " needs " + n + " (";
+        if (t && std::any_of(l.claims.shown.begin(), l.claims.shown.end(),
+                             [&](const std::string& s) { return s.rfind(head, 0) == 0; }))
+          continue;
         l.claims.shown.push_back(
             t ? fmt::format("{} needs {} from the image's {} toolkit", m.path, n, run::toolkit_name(t->kind))
               : fmt::format("{} needs {}: neither the wheel, a known distribution nor a packaging "

@@ -120,8 +120,9 @@ def check_fix(wheel, image, kind):
     return next((f["fix"] for f in doc.get("findings", []) if f["kind"] == kind), json.dumps(doc)[:1500])
 
 
-def metadata_wheel(filename, files, metadata):
-    """A wheel whose METADATA is `metadata` as written (a repack's), with a RECORD that matches it."""
+def metadata_wheel(filename, files, metadata, purelib="false"):
+    """A wheel whose METADATA is `metadata` as written (a repack's), and whose WHEEL says Root-Is-Purelib:
+    `purelib`, with a RECORD that matches them."""
     out = os.path.join(A.work, "wheels", filename)
     os.makedirs(os.path.dirname(out), exist_ok=True)
     name, version = filename.split("-")[:2]
@@ -139,7 +140,7 @@ def metadata_wheel(filename, files, metadata):
             with open(src, "rb") as f:
                 add(arc, f.read())
         add(f"{info}/METADATA", metadata.encode())
-        add(f"{info}/WHEEL", f"Wheel-Version: 1.0\nGenerator: repack\nRoot-Is-Purelib: false\nTag: {tag}\n".encode())
+        add(f"{info}/WHEEL", f"Wheel-Version: 1.0\nGenerator: repack\nRoot-Is-Purelib: {purelib}\nTag: {tag}\n".encode())
         records.append(f"{info}/RECORD,,")
         z.writestr(zipfile.ZipInfo(f"{info}/RECORD", (2024, 1, 1, 0, 0, 0)), "\n".join(records) + "\n")
     return out
@@ -322,6 +323,38 @@ def dev_api_backend():
            "helper_missing: defined neither by libhelper.so nor by glibc")
 
 
+def wheel_file():
+    """WHEEL's Root-Is-Purelib and METADATA's Metadata-Version against the wheel, and a declared runtime nothing
+    links (overdepending)."""
+    so = inc.member("lint-purelib/_ext.cpython-312-x86_64-linux-gnu.so", "x86_64", ["malloc"],
+                    [inc.glibc("x86_64", (2, 34))], defines=("PyInit__ext",))
+    files = [("purext/__init__.py", inc.py()), ("purext/_ext.cpython-312-x86_64-linux-gnu.so", so)]
+    meta = "Metadata-Version: 2.1\nName: purext\nVersion: {v}\n"
+    tag = "cp312-cp312-manylinux_2_34_x86_64"
+    w = metadata_wheel(f"purext-1.0-{tag}.whl", files, meta.format(v="1.0"), purelib="true")
+    expect(w, "root-is-purelib", "warning", ["Root-Is-Purelib: true", "purext/_ext.cpython-312-x86_64-linux-gnu.so"],
+           3, "Root-Is-Purelib: true with an extension module")
+    w = metadata_wheel(f"purext-1.1-{tag}.whl", files, meta.format(v="1.1"))
+    code, doc = absent(w, "root-is-purelib", "Root-Is-Purelib: false")
+    check(code == 0 and not findings(doc), "and the fixed twin is clean (exit 0)", json.dumps(doc, indent=1)[:2000])
+    w = metadata_wheel(f"purext-1.2-{tag}.whl", files, meta.format(v="1.2").replace("2.1", "3.0", 1))
+    expect(w, "metadata", "warning", ["Metadata-Version 3.0", "1.0 to 2.5"], 3, "Metadata-Version 3.0")
+    w = metadata_wheel(f"purext-1.3-{tag}.whl", files, meta.format(v="1.3").replace("Metadata-Version: 2.1\n", ""))
+    expect(w, "metadata", "warning", ["no Metadata-Version"], 3, "no Metadata-Version")
+    # Overdepending: a CUDA runtime wheel declared, and no member links libcudart (information, exit 0).
+    w = inc.wheel("purext-1.4-cp312-cp312-manylinux_2_34_x86_64.whl", files,
+                  requires_dist=["nvidia-cuda-runtime-cu12==12.8.90"])
+    expect(w, "unused-dependency", "info", ["nvidia-cuda-runtime-cu12", "no member needs"], 0,
+           "Requires-Dist: nvidia-cuda-runtime-cu12 that nothing links")
+    cudart = inc.stub("x86_64", "libcudart.so.12", [("libcudart.so.12", ["cudaMalloc"])], group="cuda12")
+    linked = inc.member("lint-purelib-cuda/_ext.cpython-312-x86_64-linux-gnu.so", "x86_64", ["cudaMalloc"], [cudart],
+                        defines=("PyInit__ext",))
+    w = inc.wheel("purext-1.5-cp312-cp312-manylinux_2_34_x86_64.whl",
+                  [("purext/__init__.py", inc.py()), ("purext/_ext.cpython-312-x86_64-linux-gnu.so", linked)],
+                  requires_dist=["nvidia-cuda-runtime-cu12==12.8.90"])
+    absent(w, "unused-dependency", "the same Requires-Dist with a member that links libcudart.so.12")
+
+
 def bad_input():
     """A wheel that is not a zip beside a good one: an error entry in its place, the other still judged, exit 2."""
     bad = os.path.join(A.work, "wheels", "broken-1.0-py3-none-any.whl")
@@ -339,7 +372,7 @@ def bad_input():
 
 
 CASES = {"label": label, "torch-label": torch_label, "torch-npu": torch_npu, "c10d": c10d, "blank-line": blank_line, "pure-tag": pure_tag,
-         "floor": floor, "dev-api-backend": dev_api_backend, "bad-input": bad_input}
+         "floor": floor, "dev-api-backend": dev_api_backend, "wheel-file": wheel_file, "bad-input": bad_input}
 
 
 def main():
