@@ -104,6 +104,15 @@ std::string summary_text(const nlohmann::ordered_json& r) {
                          c["targeted"].get<bool>() ? c["verdict"].get<std::string>() : "not targeted",
                          c["headline"].get<std::string>().empty() ? "" : "  ", c["headline"].get<std::string>());
     }
+    // The wheel on its own (`wheelcheck lint`), once: its worst finding, when it has one above information.
+    if (w.contains("publisher") && !w["publisher"].value("headline", std::string()).empty()) {
+      const auto& p = w["publisher"];
+      std::size_t more = 0;
+      for (const auto& f : p["findings"]) more += f.value("severity", std::string()) != "info" ? 1 : 0;
+      out += fmt::format("    {:<16} {:<13}  {}{}\n", "publisher", p["status"].get<std::string>(),
+                         p["headline"].get<std::string>(),
+                         more > 1 ? fmt::format(" (+{} more in the report)", more - 1) : "");
+    }
   }
   for (const auto& p : r["pins"]) {
     const auto& pick = p["pick"];

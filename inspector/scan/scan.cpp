@@ -516,7 +516,14 @@ class Scan {
         o.release = releases.of(profile.filename.version);
       }
     }
-    Json j = lint::to_json(lint::lint(profile, o));
+    const auto r = lint::lint(profile, o);
+    Json j = lint::to_json(r);
+    // The worst finding's one line, for the scan's stdout (findings are worst first).
+    const bool worth = !r.findings.empty() && r.findings.front().severity != verdict::Severity::Info;
+    j["headline"] = worth ? (r.findings.front().member.empty() ? "" : r.findings.front().member + ": ") +
+                                verdict::summary(r.findings.front()) + "  [" +
+                                verdict::kind_name(r.findings.front().kind) + "]"
+                          : "";
     j.erase("wheel");  // the wheel's own entry names it
     j.erase("source");
     j.erase("sha256");

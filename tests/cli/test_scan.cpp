@@ -378,6 +378,12 @@ TEST_F(ScanCli, FullScanThroughFaultsReportsVerdictsAndPins) {
   for (const auto& f : ascend->at("publisher").at("findings"))
     npu = npu || (f.at("kind") == "undeclared-dependency" && f.at("library") == "torch-npu");
   EXPECT_TRUE(npu) << ascend->at("publisher").dump(1);
+  // stdout: a publisher row under the wheel, its worst finding (the same line as the report's headline).
+  EXPECT_TRUE(contains(ascend->at("publisher").at("headline").get<std::string>(), "needs torch-npu"))
+      << ascend->at("publisher").dump(1);
+  EXPECT_TRUE(contains(
+      r.out, "    publisher        errors         " + ascend->at("publisher").at("headline").get<std::string>()))
+      << r.out;
   for (const auto& w : report.at("wheels"))
     EXPECT_TRUE(!w.at("error").is_null() || w.contains("publisher")) << w.at("filename") << " has no publisher check";
   EXPECT_TRUE(contains(read_file(run1.report + "/report.md"), "### Publisher findings")) << "report.md";
