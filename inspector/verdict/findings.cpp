@@ -253,7 +253,19 @@ std::string summary(const Finding& f) {
     case FindingKind::UnusedDependency: return "Requires-Dist " + f.library + " that nothing links";
     case FindingKind::UnpinnedDependency:
       return fmt::format("binds {}'s C++ ABI, Requires-Dist {} {}", f.library, f.library, f.required_version);
-    case FindingKind::Metadata: return fmt::format("METADATA {}: {}", f.library, f.required_version);
+    case FindingKind::Metadata:
+      // lint.cpp's check_metadata: an issue's name, a field that is absent, or the field's value.
+      if (f.required_version == "after-headers") return f.library + " after the headers' end: read as the description";
+      if (f.required_version == "duplicate") return f.library + " written more than once";
+      if (f.required_version.empty()) return "METADATA has no " + f.library;
+      if (f.library == "Name" || f.library == "Version")
+        return fmt::format("METADATA {}: {}, not the file name's", f.library, f.required_version);
+      if (f.library == "Requires-Dist") return fmt::format("Requires-Dist: {} does not parse", f.required_version);
+      return fmt::format("METADATA {}: {}", f.library, f.required_version);
+    case FindingKind::TagPureBinary:
+      // check_pure_tag: the machines its native code is for; lint's check_tags: the ABI tag "none".
+      if (f.required_version == "none") return "ABI tag none on CPython extension modules";
+      return "tagged for any platform, native code for " + f.required_version;
     case FindingKind::RootIsPurelib: return "Root-Is-Purelib: true on native code";
     case FindingKind::TagFloor:
       if (f.required_version.rfind("linux_", 0) == 0) return "tag promises nothing; the binaries fit no policy";

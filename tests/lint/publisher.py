@@ -240,6 +240,9 @@ def blank_line():
     w = metadata_wheel("vllm-0.24.0+flagos-py3-none-any.whl", [("vllm/__init__.py", inc.py())], meta)
     doc = expect(w, "metadata", "error", ["Requires-Dist", "80", "blank line 5", "without any of those dependencies"],
                  1, "80 Requires-Dist after a blank line")
+    _, text, _ = lint(w, "text")
+    check("metadata  vllm-0.24.0+flagos.dist-info/METADATA: Requires-Dist after the headers' end" in text,
+          "the text's headline says where the Requires-Dist went", text[:2000])
     p = subprocess.run([A.wheelcheck, "inspect", w, "--no-cache", "-q", "--db", A.db], capture_output=True, text=True)
     check("METADATA" in p.stdout and "80 lines" in p.stdout and "Requires-Dist" in p.stdout,
           "inspect no longer shows silently no dependencies: it says where they went", p.stdout + p.stderr)
@@ -253,6 +256,9 @@ def blank_line():
     w = metadata_wheel("repack-1.0+flagos-py3-none-any.whl", [("repack/__init__.py", inc.py())], bad)
     code, doc, err = lint(w)
     blob = json.dumps(findings(doc, "metadata"))
+    _, text, _ = lint(w, "text")
+    check("Version: 1.0, not the file name's" in text and "Requires-Dist: numpy >> 2 does not parse" in text and
+          "Version written more than once" in text, "the text's headlines name each METADATA defect", text[:3000])
     check("written 2 times" in blob and "does not parse" in blob and "numpy >> 2" in blob and
           "inconsistent version" in blob, "duplicated Version, unparsable Requires-Dist, Version vs file name",
           blob[:3000] + err)
@@ -267,6 +273,8 @@ def pure_tag():
                   [("cv2/__init__.py", inc.py()), ("cv2/cv2.abi3.so", so)])
     expect(w, "tag-pure-binary", "warning", ["py3-none-any", "x86_64", "cv2/cv2.abi3.so"], 3,
            "py3-none-any with an extension module")
+    _, text, _ = lint(w, "text")
+    check("tag-pure-binary  tagged for any platform, native code for x86_64" in text, "the text's headline", text)
     w = inc.wheel("opencv_python_headless-4.12.0.88-cp37-abi3-manylinux_2_34_x86_64.whl",
                   [("cv2/__init__.py", inc.py()), ("cv2/cv2.abi3.so", so)])
     code, doc = absent(w, "tag-pure-binary", "its real tag")
