@@ -115,6 +115,9 @@ std::string render_text(const Report& report, bool color);
 std::string render_markdown(const std::vector<Report>& reports);
 // GitHub workflow commands (::error file=...::message), one per warning and error.
 std::string render_github(const std::vector<Report>& reports);
+// The worst finding above information in one line ("MEMBER: summary  [kind]"), as the scan prints it under a
+// wheel; "" when there is none.
+std::string headline(const Report& report);
 // The report as a case of CI's formats (SARIF's run "wheelcheck/publisher/", JUnit's suite "publisher"): its
 // verdict errors (incompatible's place), warnings (degraded's) or clean; `where` locates it (path or URL).
 ci::Case publisher_case(const Report& report, const std::string& where);

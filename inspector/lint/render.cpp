@@ -155,6 +155,12 @@ std::string render_github(const std::vector<Report>& reports) {
   return out;
 }
 
+std::string headline(const Report& r) {
+  if (r.findings.empty() || r.findings.front().severity == verdict::Severity::Info) return "";  // worst first
+  const auto& f = r.findings.front();
+  return (f.member.empty() ? "" : f.member + ": ") + verdict::summary(f) + "  [" + verdict::kind_name(f.kind) + "]";
+}
+
 ci::Case publisher_case(const Report& r, const std::string& where) {
   run::Cell cell;
   cell.image = ci::k_publisher;

@@ -518,13 +518,8 @@ class Scan {
     }
     const auto r = lint::lint(profile, o);
     Json j = lint::to_json(r);
-    // The worst finding's one line, for the scan's stdout (findings are worst first).
-    const bool worth = !r.findings.empty() && r.findings.front().severity != verdict::Severity::Info;
-    j["headline"] = worth ? (r.findings.front().member.empty() ? "" : r.findings.front().member + ": ") +
-                                verdict::summary(r.findings.front()) + "  [" +
-                                verdict::kind_name(r.findings.front().kind) + "]"
-                          : "";
-    j.erase("wheel");  // the wheel's own entry names it
+    j["headline"] = lint::headline(r);  // the worst finding's line, for the scan's stdout
+    j.erase("wheel");                   // the wheel's own entry names it
     j.erase("source");
     j.erase("sha256");
     j.erase("integrity");
