@@ -107,6 +107,7 @@ void check_label(Lint& l) {
       }
       if (r.kind.empty()) continue;
       if (std::none_of(needs.begin(), needs.end(), [&](const RuntimeNeed& o) { return o.soname == n; })) {
+        l.shown_runtimes.insert(m.path + "\n" + n);
         l.claims.shown.push_back(
             fmt::format("{} needs {} ({}'s)", m.path, n, toolkit_words(r.kind, major_of(r.version))));
       }
@@ -326,11 +327,7 @@ void check_dependencies(Lint& l) {
           continue;
         }
         const auto t = run::toolkit_of_soname(n);
-        // A toolkit's runtime is already shown by the label's check ("needs libhccl.so (CANN's)").
-        const std::string head = m.path + " needs " + n + " (";
-        if (t && std::any_of(l.claims.shown.begin(), l.claims.shown.end(),
-                             [&](const std::string& s) { return s.rfind(head, 0) == 0; }))
-          continue;
+        if (t && l.shown_runtimes.count(m.path + "\n" + n) != 0) continue;  // the label's check showed it
         l.claims.shown.push_back(
             t ? fmt::format("{} needs {} from the image's {} toolkit", m.path, n, run::toolkit_name(t->kind))
               : fmt::format("{} needs {}: neither the wheel, a known distribution nor a packaging "

@@ -29,6 +29,7 @@ struct Lint {
   std::set<std::string> declared;        // unconditional requirements' names
   std::set<std::string> declared_extra;  // names required only with an extra
   std::set<std::string> shipped;         // sonames and file names of the wheel's ELF members
+  std::set<std::string> shown_runtimes;  // the toolkit runtimes check_label has shown ("needs libhccl.so (CANN's)")
   std::vector<verdict::Finding> out;
   Claims claims;
   std::vector<std::string> notes;

@@ -171,6 +171,10 @@ def label():
     w = inc.wheel("flagcx-0.14.0+cann9.0.0-cp312-cp312-linux_x86_64.whl",
                   [("flagcx/__init__.py", inc.py()), ("flagcx/lib/libflagcx.so", odd)])
     expect(w, "label-claim", "error", ["+cann9.0.0", "libmusart.so", "MUSA"], 1, "+cann9.0.0 needing libmusart.so")
+    _, text, _ = lint(w, "text")
+    shows = [line for line in text.splitlines() if line.startswith("  shows ") and "needs libmusart.so" in line]
+    check(shows == ["  shows  flagcx/lib/libflagcx.so needs libmusart.so (MUSA's)"],
+          "the runtime is shown once, as the label's check names it", text)
 
 
 def torch_label():
