@@ -20,8 +20,9 @@
 //    where it must. More than one standing candidate, or none by sweep_to, is no answer: the caller
 //    falls back to decoding the end, and nothing is ever guessed.
 // The second decoder stops as soon as the last 32 KB decoded are all known (every later byte then is),
-// which is within a few hundred KB on real libraries. Memory: the last k_history bytes of output (16 MB
-// at most before they are trimmed), two 1 MB output chunks and one input chunk, whatever the member's size.
+// which is within a few hundred KB on real libraries. Memory: one buffer of the output (twice k_history
+// and a chunk, 17 MB, which the decoder writes into), the second decoder's 1 MB chunk and one input
+// chunk, whatever the member's size.
 
 #include <isa-l/igzip_lib.h>
 
@@ -40,11 +41,12 @@ namespace middle {
 namespace {
 
 constexpr std::size_t k_window = 32768;
-constexpr std::size_t k_in_chunk = std::size_t{512} << 10;  // compressed bytes fetched at a time
-constexpr std::size_t k_out_chunk = std::size_t{1} << 20;   // uncompressed bytes decoded at a time
-constexpr std::size_t k_history = std::size_t{8} << 20;     // decoded bytes kept behind the newest
-constexpr std::uint64_t k_start_search = 1024 * 1024;       // compressed bytes searched for a block start
-constexpr int k_max_starts = 16;                            // false starts tolerated
+constexpr std::size_t k_in_chunk = std::size_t{512} << 10;        // compressed bytes fetched at a time
+constexpr std::size_t k_out_chunk = std::size_t{1} << 20;         // uncompressed bytes decoded at a time
+constexpr std::size_t k_history = std::size_t{8} << 20;           // decoded bytes kept behind the newest
+constexpr std::uint64_t k_start_search = 1024 * 1024;             // compressed bytes searched for a block start
+constexpr int k_max_starts = 16;                                  // false starts tolerated
+constexpr std::uint64_t k_piece_margin = std::uint64_t{1} << 20;  // kept before the hint's range
 
 // Two ISA-L inflaters over the same input, one with a window of zeros, one of 0xFF bytes.
 class Lockstep {
@@ -106,22 +108,46 @@ class Lockstep {
   bool m_alone = false;
 };
 
-bool matches(const std::vector<std::byte>& hist, std::uint64_t at, const std::vector<std::byte>& bytes) {
+bool matches(std::span<const std::byte> hist, std::uint64_t at, const std::vector<std::byte>& bytes) {
   return at <= hist.size() && bytes.size() <= hist.size() - at &&
          std::memcmp(hist.data() + at, bytes.data(), bytes.size()) == 0;
 }
 
 // The decoded output kept so far: stream offsets (bytes since the sweep's block start), the known map.
+// One buffer, allocated once per sweep and never zeroed: the decoder writes into its spare end, and the
+// oldest bytes are dropped by one move within it when it fills (the sweep decodes hundreds of MB on a
+// large library, so growing a vector and copying each chunk into it cost more than decoding).
 struct History {
-  std::uint64_t first = 0;  // the stream offset of bytes[0]
-  std::vector<std::byte> bytes;
+  std::uint64_t first = 0;  // the stream offset of data[0]
+  std::unique_ptr<std::byte[]> data;
+  std::size_t used = 0, capacity = 0;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> unknown;  // stream offsets, sorted, disjoint
 
-  std::uint64_t end() const { return first + bytes.size(); }
-  void append(const std::byte* a, const std::byte* b, std::size_t n) {
+  explicit History(std::size_t chunk) : data(new std::byte[2 * k_history + chunk]), capacity(2 * k_history + chunk) {}
+  void reset() {
+    first = 0;
+    used = 0;
+    unknown.clear();
+  }
+  std::span<const std::byte> bytes() const { return {data.get(), used}; }
+  std::uint64_t end() const { return first + used; }
+  // Where the decoder writes the next n bytes (n at most the chunk given to the constructor).
+  std::span<std::byte> spare(std::size_t n) {
+    if (capacity - used < n) {  // keep the newest k_history bytes
+      const std::size_t drop = used - k_history;
+      std::memmove(data.get(), data.get() + drop, k_history);
+      used = k_history;
+      first += drop;
+      std::erase_if(unknown, [&](const auto& r) { return r.second <= first; });
+    }
+    return {data.get() + used, n};
+  }
+  // Takes n bytes written at spare(); b: the same bytes from the second decoder (its window of 0xFF
+  // bytes), or nullptr once it has gone.
+  void commit(std::size_t n, const std::byte* b) {
+    const std::byte* a = data.get() + used;
     const std::uint64_t base = end();
-    bytes.insert(bytes.end(), a, a + n);
-    for (std::size_t i = 0; a != b && i < n; ++i) {
+    for (std::size_t i = 0; b != nullptr && i < n; ++i) {
       if (a[i] == b[i]) continue;
       const std::uint64_t at = base + i;
       if (!unknown.empty() && unknown.back().second == at)
@@ -129,12 +155,7 @@ struct History {
       else
         unknown.emplace_back(at, at + 1);
     }
-    if (bytes.size() > 2 * k_history) {  // keep the newest k_history bytes
-      const std::uint64_t drop = bytes.size() - k_history;
-      bytes.erase(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(drop));
-      first += drop;
-      std::erase_if(unknown, [&](const auto& r) { return r.second <= first; });
-    }
+    used += n;
   }
   // Whether stream bytes [from, to) are held and known.
   bool known(std::uint64_t from, std::uint64_t to) const {
@@ -147,7 +168,7 @@ struct History {
 
 // Where `needle` occurs in hay[from..]: a memchr for its rarest-looking byte (not 0x00 or 0xFF, which
 // fill binaries), then a compare. Indexes into hay.
-std::vector<std::uint64_t> find_all(const std::vector<std::byte>& hay, std::size_t from,
+std::vector<std::uint64_t> find_all(std::span<const std::byte> hay, std::size_t from,
                                     const std::vector<std::byte>& needle) {
   std::vector<std::uint64_t> out;
   if (needle.empty() || hay.size() < needle.size()) return out;
@@ -186,7 +207,7 @@ Verdict judge(const History& h, std::uint64_t base, const MiddleRequest& r) {
     for (std::uint64_t at = e.begin; !found && at + e.bytes.size() <= e.end;
          at += std::max<std::uint64_t>(e.stride, 1)) {
       if (at < base || !h.known(at - base, at - base + e.bytes.size())) return Verdict::Fails;
-      found = matches(h.bytes, at - base - h.first, e.bytes);
+      found = matches(h.bytes(), at - base - h.first, e.bytes);
     }
     if (!found) return Verdict::Fails;
   }
@@ -220,8 +241,9 @@ std::optional<InflatedPiece> sweep(const MiddleRequest& r, const ReadCompressed&
   // uninitialized (every byte used is written first).
   const std::size_t out_chunk = static_cast<std::size_t>(
       std::clamp<std::uint64_t>(r.compressed_size * 1032, std::uint64_t{64} << 10, k_out_chunk));
-  std::unique_ptr<std::byte[]> a_buf(new std::byte[out_chunk]), b_buf(new std::byte[out_chunk]);
-  const std::span<std::byte> a(a_buf.get(), out_chunk), b(b_buf.get(), out_chunk);
+  std::unique_ptr<std::byte[]> b_buf(new std::byte[out_chunk]);
+  const std::span<std::byte> b(b_buf.get(), out_chunk);
+  History h(out_chunk);
   std::uint64_t search_at = r.sweep_from;  // compressed offset where the next block start is looked for
   std::uint64_t search_bit = 0;
   while (st.starts < k_max_starts && search_at < sweep_to) {
@@ -236,7 +258,7 @@ std::optional<InflatedPiece> sweep(const MiddleRequest& r, const ReadCompressed&
     const std::uint64_t block_byte = search_at + *bit / 8;
     if (!lockstep->start(in[static_cast<std::size_t>(*bit / 8)], static_cast<unsigned>(*bit % 8))) return std::nullopt;
     std::uint64_t in_at = block_byte + 1;  // the next compressed byte to feed
-    History h;
+    h.reset();
     std::vector<Candidate> candidates;
     bool failed = false;
     while (!failed) {
@@ -247,13 +269,13 @@ std::optional<InflatedPiece> sweep(const MiddleRequest& r, const ReadCompressed&
         lockstep->input(in);
       }
       std::size_t produced = 0;
-      const auto status = lockstep->run(a, b, produced);
+      const auto status = lockstep->run(h.spare(out_chunk), b, produced);
       if (status == Lockstep::Status::Error) {
         failed = true;
         break;
       }
       const std::uint64_t before = h.end();
-      h.append(a.data(), lockstep->alone() ? a.data() : b.data(), produced);
+      h.commit(produced, lockstep->alone() ? nullptr : b.data());
       if (!lockstep->alone() && h.end() >= k_window &&
           (h.unknown.empty() || h.unknown.back().second + k_window <= h.end()))
         lockstep->go_alone();
@@ -263,7 +285,7 @@ std::optional<InflatedPiece> sweep(const MiddleRequest& r, const ReadCompressed&
         const std::uint64_t from =
             std::max(h.first, before >= anchor.bytes.size() ? before - anchor.bytes.size() + 1 : 0);
         if (anchor.bytes.empty() || h.end() - from < anchor.bytes.size()) continue;
-        for (const std::uint64_t at : find_all(h.bytes, static_cast<std::size_t>(from - h.first), anchor.bytes)) {
+        for (const std::uint64_t at : find_all(h.bytes(), static_cast<std::size_t>(from - h.first), anchor.bytes)) {
           if (anchor.offset < at + h.first || !h.known(at + h.first, at + h.first + anchor.bytes.size())) continue;
           const std::uint64_t base = anchor.offset - (at + h.first);
           if (std::none_of(candidates.begin(), candidates.end(), [&](const Candidate& c) { return c.base == base; }))
@@ -281,16 +303,21 @@ std::optional<InflatedPiece> sweep(const MiddleRequest& r, const ReadCompressed&
       if (standing == 1 && !waiting) {
         const auto& c = *std::find_if(candidates.begin(), candidates.end(),
                                       [](const Candidate& x) { return x.verdict == Verdict::Stands; });
-        InflatedPiece piece;
-        piece.first = c.base + h.first;
-        piece.block_bit = block_byte * 8 + *bit % 8;
-        piece.bytes = std::move(h.bytes);
-        for (const auto& [u0, u1] : h.unknown) {
-          if (u1 <= h.first) continue;
-          piece.unknown.emplace_back(std::max(u0, h.first) - h.first, u1 - h.first);
-        }
-        if (piece.first > r.uncompressed_size || piece.bytes.size() > r.uncompressed_size - piece.first)
+        if (c.base + h.first > r.uncompressed_size || h.used > r.uncompressed_size - (c.base + h.first))
           return std::nullopt;  // a placement past the stream's end is no placement
+        // The piece keeps what the hint is about and what was decoded after it, with k_piece_margin
+        // before it for reads beside it: not the megabytes before, which nothing asks for.
+        const std::uint64_t lo = std::min(r.hint->begin, r.want) - c.base;  // judge(): h.first <= lo
+        const std::uint64_t keep = std::max(h.first, lo - std::min(lo, k_piece_margin));
+        const auto kept = h.bytes().subspan(static_cast<std::size_t>(keep - h.first));
+        InflatedPiece piece;
+        piece.first = c.base + keep;
+        piece.block_bit = block_byte * 8 + *bit % 8;
+        piece.bytes.assign(kept.begin(), kept.end());
+        for (const auto& [u0, u1] : h.unknown) {
+          if (u1 <= keep) continue;
+          piece.unknown.emplace_back(std::max(u0, keep) - keep, u1 - keep);
+        }
         return piece;
       }
       if (status == Lockstep::Status::End) {
