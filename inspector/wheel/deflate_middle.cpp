@@ -24,13 +24,12 @@
 // and a chunk, 17 MB, which the decoder writes into), the second decoder's 1 MB chunk and one input
 // chunk, whatever the member's size.
 
-#include <isa-l/igzip_lib.h>
-
 #include <algorithm>
 #include <cstring>
 #include <functional>
 #include <memory>
 
+#include "inspector/wheel/deflate_lockstep.hpp"
 #include "inspector/wheel/deflate_tail.hpp"
 
 namespace wheelcheck::wheel {
@@ -47,66 +46,6 @@ constexpr std::size_t k_history = std::size_t{8} << 20;           // decoded byt
 constexpr std::uint64_t k_start_search = 1024 * 1024;             // compressed bytes searched for a block start
 constexpr int k_max_starts = 16;                                  // false starts tolerated
 constexpr std::uint64_t k_piece_margin = std::uint64_t{1} << 20;  // kept before the hint's range
-
-// Two ISA-L inflaters over the same input, one with a window of zeros, one of 0xFF bytes.
-class Lockstep {
- public:
-  bool start(std::byte first, unsigned shift) {
-    for (int i = 0; i < 2; ++i) {
-      auto& s = m_state[i];
-      isal_inflate_init(&s);
-      s.crc_flag = 0;
-      std::vector<std::uint8_t> dict(k_window, i == 0 ? 0x00 : 0xFF);
-      if (isal_inflate_set_dict(&s, dict.data(), static_cast<std::uint32_t>(dict.size())) != ISAL_DECOMP_OK)
-        return false;
-      s.read_in = static_cast<std::uint64_t>(static_cast<unsigned>(first) >> shift);
-      s.read_in_length = static_cast<std::int32_t>(8 - shift);
-    }
-    return true;
-  }
-  void input(std::span<const std::byte> in) {
-    for (auto& s : m_state) {  // the second, once alone, is never run again
-      s.next_in = const_cast<std::uint8_t*>(reinterpret_cast<const std::uint8_t*>(in.data()));
-      s.avail_in = static_cast<std::uint32_t>(in.size());
-    }
-  }
-  std::uint32_t avail_in() const { return m_state[0].avail_in; }
-  // Once the last 32 KB decoded are all known, every later byte is too (a copy reaches 32 KB back at
-  // most): the second decoder has nothing left to tell, and the first goes on alone.
-  void go_alone() { m_alone = true; }
-  bool alone() const { return m_alone; }
-  enum class Status { More, End, Error };
-  // Decodes into a and b (the same size); `produced` bytes of each are written.
-  Status run(std::span<std::byte> a, std::span<std::byte> b, std::size_t& produced) {
-    std::span<std::byte> outs[2] = {a, b};
-    int rc[2];
-    if (m_alone) {
-      auto& s = m_state[0];
-      s.next_out = reinterpret_cast<std::uint8_t*>(a.data());
-      s.avail_out = static_cast<std::uint32_t>(a.size());
-      const int r = isal_inflate(&s);
-      produced = a.size() - s.avail_out;
-      if (r < 0) return Status::Error;
-      return s.block_state == ISAL_BLOCK_FINISH ? Status::End : Status::More;
-    }
-    for (int i = 0; i < 2; ++i) {
-      auto& s = m_state[i];
-      s.next_out = reinterpret_cast<std::uint8_t*>(outs[i].data());
-      s.avail_out = static_cast<std::uint32_t>(outs[i].size());
-      rc[i] = isal_inflate(&s);
-    }
-    produced = a.size() - m_state[0].avail_out;
-    if (rc[0] != rc[1] || produced != b.size() - m_state[1].avail_out || m_state[0].avail_in != m_state[1].avail_in)
-      return Status::Error;  // cannot happen for a real stream: refuse rather than guess
-    if (rc[0] < 0) return Status::Error;
-    if (m_state[0].block_state == ISAL_BLOCK_FINISH) return Status::End;
-    return Status::More;
-  }
-
- private:
-  inflate_state m_state[2]{};
-  bool m_alone = false;
-};
 
 bool matches(std::span<const std::byte> hist, std::uint64_t at, const std::vector<std::byte>& bytes) {
   return at <= hist.size() && bytes.size() <= hist.size() - at &&
@@ -145,16 +84,7 @@ struct History {
   // Takes n bytes written at spare(); b: the same bytes from the second decoder (its window of 0xFF
   // bytes), or nullptr once it has gone.
   void commit(std::size_t n, const std::byte* b) {
-    const std::byte* a = data.get() + used;
-    const std::uint64_t base = end();
-    for (std::size_t i = 0; b != nullptr && i < n; ++i) {
-      if (a[i] == b[i]) continue;
-      const std::uint64_t at = base + i;
-      if (!unknown.empty() && unknown.back().second == at)
-        ++unknown.back().second;
-      else
-        unknown.emplace_back(at, at + 1);
-    }
+    if (b != nullptr) mark_unknown(data.get() + used, b, n, end(), unknown);
     used += n;
   }
   // Whether stream bytes [from, to) are held and known.

@@ -25,6 +25,8 @@
 
 #include "inspector/wheel/deflate_tail.hpp"
 
+#include "inspector/wheel/deflate_lockstep.hpp"
+
 #include <zlib.h>
 
 #include <algorithm>
@@ -42,6 +44,7 @@ constexpr std::size_t k_probe_input = 4096;
 // hundred KB or so of any tail; and a candidate that passes the probe but fails later costs a decode.
 constexpr std::size_t k_search_bytes = std::size_t{1} << 20;
 constexpr int k_max_decodes = 16;
+constexpr std::size_t k_chunk = std::size_t{1} << 20;  // uncompressed bytes decoded at a time
 
 struct Inflater {
   z_stream z{};
@@ -112,67 +115,66 @@ bool probe(Inflater& inf, std::span<const std::byte> tail, std::uint64_t bit) {
   }
 }
 
-// Step 2: the whole decode from `bit`, twice in lockstep (the two decodes consume the same input and
-// produce the same number of bytes per call: only the window's contents differ), so that only one copy
-// of the output and its known-map are ever held.
-bool start_at(Inflater& inf, std::span<const std::byte> tail, std::uint64_t bit, unsigned char fill) {
-  inflateReset(&inf.z);
-  inf.z.avail_in = 0;
-  std::vector<Bytef> window(k_window, fill);
-  if (inflateSetDictionary(&inf.z, window.data(), static_cast<uInt>(window.size())) != Z_OK) return false;
-  const std::size_t byte = static_cast<std::size_t>(bit / 8);
-  const int shift = static_cast<int>(bit % 8);
-  inflatePrime(&inf.z, 8 - shift, static_cast<int>(static_cast<unsigned>(tail[byte]) >> shift));
-  return true;
-}
-
-std::optional<InflatedPiece> decode(Inflater& zeros, Inflater& ones, std::span<const std::byte> tail, std::uint64_t bit,
+// Step 2: the whole decode from `bit`, twice in lockstep (deflate_lockstep.hpp: ISA-L, the two decodes
+// consume the same input and produce the same number of bytes per call, only the window's contents
+// differ), written straight into the piece; the second decoder stops once the last 32 KB are known.
+std::optional<InflatedPiece> decode(Lockstep& lockstep, std::span<const std::byte> tail, std::uint64_t bit,
                                     std::uint64_t max_output) {
-  if (!start_at(zeros, tail, bit, 0x00) || !start_at(ones, tail, bit, 0xFF)) return std::nullopt;
+  const std::size_t byte = static_cast<std::size_t>(bit / 8);
+  if (!lockstep.start(tail[byte], static_cast<unsigned>(bit % 8))) return std::nullopt;
+  lockstep.input(tail.subspan(byte + 1));
   InflatedPiece t;
   t.block_bit = bit;
-  std::size_t in_pos = static_cast<std::size_t>(bit / 8) + 1;
-  std::array<std::byte, 1 << 16> a, b;
+  // A library's end inflates to about three times its compressed size: room for that, grown by half as
+  // needed, never past max_output.
+  std::size_t room = static_cast<std::size_t>(std::min<std::uint64_t>(max_output, (tail.size() - byte) * 3 + 65536));
+  DecodedBytes b(k_chunk);
   for (;;) {
-    if (zeros.z.avail_in == 0 && in_pos < tail.size()) {
-      const std::size_t n = std::min<std::size_t>(tail.size() - in_pos, 1U << 30);
-      for (auto* inf : {&zeros, &ones}) {
-        inf->z.next_in = const_cast<Bytef*>(reinterpret_cast<const Bytef*>(tail.data() + in_pos));
-        inf->z.avail_in = static_cast<uInt>(n);
-      }
-      in_pos += n;
+    if (t.bytes.size() + k_chunk > room)
+      room = static_cast<std::size_t>(
+          std::min<std::uint64_t>(max_output + k_chunk, std::max(room + room / 2, t.bytes.size() + k_chunk)));
+    if (t.bytes.capacity() < room) t.bytes.reserve(room);
+    const std::size_t at = t.bytes.size();
+    if (at + k_chunk > max_output + k_chunk) return std::nullopt;
+    t.bytes.resize(at + k_chunk);
+    std::size_t produced = 0;
+    const auto status = lockstep.run(std::span(t.bytes).subspan(at), b, produced);
+    t.bytes.resize(at + produced);
+    if (status == Lockstep::Status::Error) return std::nullopt;
+    if (t.bytes.size() > max_output) return std::nullopt;
+    if (!lockstep.alone()) {
+      mark_unknown(t.bytes.data() + at, b.data(), produced, at, t.unknown);
+      if (t.bytes.size() >= k_window && (t.unknown.empty() || t.unknown.back().second + k_window <= t.bytes.size()))
+        lockstep.go_alone();
     }
-    zeros.z.next_out = reinterpret_cast<Bytef*>(a.data());
-    zeros.z.avail_out = static_cast<uInt>(a.size());
-    ones.z.next_out = reinterpret_cast<Bytef*>(b.data());
-    ones.z.avail_out = static_cast<uInt>(b.size());
-    const int rc = inflate(&zeros.z, Z_NO_FLUSH);
-    const int rc_ones = inflate(&ones.z, Z_NO_FLUSH);
-    const std::size_t produced = a.size() - zeros.z.avail_out;
-    if (rc != rc_ones || produced != b.size() - ones.z.avail_out || zeros.z.avail_in != ones.z.avail_in) {
-      return std::nullopt;  // cannot happen for a real stream; refuse rather than guess
-    }
-    if (t.bytes.size() + produced > max_output) return std::nullopt;
-    t.bytes.insert(t.bytes.end(), a.begin(), a.begin() + static_cast<std::ptrdiff_t>(produced));
-    const std::uint64_t base = t.bytes.size() - produced;
-    for (std::size_t i = 0; i < produced; ++i) {
-      if (a[i] == b[i]) continue;
-      const std::uint64_t at = base + i;
-      if (!t.unknown.empty() && t.unknown.back().second == at)
-        ++t.unknown.back().second;
-      else
-        t.unknown.emplace_back(at, at + 1);
-    }
-    if (rc == Z_STREAM_END) {
-      if (zeros.z.avail_in != 0 || in_pos != tail.size()) return std::nullopt;  // ended before the real end
+    if (status == Lockstep::Status::End) {
+      if (lockstep.avail_in() != 0) return std::nullopt;  // a final block before the real end
       return t;
     }
-    if (rc == Z_BUF_ERROR && zeros.z.avail_in == 0 && in_pos == tail.size()) return std::nullopt;  // no final block
-    if (rc != Z_OK && rc != Z_BUF_ERROR) return std::nullopt;
+    if (produced == 0) return std::nullopt;  // the input is used up without a final block, or no progress
   }
 }
 
 }  // namespace
+
+void mark_unknown(const std::byte* a, const std::byte* b, std::size_t n, std::uint64_t base,
+                  std::vector<std::pair<std::uint64_t, std::uint64_t>>& unknown) {
+  constexpr std::size_t k_stride = 64;
+  for (std::size_t i = 0; i < n;) {
+    if (n - i >= k_stride && std::memcmp(a + i, b + i, k_stride) == 0) {
+      i += k_stride;
+      continue;
+    }
+    const std::size_t stop = std::min(n, i + k_stride);
+    for (; i < stop; ++i) {
+      if (a[i] == b[i]) continue;
+      if (!unknown.empty() && unknown.back().second == base + i)
+        ++unknown.back().second;
+      else
+        unknown.emplace_back(base + i, base + i + 1);
+    }
+  }
+}
 
 bool InflatedPiece::known(std::uint64_t index) const {
   auto it = std::upper_bound(unknown.begin(), unknown.end(), std::make_pair(index, ~std::uint64_t{0}));
@@ -203,15 +205,16 @@ std::optional<std::uint64_t> find_block_start(std::span<const std::byte> data, s
 std::optional<InflatedPiece> inflate_tail(std::span<const std::byte> tail, std::uint64_t uncompressed_size,
                                           std::uint64_t max_output) {
   if (tail.size() < 8) return std::nullopt;
-  Inflater inf, zeros, ones;
-  if (!inf.ok || !zeros.ok || !ones.ok) return std::nullopt;
+  Inflater inf;
+  if (!inf.ok) return std::nullopt;
+  Lockstep lockstep;
   max_output = std::min(max_output, uncompressed_size);
   const std::uint64_t last_bit = std::min(tail.size() - 6, k_search_bytes) * 8;
   int decodes = 0;
   for (std::uint64_t bit = 0; bit < last_bit && decodes < k_max_decodes; ++bit) {
     if (!plausible_start(tail, bit) || !probe(inf, tail, bit)) continue;
     ++decodes;
-    auto t = decode(zeros, ones, tail, bit, max_output);
+    auto t = decode(lockstep, tail, bit, max_output);
     if (!t || t->bytes.size() > uncompressed_size) continue;
     t->first = uncompressed_size - t->bytes.size();
     return t;

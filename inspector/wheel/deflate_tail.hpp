@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <utility>
@@ -14,10 +15,38 @@
 
 namespace wheelcheck::wheel {
 
+// An allocator that leaves new elements uninitialized: a decoder resizes its output to the room it
+// writes next, and zeroing megabytes it overwrites at once cost as much as the decoding.
+template <class T>
+struct UninitializedAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  UninitializedAllocator() = default;
+  template <class U>
+  UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+using DecodedBytes = std::vector<std::byte, UninitializedAllocator<std::byte>>;
+
+// Records where a and b (n bytes: the same output decoded over two stand-in windows) differ, as unknown
+// ranges [begin, end) from `base` on, merged with the last range when they touch. Equal stretches are
+// passed over 64 bytes at a time.
+void mark_unknown(const std::byte* a, const std::byte* b, std::size_t n, std::uint64_t base,
+                  std::vector<std::pair<std::uint64_t, std::uint64_t>>& unknown);
+
 // Uncompressed bytes decoded from a block boundary without the 32 KB before it (the window).
 struct InflatedPiece {
-  std::uint64_t first = 0;       // the uncompressed offset of bytes[0]
-  std::vector<std::byte> bytes;  // the tail: the stream's last bytes.size() bytes; a middle piece: placed
+  std::uint64_t first = 0;  // the uncompressed offset of bytes[0]
+  DecodedBytes bytes;       // the tail: the stream's last bytes.size() bytes; a middle piece: placed
   // Where bytes copy the unknown window: [begin, end) indexes into `bytes`, sorted, disjoint (they are
   // few: mostly at the start, where back-references still reach before it).
   std::vector<std::pair<std::uint64_t, std::uint64_t>> unknown;

@@ -332,7 +332,7 @@ class StreamMemberReader final : public MemberReader {
   // some tens of KB compressed (ZipArchive::prefetch_heads brings the first 64 KB).
   static constexpr std::size_t k_first_input = std::size_t{64} << 10;
 
-  static void copy(const std::vector<std::byte>& from, std::uint64_t first, std::uint64_t offset,
+  static void copy(std::span<const std::byte> from, std::uint64_t first, std::uint64_t offset,
                    std::span<std::byte> out) {
     std::memcpy(out.data(), from.data() + (offset - first), out.size());
   }
