@@ -114,7 +114,17 @@ std::string summary_text(const nlohmann::ordered_json& r) {
                          more > 1 ? fmt::format(" (+{} more in the report)", more - 1) : "");
     }
   }
-  for (const auto& p : r["pins"]) {
+  // A shard's pins see only its own share of the new wheels: a project another shard checks would read
+  // "nothing usable". The merge pins from every shard's results; a shard says so once.
+  const auto shard = r.value("shard", nlohmann::ordered_json());
+  const bool a_shard = shard.is_object() && shard.value("count", 1) > 1 && !shard.value("merged", false);
+  if (a_shard) {
+    out += fmt::format(
+        "pins: shard {} of {} checks a share of the new wheels; `scan --merge` pins from every shard's results\n",
+        shard.value("index", 0), shard.value("count", 1));
+  }
+  static const nlohmann::ordered_json no_pins = nlohmann::ordered_json::array();
+  for (const auto& p : a_shard ? no_pins : r["pins"]) {
     const auto& pick = p["pick"];
     out += fmt::format("pin {} on {}: {}\n", p["project"].get<std::string>(), p["image"].get<std::string>(),
                        pick.is_null()

@@ -140,8 +140,15 @@ def shard_runs(J, idx, tmp, name, n, start=None):
             shutil.copytree(start, d)
         r = scan(J, idx, "--shard", f"{k}/{n}", "--state", d, "--report", d + "-report")
         J.check(r.returncode in (0, 1), f"{name}: shard {k}/{n} runs (exit {r.returncode})", r.stderr[-1500:])
+        if n > 1:  # its pins would see its share only: it says the merge pins, and prints none
+            J.check(f"pins: shard {k} of {n} checks a share of the new wheels; `scan --merge` pins" in r.stdout
+                    and not pin_lines(r.stdout), f"{name}: shard {k}/{n} leaves the pins to the merge", r.stdout)
         dirs.append(d)
     return dirs
+
+
+def pin_lines(stdout):
+    return [line for line in stdout.splitlines() if line.startswith("pin ")]
 
 
 def merge(J, idx, where, dirs, *extra):
@@ -167,6 +174,8 @@ def run_shards(tmp, J, idx):
         J.check(r.returncode == whole.returncode, f"night 1, {n} shards: the merge exits as the scan does "
                 f"({r.returncode})", r.stderr[-1500:])
         same_as(J, t("night1"), t(f"night1-merged{n}"), f"night 1, {n} shard{'s' if n > 1 else ''} merged")
+        J.check(pin_lines(r.stdout) and pin_lines(r.stdout) == pin_lines(whole.stdout),
+                f"night 1, {n} shards: the merge prints the unsharded scan's pins", r.stdout + whole.stdout)
     night1_shares = [set(wheels_of(d + "-report")) for d in shard_runs(J, idx, tmp, "n1again", 3)]
 
     # --- night 2: two wheels uploaded -------------------------------------------------------------------
