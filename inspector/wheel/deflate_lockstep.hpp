@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace wheelcheck::wheel {
@@ -43,9 +44,12 @@ class Lockstep {
   }
   std::uint32_t avail_in() const { return m_state[0].avail_in; }
   // Once the last 32 KB decoded are all known, every later byte is too (a copy reaches 32 KB back at
-  // most): the second decoder has nothing left to tell, and the first goes on alone (the caller knows
-  // when: it keeps the map of unknown bytes).
-  void go_alone() { m_alone = true; }
+  // most): the second decoder has nothing left to tell, and the first goes on alone. `end`: the bytes
+  // decoded so far; `unknown`: the caller's sorted map of unknown ranges, in the same offsets.
+  void go_alone_once_known(std::uint64_t end, const std::vector<std::pair<std::uint64_t, std::uint64_t>>& unknown) {
+    if (!m_alone && end >= k_lockstep_window && (unknown.empty() || unknown.back().second + k_lockstep_window <= end))
+      m_alone = true;
+  }
   bool alone() const { return m_alone; }
   enum class Status { More, End, Error };
   // Decodes into a and b (the same size); `produced` bytes of each are written.

@@ -34,12 +34,11 @@
 
 namespace wheelcheck::wheel {
 
-// Named, so that a unity batch with deflate_tail.cpp (whose anonymous namespace has its own k_window)
+// Named, so that a unity batch with deflate_tail.cpp (whose anonymous namespace has constants of its own)
 // keeps the two apart.
 namespace middle {
 namespace {
 
-constexpr std::size_t k_window = 32768;
 constexpr std::size_t k_in_chunk = std::size_t{512} << 10;        // compressed bytes fetched at a time
 constexpr std::size_t k_out_chunk = std::size_t{1} << 20;         // uncompressed bytes decoded at a time
 constexpr std::size_t k_history = std::size_t{8} << 20;           // decoded bytes kept behind the newest
@@ -206,9 +205,7 @@ std::optional<InflatedPiece> sweep(const MiddleRequest& r, const ReadCompressed&
       }
       const std::uint64_t before = h.end();
       h.commit(produced, lockstep->alone() ? nullptr : b.data());
-      if (!lockstep->alone() && h.end() >= k_window &&
-          (h.unknown.empty() || h.unknown.back().second + k_window <= h.end()))
-        lockstep->go_alone();
+      lockstep->go_alone_once_known(h.end(), h.unknown);
       st.decoded += produced;
       // New anchor sightings, in the bytes just decoded (and the few before, for one that straddles).
       for (const auto& anchor : r.hint->anchors) {

@@ -37,7 +37,6 @@ namespace wheelcheck::wheel {
 
 namespace {
 
-constexpr std::size_t k_window = 32768;
 constexpr std::size_t k_probe_input = 4096;
 // Bounds on the search, so a damaged or hostile tail costs little: deflate encoders end a block every
 // few ten thousand symbols (zlib: 16K; ISA-L and others similar), so a boundary lies within the first
@@ -144,8 +143,7 @@ std::optional<InflatedPiece> decode(Lockstep& lockstep, std::span<const std::byt
     if (t.bytes.size() > max_output) return std::nullopt;
     if (!lockstep.alone()) {
       mark_unknown(t.bytes.data() + at, b.data(), produced, at, t.unknown);
-      if (t.bytes.size() >= k_window && (t.unknown.empty() || t.unknown.back().second + k_window <= t.bytes.size()))
-        lockstep.go_alone();
+      lockstep.go_alone_once_known(t.bytes.size(), t.unknown);
     }
     if (status == Lockstep::Status::End) {
       if (lockstep.avail_in() != 0) return std::nullopt;  // a final block before the real end
