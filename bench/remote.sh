@@ -20,7 +20,8 @@
 # to a temp dir first, so that a rebuild during the run cannot mix binaries); never builds.
 # Results: bench/out/remote-*; a Markdown table on stdout (and bench/out/remote-summary.md).
 #
-#   bench/remote.sh        # needs the corpus wheels (../shared/corpus/make-real-wheels.sh --large); RUNS=3
+#   bench/remote.sh        # needs the corpus wheels (../shared/corpus/make-real-wheels.sh --large) and
+#                          # scripts/install-deps.sh --bench (hyperfine, the peer's modules); RUNS=3
 set -euo pipefail
 cd "$(dirname "$0")/.."
 corpus=${WHEELCHECK_CORPUS:-$HOME/.cache/wheelcheck-corpus}
@@ -31,7 +32,8 @@ wheels=()
 for w in "$corpus"/wheels/*.whl; do
   if [[ -f $w ]]; then wheels+=("$w"); else echo "remote.sh: skipping $w: absent (make it with ../shared/corpus/make-real-wheels.sh --large)" >&2; fi
 done
-wheels+=("$(python3 bench/torch_shaped.py "$work/shaped")")
+shaped=$(python3 bench/torch_shaped.py "$work/shaped")
+wheels+=("$shaped")
 # Six copies of torch_python_ext's 19 MB library in one 39 MB wheel (bench/midlibs.py): over 32 MiB, where a
 # local --verify headers reads ranges, of the shape where that costs most against the full read.
 if [[ -f $corpus/wheels/torch_python_ext-2.6.0-cp313-cp313-linux_x86_64.whl ]]; then
@@ -40,6 +42,12 @@ fi
 before=
 if [[ -n ${BEFORE:-} ]]; then cp "$BEFORE" "$work/bin/before"; before=$work/bin/before; fi
 auditwheel=../shared/peers/auditwheel-show
+# The peer must run before it is timed: the medians ignore exit codes, and a peer that fails at once
+# (python3-pyelftools or python3-packaging missing: scripts/install-deps.sh --bench) would time its error.
+if [[ -x $auditwheel ]] && ! "$auditwheel" "$shaped" >/dev/null 2>"$work/auditwheel.err"; then
+  echo "remote.sh: $auditwheel fails ($(tail -n1 "$work/auditwheel.err")): install its modules with scripts/install-deps.sh --bench" >&2
+  exit 2
+fi
 
 # medians OUT.json NAME COMMAND [NAME COMMAND ...]: hyperfine's JSON (results[].command, .median), from
 # hyperfine when installed, else RUNS alternating runs of each command after one warm-up (exit codes ignored).
