@@ -16,7 +16,8 @@
 namespace wheelcheck::remote {
 
 // A remote file read through byte ranges, with a block cache in front (64 KB blocks): reads that go forward
-// grow the read-ahead (doubling up to 2 MB), so a member streamed from its start costs a few requests.
+// grow the read-ahead (as long as the run so far, up to 2 MB), so a member streamed from its start costs
+// a few requests.
 // Thread safe. A transfer that fails after the client's retries throws Error(Io). What it moved is
 // counted in the client's stats().
 class HttpFile final : public RandomAccess {
