@@ -3,6 +3,7 @@
 // always the full read of the same bytes.
 #include <zlib.h>
 
+#include <atomic>
 #include <cstring>
 #include <filesystem>
 #include <random>
@@ -256,6 +257,51 @@ TEST(HeadersOnly, LargeMemberIsReadFromItsStartAndItsEnd) {
   EXPECT_EQ(headers, full);
   EXPECT_EQ(headers.soname, "libbig.so.1");
   EXPECT_NE(std::find(headers.needed.begin(), headers.needed.end(), "libm.so.6"), headers.needed.end());
+}
+
+// Counts the bytes read through it: what a member's reader asks of the wheel's file.
+class CountingFile final : public RandomAccess {
+ public:
+  explicit CountingFile(const std::string& path) : m_file(path) {}
+  std::uint64_t size() const override { return m_file.size(); }
+  std::string name() const override { return m_file.name(); }
+  void read_at(std::uint64_t offset, std::span<std::byte> out) const override {
+    read += out.size();
+    m_file.read_at(offset, out);
+  }
+  mutable std::atomic<std::uint64_t> read{0};
+
+ private:
+  FileRandomAccess m_file;
+};
+
+// A read that starts in the member's kept head and runs past the stream goes on from where the stream is,
+// serving the start from the head: it does not inflate the member again from its start.
+TEST(HeadersOnly, ReadPastTheKeptHeadContinuesTheStream) {
+  TempDir dir;
+  const auto data = sample_data(std::size_t{3} << 20, 11U);
+  test::write_binary(dir.file("blob.bin"), std::string(reinterpret_cast<const char*>(data.data()), data.size()));
+  const auto whl = test::make_wheel(dir, "blob-1.0-py3-none-any.whl", {{"blob/libblob.so", dir.file("blob.bin")}});
+  auto file = std::make_shared<CountingFile>(whl);
+  auto archive = wheel::ZipArchive::open(file, {}, false);
+  const auto index = archive->find("blob/libblob.so");
+  ASSERT_TRUE(index);
+  const std::size_t first = 400 << 10, second = 900 << 10;  // both within the kept head's 1 MiB
+  std::vector<std::byte> got(second);
+  // What inflating the first 900 KB from the member's start costs, on a reader of its own.
+  file->read = 0;
+  archive->random_member(*index)->read(0, got);
+  const std::uint64_t from_start = file->read;
+  ASSERT_TRUE(std::equal(got.begin(), got.end(), data.begin()));
+  auto reader = archive->random_member(*index);
+  reader->read(0, std::span(got).first(first));
+  file->read = 0;
+  std::fill(got.begin(), got.end(), std::byte{0});
+  reader->read(0, got);
+  EXPECT_TRUE(std::equal(got.begin(), got.end(), data.begin())) << "the bytes differ from the member's";
+  EXPECT_EQ(reader->inflated_from_start(), second);
+  // From where the stream was: about the compressed bytes of the last 500 KB, not of all 900 KB again.
+  EXPECT_LT(file->read * 4, from_start * 3) << file->read << " bytes read against " << from_start << " from the start";
 }
 
 // A library built as libcublasLt.so.13 is: large-model data (.ldata, 12 MB that do not compress) after
