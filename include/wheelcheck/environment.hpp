@@ -36,6 +36,9 @@ struct Entry {
   bool given = false;     // a wheel named on the command line, not in a lock
   bool beside = false;    // from --with: installed, not checked
   std::size_t wheel = 0;  // index into the read wheels
+  // No wheel for the image: the lock's own files of the package (local paths) all the same, read so that
+  // one that fails its own integrity is exit 2 here too, whatever the image (integrity first).
+  std::vector<std::size_t> unpicked;
 };
 
 // A wheel of the environment as it was read (once, whichever images pick it).

@@ -79,10 +79,18 @@ std::string with_article(const std::string& name);
 // suffix is FlagOS's 910B build, not for a 910C image).
 std::string toolkit_mismatch(const WheelToolkit& t, const image::Image& image);
 
-// Why the wheel is not for the image at all, in words ("x86_64 wheel, aarch64 image", "cp311 wheel, the
-// image's Python is 3.12", "a CUDA build, a TOPS image"); "" when the image is one the wheel targets. Its
-// tags, Requires-Python and machine as pip and the loader judge them, and its toolkit.
+// Why pip would not install the wheel on the image, in words ("x86_64 wheel, aarch64 image", "cp311 wheel, the
+// image's Python is 3.12", "Requires-Python >=3.13, the image's Python is 3.12"); "" when it would. Only what an
+// installer decides by: the platform tag (machine, OS, manylinux/musllinux floor against the image's C
+// library), the Python and ABI tags, Requires-Python. A member's machine, a local version label and a project
+// name never make a wheel "not targeted": the loader's verdict stands, and a label's claim is a finding.
 std::string not_targeted(const WheelProfile& wheel, const image::Image& image);
+// Why the wheel's local version label or project name says it is a build for another image than this one ("a
+// CANN 8.5.0 build, a CANN 9.0.0 image", "a CUDA build, a TOPS image", "a CANN build for 910C, an image with
+// Ascend 910B"); "" when they say nothing or agree. A claim, never a verdict: check reports it as a
+// label-claim warning beside the loader's verdict, and the scan, over the images it was not asked about by
+// name, uses it to choose which build belongs to each image (its pins, and which cells it reports).
+std::string label_elsewhere(const WheelProfile& wheel, const image::Image& image);
 
 // What every check of a run shares.
 struct Context {
@@ -199,6 +207,9 @@ struct Request {
     // A lock's packages with no wheel for this image, or whose wheel could not be read: each makes the
     // image's environment incompatible.
     std::vector<std::string> missing;
+    // Problems of the run on this image that no cell shows (a lock's wheel no installer picks here that
+    // fails its own integrity): exit 2 and fail-closed gates, as a checked wheel's would.
+    std::vector<std::string> problems;
   };
   std::vector<On> images;
   Context context;

@@ -316,6 +316,9 @@ const Finding* reason(const Report& report);
 // One line per way the wheel fails its own integrity, from its integrity errors ("W.whl fails its own
 // integrity check (pkg/x.py: RECORD: ...): do not pin it"); empty for an intact wheel.
 std::vector<std::string> integrity_problems(const Report& report);
+// The same for a wheel read but checked against no image (a lock's file no installer picks for it): its
+// archive, RECORD and members judged alone.
+std::vector<std::string> integrity_problems(const WheelProfile& wheel);
 // The exit code a report stands for: its verdict's, except 2 (bad input) for a wheel that fails its own
 // integrity (an error of kind archive, record or unreadable-member), whatever the verdict.
 int exit_code(const Report& report);

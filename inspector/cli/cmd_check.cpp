@@ -257,7 +257,7 @@ int check_and_print(const CheckArgs& a, const std::string& format, bool gates_ou
   }
   for (const auto& w : with) packages.push_back({&w, "", run::Role::Beside});
   run::Request asked{{}, context, run::Installed::Alone, &published};
-  for (auto& t : images) asked.images.push_back({&t, packages, {}});
+  for (auto& t : images) asked.images.push_back({&t, packages, {}, {}});
   const run::Result result = run::run(asked);
 
   std::vector<run::Cell> cells;   // wheel-major; none for a wheel that could not be read

@@ -254,6 +254,9 @@ std::vector<Entry> expand(const std::vector<Arg>& args, const image::Image& imag
       if (pick.file == nullptr) {
         e.state = files.empty() && !error.empty() ? Entry::State::Error : Entry::State::NoWheel;
         e.reason = files.empty() && !error.empty() ? error : pick.why;
+        for (const auto& f : files) {
+          if (f.url.empty() && !f.path.empty()) e.unpicked.push_back(wheels.index(f));
+        }
         if (!release_error.empty()) e.reason += "; the release's variants file could not be read: " + release_error;
         entries.push_back(std::move(e));
         continue;
@@ -404,7 +407,7 @@ int check_environment(const CheckArgs& a, const std::string& format, bool gates_
   std::vector<std::vector<std::size_t>> entry_of(images.size());  // per image: packages[j] is entries[entry_of[j]]
   for (std::size_t k = 0; k < images.size(); ++k) {
     Environment& env = envs[k];
-    run::Request::On on{&images[k], {}, {}};
+    run::Request::On on{&images[k], {}, {}, {}};
     for (std::size_t i = 0; i < env.entries.size(); ++i) {
       Entry& e = env.entries[i];
       if (e.state == Entry::State::Checked && !wheels[e.wheel].profile) {
@@ -415,6 +418,10 @@ int check_environment(const CheckArgs& a, const std::string& format, bool gates_
         e.version = wheels[e.wheel].profile->filename.version;
       }
       if (e.state == Entry::State::NoWheel || e.state == Entry::State::Error) on.missing.push_back(e.name);
+      for (const std::size_t u : e.unpicked) {
+        if (!wheels[u].profile) continue;  // unread: no installer takes it here, so its error is not this image's
+        for (auto& line : verdict::integrity_problems(*wheels[u].profile)) on.problems.push_back(std::move(line));
+      }
       if (e.state == Entry::State::Error) {
         on.packages.push_back({nullptr, e.name + ": " + e.reason, run::Role::Checked});
       } else if (e.state == Entry::State::Checked) {

@@ -19,8 +19,11 @@ using Target = run::Target;
 std::string cell_text(const run::Cell& c, bool color) {
   if (c.targeted) return verdict::render_text(c.report, color);
   const Paint p{color};
-  return fmt::format("{} on {}: {} ({}: pip would not install it here); exit {}\n", c.report.wheel, c.image,
-                     p.red("NOT TARGETED"), c.not_targeted, verdict::exit_code(c.report.verdict));
+  // The wheel's own integrity first: a damaged wheel is exit 2 (bad input) wherever pip would put it.
+  std::string out = fmt::format("{} on {}: {} ({}: pip would not install it here); exit {}\n", c.report.wheel, c.image,
+                                p.red("NOT TARGETED"), c.not_targeted, verdict::exit_code(c.report));
+  for (const auto& line : verdict::integrity_problems(c.report)) out += "  " + p.red("x") + " " + line + "\n";
+  return out;
 }
 
 // What the wheels beside a checked one (--with) add to its answer: their routes that are off, and the

@@ -12,10 +12,14 @@
 //    byte ranges where the server allows, else a whole download verified against its sha256), and is
 //    checked against the images by run::check, the one check every command shares: the images given
 //    (resolved by the command line's --image resolver), else every FlagOS image of the db. A cell whose
-//    image the wheel is not for (tags, machine, toolkit) is "not targeted": by default it is left out of
-//    the report but remembered. Exit 1 when a new wheel is incompatible with an image it is for.
+//    image pip would not install the wheel on (its tags, Requires-Python) is "not targeted": by default it is
+//    left out of the report but remembered. Over the images not named with --image, a cell whose label or
+//    name says it is another image's build (run::label_elsewhere) is left out the same way: labels choose
+//    the build, the loader's verdict is the cell's. Exit 1 when a new wheel is incompatible with an image
+//    it is for.
 // 4. Pins. For each image and project, versions newest first: the first wheel that is not yanked, that
-//    is for the image (tags, Requires-Python, toolkit: run::not_targeted, then what its check found),
+//    is for the image (tags, Requires-Python: run::not_targeted; its label: run::label_elsewhere; then what
+//    its check found),
 //    whose toolkit's major version is the image's (+cu126 on a CUDA 13 image is passed over), and whose
 //    verdict there is compatible, degraded (with its gates) or unknown (with its conditions); every newer
 //    one is listed with why it was passed over. No pin is made for an image no file of the project is for.
@@ -369,9 +373,9 @@ class Scan {
         read = true;
         w["publisher"] = publisher(fetched.profile);
         cells = check(fetched.profile);
-        w["results"] = results_json(cells);
+        w["results"] = results_json(cells, fetched.profile);
         for (const auto& c : cells) {
-          if (c.targeted && c.report.verdict == verdict::Verdict::Incompatible) incompatible = true;
+          if (counts(c, fetched.profile) && c.report.verdict == verdict::Verdict::Incompatible) incompatible = true;
         }
       } catch (const Error& e) {
         w["error"] = e.what();
@@ -497,7 +501,13 @@ class Scan {
     m_wheel_failed = m_wheel_failed || e->value("failed", false);
     m_new_incompatible = m_new_incompatible || e->value("incompatible", false);
     for (const auto& r : entry["report"]["results"]) {
-      if (m_explicit || r.value("targeted", false)) m_used_images.insert(r.value("image", std::string()));
+      if (!m_explicit && !r.value("targeted", false)) continue;
+      const std::string image = r.value("image", std::string());
+      try {
+        if (!labelled_elsewhere(detail::listing_profile(l.file), image)) m_used_images.insert(image);
+      } catch (const Error&) {
+        m_used_images.insert(image);
+      }
     }
     if (remembered != nullptr) m_state.wheels()[key] = *remembered;
     m_entries.push_back(std::move(entry));
@@ -543,7 +553,7 @@ class Scan {
         }
       }
       // The new wheel checked, the environment's wheels only providing.
-      run::Request::On on{&t.target, {{&profile, "", run::Role::Checked}}, {}};
+      run::Request::On on{&t.target, {{&profile, "", run::Role::Checked}}, {}, {}};
       for (const WheelProfile* w : beside) on.packages.push_back({w, "", run::Role::Provider});
       asked.images.push_back(std::move(on));
     }
@@ -557,13 +567,25 @@ class Scan {
     return cells;
   }
 
-  Json results_json(const std::vector<run::Cell>& cells) {
+  // Whether a cell is one the scan answers for: pip would install the wheel there, and, over the images the
+  // scan was not asked about by name (every FlagOS image), its label or name does not say it is the build for
+  // another image (a +cu130 build on a CANN image). Labels choose which build belongs to an image; the cell's
+  // verdict is still the loader's, and an image named with --image is answered for every wheel pip installs.
+  bool counts(const run::Cell& c, const WheelProfile& p) const { return c.targeted && !labelled_elsewhere(p, c.image); }
+  bool labelled_elsewhere(const WheelProfile& p, const std::string& image) const {
+    if (m_explicit) return false;
+    const auto t =
+        std::find_if(m_targets.begin(), m_targets.end(), [&](const ScanTarget& s) { return s.name == image; });
+    return t != m_targets.end() && !run::label_elsewhere(p, t->target.image).empty();
+  }
+
+  Json results_json(const std::vector<run::Cell>& cells, const WheelProfile& p) {
     Json results = Json::array();
     // Every cell: report() keeps those of the images the report shows, a cell the wheel is not for shown as
     // not targeted (and counted so), never as a missing result.
     for (const auto& c : cells) {
       results.push_back(run::to_json(c, c.targeted ? run::Size::Result : run::Size::Record));
-      if (m_explicit || c.targeted) m_used_images.insert(c.image);
+      if (counts(c, p)) m_used_images.insert(c.image);
     }
     return results;
   }
@@ -621,7 +643,9 @@ class Scan {
   bool targets_any(const std::vector<const Listing*>& files, const ScanTarget& t) {
     for (const auto* l : files) {
       try {
-        if (!run::not_targeted(detail::listing_profile(l->file), t.target.image).empty()) continue;
+        const auto p = detail::listing_profile(l->file);
+        if (!run::not_targeted(p, t.target.image).empty()) continue;
+        if (!m_explicit && !run::label_elsewhere(p, t.target.image).empty()) continue;
       } catch (const Error&) {
         continue;
       }
@@ -653,6 +677,8 @@ class Scan {
           reason = "wrong toolkit variant: " + variant;
         } else if (auto why = run::not_targeted(p, t.target.image); !why.empty()) {
           reason = "not for this image: " + why;
+        } else if (auto label = run::label_elsewhere(p, t.target.image); !label.empty()) {
+          reason = "its label names another build: " + label;
         }
       } catch (const Error& e) {
         reason = std::string("unreadable file name: ") + e.what();

@@ -113,7 +113,9 @@ class Checker {
       // No Python of the image can install the wheel (its cpXY tag fits none of them): that is the one
       // finding. Each member's own load is still reported (members[]: what the loader would do under the
       // Python that stands in), but its findings against another interpreter would only hide the answer.
+      // The wheel's own integrity is judged first, whatever the image: a damaged wheel is never pinned.
       std::erase_if(r.findings, [](const Finding& f) {
+        if (is_integrity(f.kind)) return false;
         return !f.member.empty() || !f.object.empty() || !f.roots.empty() || f.kind == FindingKind::Driver ||
                f.kind == FindingKind::DriverTooOld;
       });

@@ -245,6 +245,11 @@ std::string summary(const Finding& f) {
     }
     // The publisher check's (include/wheelcheck/lint.hpp).
     case FindingKind::LabelClaim:
+      // check's: the label (or name) against the image, with nothing of the wheel's own behind it.
+      if (f.symbol.empty() && f.member.empty() && f.library.empty()) {
+        const bool named = !f.evidence.empty() && f.evidence.front().rfind("project name", 0) == 0;
+        return fmt::format("{} {}: a claim, what it loads decides", named ? "named" : "labelled", f.required_version);
+      }
       return fmt::format("labelled {}, {}", f.required_version,
                          !f.symbol.empty()  ? "uses " + (f.demangled.empty() ? f.symbol : f.demangled)
                          : f.member.empty() ? "declares " + f.library

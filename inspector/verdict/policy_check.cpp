@@ -58,6 +58,12 @@ std::vector<Finding> archive_findings(const WheelProfile& wheel) {
   return out;
 }
 
+std::vector<std::string> integrity_problems(const WheelProfile& wheel) {
+  Report r = report_for(wheel, image::Image{});
+  r.findings = archive_findings(wheel);
+  return integrity_problems(r);
+}
+
 Finding tag_claim_finding(const policy::Overclaim& claim, bool decides) {
   std::vector<std::string> why, evidence;
   bool kernel = false;  // a reason auditwheel does not judge: its `show` names a more compatible tag

@@ -100,18 +100,26 @@ bool all_digits(std::string_view s) {
          std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
 }
 
-// An SDK version as the label spells it, dotted as the SDK's own: cu130 -> 13.0, dtk2604 -> 26.04,
-// tsm260610 -> 26.06.10; others as written (9.0.0, 4.5.0.20260804).
+// An SDK version as the label spells it, dotted as the SDK's own: cu130 -> 13.0, cu13 -> 13 (CUDA 13, any
+// minor), cu92 -> 9.2, dtk2604 -> 26.04, tsm260610 -> 26.06.10; others as written (9.0.0, 4.5.0.20260804).
+// A spelling that says no version for sure (cu1300) reads as none: a guess would be a false claim.
 std::string sdk_version(const std::string& kind, LabelForm form, const std::vector<std::string>& parts) {
   if (parts.empty()) return "";
   if (form == LabelForm::CudaShort) {
     const std::string& d = parts.front();
-    return parts.size() == 1 && d.size() >= 2 ? d.substr(0, d.size() - 1) + "." + d.substr(d.size() - 1) : "";
+    if (parts.size() != 1) return "";
+    // PyTorch's and NVIDIA's spellings: cu80, cu92 (CUDA 8.0, 9.2), cu100 ... cu130 (major, then one digit of
+    // minor), and the major alone from CUDA 10 on (cu12, cu13, as nvidia-*-cu13 and FlagOS's +cu13 write it).
+    if (d.size() == 2) return d[0] == '1' ? d : d.substr(0, 1) + "." + d.substr(1);
+    if (d.size() == 3) return d.substr(0, 2) + "." + d.substr(2);
+    return "";
   }
   if (parts.size() == 1 && kind == "dtk" && parts[0].size() == 4)
     return parts[0].substr(0, 2) + "." + parts[0].substr(2);
   if (parts.size() == 1 && kind == "tsm" && parts[0].size() == 6)
     return parts[0].substr(0, 2) + "." + parts[0].substr(2, 2) + "." + parts[0].substr(4);
+  // CUDA's version is major.minor: what follows (+cuda13.3.20260101.gabc1234, a branch build) is the build's.
+  if (kind == "cuda" && parts.size() > 2) return parts[0] + "." + parts[1];
   return join(parts, ".");
 }
 
@@ -133,7 +141,10 @@ std::optional<WheelToolkit> label_toolkit(const std::string& version) {
       std::vector<std::string> numbers;
       if (!rest.empty()) numbers.push_back(rest);
       std::size_t k = i + 1;
-      for (; k < parts.size() && all_digits(parts[k]); ++k) numbers.push_back(parts[k]);
+      // A date stamp (8 digits: build-infra's +ascend3.5.20260101 rebuilds, FlagCX's branch builds) ends the
+      // version: it names the build, not the SDK release (corex.4.5.0.20260804 is CoreX 4.5.0's).
+      for (; k < parts.size() && all_digits(parts[k]) && (numbers.empty() || parts[k].size() < 6); ++k)
+        numbers.push_back(parts[k]);
       WheelToolkit t{w.kind, "", "local version label +" + written, "", true, ""};
       const bool sdk = w.form == LabelForm::Sdk || w.form == LabelForm::CudaShort ||
                        (w.form == LabelForm::MetaxLine && numbers.size() >= 3);
@@ -197,13 +208,6 @@ std::optional<WheelToolkit> name_toolkit(const std::string& name) {
   return std::nullopt;
 }
 
-// The first `n` dotted parts of a version ("4.5.0.20260804" -> "4.5.0").
-std::string leading_parts(const std::string& v, std::size_t n) {
-  const auto parts = split(v, ".", false);
-  return join(std::vector<std::string>(parts.begin(), parts.begin() + static_cast<long>(std::min(n, parts.size()))),
-              ".");
-}
-
 }  // namespace
 
 std::optional<WheelToolkit> toolkit_of_label(const std::string& version) {
@@ -256,13 +260,29 @@ std::vector<WheelToolkit> wheel_toolkits(const WheelProfile& w) {
   return out;
 }
 
+namespace {
+
+// Whether a label's SDK version names the image's release: its parts a prefix of the image's, up to the `n`
+// parts that name a release. A shorter label matches every longer version it prefixes (+cann9 is every CANN 9
+// release, +cu13 every CUDA 13), and an image that says less than the label is not contradicted by it.
+bool release_matches(const std::string& label, const std::string& have, std::size_t n) {
+  const auto l = split(label, ".", false), h = split(have, ".", false);
+  const std::size_t m = std::min({n, l.size(), h.size()});
+  for (std::size_t i = 0; i < m; ++i) {
+    if (l[i] != h[i]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 std::string toolkit_mismatch(const WheelToolkit& t, const image::Image& im) {
   if (!im.toolkit || t.kind != image::toolkit_kind_name(im.toolkit->kind)) return "";
   const std::string name = upper_kind(t.kind);
   if (!t.version.empty() && im.toolkit->version.known()) {
     const std::string& have = *im.toolkit->version.value;
     const std::size_t n = t.kind == "cuda" ? 1 : 3;
-    if (leading_parts(t.version, n) != leading_parts(have, n)) {
+    if (!release_matches(t.version, have, n)) {
       return fmt::format("{} {} build, {} {} image", with_article(name), t.version, with_article(name), have);
     }
   }
@@ -311,7 +331,12 @@ std::string python_tags(const WheelProfile& w) {
 
 namespace {
 
-// Why not, from the tag findings a check made (its own, or check_wheel_tags'), then the toolkit.
+// Why pip would not install the wheel on the image, from the tag findings a check made (its own, or
+// check_wheel_tags'): its platform tag (machine, OS, manylinux/musllinux floor against the image's C
+// library), its Python and ABI tags against the image's Pythons, its Requires-Python. Nothing else: a
+// member's machine, a local version label and a project name are no part of an installer's choice (pip
+// ignores local version labels), so they never make a wheel "not targeted"; what they claim is a finding
+// beside the loader's verdict (label_claim).
 std::string not_targeted_by(const WheelProfile& w, const image::Image& im,
                             const std::vector<verdict::Finding>& findings) {
   using verdict::FindingKind;
@@ -319,12 +344,6 @@ std::string not_targeted_by(const WheelProfile& w, const image::Image& im,
   for (const auto& f : findings) {
     if (f.severity != verdict::Severity::Error) continue;
     switch (f.kind) {
-      case FindingKind::WrongArch:
-        // A pure tag (py3-none-any) is for every image: pip installs it there, and its members fail.
-        if (std::all_of(w.filename.tags.begin(), w.filename.tags.end(),
-                        [](const wheel::Tag& t) { return t.platform == "any"; }))
-          break;
-        return f.required_version + " wheel, " + image_arch + " image";
       case FindingKind::TagPlatform: {
         std::vector<std::string> archs;
         bool foreign = false;
@@ -347,12 +366,25 @@ std::string not_targeted_by(const WheelProfile& w, const image::Image& im,
       default: break;
     }
   }
-  const auto toolkits = wheel_toolkits(w);
-  if (toolkits.empty()) return "";
+  return "";
+}
+
+}  // namespace
+
+std::string label_elsewhere(const WheelProfile& w, const image::Image& im) {
+  std::vector<WheelToolkit> claimed;
+  if (auto label = label_toolkit(w.filename.version)) claimed.push_back(std::move(*label));
+  if (auto named = name_toolkit(w.filename.name)) {
+    if (claimed.empty() || claimed.front().kind != named->kind) claimed.push_back(std::move(*named));
+  }
+  // A +cpu build claims no toolkit.
+  const auto plus = w.filename.version.find('+');
+  if (plus != std::string::npos && ascii_lower(w.filename.version.substr(plus + 1)).rfind("cpu", 0) == 0) return "";
+  if (claimed.empty()) return "";
   const std::string have = im.toolkit ? image::toolkit_kind_name(im.toolkit->kind) : "";
-  for (const auto& t : toolkits) {
+  for (const auto& t : claimed) {
     if (t.kind != have) continue;
-    // The label's SDK release and chip (a member's runtime soname is the check's business, not targeting).
+    // The label's SDK release and chip.
     if (t.from_label) {
       if (std::string why = toolkit_mismatch(t, im); !why.empty()) return why;
     }
@@ -370,10 +402,33 @@ std::string not_targeted_by(const WheelProfile& w, const image::Image& im,
     return "";
   }
   std::vector<std::string> kinds;
-  for (const auto& t : toolkits) kinds.push_back(upper_kind(t.kind));
+  for (const auto& t : claimed) kinds.push_back(upper_kind(t.kind));
   return with_article(join(kinds, "/")) + " build, " +
          (have.empty() ? std::string("an image without an accelerator toolkit")
                        : with_article(upper_kind(have)) + " image");
+}
+
+namespace {
+
+// The claim a label or name makes against the image, as a warning beside the verdict: what the label says,
+// that pip installs the wheel all the same, and that what its members load decides.
+std::optional<verdict::Finding> label_claim(const WheelProfile& w, const image::Image& im) {
+  const std::string why = label_elsewhere(w, im);
+  if (why.empty()) return std::nullopt;
+  const auto label = label_toolkit(w.filename.version);
+  const std::string source = label ? label->because : "project name " + w.filename.name;
+  verdict::Finding f;
+  f.kind = verdict::FindingKind::LabelClaim;
+  f.severity = verdict::Severity::Warning;
+  f.required_version = why;
+  f.explanation = fmt::format(
+      "Its {} says {}. That is a claim, not a fact an installer acts on: pip ignores local version labels and "
+      "project names when it picks a wheel, so it installs this one here, and what its members load here decides "
+      "the verdict.",
+      source, why);
+  f.fix = "pin the build made for this image's toolkit, or label this build as what it is";
+  f.evidence.push_back(source);
+  return f;
 }
 
 }  // namespace
@@ -448,12 +503,22 @@ Cell check(const WheelProfile& w, const Target& t, const Context& c) {
   if (c.db != nullptr) co.providers = &lint::cached_providers(*c.db);
   cell.report = verdict::check(w, t.image, co);
   // A packaging target's policy check judges the wheel on its own terms; an image's check has made the
-  // tag findings that say whether the wheel is for it at all.
+  // tag findings that say whether pip would install the wheel there at all.
   cell.not_targeted = t.image.policy.empty() ? not_targeted_by(w, t.image, cell.report.findings) : "";
   cell.targeted = cell.not_targeted.empty();
   if (!cell.targeted && cell.report.verdict != verdict::Verdict::Incompatible) {
-    // Not for this image (a CUDA build on a TOPS image loads nothing it needs): never usable there.
+    // pip would not install it here: never usable there.
     cell.report.verdict = verdict::Verdict::Incompatible;
+  }
+  // What its label or name claims against the image: a warning beside the loader's verdict, never one.
+  if (t.image.policy.empty() && cell.targeted) {
+    if (auto claim = label_claim(w, t.image)) {
+      auto& f = cell.report.findings;
+      const auto at = std::find_if(f.begin(), f.end(), [](const verdict::Finding& o) {
+        return static_cast<int>(o.severity) < static_cast<int>(verdict::Severity::Warning);
+      });
+      f.insert(at, std::move(*claim));
+    }
   }
   cell.headline = cell.targeted ? headline(cell.report, &w) : "not targeted: " + cell.not_targeted;
   return cell;
@@ -596,6 +661,9 @@ Result run(const Request& request) {
     out.environments.push_back(judge(on.packages, *on.target, request.context, request.how, request.published));
     Environment& env = out.environments.back();
     if (!on.missing.empty()) env.verdict = verdict::worst(env.verdict, verdict::Verdict::Incompatible);
+    for (const auto& line : on.problems) {
+      if (std::find(env.problems.begin(), env.problems.end(), line) == env.problems.end()) env.problems.push_back(line);
+    }
     for (const auto& line : env.problems) {
       if (std::find(out.problems.begin(), out.problems.end(), line) == out.problems.end()) out.problems.push_back(line);
     }

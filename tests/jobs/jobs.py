@@ -28,6 +28,8 @@ JOB is one of:
                byte for byte, two nights, a shard killed mid-run and rerun, a missing shard, refusals
   shards-ci    samples/nightly-scan.yml run as GitHub's runner runs it (matrix, artifacts, cache; two nights) and
                samples/k8s/*.yaml validated against the Job schema and run per index (tests/jobs/shards_ci.py)
+  truth        issue 59's trial (tests/jobs/truth_job.py): labels are claims (one verdict under every name), a
+               member's machine is the loader's, integrity first on every path, pip as the referee of "not targeted"
   judged       issue 39's trial (tests/jobs/judged_job.py): a package judged on its own members (gates --with,
                a pylock.toml's JSON, SARIF and JUnit), declared glibc over a layer's tables, a tampered wheel's
                gates fail closed, Requires-Dist pins, [[accept]] rules refused, a bare wheelcheck's usage line
@@ -52,6 +54,7 @@ import env_job  # noqa: E402
 import judged_job  # noqa: E402
 import shards_ci  # noqa: E402
 import shards_job  # noqa: E402
+import truth_job  # noqa: E402
 
 FAILURES = []
 A = None
@@ -350,9 +353,29 @@ def job_scan(tmp):
         idx.close()
 
 
-def job_consistency(tmp):
+EXIT_OF = {"compatible": 0, "incompatible": 1, "degraded": 3, "unknown": 4, "not-targeted": 1}
+
+
+def consistency_wheels(tmp):
+    """The samples, and the trial's wheels that once made the paths disagree (issue 59): a wheel whose RECORD
+    does not match (integrity first, whatever the image), and the FlagCX CUDA 13 build under a label that
+    contradicts most images (+cu128)."""
     wheels = [sample(w) for w in (GEMS, TREE, CX, CX_ASCEND)] + [os.path.join(A.samples,
                                                                              "hello_native-1.0-cp311-cp311-linux_x86_64.whl")]
+    sys.path.insert(0, os.path.join(HERE, "..", "tools"))
+    import make_wheel  # noqa: E402
+    out = os.path.join(tmp, "trial")
+    gems = truth_job.members_of(sample(GEMS), os.path.join(out, "gems"))
+    lib = next(a for a, _ in gems if a.endswith(".so"))
+    wheels.append(make_wheel.write_wheel(os.path.join(out, "flag_gems_cpp_cuda-5.4.9-cp312-cp312-linux_x86_64.whl"),
+                                         gems, tamper=[lib]))
+    cx = truth_job.members_of(sample(CX), os.path.join(out, "cx"))
+    wheels.append(make_wheel.write_wheel(os.path.join(out, "flagcx-0.9.0+cu128-cp312-cp312-linux_x86_64.whl"), cx))
+    return wheels
+
+
+def job_consistency(tmp):
+    wheels = consistency_wheels(tmp)
     # Every image of the db (what --image all names): not its layers, nor the packaging targets.
     names = [i["name"] for i in json.loads(wc("images", "--json").stdout)
              if i["kind"] == "image" and i["group"] != "target"]
@@ -362,14 +385,39 @@ def job_consistency(tmp):
         cells = json.loads(wc(w, "--image", "all", "--json").stdout)
         for c in cells:
             matrix[(os.path.basename(w), c["image"]["name"])] = (c["verdict"], c["headline"])
-    single, gated = {}, {}
+    single, gated, exits = {}, {}, {}
     for w in wheels:
         for n in names:
-            j = json.loads(wc(w, "--image", n, "--json").stdout)
-            single[(os.path.basename(w), n)] = (j["verdict"], j["headline"])
-            g = json.loads(wc("gates", w, "--image", n, "--json").stdout)
-            gated[(os.path.basename(w), n)] = g["wheels"][0]["verdict"] if g.get("wheels") else g.get("verdict")
+            r = wc(w, "--image", n, "--json")
+            j = json.loads(r.stdout)
+            key = (os.path.basename(w), n)
+            single[key] = (j["verdict"], j["headline"])
+            g = wc("gates", w, "--image", n, "--json")
+            gj = json.loads(g.stdout)
+            gated[key] = gj["wheels"][0]["verdict"] if gj.get("wheels") else gj.get("verdict")
+            gs = wc("gates", w, "--image", n)
+            sarif = wc(w, "--image", n, "--format", "sarif")
+            integrity = any(f["kind"] in ("record", "archive", "unreadable-member") and f["severity"] == "error"
+                            for f in j.get("findings", []))
+            exits[key] = {"verdict": j["verdict"], "integrity": integrity, "check": r.returncode, "sarif": sarif.returncode, "gates --json": g.returncode,
+                          "gates": gs.returncode,
+                          "WHEELCHECK_VERDICT": truth_job.gate_values(gs.stdout).get("WHEELCHECK_VERDICT", "")}
     check(set(single) == set(matrix), f"the matrix has every cell ({len(matrix)} of {len(single)})")
+    # One exit for one wheel and image: check's (JSON, SARIF; the text's is the same run's) is the verdict's, 2 where the wheel fails its
+    # own integrity (whatever pip would do with it there); gates exits 0 once it could judge, 2 for such a wheel,
+    # and its WHEELCHECK_VERDICT is check's verdict (not-targeted is incompatible there).
+    diff = []
+    for key, e in sorted(exits.items()):
+        want_check = 2 if e["integrity"] else EXIT_OF[e["verdict"]]
+        want_gates = 2 if e["integrity"] else 0
+        got = (e["check"], e["sarif"], e["gates"], e["gates --json"])
+        if got != (want_check, want_check, want_gates, want_gates) or (
+                not e["integrity"] and e["WHEELCHECK_VERDICT"] != {"not-targeted": "incompatible"}.get(
+                    e["verdict"], e["verdict"])):
+            diff.append(f"{key}: {e}")
+    check(not diff, f"check (--json, SARIF) and gates (sh, --json) give one verdict and exit in every cell "
+          f"({len(exits)} wheel x image cells, {sum(e['integrity'] for e in exits.values())} failing integrity)",
+          "\n".join(diff[:6]))
     diff = [k for k in single if matrix.get(k) != single[k]]
     check(not diff, "check and the matrix give the same verdict and reason in every cell",
           "\n".join(f"{k}: {single[k]} vs {matrix.get(k)}" for k in diff[:5]))
@@ -412,7 +460,27 @@ def job_consistency(tmp):
               f"({compared} cells)", "\n".join(diff[:5]))
     finally:
         idx.close()
-    consistency_of_environments(wheels, names, single, tmp)
+    consistency_of_environments(wheels[:5], names, single, tmp)
+    # The trial's wheels, each alone in a lock: the environment's verdict and exit are check's.
+    diff, compared = [], 0
+    for w in wheels[5:]:
+        fname = os.path.basename(w)
+        lock = os.path.join(tmp, f"pylock.{fname}.toml")
+        name, version = fname.split("-")[:2]
+        with open(lock, "w") as f:
+            f.write(f'lock-version = "1.0"\ncreated-by = "jobs.py"\n[[packages]]\nname = "{name}"\n'
+                    f'version = "{version}"\nwheels = [{{path = "{w}"}}]\n')
+        for n in names:
+            r = wc(lock, "--image", n, "--json")
+            env = json.loads(r.stdout)
+            e = exits[(fname, n)]
+            compared += 1
+            if r.returncode != e["check"] or (not e["integrity"] and env.get("verdict") != e["verdict"] and not (
+                    e["verdict"] == "not-targeted" and env.get("verdict") == "incompatible")):
+                diff.append(f"{fname} on {n}: the lock {env.get('verdict')} exit {r.returncode}; check {e['verdict']} "
+                            f"exit {e['check']}")
+    check(compared and not diff, f"a lock of one trial wheel gives check's verdict and exit ({compared} cells)",
+          "\n".join(diff[:6]))
 
 
 def sarif_rules(doc):
@@ -546,6 +614,7 @@ JOBS = {"setup": job_setup, "routes": job_routes, "renamed": job_renamed, "pytho
         "action": lambda tmp: ci_action.job_action(tmp, sys.modules[__name__]),
         "ci": lambda tmp: ci_job.job_ci(tmp, sys.modules[__name__]),
         "judged": lambda tmp: judged_job.job_judged(tmp, sys.modules[__name__]),
+        "truth": lambda tmp: truth_job.job_truth(tmp, sys.modules[__name__]),
         "shards": lambda tmp: shards_job.job_shards(tmp, sys.modules[__name__]),
         "shards-ci": lambda tmp: shards_ci.job_shards_ci(tmp, sys.modules[__name__])}
 

@@ -675,7 +675,119 @@ TEST(TagsToolkit, EveryVendorsLabelConventionNamesItsSdkAndRelease) {
   EXPECT_EQ(run::wheel_toolkits(corex).front().kind, "corex");
 }
 
-TEST(TagsToolkit, ABuildForAnotherReleaseOrChipIsNotForTheImage) {
+// Every local version label ../shared/reference/flagos-release.md shows, and the spellings people write that
+// it does not (PyTorch's cuXY, the major alone): what each is read as, "kind version chip line" ("-" where it
+// names no toolkit). A version is never guessed: +cu13 is CUDA 13 (not 1.3), +cu1300 names no version.
+TEST(TagsToolkit, EveryLabelIsReadAsPeopleWriteIt) {
+  auto read = [](const std::string& label) {
+    const auto t = run::toolkit_of_label("1.0+" + label);
+    return t ? t->kind + " " + t->version + " " + t->chip + " " + t->line : std::string("-");
+  };
+  const std::pair<const char*, const char*> k_table[] = {
+      // FlagCX's 20 SDK builds (the backend key without its vendor prefix)
+      {"cuda12.8", "cuda 12.8  "},
+      {"cuda13.3", "cuda 13.3  "},
+      {"cann8.5.0", "cann 8.5.0  "},
+      {"cann8.5.0.910c", "cann 8.5.0 910C "},
+      {"cann9.0.0", "cann 9.0.0  "},
+      {"cann9.0.0.910c", "cann 9.0.0 910C "},
+      {"dtk2604", "dtk 26.04  "},
+      {"tops1.9.10", "tops 1.9.10  "},
+      {"tops1.10.6", "tops 1.10.6  "},
+      {"musa4.3.6", "musa 4.3.6  "},
+      {"musa5.2.0", "musa 5.2.0  "},
+      {"maca3.7.2.1", "maca 3.7.2.1  "},
+      {"maca3.8.1.3", "maca 3.8.1.3  "},
+      {"neuware4.4.3", "neuware 4.4.3  "},
+      {"neuware4.7.2", "neuware 4.7.2  "},
+      {"corex4.4.0", "corex 4.4.0  "},
+      {"corex4.5.0", "corex 4.5.0  "},
+      {"xre5.37.1", "xre 5.37.1  "},
+      {"tangrt1.2.0", "tangrt 1.2.0  "},
+      {"tsm260610", "tsm 26.06.10  "},
+      // FlagCX's branch builds append .<date>.g<sha>: the build's, not the SDK's
+      {"cuda13.3.20260101.g1a2b3c4", "cuda 13.3  "},
+      {"cann9.0.0.20260101.g1a2b3c4", "cann 9.0.0  "},
+      // FlagTree: the vendor and its Triton line; build-infra's rebuilds append .<UTC date>
+      {"triton3.5", "cuda   3.5"},
+      {"triton3.6", "cuda   3.6"},
+      {"ascend3.2", "cann   3.2"},
+      {"ascend3.5", "cann   3.5"},
+      {"ascend3.5.20260101", "cann   3.5"},
+      {"enflame3.6", "tops   3.6"},
+      {"hcu3.6", "dtk   3.6"},
+      {"hcu3.1", "dtk   3.1"},
+      {"iluvatar3.6", "corex   3.6"},
+      {"metax3.6", "maca   3.6"},
+      {"mthreads3.6", "musa   3.6"},
+      {"sunrise3.6", "tangrt   3.6"},
+      {"sunrise3.4", "tangrt   3.4"},
+      {"tsingmicro3.6", "tsm   3.6"},
+      {"xpu3.6", "xre   3.6"},
+      {"xpu3.0", "xre   3.0"},
+      // torch builds of the vendors
+      {"corex.4.5.0.20260804", "corex 4.5.0  "},
+      {"corex.4.4.0", "corex 4.4.0  "},
+      {"corex", "corex   "},
+      {"das.opt1.dtk2604", "dtk 26.04  "},
+      {"musa.4.3.6", "musa 4.3.6  "},
+      {"metax3.7.2.0", "maca 3.7.2.0  "},
+      {"metax3.8.1.0", "maca 3.8.1.0  "},
+      // PyTorch's CUDA spellings, and the major alone
+      {"cu128", "cuda 12.8  "},
+      {"cu129", "cuda 12.9  "},
+      {"cu130", "cuda 13.0  "},
+      {"cu118", "cuda 11.8  "},
+      {"cu92", "cuda 9.2  "},
+      {"cu13", "cuda 13  "},
+      {"cu12", "cuda 12  "},
+      {"cuda13", "cuda 13  "},
+      {"cuda13.0", "cuda 13.0  "},
+      {"cann9", "cann 9  "},
+      {"cu1300", "cuda   "},
+      // no toolkit
+      {"cpu", "-"},
+      {"git8f5b0609", "-"},
+      {"a48aedef", "-"},
+      {"torch2.11.0", "-"},
+      {"flagos", "-"}};
+  for (const auto& [label, want] : k_table) EXPECT_EQ(read(label), want) << "+" << label;
+}
+
+// A shorter version matches every longer one it prefixes (+cann9 every CANN 9 release, +cu13 every CUDA 13),
+// and a label that names another release is a claim beside the verdict, never "not targeted".
+TEST(TagsToolkit, AShorterLabelMatchesEveryReleaseItPrefixes) {
+  auto image = [](const std::string& kind, const std::string& version) {
+    image::Image im = glibc_image("x86_64", "2.39", {"3.11", "3.12"});
+    image::Toolkit t;
+    t.kind = image::parse_toolkit_kind(kind);
+    t.version = image::Fact::known_as(version, "", image::Origin::Declared);
+    im.toolkit = t;
+    im.chips = image::Fact::known_as("Ascend 910B", "", image::Origin::Declared);
+    return im;
+  };
+  auto claim = [](const std::string& label, const image::Image& im) {
+    const WheelProfile w = wheel_named("flagcx-0.14.0+" + label + "-cp312-cp312-linux_x86_64.whl");
+    EXPECT_EQ(run::not_targeted(w, im), "") << label;
+    return run::label_elsewhere(w, im);
+  };
+  const auto cuda130 = image("cuda", "13.0"), cuda128 = image("cuda", "12.8"), cuda133 = image("cuda", "13.3");
+  const auto cann900 = image("cann", "9.0.0"), cann850 = image("cann", "8.5.0");
+  EXPECT_EQ(claim("cu13", cuda130), "");
+  EXPECT_EQ(claim("cu13", cuda133), "");
+  EXPECT_EQ(claim("cuda13", cuda133), "");
+  EXPECT_EQ(claim("cu130", cuda133), "") << "CUDA's minor version compatibility: a release is the major";
+  EXPECT_EQ(claim("cu13", cuda128), "a CUDA 13 build, a CUDA 12.8 image");
+  EXPECT_EQ(claim("cu128", cuda130), "a CUDA 12.8 build, a CUDA 13.0 image");
+  EXPECT_EQ(claim("cann9", cann900), "");
+  EXPECT_EQ(claim("cann9.0", cann900), "");
+  EXPECT_EQ(claim("cann9.0.0", cann900), "");
+  EXPECT_EQ(claim("cann9", cann850), "a CANN 9 build, a CANN 8.5.0 image");
+  EXPECT_EQ(claim("cann9.0.1", cann900), "a CANN 9.0.1 build, a CANN 9.0.0 image");
+  EXPECT_EQ(claim("cu130", cann900), "a CUDA build, a CANN image");
+}
+
+TEST(TagsToolkit, ALabelForAnotherReleaseOrChipIsAClaimNeverNotTargeted) {
   auto image = [](const std::string& kind, const std::string& version, const std::string& chips) {
     image::Image im = glibc_image("x86_64", "2.39", {"3.11", "3.12"});
     image::Toolkit t;
@@ -685,8 +797,11 @@ TEST(TagsToolkit, ABuildForAnotherReleaseOrChipIsNotForTheImage) {
     if (!chips.empty()) im.chips = image::Fact::known_as(chips, "", image::Origin::Declared);
     return im;
   };
+  // The label's claim (run::label_elsewhere); pip ignores local version labels, so the wheel is never "not
+  // targeted" for it: not_targeted stays "" for every one of these (their tags fit the image).
   auto why = [](const std::string& filename, const image::Image& im) {
-    return run::not_targeted(wheel_named(filename), im);
+    EXPECT_EQ(run::not_targeted(wheel_named(filename), im), "") << filename;
+    return run::label_elsewhere(wheel_named(filename), im);
   };
   const auto cann9b = image("cann", "9.0.0", "Ascend 910B"), cann9c = image("cann", "9.0.0", "Ascend 910C");
   EXPECT_EQ(why("flagcx-0.14.0+cann9.0.0-cp311-cp311-linux_x86_64.whl", cann9b), "");
