@@ -585,12 +585,14 @@ class Checker {
     const std::string member = object_name(*need.requester);
     Cause cause{FindingKind::DeclaredLibrary, member, need.name, ""};
     if (seen(cause)) return;
+    // A runtime lent an earlier minor's table (image::Library::exports_lent) says whose its symbols met.
+    const std::string bound = found.exports_lent.empty() ? "" : ", and its symbols are " + found.exports_lent;
     add(make(FindingKind::DeclaredLibrary, Severity::Info)
             .member(member)
             .library(need.name)
             .explain(fmt::format("{} is declared by the image ({}) without a described location or exports: "
-                                 "it is taken as present.",
-                                 need.name, found.label))
+                                 "it is taken as present{}.",
+                                 need.name, found.label, bound))
             .evidence(std::vector<std::string>{need.where}),
         std::move(cause));
   }

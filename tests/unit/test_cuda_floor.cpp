@@ -1,7 +1,10 @@
-// The driver floor read from what a member embeds (issue 59, part 5a). The members are built here by nvcc
-// (tests/cuda_support.hpp; the tests skip, saying why, where there is none).
+// The driver floor read from what a member embeds, and the CUDA runtime table of an earlier minor of the
+// same major (issue 59, part 5a). The members are built here: by nvcc (tests/cuda_support.hpp; the tests
+// skip, saying why, where there is none) and by gcc against a stand-in libcudart.so.13.
 //   - A library with the CUDA runtime linked statically (nvcc -cudart static, as NVIDIA links cuBLAS)
 //     needs no libcudart.so.13, yet its cubins are CUDA 13's: its driver floor is CUDA 13's (>= 580).
+//   - On an image whose CUDA 13.3 runtime has no export table, libcudart.so.13's symbols bind against
+//     the db's CUDA 13.0 table, said so; a symbol that table lacks stays a condition.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -126,6 +129,98 @@ TEST_F(CudaFloor, SharedRuntimeFloorIsNotRepeated) {
   EXPECT_NE(r.driver->because.find("libcudart.so.13"), std::string::npos) << r.driver->because;
   for (const auto& n : r.driver->notes) EXPECT_EQ(n.find("cubin"), std::string::npos) << n;
   EXPECT_EQ(of_kind(r, verdict::FindingKind::DriverTooOld).size(), 1U);
+}
+
+// --- the CUDA runtime table of an earlier minor -------------------------------------------------------
+
+// A member built with gcc against a stand-in libcudart.so.13 (its version node and two functions): one
+// CUDA 13.0 exports (cudaMalloc), one no CUDA runtime does.
+class LentRuntimeTable : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string error;
+    const auto stub =
+        build_shared(m_dir, "stub/libcudart.so.13", "cudart.c",
+                     "int cudaMalloc(void** p, unsigned long n) { (void)p; (void)n; return 0; }\n"
+                     "int wheelcheckFutureRuntimeApi(void) { return 0; }\n",
+                     "-Wl,-soname,libcudart.so.13 -Wl,--version-script=" + version_script(), "gcc", &error);
+    ASSERT_TRUE(stub) << error;
+    const auto member = build_shared(m_dir, "libuses_rt.so", "uses.c",
+                                     "int cudaMalloc(void**, unsigned long);\n"
+                                     "int wheelcheckFutureRuntimeApi(void);\n"
+                                     "int use(void** p) { return cudaMalloc(p, 16) + wheelcheckFutureRuntimeApi(); }\n",
+                                     "-L" + m_dir.file("stub") + " -l:libcudart.so.13", "gcc", &error);
+    ASSERT_TRUE(member) << error;
+    m_wheel = inspect_wheel(
+        make_wheel(m_dir, "uses_rt-1.0-py3-none-manylinux_2_28_x86_64.whl", {{"urt/libuses_rt.so", *member}}));
+  }
+  std::string version_script() {
+    return m_dir.write("cudart.map",
+                       "libcudart.so.13 { global: cudaMalloc; wheelcheckFutureRuntimeApi; local: *; };\n");
+  }
+  TempDir m_dir;
+  WheelProfile m_wheel;
+};
+
+// Which findings name a symbol.
+std::vector<const verdict::Finding*> about(const verdict::Report& r, const std::string& symbol) {
+  std::vector<const verdict::Finding*> out;
+  for (const auto& f : r.findings) {
+    if (f.symbol == symbol || mentions(f, symbol)) out.push_back(&f);
+  }
+  return out;
+}
+
+TEST_F(LentRuntimeTable, Cuda133BindsAgainstCuda130sTable) {
+  const auto image = image::Db(source_dir() + "/db").get("flagos-runtime-nvidia-cuda13.3");
+  ASSERT_TRUE(image.toolkit.has_value());
+  ASSERT_EQ(image.toolkit->version.value, std::optional<std::string>("13.3"));
+  const auto r = verdict::check(m_wheel, image);
+  // cudaMalloc is in CUDA 13.0's table: bound, no condition for it.
+  for (const auto* f : about(r, "cudaMalloc")) {
+    EXPECT_FALSE(f->severity == verdict::Severity::Condition || f->severity == verdict::Severity::Error)
+        << f->explanation;
+  }
+  // The runtime is said to be bound against 13.0's table, and why.
+  const auto declared = of_kind(r, verdict::FindingKind::DeclaredLibrary);
+  const auto lent = std::find_if(declared.begin(), declared.end(), [](const verdict::Finding* f) {
+    return f->library == "libcudart.so.13" && mentions(*f, "bound against CUDA 13.0's libcudart.so.13 table") &&
+           mentions(*f, "keeps its ABI within major 13");
+  });
+  ASSERT_NE(lent, declared.end());
+  // A symbol 13.0 lacks stays a condition (13.3 may add it), not an error.
+  const auto future = about(r, "wheelcheckFutureRuntimeApi");
+  ASSERT_EQ(future.size(), 1U);
+  EXPECT_EQ(future[0]->severity, verdict::Severity::Condition);
+  EXPECT_EQ(future[0]->classification, verdict::Why::UnknownExports);
+  EXPECT_TRUE(mentions(*future[0], "CUDA 13.0's")) << future[0]->explanation;
+  EXPECT_NE(r.verdict, verdict::Verdict::Incompatible);
+}
+
+// The same member where CUDA 13.0's own runtime is the image's: its table is the whole truth there, so the
+// symbol it lacks is an error; and a member of real CUDA runtime symbols is no longer unknown on 13.3.
+TEST_F(LentRuntimeTable, OnCuda130TheTableIsTheRuntimesOwn) {
+  const auto r = verdict::check(m_wheel, image::Db(source_dir() + "/db").get("cuda13.0"));
+  const auto future = about(r, "wheelcheckFutureRuntimeApi");
+  ASSERT_FALSE(future.empty());
+  EXPECT_EQ(future[0]->severity, verdict::Severity::Error);
+  EXPECT_EQ(r.verdict, verdict::Verdict::Incompatible);
+}
+
+TEST(CudaRuntimeTable, RealKernelIsNotUnknownOnCuda133) {
+  std::string error;
+  const std::string dir = kernel_dir(error);
+  if (dir.empty()) GTEST_SKIP() << error;
+  TempDir t;
+  // sm_90 SASS: the H20 of the image runs it, so the runtime's symbols are what is left to decide.
+  const auto wheel = inspect_wheel(make_wheel(t, "k_uncompressed-1.0-py3-none-manylinux_2_28_x86_64.whl",
+                                              {{"k/libk_uncompressed.so", dir + "/libk_uncompressed.so"}}));
+  const auto r = verdict::check(wheel, image::Db(source_dir() + "/db").get("flagos-runtime-nvidia-cuda13.3"));
+  for (const auto& f : r.findings) {
+    EXPECT_FALSE(f.severity == verdict::Severity::Condition && f.library.find("libcudart") != std::string::npos)
+        << f.explanation;
+  }
+  EXPECT_NE(r.verdict, verdict::Verdict::Unknown) << (r.findings.empty() ? "" : r.findings.front().explanation);
 }
 
 }  // namespace
