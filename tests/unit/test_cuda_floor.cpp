@@ -162,6 +162,12 @@ class LentRuntimeTable : public ::testing::Test {
   WheelProfile m_wheel;
 };
 
+std::string fmt_notes(const std::vector<std::string>& notes) {
+  std::string out;
+  for (const auto& n : notes) out += n + "\n";
+  return out;
+}
+
 // Which findings name a symbol.
 std::vector<const verdict::Finding*> about(const verdict::Report& r, const std::string& symbol) {
   std::vector<const verdict::Finding*> out;
@@ -188,6 +194,11 @@ TEST_F(LentRuntimeTable, Cuda133BindsAgainstCuda130sTable) {
            mentions(*f, "keeps its ABI within major 13");
   });
   ASSERT_NE(lent, declared.end());
+  // And once for the whole answer, in its notes (the text prints it under the verdict).
+  const std::string note =
+      "libcudart.so.13: its symbols are bound against CUDA 13.0's libcudart.so.13 table (db layer cuda13.0-runtime)";
+  EXPECT_TRUE(std::any_of(r.notes.begin(), r.notes.end(), [&](const std::string& n) { return n.rfind(note, 0) == 0; }))
+      << fmt_notes(r.notes);
   // A symbol 13.0 lacks stays a condition (13.3 may add it), not an error.
   const auto future = about(r, "wheelcheckFutureRuntimeApi");
   ASSERT_EQ(future.size(), 1U);
