@@ -164,4 +164,58 @@ inline std::string kernel_dir(std::string& error) {
   return dir.string();
 }
 
+// The CUDA release of the nvcc found ("release 13.0" in its --version): its major, or 0 when unknown.
+inline int nvcc_release_major() {
+  const std::string nvcc = nvcc_path();
+  if (nvcc.empty()) return 0;
+  const auto r = run(shell_quote(nvcc) + " --version");
+  const auto at = r.out.find("release ");
+  if (r.exit_code != 0 || at == std::string::npos) return 0;
+  return std::atoi(r.out.c_str() + at + 8);
+}
+
+// One shared library nvcc builds from `source` with `flags` (-cudart static, -gencode sets): its path, kept
+// in the build caches as the kernels are (kernel_cache_root()/nvcc-lib-KEY/NAME, KEY over nvcc, the
+// source and the flags); "" with `error` saying why when it cannot be built.
+inline std::string nvcc_library(const std::string& name, const std::string& source, const std::string& flags,
+                                std::string& error) {
+  namespace fs = std::filesystem;
+  const std::string nvcc = nvcc_path();
+  if (nvcc.empty()) {
+    error = "no nvcc (CUDA 13.0 under /usr/local/cuda-13.0, or $WHEELCHECK_NVCC): libraries cannot be built here";
+    return "";
+  }
+  const auto version = run(shell_quote(nvcc) + " --version");
+  if (version.exit_code != 0) {
+    error = nvcc + " --version failed: " + version.out + version.err;
+    return "";
+  }
+  Hasher h;
+  for (const std::string* part : {&nvcc, &version.out, &source, &flags, &name}) {
+    h.update(part->data(), part->size());
+    h.update("\0", 1);
+  }
+  const fs::path dir = kernel_cache_root() / ("nvcc-lib-" + to_hex(h.finish()).substr(0, 16));
+  const fs::path lib = dir / name;
+  if (fs::exists(lib)) return lib.string();
+  std::error_code mk;
+  fs::create_directories(dir.parent_path(), mk);
+  // Built in a folder of this process's own, then renamed: another process finds it whole or not at all.
+  const std::string fresh = dir.string() + ".tmp" + std::to_string(::getpid());
+  fs::remove_all(fresh);
+  fs::create_directories(fresh);
+  write_binary(fresh + "/src.cu", source);
+  const auto r = run(shell_quote(nvcc) + " -shared -Xcompiler -fPIC " + flags + " -o " +
+                     shell_quote(fresh + "/" + name) + " " + shell_quote(fresh + "/src.cu"));
+  if (r.exit_code != 0) {
+    error = "nvcc " + flags + " failed: " + r.out + r.err;
+    fs::remove_all(fresh);
+    return "";
+  }
+  std::error_code ec;
+  fs::rename(fresh, dir, ec);  // another process may have won: its folder is as good
+  if (ec) fs::remove_all(fresh);
+  return fs::exists(lib) ? lib.string() : "";
+}
+
 }  // namespace wheelcheck::test

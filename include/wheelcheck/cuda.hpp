@@ -40,6 +40,15 @@ struct PtxIsa {
   std::string text() const;  // "9.0"
 };
 
+// The format version a SASS entry's header states for its cubin (what cuobjdump prints as "code version"):
+// 1.8 from CUDA 13's nvcc, 1.7 from CUDA 11's and 12's (docs/cuda.md).
+struct CubinFormat {
+  int major = 0;
+  int minor = 0;
+  auto operator<=>(const CubinFormat&) const = default;
+  std::string text() const;  // "1.8"
+};
+
 enum class CodeKind { Sass, Ptx };
 std::string kind_name(CodeKind kind);  // "sass", "ptx"
 
@@ -70,6 +79,9 @@ struct Fatbins {
   std::uint64_t embedded_containers = 0;
   std::uint64_t embedded_entries = 0;
   std::vector<std::string> embedded_sections;  // the sections that hold them, in file order
+  // The newest cubin format among its SASS entries, all of its GPU code counted (nullopt without SASS):
+  // which toolkit major built them (cubin_toolkit_major), so which driver their runtime needs.
+  std::optional<CubinFormat> newest_cubin;
   // Why the other sections were not looked through ("" when they were): a headers-only read.
   std::string embedded_unread;
   bool operator==(const Fatbins&) const = default;
@@ -121,6 +133,9 @@ std::optional<std::string> toolkit_driver(int major, int minor);
 std::optional<std::string> major_driver(int major);
 // The first toolkit whose compiler emits (and whose driver JIT-compiles) a PTX ISA version: 9.0 -> 13.0.
 std::optional<std::pair<int, int>> ptx_isa_toolkit(const PtxIsa& isa);
+// The toolkit major whose nvcc writes a cubin format, where only one does: 1.8 -> 13 (CUDA 11 and 12 both
+// write 1.7, which names no single major). nullopt otherwise.
+std::optional<int> cubin_toolkit_major(const CubinFormat& format);
 // The oldest GPU architecture a toolkit major still compiles for and ships libraries for (CUDA 13:
 // sm_75; CUDA 12: sm_50). nullopt when not known.
 std::optional<Arch> oldest_supported_arch(int toolkit_major);

@@ -84,6 +84,9 @@ struct Library {
   std::string exports_file;           // that reference resolved to a file (filled on load, not written)
   std::string exports_unknown;        // why there is no table (declared libraries, too-large files)
   std::string exports_upto;           // a table shared with a newer build: only versions <= this one count
+  // A declared CUDA runtime given the table of an earlier minor of its major (Db::lend_runtime_tables):
+  // exports_file is that table, partial for this library, and this says whose and why (not written).
+  std::string exports_lent;
   // Its own search paths and needs, as its dynamic section says (see DynamicFacts).
   std::vector<std::string> rpath, runpath;  // DT_RPATH, DT_RUNPATH entries, unexpanded ($ORIGIN kept)
   std::uint64_t flags_1 = 0;                // DT_FLAGS_1 (DF_1_NODEFLIB = 0x800)
@@ -320,6 +323,7 @@ class Db {
  private:
   Image load_composed(std::string_view name, std::vector<std::string>& stack) const;
   Image compose_layers(Image image, std::vector<std::string>& stack) const;
+  void lend_runtime_tables(Image& im) const;
   std::string path_of(std::string_view name) const;  // "" when absent
   std::string m_dir;
   mutable std::shared_ptr<const policy::Policies> m_policies;

@@ -50,6 +50,7 @@ struct Object {
   std::vector<std::string> declared_upto;
   std::string exports_unknown;   // why no table (declared libraries), or why the table is partial
   bool exports_partial = false;  // the table lists some exports only: a symbol it lacks is unknown
+  std::string exports_lent;      // the table is another build's (image::Library::exports_lent): whose and why
   bool python_extension = false;
   std::string host;  // an image library mounted from the host at run time: how (image::Library::host)
   // Its table was made from another build (origin "derived": Ubuntu 22.04's libstdc++ modelled by Debian 12's):

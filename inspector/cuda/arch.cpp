@@ -95,6 +95,10 @@ std::string PtxIsa::text() const {
   return fmt::format("{}.{}", major, minor);
 }
 
+std::string CubinFormat::text() const {
+  return fmt::format("{}.{}", major, minor);
+}
+
 std::string kind_name(CodeKind kind) {
   return kind == CodeKind::Sass ? "sass" : "ptx";
 }

@@ -7,8 +7,8 @@
 //   entry, back to back:         u16 kind (1 PTX, 2 ELF/SASS; others are counted, not described),
 //                                u16 version, u32 header size (64 and up), u64 payload size,
 //                                then at +24 u16 minor and u16 major of the code version (the PTX ISA
-//                                for PTX: 9.0), +28 u32 architecture (80 for sm_80), +40 u64 flags;
-//                                the payload follows the header.
+//                                for PTX: 9.0; the cubin format for SASS: 1.8), +28 u32 architecture (80 for sm_80),
+//                                +40 u64 flags; the payload follows the header.
 //   flags:                       0x2000 / 0x8000 compressed payload, 0x100000 architecture-specific
 //                                (`a`), 0x200000 family-specific (`f`).
 // A linked library holds one container per object file, back to back, sometimes with zero padding.
@@ -77,6 +77,10 @@ class VariantTally {
  private:
   std::map<std::tuple<CodeKind, Arch, bool, std::optional<PtxIsa>>, std::uint64_t> m_counts;
 };
+
+void keep_newest(std::optional<CubinFormat>& to, const std::optional<CubinFormat>& v) {
+  if (v && (!to || *to < *v)) to = v;
+}
 
 std::string hex_offset(std::uint64_t v) {
   char buf[32];
@@ -227,7 +231,7 @@ void FatbinWalker::on_complete() {
         m_failure = "more than " + std::to_string(k_max_containers) + " fatbin containers";
         return;
       }
-      m_current = Container{m_pos, m_pos + header + size, {}, 0};
+      m_current = Container{m_pos, m_pos + header + size, {}, 0, std::nullopt};
       if (size == 0) {
         m_containers.push_back(std::move(m_current));
         next_boundary(m_pos + header);
@@ -273,6 +277,7 @@ void FatbinWalker::on_complete() {
         v.arch.suffix = (flags & k_flag_arch_specific) != 0 ? 'a' : (flags & k_flag_family) != 0 ? 'f' : 0;
         v.compressed = (flags & k_flag_compressed) != 0;
         if (v.kind == CodeKind::Ptx) v.ptx_isa = PtxIsa{major, minor};
+        if (v.kind == CodeKind::Sass) keep_newest(m_current.newest_cubin, CubinFormat{major, minor});
         v.entries = 1;
         add_variant(m_current.variants, v);
       }
@@ -308,6 +313,7 @@ Fatbins merge_containers(const std::vector<Container>& containers, std::uint64_t
     ++f.containers;
     f.entries += c.entries;
     tally.add(c.variants);
+    keep_newest(f.newest_cubin, c.newest_cubin);
   }
   if (end - cursor > 64 && cursor < end) tiled = false;
   f.variants = tally.sorted();
@@ -337,6 +343,7 @@ void add_embedded(Fatbins& f, const std::vector<Container>& containers, const st
     // Sections ascend, so a section already named is the last one named.
     if (f.embedded_sections.empty() || f.embedded_sections.back() != s->name) f.embedded_sections.push_back(s->name);
     tally.add(c.variants);
+    keep_newest(f.newest_cubin, c.newest_cubin);
   }
   f.variants = tally.sorted();
 }

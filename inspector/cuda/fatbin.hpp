@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -24,7 +25,8 @@ struct Container {
   std::uint64_t begin = 0;  // file offset of its header
   std::uint64_t end = 0;    // one past its last entry
   std::vector<Variant> variants;
-  std::uint64_t entries = 0;  // every entry, those of kinds not described (neither SASS nor PTX) too
+  std::uint64_t entries = 0;                // every entry, those of kinds not described (neither SASS nor PTX) too
+  std::optional<CubinFormat> newest_cubin;  // the newest cubin format of its SASS entries
 };
 
 class FatbinWalker {

@@ -108,6 +108,22 @@ constexpr std::array k_isa_toolkits{
     IsaToolkit{9, 4, 13, 4}, IsaToolkit{9, 5, 13, 5},
 };
 
+struct CubinMajor {
+  int format_major;
+  int format_minor;
+  int cuda_major;
+};
+
+// The cubin format each toolkit major's nvcc writes (the code version of a fatbin's SASS entries, which
+// `cuobjdump` prints as "code version = [1,8]"). No NVIDIA table states it; it is read from the
+// compilers' own output: CUDA 13.0's nvcc (V13.0.88, run while writing this table) writes 1.8 for every
+// architecture from sm_75 to sm_120, and so do the sm_100 and sm_120 cubins cuobjdump prints in CUDA 13's
+// documentation; CUDA 12.x (cubins beside PTX ISA 8.3 and 8.7) and CUDA 11.x write 1.7. Only 1.8 names a
+// single major: 1.7 says "CUDA 12 or older", which sets no floor the runtime does not already set.
+constexpr std::array k_cubin_majors{
+    CubinMajor{1, 8, 13},
+};
+
 struct OldestArch {
   int toolkit_major;
   Arch arch;
@@ -148,6 +164,13 @@ std::optional<std::string> major_driver(int major) {
 std::optional<std::pair<int, int>> ptx_isa_toolkit(const PtxIsa& isa) {
   for (const auto& row : k_isa_toolkits) {
     if (row.isa_major == isa.major && row.isa_minor == isa.minor) return std::pair{row.cuda_major, row.cuda_minor};
+  }
+  return std::nullopt;
+}
+
+std::optional<int> cubin_toolkit_major(const CubinFormat& format) {
+  for (const auto& row : k_cubin_majors) {
+    if (row.format_major == format.major && row.format_minor == format.minor) return row.cuda_major;
   }
   return std::nullopt;
 }

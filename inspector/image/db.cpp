@@ -8,6 +8,11 @@
 #include <climits>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
 
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/image.hpp"
@@ -104,7 +109,79 @@ void finish(Image& im) {
   if (auto it = im.bash_env.vars.find("LD_LIBRARY_PATH"); it != im.bash_env.vars.end()) add_dirs(it->second, true);
 }
 
+// "libcudart.so.13" -> 13: the CUDA runtime's major, from its soname.
+std::optional<int> runtime_major(const std::string& soname) {
+  constexpr std::string_view prefix = "libcudart.so.";
+  if (soname.rfind(prefix, 0) != 0 || soname.size() == prefix.size() || soname.size() > prefix.size() + 3) {
+    return std::nullopt;
+  }
+  const std::string digits = soname.substr(prefix.size());
+  if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) return std::nullopt;
+  return std::stoi(digits);
+}
+
+// A description's own CUDA toolkit version ("13.3" -> 13, 3); nullopt without one or for another toolkit.
+std::optional<std::pair<int, int>> cuda_version(const Image& im) {
+  if (!im.toolkit || im.toolkit->kind != ToolkitKind::Cuda || !im.toolkit->version.known()) return std::nullopt;
+  const auto parts = split(*im.toolkit->version.value, ".", false);
+  if (parts.size() < 2) return std::nullopt;
+  try {
+    return std::pair{std::stoi(parts[0]), std::stoi(parts[1])};
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
 }  // namespace
+
+// A CUDA runtime the image declares without an export table (libcudart.so.13 of a FlagOS CUDA 13.3 image)
+// is bound against the table of the same major's runtime that another description of the db holds, of the
+// highest minor not above the image's: NVIDIA keeps the runtime's ABI within a major (minor version
+// compatibility), so what 13.0 exports, 13.3 exports too. The table is partial for it: a symbol it lacks
+// stays unknown (a later minor may add it), and Library::exports_lent says so.
+void Db::lend_runtime_tables(Image& im) const {
+  const auto version = cuda_version(im);
+  if (!version) return;
+  for (auto& l : im.libraries) {
+    if (!l.exports_file.empty() || l.exports_unknown.empty()) continue;
+    const auto major = runtime_major(l.soname);
+    if (!major || *major != version->first) continue;
+    std::optional<std::pair<int, int>> best;
+    std::string file, from;
+    for (const auto& name : layer_names()) {
+      const std::string path = path_of(name);
+      // Most descriptions never name the runtime: only those that do are parsed.
+      if (path.empty() || read_text_file(path).find(l.soname) == std::string::npos) continue;
+      const Image lender = load_file(path);
+      const auto v = cuda_version(lender);
+      if (!v || v->first != *major || v->second > version->second || (best && *v <= *best)) continue;
+      // The runtime as the image's file, or as a distribution's (nvidia-cuda-runtime-cu12 in site-packages).
+      std::vector<std::pair<std::string, std::string>> tables;  // soname, table file
+      for (const auto& have : lender.libraries) tables.emplace_back(have.soname, have.exports_file);
+      for (const auto& d : lender.distributions) {
+        for (const auto& have : d.libraries) tables.emplace_back(have.soname, have.exports_file);
+      }
+      for (const auto& [soname, table] : tables) {
+        if (soname != l.soname || table.empty() || !is_file(table)) continue;
+        best = v;
+        file = table;
+        from = lender.name;
+        break;
+      }
+    }
+    if (!best) continue;
+    l.exports_file = file;
+    const std::string lender_version = fmt::format("{}.{}", best->first, best->second);
+    const std::string& own = *im.toolkit->version.value;
+    l.exports_lent =
+        fmt::format("bound against CUDA {}'s {} table (db layer {}): the runtime keeps its ABI within major {}",
+                    lender_version, l.soname, from, *major);
+    l.exports_unknown = fmt::format(
+        "CUDA {}'s own table is not in the db, and CUDA {}'s, which its other symbols are bound against, lacks "
+        "this: a later minor may add symbols",
+        own, lender_version);
+  }
+}
 
 std::string Db::locate(const std::string& explicit_dir) {
   auto valid = [](const std::string& d) { return !d.empty() && is_dir(d + "/images"); };
@@ -235,6 +312,7 @@ Image Db::get(std::string_view name) const {
   std::vector<std::string> stack;
   Image im = load_composed(name, stack);
   finish(im);
+  lend_runtime_tables(im);
   return im;
 }
 
@@ -244,6 +322,7 @@ Image Db::resolve(const std::string& name_or_file) const {
   std::vector<std::string> stack;
   Image im = compose_layers(load_file(name_or_file), stack);
   finish(im);
+  lend_runtime_tables(im);
   return im;
 }
 

@@ -126,7 +126,9 @@ std::string render_text(const Report& r, bool color) {
   for (const auto& n : r.notes) {
     // Where it is read from, and which Python it goes to where the image has several.
     const bool which_python = n.find(" Pythons)") != std::string::npos || n.find(" stands in)") != std::string::npos;
-    if (n.rfind("read headers-only", 0) == 0 || which_python) out += p.dim("  " + n) + "\n";
+    // A runtime bound against another minor's table (docs/verdict.md): what the answer rests on.
+    const bool lent = n.find(": its symbols are bound against ") != std::string::npos;
+    if (n.rfind("read headers-only", 0) == 0 || which_python || lent) out += p.dim("  " + n) + "\n";
     // A condition a settings file accepts: said, with its reason and date, where the verdict is.
     if (n.rfind("accepted until ", 0) == 0) out += "  " + p.yellow("accepted") + n.substr(8) + "\n";
   }

@@ -183,6 +183,9 @@ void put_elf(Out& o, const elf::Binary& b) {
   o.u64(c.embedded_entries);
   o.strs(c.embedded_sections);
   o.str(c.embedded_unread);
+  o.u8(c.newest_cubin ? 1 : 0);
+  o.u64(c.newest_cubin ? static_cast<std::uint64_t>(c.newest_cubin->major) : 0);
+  o.u64(c.newest_cubin ? static_cast<std::uint64_t>(c.newest_cubin->minor) : 0);
   o.u64(c.variants.size());
   for (const auto& v : c.variants) {
     o.u8(v.kind == cuda::CodeKind::Ptx ? 1 : 0);
@@ -263,6 +266,10 @@ elf::Binary get_elf(In& in) {
   c.embedded_entries = in.u64();
   c.embedded_sections = in.strs();
   c.embedded_unread = in.str();
+  const bool cubin = in.u8() != 0;
+  const auto cubin_major = static_cast<int>(in.u64());
+  const auto cubin_minor = static_cast<int>(in.u64());
+  if (cubin) c.newest_cubin = cuda::CubinFormat{cubin_major, cubin_minor};
   c.variants.resize(in.count());
   for (auto& v : c.variants) {
     v.kind = in.u8() != 0 ? cuda::CodeKind::Ptx : cuda::CodeKind::Sass;
@@ -424,8 +431,9 @@ namespace {
 // The cache's own format, raised whenever what a profile holds grows (2: the members' CUDA fatbins; 3: the
 // ABI tag note; 4: GPU code outside .nv_fatbin) or the entries change (5: every entry framed with its
 // kind, key and CRC-64; the stat index sharded), so an older entry is a miss rather than a profile read
-// without the new facts. 8: a wheel variant's label and variant.json.
-constexpr int k_cache_format = 8;
+// without the new facts. 8: a wheel variant's label and variant.json. 9: the newest cubin format of the
+// members' SASS.
+constexpr int k_cache_format = 9;
 
 // "profiles/ab/<sha256>.<reader>.v<schema>.<format>": an entry's files are this plus ".bin", ".json", ...
 // The name is the entry's key, and every file of the entry carries it in its frame.

@@ -147,6 +147,11 @@ void write_cuda(JsonWriter& w, const cuda::Fatbins& f) {
     w.value(isa->text());
   else
     w.null();
+  w.key("newest_cubin_format");
+  if (f.newest_cubin)
+    w.value(f.newest_cubin->text());
+  else
+    w.null();
   w.field("containers", f.containers).field("entries", f.entries).field("section_size", f.section_size);
   w.key("variants").begin_array();
   for (const auto& v : f.variants) {

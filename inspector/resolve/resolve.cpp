@@ -166,6 +166,10 @@ Space::Space(const image::Image& image, const WheelProfile& wheel, const std::ve
     o->exports_upto = l.exports_upto;
     o->declared_upto = declared;
     o->exports_unknown = l.exports_unknown;
+    if (!l.exports_lent.empty()) {  // another build's table: what it lacks is unknown, not absent
+      o->exports_partial = true;
+      o->exports_lent = l.exports_lent;
+    }
     o->host = l.host;
     o->derived = l.origin == image::Origin::Derived;
     add(std::move(o), l.names);

@@ -211,6 +211,15 @@ class Checker {
     out.push_back("installed into " + m_space.site() + which);
     for (const auto& n : m_space.replaced_notes()) out.push_back(n);
     for (const auto& n : m_space.preloaded_notes()) out.push_back(n);
+    // A runtime the members need, bound against an earlier minor's table (image::Library::exports_lent).
+    const auto members = m_space.wheel_members();
+    for (const auto& o : m_space.objects()) {
+      const auto needs_it = [&](const Object* m) {
+        return std::find(m->needed.begin(), m->needed.end(), o->soname) != m->needed.end();
+      };
+      if (!o->exports_lent.empty() && std::any_of(members.begin(), members.end(), needs_it))
+        out.push_back(o->soname + ": its symbols are " + o->exports_lent);
+    }
     if (m_wheel.integrity == k_integrity_headers) {
       out.push_back("read headers-only" + (m_wheel.source.empty() ? std::string() : " from " + m_wheel.source) +
                     ": the ELF headers and tables of each member; RECORD, CRC-32s and the wheel's sha256 were "
@@ -587,12 +596,13 @@ class Checker {
     const std::string member = object_name(*need.requester);
     Cause cause{FindingKind::DeclaredLibrary, member, need.name, ""};
     if (seen(cause)) return;
+    const std::string bound = found.exports_lent.empty() ? "" : ", and its symbols are " + found.exports_lent;
     add(make(FindingKind::DeclaredLibrary, Severity::Info)
             .member(member)
             .library(need.name)
             .explain(fmt::format("{} is declared by the image ({}) without a described location or exports: "
-                                 "it is taken as present.",
-                                 need.name, found.label))
+                                 "it is taken as present{}.",
+                                 need.name, found.label, bound))
             .evidence(std::vector<std::string>{need.where}),
         std::move(cause));
   }

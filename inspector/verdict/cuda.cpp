@@ -11,9 +11,11 @@
 #include <map>
 #include <regex>
 #include <set>
+#include <utility>
 
 #include <fmt/format.h>
 
+#include "wheelcheck/elf.hpp"
 #include "wheelcheck/run.hpp"
 #include "wheelcheck/util.hpp"
 
@@ -97,7 +99,9 @@ class CudaCheck {
     runtime_floors();
     dropped_archs();
     for (const resolve::Object* o : m_space.wheel_members()) {
-      if (o->binary != nullptr && o->binary->cuda) member_code(*o, *o->binary->cuda);
+      if (o->binary == nullptr || !o->binary->cuda) continue;
+      built_by(*o, *o->binary->cuda);
+      member_code(*o, *o->binary->cuda);
     }
     unknown_gpu_conditions();
     driver_need();
@@ -129,6 +133,52 @@ class CudaCheck {
       add_floor({*need, fmt::format("the CUDA {} runtime ({} of {})", major, soname, member)}, member, soname,
                 "CUDA minor version compatibility floors (NVIDIA's CUDA Toolkit release notes, docs/cuda.md)");
     }
+  }
+
+  // 1b. The toolkit that built a member's GPU code, read from the code itself: its cubins' format (1.8:
+  // CUDA 13) and its PTX's ISA (9.0: CUDA 13.0) name the major, and code of a major runs under that
+  // major's runtime, so on its driver floor, whichever runtime it is. NVIDIA's own libraries link the
+  // runtime statically (cuBLAS: no libcudart.so.13 to read the major from); the static runtime carries no
+  // version of its own, but the fatbins it registers do. A member that needs the same major's
+  // libcudart.so.N has that floor from its runtime already (or the runtime's absence is the error).
+  void built_by(const resolve::Object& o, const cuda::Fatbins& f) {
+    // Each marker with the major it names; the newest major decides, and the markers that name it say why.
+    std::vector<std::pair<int, std::string>> marks;
+    if (f.newest_cubin) {
+      if (const auto m = cuda::cubin_toolkit_major(*f.newest_cubin)) {
+        marks.emplace_back(*m, "cubin format " + f.newest_cubin->text());
+      }
+    }
+    if (const auto isa = f.newest_ptx_isa()) {
+      if (const auto tk = cuda::ptx_isa_toolkit(*isa)) {
+        marks.emplace_back(tk->first, fmt::format("PTX ISA {}: CUDA {}.{}", isa->text(), tk->first, tk->second));
+      }
+    }
+    if (marks.empty()) return;
+    const int major = std::max_element(marks.begin(), marks.end())->first;
+    std::vector<std::string> shown;
+    for (const auto& [m, text] : marks) {
+      if (m == major) shown.push_back(text);
+    }
+    for (const auto& n : o.needed) {
+      if (cudart_major(n) == major) return;
+    }
+    const auto need = cuda::major_driver(major);
+    if (!need) return;
+    // .nv_fatbin is registered by the runtime (__cudaRegisterFatBinary): a member that neither needs a
+    // libcudart.so.N nor imports that function has the runtime linked into it.
+    const bool imports_runtime =
+        std::any_of(o.needed.begin(), o.needed.end(),
+                    [](const std::string& n) { return cudart_major(n).has_value(); }) ||
+        std::any_of(o.binary->symbols.begin(), o.binary->symbols.end(),
+                    [](const elf::Symbol& s) { return !s.defined && s.name == "__cudaRegisterFatBinary"; });
+    const std::string because =
+        f.section_size != 0 && !imports_runtime
+            ? fmt::format("the CUDA {0} runtime linked statically into {1}, whose GPU code CUDA {0} built ({2})", major,
+                          o.member, fmt::join(shown, ", "))
+            : fmt::format("the GPU code CUDA {} built in {} ({})", major, o.member, fmt::join(shown, ", "));
+    add_floor({*need, because}, o.member, "",
+              "the fatbins of " + o.member + "; CUDA minor version compatibility floors (docs/cuda.md)");
   }
 
   // 2. GPUs the image declares that its toolkit no longer builds for.

@@ -12,6 +12,7 @@
 #include "net_server.hpp"
 #include "readelf.hpp"
 #include "support.hpp"
+#include "wheelcheck/cuda.hpp"
 #include "wheelcheck/elf.hpp"
 #include "wheelcheck/exports.hpp"
 #include "wheelcheck/image.hpp"
@@ -293,6 +294,40 @@ TEST(CorpusVerdict, TorchPython26AgainstTorch214Exports) {
   // glibc 2.41's libc defines GLIBC_2.38: no version finding for libc.so.6.
   for (const auto& f : j["findings"])
     EXPECT_FALSE(f["kind"] == "missing-version" && f["library"] == "libc.so.6") << f.dump();
+}
+
+// NVIDIA's cuBLAS 13 wheel (make-real-wheels.sh --large): libcublas.so.13 and libcublasLt.so.13 have the
+// CUDA runtime linked in (no libcudart.so.13 need), yet their code is CUDA 13's (cubin format 1.8, PTX ISA
+// 9.0), so they need a CUDA 13 driver (>= 580): a 535 driver cannot run them, a 580 one can.
+TEST(CorpusVerdict, CublasNeedsTheCuda13Driver) {
+  const std::string wheel = corpus_dir() + "/wheels/nvidia_cublas-13.1.0.3-py3-none-manylinux_2_27_x86_64.whl";
+  if (!fs::exists(wheel))
+    GTEST_SKIP() << "no cuBLAS wheel at " << wheel << ": run ../shared/corpus/make-real-wheels.sh --large";
+  const std::string check =
+      shell_quote(binary_path()) + " " + shell_quote(wheel) + " --image cuda13.0 --json --assume ";
+  const auto old = run(check + "driver=535.104.05");
+  EXPECT_EQ(old.exit_code, 1) << old.err;
+  const auto j = nlohmann::json::parse(old.out);
+  EXPECT_EQ(j["verdict"], "incompatible");
+  ASSERT_TRUE(j["driver"].is_object()) << old.out.substr(0, 2000);
+  EXPECT_TRUE(cuda::driver_at_least(j["driver"]["needs"].get<std::string>(), "580")) << j["driver"].dump(2);
+  EXPECT_EQ(j["driver"]["satisfied"], false);
+  EXPECT_NE(j["driver"]["because"].get<std::string>().find("runtime linked statically into nvidia/cu13/lib/libcublas"),
+            std::string::npos)
+      << j["driver"].dump(2);
+  std::set<std::string> too_old;
+  for (const auto& f : j["findings"]) {
+    if (f["kind"] != "driver-too-old") continue;
+    EXPECT_EQ(f["severity"], "error");
+    EXPECT_TRUE(cuda::driver_at_least(f["required_version"].get<std::string>(), "580")) << f.dump(2);
+    too_old.insert(f["member"].get<std::string>());
+  }
+  EXPECT_EQ(too_old, (std::set<std::string>{"nvidia/cu13/lib/libcublas.so.13", "nvidia/cu13/lib/libcublasLt.so.13"}));
+
+  const auto now = run(check + "driver=580.65.06");
+  const auto k = nlohmann::json::parse(now.out);
+  EXPECT_EQ(k["driver"]["satisfied"], true) << k["driver"].dump(2);
+  for (const auto& f : k["findings"]) EXPECT_NE(f["kind"], "driver-too-old") << f.dump(2);
 }
 
 // Real manylinux wheels (NVIDIA's CUDA 12.4 runtime, manylinux_2_17; cuBLAS 13, manylinux_2_27): consistent
