@@ -234,7 +234,7 @@ Finding unbound_symbol_finding(const resolve::Unbound& u, const std::string& mem
   const std::string pretty = f.peek().demangled.empty() ? s.name : f.peek().demangled;
   if (!u.unknown.empty()) {  // old_abi_against_cxx11
     std::vector<std::string> who;
-    for (const Object* o : u.unknown) who.push_back(o->label);
+    for (const resolve::Object* o : u.unknown) who.push_back(o->label);
     std::sort(who.begin(), who.end());
     who.erase(std::unique(who.begin(), who.end()), who.end());
     return f.why(Why::CxxAbiMismatch)
