@@ -20,11 +20,15 @@
 //      symbols that set the floor (glibc 2.38's __isoc23_* redirections named); a manylinux tag above it.
 //   5. unloadable-symbol: an undefined, non-weak symbol none of the object's own needs (transitively, in the
 //      wheel and the allowed system libraries whose tables the db has) defines, or one the rule set says is the
-//      wheel's own (FlagCX's devApiBackend): dlopen(RTLD_NOW) fails on every machine.
+//      wheel's own (FlagCX's devApiBackend): dlopen(RTLD_NOW) fails on every machine. The interpreter's global
+//      scope (python's Py* API, libc, libm, the loader) is searched first, so a library with no DT_NEEDED is judged.
 //   6. variant-claim / variant-metadata: a wheel variant's properties (PEP 825 draft) against its label and its
 //      binaries (sm_arch against the fatbins, the CUDA bounds against libcudart.so.N, rocm_version against the
 //      label and libamdhip64.so.N, abi_dependency :: torch against the torch pin), and its variant.json as uv
 //      validates it and against the release's -variants.json (inspector/lint/variants.cpp).
+//   7. extension-suffix / module-init: CPython's import against the Pythons the wheel's tags install it on: a member
+//      named for another Python (.cpython-311- in a cp312 wheel) is never imported, one without the PyInit_ its
+//      file name asks for is refused (inspector/verdict/import_rules.cpp, which the image check shares).
 #pragma once
 
 #include <memory>

@@ -66,6 +66,8 @@ enum class FindingKind {
   TagPureBinary,        // tag-pure-binary: a py3-none-any (or other pure) tag on a wheel with native code
   Environment,          // environment: a variable a part of the wheel needs that the image does not set
   NumpyAbi,             // numpy-abi: a member built against NumPy 1.x's C API where numpy 2 is installed
+  ExtensionSuffix,      // extension-suffix: an extension module named for another Python, which CPython never imports
+  ModuleInit,           // module-init: an extension module without the PyInit_ function CPython looks up
   PolicyMachine,        // policy-machine
   PolicyLibc,           // policy-libc
   PolicyApiLevel,       // policy-api-level

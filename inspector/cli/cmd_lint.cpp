@@ -157,6 +157,8 @@ Command add_lint(CLI::App& app) {
   root-is-purelib, tag-pure-binary   WHEEL and the tags against native members
   tag-floor, tag-claim   a linux_* tag's true floor and the symbols that set it; a manylinux tag above it
   unloadable-symbol      an undefined symbol none of the object's needs can define: dlopen(RTLD_NOW) fails anywhere
+  extension-suffix, module-init   CPython's import: a module named for a Python the tags do not install it on
+                         (.cpython-311- in a cp312 wheel), one without the PyInit_ function its file name asks for
   variant-claim          a wheel variant's properties (PEP 825) against its label and binaries: nvidia :: sm_arch vs
                          the fatbins, the CUDA bounds vs libcudart.so.N, amd :: rocm_version vs the label and HIP
   variant-metadata       variant.json as uv validates it, and against the index's -variants.json (--variants)

@@ -20,6 +20,7 @@
 
 #include "inspector/lint/lint_detail.hpp"
 #include "inspector/verdict/findings.hpp"
+#include "inspector/verdict/import_rules.hpp"
 #include "inspector/verdict/policy_check.hpp"
 #include "inspector/verdict/stack_checks.hpp"
 #include "wheelcheck/cxx_names.hpp"
@@ -437,6 +438,7 @@ Report lint(const WheelProfile& w, const Options& o) {
   detail::check_dependencies(l);
   detail::check_floor(l);
   detail::check_unloadable(l);
+  for (auto& f : verdict::lint_import_rules(w)) l.add(std::move(f));  // CPython's import (import_rules.cpp)
   detail::check_variant(l);
   if (w.integrity == k_integrity_headers) {
     l.notes.push_back(

@@ -15,6 +15,7 @@
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/exports.hpp"
 #include "wheelcheck/policy.hpp"
+#include "wheelcheck/resolve.hpp"
 #include "wheelcheck/rules.hpp"
 #include "wheelcheck/util.hpp"
 #include "wheelcheck/wheel.hpp"
@@ -58,6 +59,12 @@ const SystemTables& system_tables(const image::Db& db) {
     slot->by_soname.clear();  // without them every member with a system need is "not known"
   }
   return *slot;
+}
+
+// The libraries of the interpreter's global scope: what a python process has loaded before any import.
+bool interpreter_scope(const std::string& soname) {
+  return soname.rfind("libc.so", 0) == 0 || soname.rfind("libm.so", 0) == 0 || soname.rfind("libpthread", 0) == 0 ||
+         soname.rfind("libdl.so", 0) == 0 || soname.rfind("ld-linux", 0) == 0;
 }
 
 bool python_api_name(const std::string& s) {
@@ -152,7 +159,9 @@ void check_unloadable(Lint& l) {
   }
   const SystemTables* sys = l.o.db != nullptr ? &system_tables(*l.o.db) : nullptr;
   for (const auto& m : w.members) {
-    if (!m.elf || m.elf->statically_linked()) continue;
+    // A static program carries its C library and binds nothing at run time. A shared library with no DT_NEEDED
+    // is not one: it is loaded into a process (Python's) whose global scope must define what it leaves undefined.
+    if (!m.elf || (m.elf->statically_linked() && resolve::is_program(*m.elf))) continue;
     if (m.elf->type != elf::FileType::Shared && m.elf->type != elf::FileType::Executable) continue;
     const std::string machine = elf::machine_name(m.elf->machine, m.elf->elf_class, m.elf->endian, m.elf->e_flags);
     // The member's load: what its needs reach in the wheel, the system tables they reach, what is not known.
@@ -174,6 +183,18 @@ void check_unloadable(Lint& l) {
         }
         unknown.push_back(n);
       }
+    }
+    // The global scope every import has before the member's own needs: the python executable (the Py* names, left
+    // alone below), libc and libm that it loads, and the dynamic loader.
+    std::vector<std::string> global;
+    if (sys != nullptr && sys->machine == machine) {
+      for (const auto& [soname, table] : sys->by_soname) {
+        if (!interpreter_scope(soname)) continue;
+        global.push_back(soname);
+        if (std::find(tables.begin(), tables.end(), &table) == tables.end()) tables.push_back(&table);
+      }
+    } else {
+      unknown.push_back("the interpreter's libc.so.6");  // only the wheel's own symbols can be judged
     }
     std::vector<std::string> missing;
     const rules::OwnSymbols* own_why = nullptr;
@@ -216,18 +237,20 @@ void check_unloadable(Lint& l) {
                                   "the wheel defines it: the link passed, and dlopen(RTLD_NOW) fails on every machine "
                                   "(\"undefined symbol: {}\"), so Python's import and ctypes fail whatever the image",
                                   m.path, words, own_why->why, missing.front())
-                    : fmt::format("{} leaves {} undefined, and none of its needs ({}) defines {}, in the wheel or in "
-                                  "the system libraries: dlopen(RTLD_NOW) fails on every machine (\"undefined "
-                                  "symbol: {}\"), so Python's import and ctypes fail whatever the image",
+                    : fmt::format("{} leaves {} undefined, and neither its needs ({}) nor the interpreter's global "
+                                  "scope (python, {}) define {}, in the wheel or in the system libraries: "
+                                  "dlopen(RTLD_NOW) fails on every machine (\"undefined symbol: {}\"), so Python's "
+                                  "import and ctypes fail whatever the image",
                                   m.path, words, needs.empty() ? std::string("it has none") : join(needs, ", "),
-                                  missing.size() == 1 ? "it" : "them", missing.front()))
+                                  join(global, ", "), missing.size() == 1 ? "it" : "them", missing.front()))
             .fix(own_why != nullptr ? "build it with the sources that define it (link with -Wl,--no-undefined to "
                                       "catch this at link time)"
                                     : "link the library that defines it, or build with -Wl,--no-undefined to catch "
                                       "this at link time")
-            .evidence(fmt::format("{} needs {}; searched: the wheel's {} and {} system table(s) of the db", m.path,
-                                  needs.empty() ? std::string("nothing") : join(needs, ", "), scope.size(),
-                                  tables.size()));
+            .evidence(fmt::format("{} needs {}; searched: the wheel's {}, the interpreter's global scope ({}) and "
+                                  "{} system table(s) of the db",
+                                  m.path, needs.empty() ? std::string("nothing (no DT_NEEDED)") : join(needs, ", "),
+                                  scope.size(), join(global, ", "), tables.size()));
     f.symbols = listed;
     f.symbols_total = missing.size();
     l.add(std::move(f));

@@ -181,6 +181,13 @@ const std::vector<Rule>& rules() {
          "FLAGCX_BITCODE_PATH)."},
         {"numpy-abi", "NumpyAbi", "Built against NumPy 1.x's C API where NumPy 2 is installed",
          "NumPy 2 refuses modules compiled against NumPy 1.x: torch says \"Numpy is not available\"."},
+        {"extension-suffix", "ExtensionSuffix", "An extension module named for another Python",
+         "CPython imports pkg/foo only with its own importlib.machinery.EXTENSION_SUFFIXES ('.cpython-312-x86_64-"
+         "linux-gnu.so', '.abi3.so', '.so'): a member named for another Python or machine is never imported, and "
+         "`import pkg.foo` fails with ModuleNotFoundError."},
+        {"module-init", "ModuleInit", "An extension module without its PyInit_ function",
+         "CPython looks up PyInit_<module> (the file name's module) in the extension it loads: without it the import "
+         "fails with \"ImportError: dynamic module does not define module export function\"."},
         {"requires-dist", "RequiresDist", "A Requires-Dist pin the image's version does not meet",
          "The wheel declares a version of a distribution the image has in another version: `pip install "
          "--no-deps` leaves the pin broken, plain `pip install` replaces the image's distribution."},

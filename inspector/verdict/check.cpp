@@ -28,6 +28,7 @@
 
 #include "inspector/verdict/cuda.hpp"
 #include "inspector/verdict/findings.hpp"
+#include "inspector/verdict/import_rules.hpp"
 #include "inspector/verdict/load_findings.hpp"
 #include "inspector/verdict/policy_check.hpp"
 #include "inspector/verdict/routes.hpp"
@@ -149,11 +150,11 @@ class Checker {
     claim_finding();
     isa_findings();
     env_findings();
-    numpy_findings();
-  }
-
-  void numpy_findings() {
     for (auto& f : check_numpy_abi(m_wheel, m_image, m_options.with)) add(std::move(f));
+    // CPython's import: a member named for another Python, or without its PyInit_ (import_rules.cpp). Where no
+    // Python of the image fits the tags, the tag-python error is the answer, and the Python standing in judges nothing.
+    if (m_python_fits)
+      for (auto& f : check_import_rules(m_wheel, m_image, m_space.python())) add(std::move(f));
   }
 
   void env_findings() {

@@ -102,6 +102,8 @@ std::string kind_name(FindingKind kind) {
     case FindingKind::TagPureBinary: return "tag-pure-binary";
     case FindingKind::Environment: return "environment";
     case FindingKind::NumpyAbi: return "numpy-abi";
+    case FindingKind::ExtensionSuffix: return "extension-suffix";
+    case FindingKind::ModuleInit: return "module-init";
     case FindingKind::PolicyMachine: return "policy-machine";
     case FindingKind::PolicyLibc: return "policy-libc";
     case FindingKind::PolicyApiLevel: return "policy-api-level";
@@ -276,6 +278,8 @@ std::string summary(const Finding& f) {
       if (f.required_version.rfind("linux_", 0) == 0) return "tag promises nothing; the binaries fit no policy";
       return "tag promises nothing; the binaries need " + f.required_version +
              (f.symbols.empty() ? std::string() : " (for " + symbols_words(f) + ")");
+    case FindingKind::ExtensionSuffix: return "suffix " + f.library + " is never imported by " + f.required_version;
+    case FindingKind::ModuleInit: return "no " + f.symbol + ": CPython refuses the import";
     case FindingKind::UnloadableSymbol:
       return "undefined symbol " + (f.demangled.empty() ? f.symbol : f.demangled) + " that nothing it loads defines";
     case FindingKind::VariantClaim:

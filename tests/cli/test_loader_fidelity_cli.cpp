@@ -62,11 +62,14 @@ TEST(LoaderFidelity, ProgramInterpreterOnlyInLib64IsLoaded) {
   const std::string root = dir.file("root");
   lay_root(root, true);
   const std::string tls = build(dir, "libt.so", "__thread int tv = 1;\n", "-Wl,-soname,libt.so");
+  // Each module exports the PyInit_ its name asks for, as CPython's import requires (module-init).
   const std::string ext_src = "extern __thread int tv;\nint get(void) { return tv; }\n";
   const std::string m1 =
-      build(dir, "_a.cpython-311-x86_64-linux-gnu.so", ext_src, "-L" + dir.path() + " -lt -Wl,-rpath,'$ORIGIN'");
+      build(dir, "_a.cpython-311-x86_64-linux-gnu.so", ext_src + "void* PyInit__a(void) { return 0; }\n",
+            "-L" + dir.path() + " -lt -Wl,-rpath,'$ORIGIN'");
   const std::string m2 =
-      build(dir, "_b.cpython-311-x86_64-linux-gnu.so", ext_src, "-L" + dir.path() + " -lt -Wl,-rpath,'$ORIGIN'");
+      build(dir, "_b.cpython-311-x86_64-linux-gnu.so", ext_src + "void* PyInit__b(void) { return 0; }\n",
+            "-L" + dir.path() + " -lt -Wl,-rpath,'$ORIGIN'");
   const std::string whl = make_wheel(dir, "tlsw-1.0-cp311-cp311-linux_x86_64.whl",
                                      {{"tlsw/libt.so", tls},
                                       {"tlsw/_a.cpython-311-x86_64-linux-gnu.so", m1},
@@ -119,7 +122,8 @@ TEST(LoaderFidelity, DistInfoWithoutRecordKeepsItsLibraries) {
   EXPECT_TRUE(said) << "the probe says what it assumed";
 
   const std::string ext =
-      build(dir, "_ops.cpython-311-x86_64-linux-gnu.so", "int c10_fn(void);\nint ops(void) { return c10_fn(); }\n",
+      build(dir, "_ops.cpython-311-x86_64-linux-gnu.so",
+            "int c10_fn(void);\nint ops(void) { return c10_fn(); }\nvoid* PyInit__ops(void) { return 0; }\n",
             "-L" + site + "/torch/lib -lc10");
   const std::string whl =
       make_wheel(dir, "ops-1.0-cp311-cp311-linux_x86_64.whl", {{"ops/_ops.cpython-311-x86_64-linux-gnu.so", ext}},

@@ -103,6 +103,11 @@ def member(name, arch, calls, needs, defines=("triton_init",), extra=()):
     source = "".join(f"extern void {c}(void);\n" for c in calls)
     source += "".join(f"void {d}(void) {{ " + " ".join(f"{c}();" for c in calls) + " }\n" for d in defines[:1])
     source += "".join(f"void {d}(void) {{}}\n" for d in defines[1:])
+    # A stand-in named as a CPython extension module exports the PyInit_ its name asks for, as a real one does:
+    # CPython refuses one without it (module-init).
+    base = os.path.basename(name)
+    if (".cpython-" in base or base.endswith(".abi3.so")) and "PyInit_" + base.split(".")[0] not in defines:
+        source += f"void PyInit_{base.split('.')[0]}(void) {{}}\n"
     args = ["-nostdlib", "-Wl,--no-as-needed"] + [f"-L{os.path.dirname(n)}" for n in needs]
     args += [f"-l:{os.path.basename(n)}" for n in needs] + list(extra)
     return build(os.path.join(A.work, "obj", name), source, arch, args, soname=os.path.basename(name))

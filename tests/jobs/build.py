@@ -101,7 +101,9 @@ def extension_wheel(out_dir, name, tag, symbols, requires_dist=(), needed=(), ru
     so = cc(os.path.join(build, f"_ext.{python}.so"),
             calls + f"void* PyInit__ext(void) {{\n{body}  return 0;\n}}\n", ["-Wl,--allow-shlib-undefined", *args])
     whl = os.path.join(out_dir, f"{name}-1.0-{tag}.whl")
-    make_wheel.write_wheel(whl, [(f"{name}/_ext.cpython-{python[2:]}-x86_64-linux-gnu.so", so)],
+    # Named as its build names it: a stable-ABI build .abi3.so (CPython 3.13 never imports a .cpython-310- one).
+    suffix = ".abi3.so" if tag.split("-")[1] == "abi3" else f".cpython-{python[2:]}-x86_64-linux-gnu.so"
+    make_wheel.write_wheel(whl, [(f"{name}/_ext{suffix}", so)],
                            requires_dist=list(requires_dist))
     return whl
 

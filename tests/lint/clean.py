@@ -30,6 +30,10 @@ FLOOR = "a linux_* tag promises nothing (pip installs it on any Linux of its mac
 EXPECTED = {
     # auditwheel's test wheels
     "plumbum-1.6.8-py2.py3-none-any.whl": [],
+    "glibc/testsimple-0.0.1-cp313-cp313-linux_mips64.whl": [
+        ("extension-suffix", "error", "its only module is testsimple.cpython-311-mips64el-linux-gnuabi64.so, CPython "
+                                      "3.11's name, in a wheel tagged cp313: CPython 3.13 never imports it"),
+        ("tag-floor", "warning", FLOOR)],
     "glibc/*testsimple-*-linux_*.whl": [("tag-floor", "warning", FLOOR)],
     "musllinux_1_2/testsimple-*-linux_*.whl": [("tag-floor", "warning", FLOOR)],
     "cffi-1.5.0-cp27-none-linux_x86_64.whl": [("tag-floor", "warning", FLOOR + ": libffi.so.5 and a UCS2 build")],
