@@ -17,7 +17,6 @@
 //   5. CUDA (cuda.cpp): the driver the runtimes need against the image's driver.
 //   6. Routes and the verdict (routes.cpp).
 #include <algorithm>
-#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -63,13 +62,6 @@ std::string member_kind(const Object& o) {
   if (o.python_extension) return "extension";
   if (o.binary != nullptr && resolve::is_program(*o.binary)) return "executable";
   return "library";
-}
-
-// The RUNPATH entry that reaches `to`'s folder from `from`'s: "$ORIGIN/lib", "$ORIGIN/../lib", "$ORIGIN".
-std::string origin_entry(const std::string& from, const std::string& to) {
-  namespace fs = std::filesystem;
-  const fs::path rel = fs::path(to).parent_path().lexically_relative(fs::path(from).parent_path());
-  return rel.empty() || rel == "." ? "$ORIGIN" : "$ORIGIN/" + rel.string();
 }
 
 // Symbols of one member that only objects without export tables may define: one condition.
@@ -486,7 +478,7 @@ class Checker {
     if (cuda_major) f.version(std::to_string(*cuda_major));
     const std::string who = image_own ? req.path + " (" + req.label + ")" : "this member";
     if (const Object* there = elsewhere(need.name, req)) {
-      explain_unreachable(f, req, *there, need.name);
+      explain_unreachable(f, req, object_name(req), *there, need.name);
     } else {
       f.explain(
           fmt::format("{} needs {}, which is not in the image, the wheel, or the distributions it installs beside.",
@@ -509,52 +501,6 @@ class Checker {
                                                    base_of(req.path)));
     }
     add(std::move(f), std::move(cause));
-  }
-
-  // A library that is there, but on no search path of the object that needs it: where it is, and what
-  // would reach it (for a wheel's own member, the RUNPATH from its folder to the library's).
-  static void explain_unreachable(Draft& f, const Object& req, const Object& there, const std::string& name) {
-    const std::string needer = object_name(req);
-    const std::string folder = std::filesystem::path(there.path).parent_path().string();
-    switch (there.source) {
-      case Object::Source::Wheel:
-      case Object::Source::WithWheel:
-        f.explain(fmt::format("{} is in the wheel{} at {}, but no search path of {} reaches it.", name,
-                              there.source == Object::Source::Wheel ? "" : " " + there.wheel + " beside it",
-                              there.member, needer));
-        if (req.binary != nullptr) {
-          f.fix(fmt::format("link {} with -Wl,-rpath,'{}' (a RUNPATH that reaches {})", needer,
-                            origin_entry(req.path, there.path), there.member));
-          return;
-        }
-        break;
-      case Object::Source::Image:
-        if ((req.flags_1 & 0x800) != 0) {  // DF_1_NODEFLIB
-          f.explain(
-              fmt::format("{} is in the image at {}, but {} is marked DF_1_NODEFLIB (-z nodefaultlib): the "
-                          "loader takes nothing of it from the system folders, by the cache or by default.",
-                          name, there.path, needer));
-          f.fix(fmt::format("link {} without -z nodefaultlib, or name {} in its RUNPATH", needer, folder));
-          return;
-        }
-        f.explain(
-            fmt::format("{} is in the image at {}, but no search path of {} reaches it.", name, there.path, needer));
-        break;
-      case Object::Source::Distribution: {
-        const std::string dist = there.label.substr(0, there.label.find(' '));
-        f.explain(
-            fmt::format("{} is in {} at {}, but no search path of {} reaches it, and the wheel does not "
-                        "Requires-Dist {} (whose import would have loaded it first).",
-                        name, there.label, there.path, needer, dist));
-        f.fix(
-            fmt::format("declare Requires-Dist: {} (and import it first), or add {} to LD_LIBRARY_PATH", dist, folder));
-        return;
-      }
-    }
-    f.fix(
-        fmt::format("add {} to LD_LIBRARY_PATH or to the loader's cache (ldconfig), or leave this part of the wheel "
-                    "unused",
-                    folder));
   }
 
   // A library found through a $PLATFORM folder under only some of its values: the runner's CPU decides.
