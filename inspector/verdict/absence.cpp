@@ -11,8 +11,9 @@
 //      CUDA 13.0 image), when the image states its toolkit (and, for the major, its version). Iluvatar's CoreX,
 //      Hygon's DTK and Kunlunxin's XRE ship CUDA-compatible runtimes: a CUDA soname is not ruled out there;
 //   5. the distributions: a library only a Python distribution ships (db/providers.json, "package"), when the
-//      image lists its distributions and none of those is among them, or the one installed lists its libraries
-//      and this is not one of them (torch 2.10.0+cpu has no libtorch_cuda.so).
+//      image lists its distributions and none of those is among them, or the one installed lists all its
+//      libraries (probed, or the published wheel it names) and this is not one of them (torch 2.10.0+cpu has
+//      no libtorch_cuda.so).
 #include <algorithm>
 
 #include "wheelcheck/absence.hpp"
@@ -90,7 +91,10 @@ std::string distributions_rule_out(const image::Image& im, const std::string& so
   for (const auto& name : p.distributions) {
     const image::Distribution* d = im.distribution(name);
     if (d == nullptr) continue;
-    if (d->libraries.empty() || ships(*d, soname)) return "";  // it does not say, or it is there off the path
+    // Its list is the build's whole list where it was probed or names the very wheel it lists (PyTorch's own
+    // builds); a vendor build's list names the common libraries only. Listed: there, off the path.
+    const bool whole = d->origin == image::Origin::Probed || d->published.has_value();
+    if (!whole || d->libraries.empty() || ships(*d, soname)) return "";
     return soname + " ships with " + d->name + ", and the image's " + d->name + " " + d->version + " lists its " +
            std::to_string(d->libraries.size()) + " libraries" + (d->layer.empty() ? "" : " (" + d->layer + ")") +
            " without it";
