@@ -113,7 +113,7 @@ Image compose(const Image& base, const Image& top) {
   out.inventory.complete = top.inventory.stated.value_or(adds ? top.origin == Origin::Probed && base.inventory.complete
                                                               : base.inventory.complete);
   const bool own_word = top.inventory.stated || !top.inventory.note.empty();
-  if (own_word || adds) {
+  if (own_word) {  // else the note of the layer whose word stands (ubuntu24.04's under cuda13.0) is kept
     out.inventory.note = top.inventory.note;
     out.inventory.layer = top.inventory.layer;
   }
