@@ -51,6 +51,9 @@ namespace {
 // What the description says of itself, from the options.
 void describe(image::Image& im, const ProbeOptions& opt) {
   im.origin = Origin::Probed;
+  // What the probe read is all there is: a need none of it provides is known absent. Not written (a probed
+  // description is complete by default), so the JSON stays as it was.
+  im.inventory.complete = true;
   im.name = opt.name.empty() ? base_name(std::filesystem::absolute(opt.root).lexically_normal().string()) : opt.name;
   if (im.name.empty()) im.name = "root";
   im.summary = opt.summary;

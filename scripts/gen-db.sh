@@ -7,6 +7,8 @@
 #
 # NAME (default: all that this machine has the inputs for):
 #   debian12            glibc 2.36 + libstdc++ (GCC 12) of this machine (Debian 12 packages)
+#   gcc12-runtime-debian  GCC 12's runtime libraries (libgomp1, libatomic1, libquadmath0, libitm1, libgfortran5)
+#                       and zlib1g of this machine (Debian 12 packages; layer): the tables the ubuntu22.04 layer uses
 #   debian13            glibc 2.41 + libstdc++ (GCC 14) from the corpus (Debian 13 packages)
 #   cuda13.0-runtime    the CUDA 13.0 runtime and libraries under /usr/local/cuda-13.0 (layer)
 #   cuda12.4-runtime    the CUDA 12.4 runtime (Debian's libcudart12) laid out as pip installs it (layer)
@@ -38,7 +40,7 @@ while (($#)); do
   esac
   shift
 done
-all=(debian12 debian13 cuda13.0-runtime cuda12.4-runtime torch1.13-debian torch2.6-debian torch2.14-debian torch2.6-debian-aarch64 python3.11-debian python3.13-debian targets)
+all=(debian12 gcc12-runtime-debian debian13 cuda13.0-runtime cuda12.4-runtime torch1.13-debian torch2.6-debian torch2.14-debian torch2.6-debian-aarch64 python3.11-debian python3.13-debian targets)
 ((${#names[@]})) || names=("${all[@]}")
 
 wheelcheck=$build/wheelcheck
@@ -106,6 +108,25 @@ gen_debian12() {
   ldcache "$root"
   probe debian12 "$root" image "Debian 12 (bookworm): glibc 2.36, libstdc++ of GCC 12 (this kind of machine)" \
     "Debian 12 packages libc6 $(dpkg-query -W -f='${Version}' libc6), libstdc++6 $(dpkg-query -W -f='${Version}' libstdc++6), libgcc-s1 $(dpkg-query -W -f='${Version}' libgcc-s1)"
+}
+
+gen_gcc12() {
+  local root=$scratch/gcc12-runtime-debian triple=x86_64-linux-gnu pkg f versions=()
+  local pkgs=(libgomp1 libatomic1 libquadmath0 libitm1 libgfortran5 zlib1g)
+  for pkg in "${pkgs[@]}"; do
+    dpkg-query -W "$pkg:amd64" >/dev/null 2>&1 || { skip gcc12-runtime-debian "Debian package $pkg absent"; return; }
+    versions+=("$pkg $(dpkg-query -W -f='${Version}' "$pkg:amd64")")
+  done
+  debian_root "$root" $triple
+  for pkg in "${pkgs[@]}"; do
+    while read -r f; do
+      [[ $f == /usr/lib/$triple/*.so* || $f == /lib/$triple/*.so* ]] || continue
+      [[ -e $f ]] && cp -a "$f" "$root/usr/lib/$triple/"
+    done < <(dpkg -L "$pkg:amd64")
+  done
+  ldcache "$root"
+  probe gcc12-runtime-debian "$root" layer "GCC 12's runtime libraries (OpenMP, atomics, quadmath, TM, Fortran) and zlib (Debian 12)" \
+    "Debian 12 packages $(IFS=,; echo "${versions[*]}" | sed 's/,/, /g')"
 }
 
 gen_debian13() {
@@ -256,6 +277,7 @@ gen_targets() {
 for n in "${names[@]}"; do
   case $n in
     debian12) gen_debian12 ;;
+    gcc12-runtime-debian) gen_gcc12 ;;
     debian13) gen_debian13 ;;
     cuda13.0-runtime) gen_cuda13 ;;
     cuda12.4-runtime) gen_cuda12 ;;

@@ -633,6 +633,9 @@ def base_image(row, ctx):
         d["python"] = {"value": m.group(1), "note": f"§2a base OS: {row['base OS']} (how it is installed is not stated)"}
     d["toolkit"] = tk
     d["libraries"] = base_libraries(row, ctx, vendor, version, libs, mounts, ubuntu)
+    gone = [l[1] for l in libs if l[5]]
+    if gone:   # 'the image has no xccl or bkcl': stated absent, so a need for it is an error, not a question
+        d["inventory"] = {"absent": gone, "note": f"{MD} §2c: the image has no {', '.join(gone)}"}
     if mounts:
         d["host_mounts"] = mounts
     note = f"the host's driver, as FlagOS states it: {MD} §2a (build-infra base/{key}.md)"

@@ -214,6 +214,23 @@ struct Loader {
   std::map<std::string, std::string> dir_links;
 };
 
+// Whether the description lists every library of the image (docs/images.md, "Unknown is not absent"). A
+// need that nothing in a complete inventory provides is known absent (an error); in a partial one it is
+// only not stated (a condition), unless the image states its absence otherwise (verdict::absence_of).
+// Written "inventory": {"complete": true, "note": "...", "absent": ["libtinfo.so.5"]}.
+struct Inventory {
+  // As written; nullopt: the default, complete for a probed description (what `probe` read is all there
+  // is), partial for a declared one. Composition: a description that says nothing is complete only when
+  // it is probed and so is everything under it.
+  std::optional<bool> stated;
+  bool complete = false;  // the answer for this (composed) description: not serialized
+  std::string note;       // how it was established, or what it leaves out
+  // Sonames the description states are not in the image (the release's archive has no package for them:
+  // Ubuntu 24.04 dropped libtinfo5), and those --assume library=!NAME adds. Merged over layers.
+  std::vector<std::string> absent;
+  std::string layer;  // the description whose statement decides (filled on load, not serialized)
+};
+
 struct Image {
   std::string schema{k_schema};
   std::string name;
@@ -252,6 +269,7 @@ struct Image {
   // LD_LIBRARY_PATH folders that come from bash_env only (filled after composition, not serialized).
   std::vector<std::string> bash_only_dirs;
   std::vector<Problem> findings;  // what a probe could not use
+  Inventory inventory;
   // Facts stated for a runner type ("assumed": {"driver": "580.95.05"}): applied when the description is
   // loaded (image::assume), each listed in every answer that uses it.
   std::map<std::string, std::string> assumed;
@@ -268,9 +286,11 @@ struct Image {
 
 // The facts a user may state where a description leaves them unknown (--assume FACT=VALUE, a
 // description's "assumed" block): driver, gpu_archs, toolkit_version, runtime (the toolkit's runtime
-// library version), libc_version, python, glibcxx.
+// library version), libc_version, python, glibcxx, and library (a soname the image has, its exports unknown:
+// library=libgomp.so.1; or has not: library=!libgomp.so.1; a comma list states several).
 inline constexpr const char* k_assumable_facts =
-    "driver, gpu_archs, toolkit_version, runtime, libc_version, python, glibcxx, and wheel variant properties as "
+    "driver, gpu_archs, toolkit_version, runtime, libc_version, python, glibcxx, library (library=libgomp.so.1: "
+    "present, exports unknown; library=!libgomp.so.1: absent), and wheel variant properties as "
     "NAMESPACE::FEATURE (nvidia::sm_arch=90_real; none: nothing)";
 // Sets the fact (origin assumed) and records the assumption in image.assumptions, naming what the image
 // said before; `source` says who states it ("--assume", "the description"). Throws Error(Usage) for a fact

@@ -178,7 +178,8 @@ class Reader {
   }
 
   // An accepted rule names a finding kind or a classification that can be a condition: a typo would accept
-  // nothing, and an error (missing-library) is never a condition to accept.
+  // nothing, and an error (missing-version) is never a condition to accept. A missing library is a condition
+  // only where the image does not state it, and that is for stating (--assume library=NAME), not accepting.
   void check_accept_rule(const std::string& rule, const std::string& p) const {
     using verdict::FindingKind;
     using verdict::Why;
@@ -193,10 +194,15 @@ class Reader {
       fail(p, "[[accept]]: unknown rule '" + rule + "'" + (near ? " (did you mean '" + *near + "'?)" : "") +
                   "; a finding kind or classification of docs/verdict.md (driver, unknown-exports, ...)");
     }
+    if (rule == "missing-library") {
+      fail(p,
+           "[[accept]]: rule 'missing-library' is a condition only where the image does not state the library: "
+           "state it instead (--assume library=NAME or library=!NAME, a layer that lists it, or a probe of the image)");
+    }
     static const std::vector<std::string> k_never_conditions = {
-        "missing-library",  "missing-version", "archive",        "record",          "unreadable-member",
-        "tag-claim",        "requires-dist",   "driver-too-old", "library-missing", "signature-changed",
-        "cxx-abi-mismatch", "version-too-new", "absent"};
+        "missing-version",   "archive",          "record",          "unreadable-member",
+        "tag-claim",         "requires-dist",    "driver-too-old",  "library-missing",
+        "signature-changed", "cxx-abi-mismatch", "version-too-new", "absent"};
     if (std::find(k_never_conditions.begin(), k_never_conditions.end(), rule) != k_never_conditions.end()) {
       fail(p, "[[accept]]: rule '" + rule +
                   "' is never a condition (an error or a warning, not an unknown fact): only conditions can be "

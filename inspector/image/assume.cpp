@@ -27,7 +27,59 @@ bool dotted(std::string_view v, std::size_t min_parts) {
 
 }  // namespace
 
+namespace {
+
+// library=NAME[,!NAME...]: a soname the image has (declared without a location, its exports unknown) or, with
+// "!", has not (added to the inventory's absent list). What the image lists stays as it says.
+void assume_libraries(Image& im, const std::string& value, const std::string& source) {
+  for (const auto& item : split(value, ",", true)) {
+    const std::string text(trim(item));
+    const bool absent = !text.empty() && text.front() == '!';
+    const std::string soname = absent ? text.substr(1) : text;
+    const bool ok = soname.find(".so") != std::string::npos && std::none_of(soname.begin(), soname.end(), [](char c) {
+                      return c == '/' || c == '=' || c == '!' || std::isspace(static_cast<unsigned char>(c));
+                    });
+    if (!ok) {
+      throw usage_error("--assume library=" + value +
+                        ": a library is a soname (library=libgomp.so.1: the image has it, its exports unknown; "
+                        "library=!libgomp.so.1: it has not), several separated by commas");
+    }
+    const bool listed = std::any_of(im.libraries.begin(), im.libraries.end(), [&](const Library& l) {
+      return l.soname == soname && l.origin != Origin::Assumed;
+    });
+    if (listed) {
+      if (!absent) continue;  // already stated: nothing to assume
+      throw usage_error("--assume library=!" + soname + ": " + im.name + " lists " + soname +
+                        "; an assumption states what the image does not, it does not remove what it lists");
+    }
+    auto& gone = im.inventory.absent;
+    const bool was_absent = std::find(gone.begin(), gone.end(), soname) != gone.end();
+    const std::string before = was_absent ? "the image states it absent" : "not stated by the image";
+    std::erase(gone, soname);
+    std::erase_if(im.libraries, [&](const Library& l) { return l.soname == soname; });
+    if (absent) {
+      gone.push_back(soname);
+    } else {
+      Library l;
+      l.soname = soname;
+      l.exports_unknown = "assumed present (" + source + "): its exports are unknown";
+      l.origin = Origin::Assumed;
+      l.layer = source;
+      im.libraries.push_back(std::move(l));
+    }
+    im.assumptions.push_back("library=" + text + " (" + soname +
+                             (absent ? " is not in the image" : " is in the image, its exports unknown") + ", " +
+                             source + "; " + before + ")");
+  }
+}
+
+}  // namespace
+
 void assume(Image& im, const std::string& fact, const std::string& value, const std::string& source) {
+  if (fact == "library") {
+    assume_libraries(im, value, source);
+    return;
+  }
   if (const auto sep = fact.find("::"); sep != std::string::npos) {
     // A wheel variant property the machine supports: NAMESPACE::FEATURE=V1,V2 (best first), or none.
     const std::string ns(trim(fact.substr(0, sep))), feature(trim(fact.substr(sep + 2)));

@@ -105,6 +105,19 @@ Image compose(const Image& base, const Image& top) {
   if (!top.bash_env.layer.empty()) out.bash_env.layer = top.bash_env.layer;
   merge_by(out.host_mounts, top.host_mounts, [](const HostMount& m) { return m.path; });
   for (const auto& [k, v] : top.assumed) out.assumed[k] = v;
+  // The top's word on completeness decides. Said nothing, a description that lists libraries keeps the whole
+  // complete only when it is probed and so is everything under it (a declared layer anywhere leaves the
+  // inventory partial); one that lists none (a Python, a distribution over a probed root) leaves it as it was.
+  out.inventory.stated = top.inventory.stated;
+  const bool adds = !top.libraries.empty() || !top.loader.cache.empty();
+  out.inventory.complete = top.inventory.stated.value_or(adds ? top.origin == Origin::Probed && base.inventory.complete
+                                                              : base.inventory.complete);
+  const bool own_word = top.inventory.stated || !top.inventory.note.empty();
+  if (own_word) {  // else the note of the layer whose word stands (ubuntu24.04's under cuda13.0) is kept
+    out.inventory.note = top.inventory.note;
+    out.inventory.layer = top.inventory.layer;
+  }
+  append_unique(out.inventory.absent, top.inventory.absent);
   out.findings.insert(out.findings.end(), top.findings.begin(), top.findings.end());
   return out;
 }

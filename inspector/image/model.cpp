@@ -343,6 +343,14 @@ ojson to_json(const Image& im, bool provenance) {
     }
     j["host_mounts"] = a;
   }
+  if (const Inventory& inv = im.inventory; provenance || inv.stated || !inv.note.empty() || !inv.absent.empty()) {
+    ojson i = ojson::object();
+    if (provenance || inv.stated) i["complete"] = provenance ? inv.complete : *inv.stated;
+    if (!inv.note.empty()) i["note"] = inv.note;
+    if (!inv.absent.empty()) i["absent"] = strings(inv.absent);
+    if (provenance && !inv.layer.empty()) i["layer"] = inv.layer;
+    j["inventory"] = i;
+  }
   if (!im.assumed.empty()) j["assumed"] = im.assumed;
   if (!im.findings.empty()) {
     ojson a = ojson::array();
@@ -469,11 +477,11 @@ Image from_json(const json& j, std::string_view what) {
   Reader r(what);
   Image im;
   r.object(j, "(document)");
-  r.only(j, {"schema", "name",      "summary",   "kind",     "status",     "planned_note",  "group",
-             "policy", "origin",    "sources",   "layers",   "arch",       "generated_by",  "exports_dir",
-             "python", "libc",      "loader",    "pythons",  "libraries",  "distributions", "toolkit",
-             "driver", "gpu_archs", "env",       "findings", "libstdcxx",  "assumed",       "$comment",
-             "chips",  "release",   "image_ref", "bash_env", "host_mounts"},
+  r.only(j, {"schema", "name",      "summary",   "kind",     "status",      "planned_note",  "group",
+             "policy", "origin",    "sources",   "layers",   "arch",        "generated_by",  "exports_dir",
+             "python", "libc",      "loader",    "pythons",  "libraries",   "distributions", "toolkit",
+             "driver", "gpu_archs", "env",       "findings", "libstdcxx",   "assumed",       "$comment",
+             "chips",  "release",   "image_ref", "bash_env", "host_mounts", "inventory"},
          "");
   auto schema = j.find("schema");
   if (schema == j.end()) r.fail("schema", "missing (expected \"" + std::string(k_schema) + "\")");
@@ -702,6 +710,17 @@ Image from_json(const json& j, std::string_view what) {
       im.host_mounts.push_back(std::move(m));
     }
   }
+  if (auto it = j.find("inventory"); it != j.end()) {
+    r.object(*it, "inventory");
+    r.only(*it, {"complete", "note", "absent"}, "inventory");
+    if (auto c = it->find("complete"); c != it->end()) {
+      if (!c->is_boolean()) r.fail("inventory.complete", "expected true or false");
+      im.inventory.stated = c->get<bool>();
+    }
+    im.inventory.note = r.opt_str(*it, "note", "inventory");
+    im.inventory.absent = r.str_list(*it, "absent", "inventory");
+  }
+  im.inventory.complete = im.inventory.stated.value_or(im.origin == Origin::Probed);
   if (auto it = j.find("assumed"); it != j.end()) {
     r.object(*it, "assumed");
     for (auto k = it->begin(); k != it->end(); ++k) im.assumed[k.key()] = r.str(k.value(), "assumed." + k.key());
@@ -747,6 +766,7 @@ void resolve_exports(Image& im) {
     if (f->set) f->layer = im.name;
   }
   if (!im.bash_env.vars.empty()) im.bash_env.layer = im.name;
+  im.inventory.layer = im.name;
   if (im.toolkit) {
     for (Fact* f : {&im.toolkit->version, &im.toolkit->runtime, &im.toolkit->driver_floor}) {
       if (f->set) f->layer = im.name;

@@ -127,8 +127,14 @@ std::string render_text(const Image& im, bool color) {
     out += fmt::format("  from the host          {}{}\n", m.path, st.dim(m.note.empty() ? "" : "  " + m.note));
   }
 
-  if (!im.libraries.empty()) {
+  if (!im.libraries.empty() || !im.inventory.absent.empty()) {
     out += "\n" + st.bold(fmt::format("Libraries ({})", im.libraries.size())) + "\n";
+    // Unknown is not absent: a need outside a partial list is a condition, not an error (docs/images.md).
+    out += "  " +
+           (im.inventory.complete ? std::string("complete: a need none of these provides is known absent")
+                                  : st.yellow("partial") + ": a need none of these provides is not stated") +
+           st.dim(im.inventory.note.empty() ? "" : " (" + im.inventory.note + ")") + "\n";
+    if (!im.inventory.absent.empty()) out += "  stated absent: " + join(im.inventory.absent, ", ") + "\n";
     for (const auto& l : im.libraries) {
       std::string exports = !l.exports.empty()           ? "exports: table"
                             : !l.exports_unknown.empty() ? st.yellow("exports: unknown")

@@ -242,6 +242,11 @@ image::Image target_image(const Policy& p) {
   im.group = "target";
   im.origin = Origin::Derived;
   im.policy = p.tag();
+  // The policy's list is all a wheel may link outside itself: a library it does not name is not there.
+  im.inventory.stated = true;
+  im.inventory.complete = true;
+  im.inventory.note = "the policy's libraries are all a wheel may link outside itself";
+  im.inventory.layer = im.name;
   const auto aliases = p.alias_tags();
   im.summary = p.tag() + (aliases.empty() ? "" : " (" + aliases.front() + ")") + ": the " + tag_prefix(p.libc) +
                " policy for " + p.arch + ", " + libc_name(p.libc) + " " + p.libc_version() + " and the " +

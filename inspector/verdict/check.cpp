@@ -17,7 +17,6 @@
 //   5. CUDA (cuda.cpp): the driver the runtimes need against the image's driver.
 //   6. Routes and the verdict (routes.cpp).
 #include <algorithm>
-#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -33,6 +32,7 @@
 #include "inspector/verdict/policy_check.hpp"
 #include "inspector/verdict/routes.hpp"
 #include "inspector/verdict/stack_checks.hpp"
+#include "wheelcheck/absence.hpp"
 #include "wheelcheck/cxx_names.hpp"
 #include "wheelcheck/lint.hpp"
 #include "wheelcheck/resolve.hpp"
@@ -64,13 +64,6 @@ std::string member_kind(const Object& o) {
   if (o.python_extension) return "extension";
   if (o.binary != nullptr && resolve::is_program(*o.binary)) return "executable";
   return "library";
-}
-
-// The RUNPATH entry that reaches `to`'s folder from `from`'s: "$ORIGIN/lib", "$ORIGIN/../lib", "$ORIGIN".
-std::string origin_entry(const std::string& from, const std::string& to) {
-  namespace fs = std::filesystem;
-  const fs::path rel = fs::path(to).parent_path().lexically_relative(fs::path(from).parent_path());
-  return rel.empty() || rel == "." ? "$ORIGIN" : "$ORIGIN/" + rel.string();
 }
 
 // Symbols of one member that only objects without export tables may define: one condition.
@@ -400,17 +393,23 @@ class Checker {
           if (m_seen.count(cause)) continue;
           const std::string who =
               req == lib ? base_of(lib->path) : base_of(req->path) + " (which " + base_of(lib->path) + " loads)";
-          Finding f = make(FindingKind::MissingLibrary, Severity::Error)
+          const Absence gone = absence_of(m_image, need.name, m_options.providers);
+          Finding f = make(FindingKind::MissingLibrary, gone.known ? Severity::Error : Severity::Condition)
                           .object(req->path)
                           .library(need.name)
                           .roots(modules)
                           .evidence(resolve::tried_text(need))
-                          .explain(fmt::format("{} in this image cannot be imported: {} needs {}, which nothing in "
-                                               "the image provides; the wheel requires {} (Requires-Dist), so none "
-                                               "of it can work here.",
-                                               name, who, need.name, name))
-                          .fix(fmt::format("a {} build whose libraries this image can load, or an image with {}", name,
-                                           need.name));
+                          .explain(gone.known ? fmt::format("{} in this image cannot be imported: {} needs {}, which "
+                                                            "nothing in the image provides; the wheel requires {} "
+                                                            "(Requires-Dist), so none of it can work here.",
+                                                            name, who, need.name, name)
+                                              : fmt::format("{} in this image can be imported only if {} is there: "
+                                                            "{} needs it; {}.",
+                                                            name, need.name, who, gone.because))
+                          .fix(gone.known ? fmt::format("a {} build whose libraries this image can load, or an image "
+                                                        "with {}",
+                                                        name, need.name)
+                                          : gone.state_it);
           f.provider = true;
           add(std::move(f), std::move(cause));
           continue;
@@ -487,7 +486,16 @@ class Checker {
     Cause cause{FindingKind::MissingLibrary, image_own ? object_name(req) : member, need.name, ""};
     if (seen(cause)) return;
     const std::vector<std::string> tried = resolve::tried_text(need);
-    Draft f = make(FindingKind::MissingLibrary, Severity::Error).member(member).library(need.name).evidence(tried);
+    const Object* there = elsewhere(need.name, req);
+    // Unknown is not absent: where the image does not state the library's absence, this is a condition (a
+    // library that is there, off the search paths, is an error whatever the image states).
+    Absence gone;
+    gone.known = true;
+    if (there == nullptr) gone = absence_of(m_image, need.name, m_options.providers);
+    Draft f = make(FindingKind::MissingLibrary, gone.known ? Severity::Error : Severity::Condition)
+                  .member(member)
+                  .library(need.name)
+                  .evidence(tried);
     if (image_own) f.object(object_name(req));
     if (&req != &root && image_own) {
       std::vector<std::string> evidence{"needed by " + req.label + ", loaded by " + root.member};
@@ -497,8 +505,13 @@ class Checker {
     const auto cuda_major = cudart_major(need.name);
     if (cuda_major) f.version(std::to_string(*cuda_major));
     const std::string who = image_own ? req.path + " (" + req.label + ")" : "this member";
-    if (const Object* there = elsewhere(need.name, req)) {
-      explain_unreachable(f, req, *there, need.name);
+    if (there != nullptr) {
+      explain_unreachable(f, req, object_name(req), *there, need.name);
+    } else if (!gone.known) {
+      m_unstated.insert(need.name);
+      f.explain(fmt::format("{} needs {}, which is not in the wheel or the distributions it installs beside; {}.", who,
+                            need.name, gone.because));
+      f.fix(gone.state_it);
     } else {
       f.explain(
           fmt::format("{} needs {}, which is not in the image, the wheel, or the distributions it installs beside.",
@@ -512,6 +525,8 @@ class Checker {
             ", or leave this part of the wheel unused");
       if (cuda_major)
         explain_missing_cudart(f, who, *cuda_major, need.name, m_image, image_own ? "" : m_wheel.filename.version);
+      if (gone.basis != AbsenceBasis::Inventory && !cuda_major)
+        f.explain(f.peek().explanation + " Known absent: " + gone.because + ".");
     }
     // A description that does not record the library's own search paths may miss where it finds it.
     if (image_own && !req.dynamic_recorded && !req.path.empty() && req.label != "the Python interpreter") {
@@ -521,52 +536,6 @@ class Checker {
                                                    base_of(req.path)));
     }
     add(std::move(f), std::move(cause));
-  }
-
-  // A library that is there, but on no search path of the object that needs it: where it is, and what
-  // would reach it (for a wheel's own member, the RUNPATH from its folder to the library's).
-  static void explain_unreachable(Draft& f, const Object& req, const Object& there, const std::string& name) {
-    const std::string needer = object_name(req);
-    const std::string folder = std::filesystem::path(there.path).parent_path().string();
-    switch (there.source) {
-      case Object::Source::Wheel:
-      case Object::Source::WithWheel:
-        f.explain(fmt::format("{} is in the wheel{} at {}, but no search path of {} reaches it.", name,
-                              there.source == Object::Source::Wheel ? "" : " " + there.wheel + " beside it",
-                              there.member, needer));
-        if (req.binary != nullptr) {
-          f.fix(fmt::format("link {} with -Wl,-rpath,'{}' (a RUNPATH that reaches {})", needer,
-                            origin_entry(req.path, there.path), there.member));
-          return;
-        }
-        break;
-      case Object::Source::Image:
-        if ((req.flags_1 & 0x800) != 0) {  // DF_1_NODEFLIB
-          f.explain(
-              fmt::format("{} is in the image at {}, but {} is marked DF_1_NODEFLIB (-z nodefaultlib): the "
-                          "loader takes nothing of it from the system folders, by the cache or by default.",
-                          name, there.path, needer));
-          f.fix(fmt::format("link {} without -z nodefaultlib, or name {} in its RUNPATH", needer, folder));
-          return;
-        }
-        f.explain(
-            fmt::format("{} is in the image at {}, but no search path of {} reaches it.", name, there.path, needer));
-        break;
-      case Object::Source::Distribution: {
-        const std::string dist = there.label.substr(0, there.label.find(' '));
-        f.explain(
-            fmt::format("{} is in {} at {}, but no search path of {} reaches it, and the wheel does not "
-                        "Requires-Dist {} (whose import would have loaded it first).",
-                        name, there.label, there.path, needer, dist));
-        f.fix(
-            fmt::format("declare Requires-Dist: {} (and import it first), or add {} to LD_LIBRARY_PATH", dist, folder));
-        return;
-      }
-    }
-    f.fix(
-        fmt::format("add {} to LD_LIBRARY_PATH or to the loader's cache (ldconfig), or leave this part of the wheel "
-                    "unused",
-                    folder));
   }
 
   // A library found through a $PLATFORM folder under only some of its values: the runner's CPU decides.
@@ -638,8 +607,8 @@ class Checker {
                   .library(library)
                   .why(Why::LibraryMissing);
     const std::string pretty = f.peek().demangled.empty() ? s.name : f.peek().demangled;
-    f.explain(
-        fmt::format("{} would come from {}, which is missing (see the missing-library finding).", pretty, library));
+    f.explain(fmt::format("{} would come from {}, which is {} (see the missing-library finding).", pretty, library,
+                          m_unstated.count(library) != 0 ? "not stated by the image" : "missing"));
     add(std::move(f), std::move(cause));
   }
 
@@ -797,6 +766,7 @@ class Checker {
   // A missing-library finding's index -> the symbols the first root to load its object found unbound,
   // and whether another missing library may have provided them.
   std::map<std::size_t, std::pair<std::size_t, bool>> m_symbols_of_missing;
+  std::set<std::string> m_unstated;  // needs missing from a partial inventory: conditions, not errors
   std::map<const Object*, std::unique_ptr<exports::Table>> m_wheel_tables;
 };
 

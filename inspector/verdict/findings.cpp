@@ -207,7 +207,9 @@ std::string known_cause(std::string_view version, const std::vector<std::string>
 
 std::string summary(const Finding& f) {
   switch (f.kind) {
-    case FindingKind::MissingLibrary: return "missing library " + f.library;
+    case FindingKind::MissingLibrary:
+      return f.severity == Severity::Condition ? "library " + f.library + " not stated by the image"
+                                               : "missing library " + f.library;
     case FindingKind::MissingSymbol:
       return fmt::format("undefined symbol {}{}  [{}]", f.demangled.empty() ? f.symbol : f.demangled,
                          f.required_version.empty() ? "" : "@" + f.required_version, why_name(f.classification));
@@ -319,7 +321,8 @@ std::string requirement(const Finding& f) {
       return fmt::format("requires {} {} (image: {}){}", f.library, f.required_version,
                          have.empty() ? "not defined" : have, by);
     }
-    case FindingKind::MissingLibrary: return "requires " + f.library + " (not found)";
+    case FindingKind::MissingLibrary:
+      return "requires " + f.library + (f.severity == Severity::Condition ? " (not stated)" : " (not found)");
     case FindingKind::RequiresDist:
       return fmt::format("requires {}{} (image: {})", f.library, f.required_version,
                          f.candidates.empty() ? std::string("another version") : f.candidates.front());

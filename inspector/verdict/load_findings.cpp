@@ -2,6 +2,7 @@
 #include "inspector/verdict/load_findings.hpp"
 
 #include <algorithm>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -11,6 +12,13 @@
 namespace wheelcheck::verdict {
 
 namespace {
+
+// The RUNPATH entry that reaches `to`'s folder from `from`'s: "$ORIGIN/lib", "$ORIGIN/../lib", "$ORIGIN".
+std::string origin_entry(const std::string& from, const std::string& to) {
+  namespace fs = std::filesystem;
+  const fs::path rel = fs::path(to).parent_path().lexically_relative(fs::path(from).parent_path());
+  return rel.empty() || rel == "." ? "$ORIGIN" : "$ORIGIN/" + rel.string();
+}
 
 std::string file_name_of(const std::string& path) {
   return path.substr(path.find_last_of('/') + 1);
@@ -272,6 +280,52 @@ Finding unbound_symbol_finding(const resolve::Unbound& u, const std::string& mem
     default: f.fix("install the library that defines it, or a build of this member that does not need it"); break;
   }
   return f.evidence("looked in, in order: " + fmt::format("{}", fmt::join(searched, ", ")));
+}
+
+// A library that is there, but on no search path of the object that needs it: where it is, and what
+// would reach it (for a wheel's own member, the RUNPATH from its folder to the library's).
+void explain_unreachable(Draft& f, const resolve::Object& req, const std::string& needer, const resolve::Object& there,
+                         const std::string& name) {
+  using resolve::Object;
+  const std::string folder = std::filesystem::path(there.path).parent_path().string();
+  switch (there.source) {
+    case Object::Source::Wheel:
+    case Object::Source::WithWheel:
+      f.explain(fmt::format("{} is in the wheel{} at {}, but no search path of {} reaches it.", name,
+                            there.source == Object::Source::Wheel ? "" : " " + there.wheel + " beside it", there.member,
+                            needer));
+      if (req.binary != nullptr) {
+        f.fix(fmt::format("link {} with -Wl,-rpath,'{}' (a RUNPATH that reaches {})", needer,
+                          origin_entry(req.path, there.path), there.member));
+        return;
+      }
+      break;
+    case Object::Source::Image:
+      if ((req.flags_1 & 0x800) != 0) {  // DF_1_NODEFLIB
+        f.explain(
+            fmt::format("{} is in the image at {}, but {} is marked DF_1_NODEFLIB (-z nodefaultlib): the "
+                        "loader takes nothing of it from the system folders, by the cache or by default.",
+                        name, there.path, needer));
+        f.fix(fmt::format("link {} without -z nodefaultlib, or name {} in its RUNPATH", needer, folder));
+        return;
+      }
+      f.explain(
+          fmt::format("{} is in the image at {}, but no search path of {} reaches it.", name, there.path, needer));
+      break;
+    case Object::Source::Distribution: {
+      const std::string dist = there.label.substr(0, there.label.find(' '));
+      f.explain(
+          fmt::format("{} is in {} at {}, but no search path of {} reaches it, and the wheel does not "
+                      "Requires-Dist {} (whose import would have loaded it first).",
+                      name, there.label, there.path, needer, dist));
+      f.fix(fmt::format("declare Requires-Dist: {} (and import it first), or add {} to LD_LIBRARY_PATH", dist, folder));
+      return;
+    }
+  }
+  f.fix(
+      fmt::format("add {} to LD_LIBRARY_PATH or to the loader's cache (ldconfig), or leave this part of the wheel "
+                  "unused",
+                  folder));
 }
 
 }  // namespace wheelcheck::verdict

@@ -5,6 +5,7 @@
 // reaches it; no build of the wheel fixes them.
 #pragma once
 
+#include "inspector/verdict/findings.hpp"
 #include "wheelcheck/exports.hpp"
 #include "wheelcheck/image.hpp"
 #include "wheelcheck/resolve.hpp"
@@ -40,5 +41,10 @@ Finding unbound_symbol_finding(const resolve::Unbound& u, const std::string& mem
 // How the image names one of its objects: "/usr/lib/x86_64-linux-gnu/libLerc.so.4" (or torch's
 // "torch 2.10.0 (torch/lib/libc10.so)").
 std::string image_object_name(const resolve::Object& o);
+// A library that is there (`there`: in the wheel, a wheel beside it, the image or a distribution), but on no
+// search path of `req` (named `needer`): where it is, and what would reach it (for a wheel's own member, the
+// RUNPATH from its folder to the library's).
+void explain_unreachable(Draft& f, const resolve::Object& req, const std::string& needer, const resolve::Object& there,
+                         const std::string& name);
 
 }  // namespace wheelcheck::verdict

@@ -288,8 +288,8 @@ def job_judged(tmp, J):
 
     # --- g. the settings file's [[accept]] rules --------------------------------------------------------------
     for folder, rule, said, what in (("typo", "driverr", "'driver'", "a typo (driverr) names the rule it meant"),
-                                     ("never", "missing-library", "never a condition",
-                                      "missing-library is refused: it is never a condition")):
+                                     ("never", "missing-library", "state it instead",
+                                      "missing-library is refused: an unstated library is stated, not accepted")):
         proj = os.path.join(tmp, "settings-" + folder)
         os.makedirs(proj)
         with open(os.path.join(proj, "wheelcheck.toml"), "w") as f:
