@@ -560,9 +560,20 @@ def job_output(tmp):
     r = wc(asc, "--image", "cuda13.0")
     check(r.returncode == 1 and len(r.stdout.strip().splitlines()) == 1 and "aarch64 wheel, x86_64 image" in r.stdout,
           "a wheel for another machine is one line", r.stdout)
+    # An image pip would not install it on is said in words and never counts; one it would is the loader's
+    # verdict, whatever its label says (a CUDA 13 build on a TOPS image: libcudart.so.13 is not there).
+    r = wc(cx, "--image", "cuda13.0,ascend-cann9,musa5.1")
+    why = " ".join(c.get("not_targeted", "") for c in json.loads(wc(cx, "--image", "cuda13.0,ascend-cann9,musa5.1",
+                                                                     "--json").stdout))
+    check(r.returncode == 4 and "x86_64 wheel, aarch64 image" in why and "the image's Python is 3.10" in why,
+          f"--image counts only the images pip would install it on (exit {r.returncode}: cuda13.0's unknown), in words",
+          r.stdout)
     r = wc(cx, "--image", "all")
-    check(r.returncode != 1 and "a CUDA build, a TOPS image" in r.stdout,
-          f"--image all counts only the images the wheel is for (exit {r.returncode}), in words", r.stdout)
+    cells = {c["image"]["name"]: c for c in json.loads(wc(cx, "--image", "all", "--json").stdout)}
+    tops = cells.get("gcu-tops", {})
+    check(r.returncode == 1 and tops.get("verdict") == "incompatible" and "libcudart.so.13" in tops.get("headline", ""),
+          f"--image all: on gcu-tops the CUDA build is the loader's INCOMPATIBLE naming libcudart.so.13, never "
+          f"'not targeted' for its label (exit {r.returncode})", json.dumps(tops)[:800])
     r = wc(cx, "--image", "cuda13.0")
     check(r.returncode == 4, "a CUDA wheel on the CUDA image without facts is unknown", r.stdout[-300:])
     conds = [l for l in r.stdout.splitlines() if "580.65.06" in l and "needs" in l.lower()]

@@ -285,17 +285,31 @@ def picks(server, release, wheels):
         (ims["a10-cuda12"], [], "cuda12.8", "cuda13.0 is out (13.0 > 12.4); cuda12.8 ties cuda12.6 and wins on priority"),
         (ims["cpu"], [], "null", "no GPU: only null fits"),
     ]
+    # The CUDA 12 variants' GPU code is built here by CUDA 13's nvcc (cubin format 1.8): whatever runtime they
+    # link, their cubins need CUDA 13's driver (>= 580), so on the A10's 550 driver the picked cuda12.8 file is
+    # incompatible for exactly that (driver-too-old naming CUDA 13), and nothing else.
+    driver_only = {ims["a10-cuda12"]}
     for image, assume, label, why in cases:
         rc, doc, err = wc("check", reqs, "--image", image, "--verify", "full", *assume, fmt="json")
         p = package_of(doc)
         name = os.path.basename(image)
-        check(rc == 0 and doc is not None, f"{name}: the check runs and the picked wheel is compatible (exit {rc})", err[-2000:])
+        if image in driver_only:
+            report = p.get("report") or {}
+            errors = [f for f in report.get("findings", []) if f["severity"] == "error"]
+            check(rc == 1 and errors and all(f["kind"] == "driver-too-old" and "CUDA 13" in f["explanation"]
+                                             for f in errors),
+                  f"{name}: the picked wheel's only errors are its CUDA 13-built GPU code on a 550 driver (exit {rc})",
+                  json.dumps(errors)[:1500] + err[-1000:])
+        else:
+            check(rc == 0 and doc is not None, f"{name}: the check runs and the picked wheel is compatible (exit {rc})",
+                  err[-2000:])
         check(p.get("file", "").endswith(f"-{label}.whl"), f"{name}: picks {label} ({why})", json.dumps(p.get("file")))
         v = p.get("variant") or {}
         check(v.get("label") == label and v.get("without_variants") == "none",
               f"{name}: says the label, and that an installer without variant support takes nothing", json.dumps(v))
         report = p.get("report") or {}
-        check(report.get("verdict") == "compatible", f"{name}: the picked file is checked: {report.get('verdict')}",
+        want = "incompatible" if image in driver_only else "compatible"
+        check(report.get("verdict") == want, f"{name}: the picked file is checked: {report.get('verdict')}",
               json.dumps(report.get("findings", [])[:3])[:1500])
         if label.startswith("cuda"):
             # Its GPU code was read and judged against the image's GPU (the check, not the pick, says so).
