@@ -84,8 +84,10 @@ struct Library {
   std::string exports_file;           // that reference resolved to a file (filled on load, not written)
   std::string exports_unknown;        // why there is no table (declared libraries, too-large files)
   std::string exports_upto;           // a table shared with a newer build: only versions <= this one count
-  // A declared CUDA runtime given the table of an earlier minor of its major (Db::lend_runtime_tables):
-  // exports_file is that table, partial for this library, and this says whose and why (not written).
+  // exports_file is an earlier build's table, partial for this library (what it lacks is unknown, not
+  // absent), and this says whose and why: a declared CUDA runtime given the table of an earlier minor of its
+  // major (Db::lend_runtime_tables, not written), or a description's "exports_floor" (Ubuntu 24.04's GCC 14
+  // runtime libraries bound against GCC 12's tables: each keeps every symbol version of earlier releases).
   std::string exports_lent;
   // Its own search paths and needs, as its dynamic section says (see DynamicFacts).
   std::vector<std::string> rpath, runpath;  // DT_RPATH, DT_RUNPATH entries, unexpanded ($ORIGIN kept)

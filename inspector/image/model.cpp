@@ -146,8 +146,7 @@ std::vector<std::string> Image::unknowns() const {
   return out;
 }
 
-// ---------------------------------------------------------------------------------------------------
-// JSON out
+// --- JSON out --------------------------------------------------------------------------------------
 
 namespace {
 
@@ -190,6 +189,7 @@ ojson library_json(const Library& l, Origin doc_origin) {
   if (!l.names.empty() && !(l.names.size() == 1 && l.names[0] == l.path)) j["names"] = strings(l.names);
   library_facts_json(j, l);
   if (!l.exports_upto.empty()) j["exports_upto"] = l.exports_upto;
+  if (!l.exports.empty() && !l.exports_lent.empty()) j["exports_floor"] = l.exports_lent;
   if (!l.host.empty()) j["host"] = l.host;
   if (g_provenance || l.origin != doc_origin) j["origin"] = origin_name(l.origin);
   if (g_provenance && !l.layer.empty()) j["layer"] = l.layer;
@@ -360,8 +360,7 @@ ojson to_json(const Image& im, bool provenance) {
   return j;
 }
 
-// ---------------------------------------------------------------------------------------------------
-// JSON in: every field is checked for its type, and an error names the file and the field.
+// --- JSON in: every field is checked for its type, and an error names the file and the field. -------
 
 namespace {
 
@@ -567,13 +566,13 @@ Image from_json(const json& j, std::string_view what) {
     }
   }
   if (auto it = j.find("libraries"); it != j.end()) {
-    r.array(*it, "libraries");
-    for (std::size_t i = 0; i < it->size(); ++i) {
+    for (std::size_t i = 0; i < r.array(*it, "libraries").size(); ++i) {
       const std::string f = "libraries[" + std::to_string(i) + "]";
       const json& e = r.object((*it)[i], f);
       r.only(e,
              {"path", "names", "soname", "machine", "class", "needed", "versions", "exports", "exports_unknown",
-              "exports_upto", "version_needs", "rpath", "runpath", "flags_1", "dynamic_recorded", "origin", "host"},
+              "exports_upto", "exports_floor", "version_needs", "rpath", "runpath", "flags_1", "dynamic_recorded",
+              "origin", "host"},
              f);
       Library l;
       l.path = r.opt_str(e, "path", f);
@@ -586,6 +585,7 @@ Image from_json(const json& j, std::string_view what) {
       if (l.names.empty() && !l.path.empty()) l.names.push_back(l.path);
       read_library_facts(r, e, f, l);
       l.exports_upto = r.opt_str(e, "exports_upto", f);
+      l.exports_lent = r.opt_str(e, "exports_floor", f);
       l.host = r.opt_str(e, "host", f);
       l.origin = r.origin(e, o, f);
       im.libraries.push_back(std::move(l));

@@ -141,6 +141,7 @@ std::string render_text(const Image& im, bool color) {
                             : !l.versions.empty()        ? fmt::format("versions: {}", l.versions.size())
                                                          : "exports: none";
       if (!l.exports_upto.empty()) exports += " up to " + l.exports_upto;
+      if (!l.exports_lent.empty()) exports += " (an earlier build's: a floor)";
       out += fmt::format("  {:<28} {} {}  {}\n", l.soname.empty() ? "(no soname)" : l.soname, l.path,
                          st.dim(l.machine.empty() ? "" : fmt::format("{}/{}", l.machine, l.elf_class)),
                          st.dim(exports + ", " + from(l.origin, l.layer)));

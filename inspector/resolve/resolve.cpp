@@ -169,6 +169,8 @@ Space::Space(const image::Image& image, const WheelProfile& wheel, const std::ve
     if (!l.exports_lent.empty()) {  // another build's table: what it lacks is unknown, not absent
       o->exports_partial = true;
       o->exports_lent = l.exports_lent;
+      if (o->exports_unknown.empty())
+        o->exports_unknown = "its table is an earlier build's, a floor of its own (" + l.exports_lent + ")";
     }
     o->host = l.host;
     o->derived = l.origin == image::Origin::Derived;

@@ -75,6 +75,7 @@ struct Candidate {
   ExtensionName name;
   std::string dotted;  // "pkg.foo"
   std::string group;   // "pkg/foo": the module every suffix of it competes for
+  std::string init;    // whose PyInit_ CPython looks up: "foo"; a package's __init__ is the package's ("pkg")
 };
 
 std::vector<Candidate> candidates(const WheelProfile& wheel) {
@@ -93,8 +94,14 @@ std::vector<Candidate> candidates(const WheelProfile& wheel) {
     const std::string folder = dir_name(path);
     std::string package = folder == "." ? "" : folder;
     std::replace(package.begin(), package.end(), '/', '.');
+    // pkg/__init__.<suffix> is the package itself (importlib's FileFinder tries __init__ with every suffix):
+    // `import pkg` loads it and looks up PyInit_pkg (apsw ships its extension so).
+    if (name->module == "__init__" && !package.empty()) {
+      out.push_back({&m, *name, package, folder + "/__init__", package.substr(package.rfind('.') + 1)});
+      continue;
+    }
     out.push_back({&m, *name, package.empty() ? name->module : package + "." + name->module,
-                   (package.empty() ? "" : folder + "/") + name->module});
+                   (package.empty() ? "" : folder + "/") + name->module, name->module});
   }
   return out;
 }
@@ -119,7 +126,7 @@ bool meant_as_module(const WheelProfile& wheel, const Candidate& c) {
 
 // The PyInit_ check of one member CPython loads: an error when it does not export its init function.
 std::optional<Finding> init_finding(const Candidate& c) {
-  const std::string wanted = init_function(c.name.module);
+  const std::string wanted = init_function(c.init);
   std::vector<std::string> others;
   for (const auto& s : c.member->elf->symbols) {
     if (!s.exported() || s.name.rfind("PyInit", 0) != 0) continue;

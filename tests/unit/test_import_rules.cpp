@@ -230,6 +230,41 @@ TEST(ImportRules, CheckAndLintSayWhatCpythonDoes) {
   EXPECT_EQ(wrong[0]->required_version, "CPython 3.12");
 }
 
+// A package whose __init__ is an extension (apsw ships itself so): `import pkg` loads pkg/__init__.<suffix> and
+// looks up PyInit_pkg, the package's name, never PyInit___init__. Checked against CPython 3.11.
+TEST(ImportRules, APackagesInitExtensionIsInitialisedUnderThePackagesName) {
+  if (!fs::exists(k_python) || !fs::exists(std::string(k_headers) + "/Python.h") || !have_program("gcc"))
+    GTEST_SKIP() << k_python << " or its headers (" << k_headers
+                 << "/Python.h: python3.11-dev) or gcc absent: CPython's import cannot be asked";
+  TempDir dir;
+  const auto suffixes =
+      test::run(std::string(k_python) + " -c 'import sysconfig; print(sysconfig.get_config_var(\"EXT_SUFFIX\"))'");
+  ASSERT_EQ(suffixes.exit_code, 0) << suffixes.err;
+  const std::string own = suffixes.out.substr(0, suffixes.out.find('\n'));
+  write_binary(dir.file("py311.json"), R"({"schema": "wheelcheck-image/1", "name": "py311", "summary": "test image",
+                                          "layers": ["debian12", "python3.11-debian"]})");
+  const auto im = image::Db(source_dir() + "/db").resolve(dir.file("py311.json"));
+  for (const std::string pkg : {"goodpkg", "badpkg"}) {
+    const std::string init = pkg == "goodpkg" ? "PyInit_goodpkg" : "PyInit___init__";
+    fs::create_directories(dir.file("site/" + pkg));
+    const std::string so =
+        build(dir, "site/" + pkg + "/__init__" + own, module_source(pkg, init), std::string("-I") + k_headers);
+    ASSERT_FALSE(so.empty());
+    const auto said = cpython_imports(dir, dir.file("site"), {pkg});
+    const auto r = verdict::check(
+        inspect_wheel(make_wheel(dir, pkg + "-1.0-cp311-cp311-linux_x86_64.whl", {{pkg + "/__init__" + own, so}})), im);
+    const auto found = of_kind(r.findings, "module-init");
+    if (pkg == "goodpkg") {
+      EXPECT_EQ(said.at(pkg), "OK");
+      EXPECT_TRUE(found.empty()) << text_of(r.findings);
+    } else {
+      EXPECT_EQ(said.at(pkg), "ImportError: dynamic module does not define module export function (PyInit_badpkg)");
+      ASSERT_EQ(found.size(), 1u) << text_of(r.findings);
+      EXPECT_EQ(found[0]->symbol, "PyInit_badpkg");
+    }
+  }
+}
+
 // A library with no DT_NEEDED at all still binds against the interpreter's global scope: an undefined
 // devApiBackend nothing defines is unloadable; Py* and libc symbols are the interpreter's.
 TEST(ImportRules, UnloadableSymbolWithoutNeeded) {

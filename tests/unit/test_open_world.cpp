@@ -185,12 +185,33 @@ TEST(OpenWorld, OpenMpMemberFindsLibgompInTheUbuntuLayers) {
   const auto jammy = check(whl, db().get("flagos-runtime-cambricon-neuware4.4.3"));
   EXPECT_TRUE(missing_libraries(jammy, "libgomp.so.1").empty()) << describe(jammy);
   EXPECT_EQ(jammy.verdict, verdict::Verdict::Compatible) << describe(jammy);
-  // Ubuntu 24.04 (Neuware 4.7.2, the CUDA CI image): GCC 14's libgomp, found, its exports unknown here.
+  // Ubuntu 24.04 (Neuware 4.7.2, the CUDA CI image): GCC 14's libgomp, bound against GCC 12's table as a
+  // floor (libgomp.so.1 keeps every symbol version of earlier releases), and the answer says so.
   for (const char* name : {"flagos-runtime-cambricon-neuware4.7.2", "cuda13.0"}) {
     const auto noble = check(whl, db().get(name));
     EXPECT_TRUE(missing_libraries(noble, "libgomp.so.1").empty()) << name << "\n" << describe(noble);
-    EXPECT_NE(noble.verdict, verdict::Verdict::Incompatible) << name << "\n" << describe(noble);
+    EXPECT_EQ(noble.verdict, verdict::Verdict::Compatible) << name << "\n" << describe(noble);
+    EXPECT_TRUE(std::any_of(noble.notes.begin(), noble.notes.end(), [](const std::string& n) {
+      return contains(n, "libgomp.so.1: its symbols are bound against GCC 12's") && contains(n, "floor");
+    })) << describe(noble);
   }
+}
+
+// A floor is a floor: a libgomp symbol GCC 12's table lacks is unknown on Ubuntu 24.04 (GCC 14's may have it),
+// and an error on Ubuntu 22.04, whose libgomp is GCC 12's own.
+TEST(OpenWorld, ASymbolTheFloorTableLacksIsUnknownNotAbsent) {
+  TempDir dir;
+  build(dir, "libgomp.so.1", "int GOMP_from_a_later_gcc(void) { return 1; }\n", "-Wl,-soname,libgomp.so.1");
+  std::filesystem::create_symlink(dir.file("libgomp.so.1"), dir.file("libgompstub.so"));
+  const std::string whl = wheel_of(
+      dir, "later-1.0-py3-none-linux_x86_64.whl",
+      {{"later/liblater.so", "int GOMP_from_a_later_gcc(void);\nint use(void) { return GOMP_from_a_later_gcc(); }\n",
+        "-lgompstub"}});
+  const auto noble = check(whl, db().get("cuda13.0"));
+  EXPECT_EQ(noble.verdict, verdict::Verdict::Unknown) << describe(noble);
+  EXPECT_TRUE(contains(describe(noble), "GOMP_from_a_later_gcc")) << describe(noble);
+  const auto jammy = check(whl, db().get("flagos-runtime-cambricon-neuware4.4.3"));
+  EXPECT_EQ(jammy.verdict, verdict::Verdict::Incompatible) << describe(jammy);
 }
 
 TEST(OpenWorld, ANeedADescriptionDoesNotListIsAConditionNamingHowToStateIt) {
