@@ -14,7 +14,9 @@ cross compiler), never committed binaries.
   e. FlagCX +cu130 on gcu-tops: check, gates (sh and json) and --json give one verdict
   f. integrity first: a RECORD that does not match, a ../ member, no .dist-info: check exits 2 naming the
      problem and gates fail closed, on an image the wheel is for and on one pip would not install it on
-  g. "pip would not install" is said only where pip would not: each trial wheel on four images against
+  h. g++'s runtime, libgfortran5 and (22.04) libtinfo5, which FlagOS's images install: never a missing library
+     there, at most "not stated" (libtinfo.so.5 on 24.04, whose archive has none, stays INCOMPATIBLE)
+  g. "pip would not install" is said only where pip would not: each trial wheel on three images against
      pip's own answer (`pip download --no-index --platform ... --python-version ...`, offline), where pip is
      on the machine
 """
@@ -255,6 +257,44 @@ def job_truth(tmp, J):
             check(gs.returncode == 2 and env.get("FLAGOS_USE_FLAGGEMS_CPP", "").strip("'\"") == "0",
                   f"f. gates of a wheel with {what} on {image}: exit 2, every gate off (fail closed)",
                   gs.stdout[-800:] + gs.stderr[-400:])
+
+    # --- h. what FlagOS's images install on Ubuntu is not absent ------------------------------------------------
+    # g++'s runtime (libgomp from gcc -fopenmp, libatomic from -latomic), libgfortran5 and, on 22.04, libtinfo5
+    # (stand-ins named as their sonames: the need is what counts). Never a missing library on the FlagOS images
+    # that install them, so no route is gated off for them; Ubuntu 24.04 has no libtinfo5 (I7), stated absent.
+    run(build, "gcc", "-shared", "-fPIC", "-fopenmp", "-o", "libomp_sum.so",
+        write(build, "omp.c", "int omp_sum(const int*v,int n){int s=0;\n#pragma omp parallel for reduction(+:s)\n"
+                              "for(int i=0;i<n;++i)s+=v[i];return s;}\n"))
+    run(build, "gcc", "-shared", "-fPIC", "-o", "libatom.so", write(build, "atom.c",
+        "#include <stdatomic.h>\ntypedef struct{long a,b,c;}big;_Atomic big g;big get(void){return atomic_load(&g);}\n"),
+        "-Wl,--no-as-needed", "-latomic")
+    for soname, sym in (("libgfortran.so.5", "_gfortran_st_write"), ("libtinfo.so.5", "tigetstr")):
+        stub = "stub-" + soname
+        run(build, "gcc", "-shared", "-fPIC", "-o", stub, f"-Wl,-soname,{soname}",
+            write(build, stub + ".c", f"int {sym}(void){{return 0;}}\n"))
+        os.symlink(stub, os.path.join(build, f"lib{sym}stub.so"))
+        run(build, "gcc", "-shared", "-fPIC", "-o", f"use-{sym}.so", write(build, f"use-{sym}.c",
+            f"int {sym}(void);\nint use(void){{return {sym}();}}\n"), "-L.", f"-l{sym}stub")
+    needs = {"libgomp.so.1": "libomp_sum.so", "libatomic.so.1": "libatom.so",
+             "libgfortran.so.5": "use-_gfortran_st_write.so", "libtinfo.so.5": "use-tigetstr.so"}
+    for soname, lib in needs.items():
+        w = pack(f"needs_{soname.split('.')[0][3:]}-1.0-py3-none-linux_x86_64.whl", [(f"pkg/{lib}",
+                                                                                     os.path.join(build, lib))])
+        images = ["flagos-runtime-cambricon-neuware4.4.3"] + ([] if soname == "libtinfo.so.5" else
+                                                               ["flagos-runtime-cambricon-neuware4.7.2", "cuda13.0"])
+        for image in images:
+            doc = loads(wc(w, "--image", image, "--json"))
+            # Found, or (libgfortran5 on 22.04, which the reference does not list) "not stated": a condition.
+            missing = [f for f in doc.get("findings", []) if f["kind"] == "missing-library" and f["library"] == soname
+                       and f["severity"] == "error"]
+            check(doc.get("verdict") not in ("incompatible", None) and not missing,
+                  f"h. a member needing {soname} on {image}: never a missing library there ({doc.get('verdict')})",
+                  json.dumps(doc.get("findings", []))[:1200])
+        if soname == "libtinfo.so.5":
+            doc = loads(wc(w, "--image", "cuda13.0", "--json"))
+            check(doc.get("verdict") == "incompatible" and "libtinfo.so.5" in names_in(doc, "library"),
+                  "h. libtinfo.so.5 on cuda13.0 (Ubuntu 24.04, whose archive has no libtinfo5): stated absent, "
+                  "INCOMPATIBLE naming it", json.dumps(doc.get("findings", []))[:1200])
 
     # --- g. pip as the referee of "not targeted" ----------------------------------------------------------------
     pip_referee(J, wc, wheels, tmp)
