@@ -11,17 +11,13 @@
 // 3. Checks. Each new wheel's profile comes from the profile cache, else from the index (headers-only in
 //    byte ranges where the server allows, else a whole download verified against its sha256), and is
 //    checked against the images by run::check, the one check every command shares: the images given
-//    (resolved by the command line's --image resolver), else every FlagOS image of the db. A cell whose
-//    image pip would not install the wheel on (its tags, Requires-Python) is "not targeted": by default it is
-//    left out of the report but remembered. Over the images not named with --image, a cell whose label or
-//    name says it is another image's build (run::label_elsewhere) is left out the same way: labels choose
-//    the build, the loader's verdict is the cell's. Exit 1 when a new wheel is incompatible with an image
-//    it is for.
-// 4. Pins. For each image and project, versions newest first: the first wheel that is not yanked, that
-//    is for the image (tags, Requires-Python: run::not_targeted; its label: run::label_elsewhere; then what
-//    its check found),
-//    whose toolkit's major version is the image's (+cu126 on a CUDA 13 image is passed over), and whose
-//    verdict there is compatible, degraded (with its gates) or unknown (with its conditions); every newer
+//    (resolved by the command line's --image resolver), else every FlagOS image of the db. A cell pip would
+//    not install (tags, Requires-Python) is "not targeted"; it, and over images not named with --image one
+//    whose label names another image's build (run::label_elsewhere), is left out of the report but
+//    remembered. Exit 1 when a new wheel is incompatible with an image it is for.
+// 4. Pins. For each image and project, versions newest first: the first wheel that is not yanked, that is
+//    for the image (run::not_targeted, run::label_elsewhere: +cu126 on a CUDA 13 image is passed over), and
+//    whose verdict there is compatible, degraded (with its gates) or unknown (with its conditions); every newer
 //    one is listed with why it was passed over. No pin is made for an image no file of the project is for.
 //    The state is written from the typed cells, never read back from the report's JSON.
 // 5. The state commits last: the caller writes the report (JSON, Markdown, HTML), the pins and standard
@@ -373,9 +369,9 @@ class Scan {
         read = true;
         w["publisher"] = publisher(fetched.profile);
         cells = check(fetched.profile);
-        w["results"] = results_json(cells, fetched.profile);
+        w["results"] = results_json(cells, l->file);
         for (const auto& c : cells) {
-          if (counts(c, fetched.profile) && c.report.verdict == verdict::Verdict::Incompatible) incompatible = true;
+          if (counts(c, l->file) && c.report.verdict == verdict::Verdict::Incompatible) incompatible = true;
         }
       } catch (const Error& e) {
         w["error"] = e.what();
@@ -501,13 +497,8 @@ class Scan {
     m_wheel_failed = m_wheel_failed || e->value("failed", false);
     m_new_incompatible = m_new_incompatible || e->value("incompatible", false);
     for (const auto& r : entry["report"]["results"]) {
-      if (!m_explicit && !r.value("targeted", false)) continue;
       const std::string image = r.value("image", std::string());
-      try {
-        if (!labelled_elsewhere(detail::listing_profile(l.file), image)) m_used_images.insert(image);
-      } catch (const Error&) {
-        m_used_images.insert(image);
-      }
+      if (m_explicit || (r.value("targeted", false) && !labelled_elsewhere(l.file, image))) m_used_images.insert(image);
     }
     if (remembered != nullptr) m_state.wheels()[key] = *remembered;
     m_entries.push_back(std::move(entry));
@@ -567,25 +558,26 @@ class Scan {
     return cells;
   }
 
-  // Whether a cell is one the scan answers for: pip would install the wheel there, and, over the images the
-  // scan was not asked about by name (every FlagOS image), its label or name does not say it is the build for
-  // another image (a +cu130 build on a CANN image). Labels choose which build belongs to an image; the cell's
-  // verdict is still the loader's, and an image named with --image is answered for every wheel pip installs.
-  bool counts(const run::Cell& c, const WheelProfile& p) const { return c.targeted && !labelled_elsewhere(p, c.image); }
-  bool labelled_elsewhere(const WheelProfile& p, const std::string& image) const {
-    if (m_explicit) return false;
-    const auto t =
-        std::find_if(m_targets.begin(), m_targets.end(), [&](const ScanTarget& s) { return s.name == image; });
-    return t != m_targets.end() && !run::label_elsewhere(p, t->target.image).empty();
+  // A cell the scan answers for: pip would install the wheel there and, over the images not named with --image,
+  // its label or name does not say it is another image's build (+cu130 on a CANN image). Labels choose the
+  // build; the verdict is still the loader's, and a named image is answered for every wheel pip installs there.
+  bool counts(const run::Cell& c, const index::File& f) const { return c.targeted && !labelled_elsewhere(f, c.image); }
+  bool labelled_elsewhere(const index::File& f, const std::string& image) const {
+    const auto t = std::find_if(m_targets.begin(), m_targets.end(), [&](const auto& s) { return s.name == image; });
+    try {
+      return !m_explicit && t != m_targets.end() &&
+             !run::label_elsewhere(detail::listing_profile(f), t->target.image).empty();
+    } catch (const Error&) {
+      return false;  // a file name that does not parse claims nothing
+    }
   }
 
-  Json results_json(const std::vector<run::Cell>& cells, const WheelProfile& p) {
+  Json results_json(const std::vector<run::Cell>& cells, const index::File& f) {
     Json results = Json::array();
-    // Every cell: report() keeps those of the images the report shows, a cell the wheel is not for shown as
-    // not targeted (and counted so), never as a missing result.
+    // Every cell: report() keeps the report's images', one not targeted counted so, never a missing result.
     for (const auto& c : cells) {
       results.push_back(run::to_json(c, c.targeted ? run::Size::Result : run::Size::Record));
-      if (counts(c, p)) m_used_images.insert(c.image);
+      if (m_explicit || counts(c, f)) m_used_images.insert(c.image);
     }
     return results;
   }
@@ -638,17 +630,16 @@ class Scan {
     return out;
   }
 
-  // Whether the project publishes anything for the image (by default, pins only where it does): a file
-  // whose name fits it, and that no check found to be for another machine, Python or toolkit.
+  // Whether the project publishes anything for the image (pins only where it does): a file pip installs there
+  // whose label does not name another image's build, and whose check did not find pip would not install it.
   bool targets_any(const std::vector<const Listing*>& files, const ScanTarget& t) {
     for (const auto* l : files) {
       try {
-        const auto p = detail::listing_profile(l->file);
-        if (!run::not_targeted(p, t.target.image).empty()) continue;
-        if (!m_explicit && !run::label_elsewhere(p, t.target.image).empty()) continue;
+        if (!run::not_targeted(detail::listing_profile(l->file), t.target.image).empty()) continue;
       } catch (const Error&) {
         continue;
       }
+      if (labelled_elsewhere(l->file, t.name)) continue;
       const auto it = m_state.wheels().find(wheel_key(l->file.filename, l->file.sha256()));
       if (it == m_state.wheels().end() || !(*it)["results"].contains(t.name)) return true;
       try {

@@ -32,13 +32,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tools"))
 import make_wheel  # noqa: E402
 
-LIBC_MAP = """GLIBC_2.2.5 { global: strlen; local: *; };
-GLIBC_2.38 { global: __isoc23_strtol; } GLIBC_2.2.5;
-"""
-LIBC_C = ("long __isoc23_strtol(const char*a,char**b,int c){return 0;}\n"
-          "unsigned long strlen(const char*s){return 0;}\n")
-TRITON_C = ("long __isoc23_strtol(const char*,char**,int);\n"
-            "long triton_parse(const char*s){return __isoc23_strtol(s,0,10);}\n")
+# The stub libc.so.6 that defines __isoc23_strtol at GLIBC_2.38, and FlagTree's libtriton.so that needs it: the
+# judged job's (issue 39's trial) sources, one definition.
+from judged_job import LIBC_C, LIBC_MAP, TRITON_C  # noqa: E402
+from judged_job import compile_ as run  # noqa: E402
+from judged_job import source as write  # noqa: E402
 
 
 def members_of(wheel, into):
@@ -54,18 +52,6 @@ def members_of(wheel, into):
                 f.write(z.read(n))
             out.append((n, path))
     return out
-
-
-def run(build, *argv):
-    r = subprocess.run(list(argv), cwd=build, capture_output=True, text=True)
-    if r.returncode != 0:
-        raise RuntimeError(f"{' '.join(argv)}:\n{r.stderr}")
-
-
-def write(build, name, text):
-    with open(os.path.join(build, name), "w") as f:
-        f.write(text)
-    return name
 
 
 def loads(r):

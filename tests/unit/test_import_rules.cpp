@@ -84,6 +84,20 @@ std::map<std::string, std::string> cpython_imports(const TempDir& dir, const std
   return out;
 }
 
+// Why CPython's import cannot be asked here ("" when it can): Debian's python3.11, its headers and gcc.
+std::string no_cpython() {
+  if (fs::exists(k_python) && fs::exists(std::string(k_headers) + "/Python.h") && have_program("gcc")) return "";
+  return std::string(k_python) + " or its headers (" + k_headers +
+         "/Python.h: python3.11-dev) or gcc absent: CPython's import cannot be asked";
+}
+
+// The extension suffix of the CPython that is asked (".cpython-311-x86_64-linux-gnu.so"), "" when it cannot say.
+std::string own_suffix() {
+  const auto r =
+      test::run(std::string(k_python) + " -c 'import sysconfig; print(sysconfig.get_config_var(\"EXT_SUFFIX\"))'");
+  return r.exit_code == 0 ? r.out.substr(0, r.out.find('\n')) : "";
+}
+
 }  // namespace
 
 // What the model says CPython 3.11 imports is what /usr/bin/python3.11 (and the pyenv Pythons here) print.
@@ -125,14 +139,10 @@ TEST(ImportRules, SuffixesAreCpythonsOwn) {
 // Three modules and a non-ASCII one, imported by CPython 3.11 from a folder and checked by wheelcheck in a wheel:
 // each answer is the one CPython gave.
 TEST(ImportRules, CheckAndLintSayWhatCpythonDoes) {
-  if (!fs::exists(k_python) || !fs::exists(std::string(k_headers) + "/Python.h") || !have_program("gcc"))
-    GTEST_SKIP() << k_python << " or its headers (" << k_headers
-                 << "/Python.h: python3.11-dev) or gcc absent: CPython's import cannot be asked";
+  if (const std::string why = no_cpython(); !why.empty()) GTEST_SKIP() << why;
   TempDir dir;
-  const auto suffixes =
-      test::run(std::string(k_python) + " -c 'import sysconfig; print(sysconfig.get_config_var(\"EXT_SUFFIX\"))'");
-  ASSERT_EQ(suffixes.exit_code, 0) << suffixes.err;
-  const std::string own = suffixes.out.substr(0, suffixes.out.find('\n'));  // .cpython-311-x86_64-linux-gnu.so
+  const std::string own = own_suffix();
+  ASSERT_FALSE(own.empty()) << "sysconfig's EXT_SUFFIX";  // .cpython-311-x86_64-linux-gnu.so
   ASSERT_NE(own.find("311"), std::string::npos) << own;
   std::string other = own;
   other.replace(other.find("311"), 3, "312");
@@ -233,14 +243,10 @@ TEST(ImportRules, CheckAndLintSayWhatCpythonDoes) {
 // A package whose __init__ is an extension (apsw ships itself so): `import pkg` loads pkg/__init__.<suffix> and
 // looks up PyInit_pkg, the package's name, never PyInit___init__. Checked against CPython 3.11.
 TEST(ImportRules, APackagesInitExtensionIsInitialisedUnderThePackagesName) {
-  if (!fs::exists(k_python) || !fs::exists(std::string(k_headers) + "/Python.h") || !have_program("gcc"))
-    GTEST_SKIP() << k_python << " or its headers (" << k_headers
-                 << "/Python.h: python3.11-dev) or gcc absent: CPython's import cannot be asked";
+  if (const std::string why = no_cpython(); !why.empty()) GTEST_SKIP() << why;
   TempDir dir;
-  const auto suffixes =
-      test::run(std::string(k_python) + " -c 'import sysconfig; print(sysconfig.get_config_var(\"EXT_SUFFIX\"))'");
-  ASSERT_EQ(suffixes.exit_code, 0) << suffixes.err;
-  const std::string own = suffixes.out.substr(0, suffixes.out.find('\n'));
+  const std::string own = own_suffix();
+  ASSERT_FALSE(own.empty()) << "sysconfig's EXT_SUFFIX";
   write_binary(dir.file("py311.json"), R"({"schema": "wheelcheck-image/1", "name": "py311", "summary": "test image",
                                           "layers": ["debian12", "python3.11-debian"]})");
   const auto im = image::Db(source_dir() + "/db").resolve(dir.file("py311.json"));
