@@ -147,7 +147,7 @@ std::string worst_new_verdict(const nlohmann::ordered_json& report) {
   for (const auto& w : report["wheels"]) {
     if (!w.value("new", false)) continue;
     for (const auto& r : w.value("results", nlohmann::ordered_json::array())) {
-      if (!r.value("targeted", true)) continue;
+      if (!r.value("targeted", true) || !r.value("counted", true)) continue;  // as the exit code counts them
       const std::string v = r.value("verdict", "");
       for (auto candidate : {verdict::Verdict::Incompatible, verdict::Verdict::Unknown, verdict::Verdict::Degraded}) {
         if (verdict::verdict_name(candidate) == v) worst = verdict::worst(worst, candidate);

@@ -12,9 +12,9 @@
 //    byte ranges where the server allows, else a whole download verified against its sha256), and is
 //    checked against the images by run::check, the one check every command shares: the images given
 //    (resolved by the command line's --image resolver), else every FlagOS image of the db. A cell pip would
-//    not install (tags, Requires-Python) is "not targeted"; it, and over images not named with --image one
-//    whose label names another image's build (run::label_elsewhere), is left out of the report but
-//    remembered. Exit 1 when a new wheel is incompatible with an image it is for.
+//    not install (tags, Requires-Python) is "not targeted", left out of the report but remembered; one whose
+//    label names another image's build (run::label_elsewhere) keeps the loader's verdict and is not counted.
+//    Exit 1 when a new wheel is incompatible with an image it is for.
 // 4. Pins. For each image and project, versions newest first: the first wheel that is not yanked, that is
 //    for the image (run::not_targeted, run::label_elsewhere: +cu126 on a CUDA 13 image is passed over), and
 //    whose verdict there is compatible, degraded (with its gates) or unknown (with its conditions); every newer
@@ -558,15 +558,14 @@ class Scan {
     return cells;
   }
 
-  // A cell the scan answers for: pip would install the wheel there and, over the images not named with --image,
-  // its label or name does not say it is another image's build (+cu130 on a CANN image). Labels choose the
-  // build; the verdict is still the loader's, and a named image is answered for every wheel pip installs there.
+  // A cell the scan counts (exit code, "verdict" output, pins): pip would install the wheel there and its label or
+  // name does not say it is another image's build (+cu130 on a TOPS image). Labels choose the build per image;
+  // the cell's verdict, shown wherever the image is, is still the loader's ("counted": false beside it).
   bool counts(const run::Cell& c, const index::File& f) const { return c.targeted && !labelled_elsewhere(f, c.image); }
   bool labelled_elsewhere(const index::File& f, const std::string& image) const {
     const auto t = std::find_if(m_targets.begin(), m_targets.end(), [&](const auto& s) { return s.name == image; });
     try {
-      return !m_explicit && t != m_targets.end() &&
-             !run::label_elsewhere(detail::listing_profile(f), t->target.image).empty();
+      return t != m_targets.end() && !run::label_elsewhere(detail::listing_profile(f), t->target.image).empty();
     } catch (const Error&) {
       return false;  // a file name that does not parse claims nothing
     }
@@ -577,6 +576,7 @@ class Scan {
     // Every cell: report() keeps the report's images', one not targeted counted so, never a missing result.
     for (const auto& c : cells) {
       results.push_back(run::to_json(c, c.targeted ? run::Size::Result : run::Size::Record));
+      if (c.targeted) results.back()["counted"] = counts(c, f);
       if (m_explicit || counts(c, f)) m_used_images.insert(c.image);
     }
     return results;

@@ -211,6 +211,31 @@ def job_truth(tmp, J):
           f"e. flagcx +cu130 on gcu-tops: check ({doc.get('verdict')}, exit {rc}), gates json ({gj.get('verdict')}) "
           f"and gates sh ({sh_verdict}) agree", g.stdout[-800:])
 
+    # The nightly scan over both images: gcu-tops's cell is check's verdict, but the +cu130 label chooses the CUDA
+    # image for this build, so it does not count (exit code, the "verdict" step output, pins).
+    idx = os.path.join(tmp, "index-e", "trial", "flagcx")
+    os.makedirs(idx)
+    shutil.copy(cx, idx)
+    server = subprocess.Popen([sys.executable, os.path.join(HERE, "..", "net", "server.py"), "--root",
+                               os.path.join(tmp, "index-e")], stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(server.stdout.readline().split()[1])
+        outputs = os.path.join(tmp, "github-output-e")
+        r = J.wc("scan", "--index", f"http://127.0.0.1:{port}/trial/simple/", "--project", "flagcx", "--image",
+                 "gcu-tops", "--image", "cuda13.0", "--state", os.path.join(tmp, "state-e"), "-q", "--no-cache",
+                 "--report", os.path.join(tmp, "report-e"), "--github-output", outputs, env={"WHEELCHECK_OFFLINE": ""})
+        report = json.load(open(os.path.join(tmp, "report-e", "report.json")))
+        cells = {res["image"]: res for w in report["wheels"] for res in w["results"]}
+        tops, cuda = cells.get("gcu-tops", {}), cells.get("cuda13.0", {})
+        said = open(outputs).read() if os.path.exists(outputs) else ""
+        check(tops.get("verdict") == doc.get("verdict") and tops.get("counted") is False and cuda.get("counted") is True
+              and r.returncode == 0 and "verdict=unknown" in said,
+              f"e. the scan shows check's verdict on gcu-tops ({tops.get('verdict')}) without counting it (the label "
+              f"chooses cuda13.0): exit {r.returncode}, step output {said.split()}", json.dumps(tops)[:600] + r.stderr[-500:])
+    finally:
+        server.kill()
+        server.wait()
+
     # --- f. integrity first --------------------------------------------------------------------------------------
     gems = members_of(J.sample(J.GEMS), os.path.join(build, "gems"))
     lib = next(a for a, _ in gems if a.endswith(".so"))
