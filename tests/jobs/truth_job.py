@@ -79,6 +79,24 @@ def gate_values(out):
     return values
 
 
+class Index:
+    """One project's wheel on a loopback index (tests/net/server.py); `with` gives its simple URL."""
+
+    def __init__(self, root, project, wheel):
+        os.makedirs(os.path.join(root, "trial", project))
+        shutil.copy(wheel, os.path.join(root, "trial", project))
+        self.root = root
+
+    def __enter__(self):
+        self.proc = subprocess.Popen([sys.executable, os.path.join(HERE, "..", "net", "server.py"), "--root",
+                                      self.root], stdout=subprocess.PIPE, text=True)
+        return f"http://127.0.0.1:{int(self.proc.stdout.readline().split()[1])}/trial/simple/"
+
+    def __exit__(self, *exc):
+        self.proc.kill()
+        self.proc.wait()
+
+
 def raw_zip(out, entries):
     """A zip written as it is given (names unchecked): [(name, bytes)]."""
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
@@ -184,20 +202,11 @@ def job_truth(tmp, J):
         check(doc.get("verdict") == "not-targeted",
               "d. on ascend-cann9 (aarch64) pip would not install it (its tag is x86_64): not targeted",
               json.dumps(doc)[:800])
-        idx = os.path.join(tmp, "index", "trial", "armed")
-        os.makedirs(idx)
-        shutil.copy(w, idx)
-        server = subprocess.Popen([sys.executable, os.path.join(HERE, "..", "net", "server.py"), "--root",
-                                   os.path.join(tmp, "index")], stdout=subprocess.PIPE, text=True)
-        try:
-            port = int(server.stdout.readline().split()[1])
-            r = J.wc("scan", "--index", f"http://127.0.0.1:{port}/trial/simple/", "--project", "armed", "--state",
-                     os.path.join(tmp, "state"), "-q", "--no-cache", env={"WHEELCHECK_OFFLINE": ""})
-            check(r.returncode == 1, f"d. the nightly scan of it exits 1 (incompatible where pip installs it), "
-                  f"not 0 (exit {r.returncode})", r.stdout[-1500:] + r.stderr[-800:])
-        finally:
-            server.kill()
-            server.wait()
+        with Index(os.path.join(tmp, "index-d"), "armed", w) as url:
+            r = J.wc("scan", "--index", url, "--project", "armed", "--state", os.path.join(tmp, "state"), "-q",
+                     "--no-cache", env={"WHEELCHECK_OFFLINE": ""})
+        check(r.returncode == 1, f"d. the nightly scan of it exits 1 (incompatible where pip installs it), "
+              f"not 0 (exit {r.returncode})", r.stdout[-1500:] + r.stderr[-800:])
 
     # --- e. check and gates agree ------------------------------------------------------------------------------
     cx = wheels[names_b["+cu130"]]
@@ -213,28 +222,19 @@ def job_truth(tmp, J):
 
     # The nightly scan over both images: gcu-tops's cell is check's verdict, but the +cu130 label chooses the CUDA
     # image for this build, so it does not count (exit code, the "verdict" step output, pins).
-    idx = os.path.join(tmp, "index-e", "trial", "flagcx")
-    os.makedirs(idx)
-    shutil.copy(cx, idx)
-    server = subprocess.Popen([sys.executable, os.path.join(HERE, "..", "net", "server.py"), "--root",
-                               os.path.join(tmp, "index-e")], stdout=subprocess.PIPE, text=True)
-    try:
-        port = int(server.stdout.readline().split()[1])
-        outputs = os.path.join(tmp, "github-output-e")
-        r = J.wc("scan", "--index", f"http://127.0.0.1:{port}/trial/simple/", "--project", "flagcx", "--image",
-                 "gcu-tops", "--image", "cuda13.0", "--state", os.path.join(tmp, "state-e"), "-q", "--no-cache",
-                 "--report", os.path.join(tmp, "report-e"), "--github-output", outputs, env={"WHEELCHECK_OFFLINE": ""})
-        report = json.load(open(os.path.join(tmp, "report-e", "report.json")))
-        cells = {res["image"]: res for w in report["wheels"] for res in w["results"]}
-        tops, cuda = cells.get("gcu-tops", {}), cells.get("cuda13.0", {})
-        said = open(outputs).read() if os.path.exists(outputs) else ""
-        check(tops.get("verdict") == doc.get("verdict") and tops.get("counted") is False and cuda.get("counted") is True
-              and r.returncode == 0 and "verdict=unknown" in said,
-              f"e. the scan shows check's verdict on gcu-tops ({tops.get('verdict')}) without counting it (the label "
-              f"chooses cuda13.0): exit {r.returncode}, step output {said.split()}", json.dumps(tops)[:600] + r.stderr[-500:])
-    finally:
-        server.kill()
-        server.wait()
+    outputs = os.path.join(tmp, "github-output-e")
+    with Index(os.path.join(tmp, "index-e"), "flagcx", cx) as url:
+        r = J.wc("scan", "--index", url, "--project", "flagcx", "--image", "gcu-tops", "--image", "cuda13.0", "--state",
+                 os.path.join(tmp, "state-e"), "-q", "--no-cache", "--report", os.path.join(tmp, "report-e"),
+                 "--github-output", outputs, env={"WHEELCHECK_OFFLINE": ""})
+    report = json.load(open(os.path.join(tmp, "report-e", "report.json")))
+    cells = {res["image"]: res for w in report["wheels"] for res in w["results"]}
+    tops, cuda = cells.get("gcu-tops", {}), cells.get("cuda13.0", {})
+    said = open(outputs).read() if os.path.exists(outputs) else ""
+    check(tops.get("verdict") == doc.get("verdict") and tops.get("counted") is False and cuda.get("counted") is True
+          and r.returncode == 0 and "verdict=unknown" in said,
+          f"e. the scan shows check's verdict on gcu-tops ({tops.get('verdict')}) without counting it (the label "
+          f"chooses cuda13.0): exit {r.returncode}, step output {said.split()}", json.dumps(tops)[:600] + r.stderr[-500:])
 
     # --- f. integrity first --------------------------------------------------------------------------------------
     gems = members_of(J.sample(J.GEMS), os.path.join(build, "gems"))
