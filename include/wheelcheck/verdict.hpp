@@ -92,6 +92,18 @@ enum class FindingKind {
   VariantMetadata,       // variant-metadata: variant.json an installer refuses, or that differs from the index's
 };
 inline constexpr FindingKind k_last_finding_kind = FindingKind::VariantMetadata;
+// A kind's own words, one row per kind (inspector/verdict/kinds.cpp): what every finding of the kind
+// says apart from its facts, the same under every verdict.
+struct KindText {
+  FindingKind kind;
+  std::string_view name;     // "tag-claim": the JSON's "kind", docs/verdict.md
+  std::string_view rule;     // "TagClaim": the SARIF rule's name
+  std::string_view title;    // a heading: "The platform tag claims more than the binaries deliver"
+  std::string_view meaning;  // what it means and what to do, for any finding of the kind (SARIF's help)
+  bool integrity;            // the wheel fails its own integrity: never compatible nor degraded
+};
+const KindText& kind_text(FindingKind kind);
+std::vector<KindText> kind_texts();  // every kind, in FindingKind's order
 std::string kind_name(FindingKind kind);
 // The wheel fails its own integrity (archive, record, unreadable-member): such a wheel is never
 // compatible nor degraded, whatever route its member belongs to.

@@ -215,12 +215,23 @@ std::string render_text(const Report& r, bool color) {
   const Tally t = tally(r);
   auto count = [](std::size_t n, const char* what) { return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s"); };
   if (exit_code(r) != exit_code(r.verdict)) {
-    out += "\n" + p.red("The wheel fails its own integrity") + ": it is not what its RECORD says; do not pin it.\n";
+    // What failed, in each fault's own words (a sound RECORD over a broken member is not "not what RECORD says").
+    std::vector<std::string> faults;
+    for (const auto& f : r.findings) {
+      const std::string s = summary(f);
+      if (f.severity == Severity::Error && is_integrity(f.kind) &&
+          std::find(faults.begin(), faults.end(), s) == faults.end())
+        faults.push_back(s);
+    }
+    out += "\n" + p.red("The wheel fails its own integrity") + ": " + join(faults, "; ") + "; do not pin it.\n";
   }
   out += fmt::format(
       "\n{}: {}{}, {}, {}; exit {}\n", verdict_word(r.verdict, p), count(t.errors, "error"),
       t.route_errors == 0 ? "" : " (and " + count(t.route_errors, "error") + " in optional routes that are off)",
-      count(t.conditions, "condition"), count(t.warnings, "warning"), exit_code(r));
+      count(t.conditions, "condition") + (t.route_conditions == 0 ? ""
+                                                                  : " (and " + count(t.route_conditions, "condition") +
+                                                                        " in optional routes that are off)"),
+      count(t.warnings, "warning"), exit_code(r));
   return out;
 }
 

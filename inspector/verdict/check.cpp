@@ -136,6 +136,7 @@ class Checker {
     for (auto& f : check_wheel_tags(m_wheel, m_image)) {
       if (f.severity == Severity::Error && (f.kind == FindingKind::TagPython || f.kind == FindingKind::TagAbi))
         m_python_fits = false;
+      if (f.severity == Severity::Error && f.kind == FindingKind::WrongArch) m_wrong_arch.insert(f.member);
       add(std::move(f));
     }
     for (auto& f : check_requires_dist(m_wheel, m_image, m_space.python(), m_options.with)) add(std::move(f));
@@ -157,19 +158,12 @@ class Checker {
     for (auto& n : checked.notes) m_environment_notes.push_back(std::move(n));
   }
 
-  // A tag that claims more than the binaries deliver: an error where the binaries need a newer glibc than
-  // this image has (pip installs it on the tag's word, the loader refuses it), a warning elsewhere.
+  // A tag that claims more than the binaries deliver: a claim beside the verdict, never the verdict (the
+  // loader's findings decide: a glibc too old here is a missing-version error of its own).
   void claim_finding() {
     if (m_options.policies == nullptr || !policy::claims_a_policy(m_wheel)) return;  // linux_<arch>, any
     const policy::Consistency c = policy::analyze(m_wheel, *m_options.policies);
-    const auto claim = policy::check_claim(m_wheel, c, *m_options.policies);
-    if (!claim) return;
-    bool decides = false;
-    const auto glibc = c.newest_versions.find("GLIBC");
-    if (c.libc == policy::Libc::Glibc && glibc != c.newest_versions.end() && m_image.libc_version.known()) {
-      decides = dotted_less(*m_image.libc_version.value, glibc->second);
-    }
-    add(tag_claim_finding(*claim, decides));
+    if (const auto claim = policy::check_claim(m_wheel, c, *m_options.policies)) add(tag_claim_finding(*claim, false));
   }
 
   // x86-64-v3 and v4 code needs a CPU the image cannot describe: a condition on the runner.
@@ -253,6 +247,8 @@ class Checker {
     MemberReport mr;
     mr.path = root.member;
     mr.kind = member_kind(root);
+    // The loader refuses a member for another machine at its ELF header: nothing it needs is ever asked for.
+    if (m_wrong_arch.count(root.member) != 0) return m_root.clear(), mr;
     const resolve::Load load = resolve::load(m_space, root);
     const MissingByObject missing = resolve_needs(root, load, mr);
     bind_symbols(load, missing, mr);
@@ -507,6 +503,9 @@ class Checker {
     const std::string who = image_own ? req.path + " (" + req.label + ")" : "this member";
     if (there != nullptr) {
       explain_unreachable(f, req, object_name(req), *there, need.name);
+    } else if (!image_own &&
+               explain_special_need(f, who, need.name, m_image, m_space.python(), req.python_extension, gone.known)) {
+      if (f.peek().severity == Severity::Condition) m_unstated.insert(need.name);
     } else if (!gone.known) {
       m_unstated.insert(need.name);
       f.explain(fmt::format("{} needs {}, which is not in the wheel or the distributions it installs beside; {}.", who,
@@ -766,7 +765,8 @@ class Checker {
   // A missing-library finding's index -> the symbols the first root to load its object found unbound,
   // and whether another missing library may have provided them.
   std::map<std::size_t, std::pair<std::size_t, bool>> m_symbols_of_missing;
-  std::set<std::string> m_unstated;  // needs missing from a partial inventory: conditions, not errors
+  std::set<std::string> m_wrong_arch;  // members for another machine (wrong-arch errors)
+  std::set<std::string> m_unstated;    // needs missing from a partial inventory: conditions, not errors
   std::map<const Object*, std::unique_ptr<exports::Table>> m_wheel_tables;
 };
 

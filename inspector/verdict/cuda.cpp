@@ -234,7 +234,6 @@ class CudaCheck {
     for (const auto& g : *m_gpus) {
       const auto c = cuda::coverage(f, g);
       if (!c.runs) {
-        const auto n = g.number();
         const bool stop = !c.explanation.empty() && c.explanation.back() == '.';
         // Code the library loads itself may lie in sections that were not looked through: then the
         // missing kernel image is a condition on that code, not a certainty.
@@ -246,16 +245,13 @@ class CudaCheck {
                           "for execution on the device\".",
                           cuda::sm_name(g), f.embedded_unread)
                     : "The first launch fails with \"no kernel image is available for execution on the device\".";
-        m_out.findings.push_back(
-            make(FindingKind::GpuCoverage, partial ? Severity::Condition : Severity::Error)
-                .member(o.member)
-                .version(cuda::sm_name(g))
-                .explain(c.explanation + (stop ? " " : ". ") + consequence)
-                .fix(fmt::format("a build with -gencode arch=compute_{0},code=sm_{0}, or with PTX "
-                                 "(code=compute_XY for an XY at or below {0}) for the driver to JIT-compile",
-                                 n))
-                .evidence("the fatbins of " + o.member + ": " + carries(f))
-                .evidence("the image's GPUs: " + *m_image.gpu_archs.value));
+        m_out.findings.push_back(make(FindingKind::GpuCoverage, partial ? Severity::Condition : Severity::Error)
+                                     .member(o.member)
+                                     .version(cuda::sm_name(g))
+                                     .explain(c.explanation + (stop ? " " : ". ") + consequence)
+                                     .fix(coverage_fix(g))
+                                     .evidence("the fatbins of " + o.member + ": " + carries(f))
+                                     .evidence("the image's GPUs: " + *m_image.gpu_archs.value));
         continue;
       }
       if (c.needs_jit && c.ptx_isa) jit[*c.ptx_isa].push_back(cuda::sm_name(g));
@@ -267,6 +263,25 @@ class CudaCheck {
         add_floor(*floor, o.member, "", "the fatbins of " + o.member);
       }
     }
+  }
+
+  // The build that would run on GPU g: a -gencode for it, unless the toolkit of the image (the runtime a build
+  // for it loads) no longer compiles for g; then no build for this image can, and the fix is another major.
+  std::string coverage_fix(const cuda::Arch& g) const {
+    const auto n = g.number();
+    const auto tk = toolkit_major(m_image);
+    const auto oldest = tk ? cuda::oldest_supported_arch(*tk) : std::nullopt;
+    if (oldest && n < oldest->number()) {
+      return fmt::format(
+          "no build for this image can: CUDA {} (its toolkit) no longer compiles for {} (the oldest it supports is "
+          "{}); build with an older CUDA major (-gencode arch=compute_{},code=sm_{}) for an image of that major, "
+          "or move the runners to {} or newer GPUs",
+          *tk, cuda::sm_name(g), cuda::sm_name(*oldest), n, n, cuda::sm_name(*oldest));
+    }
+    return fmt::format(
+        "a build with -gencode arch=compute_{0},code=sm_{0}, or with PTX (code=compute_XY for an XY at or below {0}) "
+        "for the driver to JIT-compile",
+        n);
   }
 
   // 4. With the GPUs unknown: one condition per distinct set of GPUs the code runs on.

@@ -76,63 +76,6 @@ Verdict worst(Verdict a, Verdict b) {
   return rank(a) >= rank(b) ? a : b;
 }
 
-std::string kind_name(FindingKind kind) {
-  switch (kind) {
-    case FindingKind::MissingLibrary: return "missing-library";
-    case FindingKind::MissingVersion: return "missing-version";
-    case FindingKind::MissingSymbol: return "missing-symbol";
-    case FindingKind::WrongArch: return "wrong-arch";
-    case FindingKind::TagPython: return "tag-python";
-    case FindingKind::TagAbi: return "tag-abi";
-    case FindingKind::TagPlatform: return "tag-platform";
-    case FindingKind::RequiresPython: return "requires-python";
-    case FindingKind::Driver: return "driver";
-    case FindingKind::DriverTooOld: return "driver-too-old";
-    case FindingKind::GpuCoverage: return "gpu-coverage";
-    case FindingKind::GpuArchDropped: return "gpu-arch-dropped";
-    case FindingKind::FatbinUnread: return "fatbin-unread";
-    case FindingKind::IsaLevel: return "isa-level";
-    case FindingKind::DeclaredLibrary: return "declared-library";
-    case FindingKind::CpuPlatform: return "cpu-platform";
-    case FindingKind::Archive: return "archive";
-    case FindingKind::Record: return "record";
-    case FindingKind::UnreadableMember: return "unreadable-member";
-    case FindingKind::TagClaim: return "tag-claim";
-    case FindingKind::RequiresDist: return "requires-dist";
-    case FindingKind::TagPureBinary: return "tag-pure-binary";
-    case FindingKind::Environment: return "environment";
-    case FindingKind::NumpyAbi: return "numpy-abi";
-    case FindingKind::ExtensionSuffix: return "extension-suffix";
-    case FindingKind::ModuleInit: return "module-init";
-    case FindingKind::PolicyMachine: return "policy-machine";
-    case FindingKind::PolicyLibc: return "policy-libc";
-    case FindingKind::PolicyApiLevel: return "policy-api-level";
-    case FindingKind::PolicySymbolVersion: return "policy-symbol-version";
-    case FindingKind::PolicyLibrary: return "policy-library";
-    case FindingKind::PolicyBlacklist: return "policy-blacklist";
-    case FindingKind::PolicyUcs2: return "policy-ucs2";
-    case FindingKind::PolicyPyfpe: return "policy-pyfpe";
-    case FindingKind::PolicyIsaLevel: return "policy-isa-level";
-    case FindingKind::PolicyKernel: return "policy-kernel";
-    case FindingKind::PolicyUnknown: return "policy-unknown";
-    case FindingKind::LabelClaim: return "label-claim";
-    case FindingKind::UndeclaredDependency: return "undeclared-dependency";
-    case FindingKind::UnusedDependency: return "unused-dependency";
-    case FindingKind::UnpinnedDependency: return "unpinned-dependency";
-    case FindingKind::Metadata: return "metadata";
-    case FindingKind::RootIsPurelib: return "root-is-purelib";
-    case FindingKind::TagFloor: return "tag-floor";
-    case FindingKind::UnloadableSymbol: return "unloadable-symbol";
-    case FindingKind::VariantClaim: return "variant-claim";
-    case FindingKind::VariantMetadata: return "variant-metadata";
-  }
-  return "unknown";
-}
-
-bool is_integrity(FindingKind kind) {
-  return kind == FindingKind::Archive || kind == FindingKind::Record || kind == FindingKind::UnreadableMember;
-}
-
 std::string why_name(Why why) {
   switch (why) {
     case Why::None: return "";
@@ -227,9 +170,11 @@ std::string summary(const Finding& f) {
                                            : "runs only on " + f.required_version;
     case FindingKind::GpuArchDropped: return f.required_version + " not supported by the toolkit";
     case FindingKind::DeclaredLibrary: return f.library + " taken from the image's declaration";
-    case FindingKind::Record: return "not what the wheel's RECORD says (record)";
-    case FindingKind::Archive: return "the wheel's archive is damaged (archive)";
-    case FindingKind::UnreadableMember: return "not readable ELF (unreadable-member)";
+    case FindingKind::Record:
+      return f.required_version == "missing-record" ? "the wheel has no RECORD (pip refuses it)"
+                                                    : "not what the wheel's RECORD says (" + f.required_version + ")";
+    case FindingKind::Archive: return "the wheel's archive is damaged (" + f.required_version + ")";
+    case FindingKind::UnreadableMember: return "not readable ELF: the loader refuses it";
     case FindingKind::TagPython:
     case FindingKind::TagAbi:
     case FindingKind::TagPlatform:
@@ -285,11 +230,32 @@ std::string summary(const Finding& f) {
     case FindingKind::UnloadableSymbol:
       return "undefined symbol " + (f.demangled.empty() ? f.symbol : f.demangled) + " that nothing it loads defines";
     case FindingKind::VariantClaim:
+      // check's (variant::against_image): the image's fact in candidates, or not stated (info).
+      if (!f.candidates.empty())
+        return fmt::format(
+            "variant {} declares {}; the image has {}: an installer with variant support would not "
+            "select it",
+            f.library, f.required_version, f.candidates.front());
+      if (f.severity == Severity::Info)
+        return fmt::format("variant {} declares {}; whether the image supports it is not stated", f.library,
+                           f.required_version);
       return fmt::format("variant {} declares {}, {}", f.library, f.required_version,
                          f.member.empty() ? std::string("which its label or its pins contradict")
                                           : "which " + f.member + " contradicts");
     case FindingKind::VariantMetadata: return fmt::format("variant {}: {}", f.library, f.required_version);
-    default: return kind_name(f.kind);
+    case FindingKind::TagClaim:
+      // library: the tag claimed; required_version: the most compatible tag the binaries are consistent with.
+      return f.required_version.rfind("linux_", 0) == 0
+                 ? fmt::format("tagged {}, its binaries fit no packaging policy ({})", f.library, f.required_version)
+                 : fmt::format("tagged {}, its binaries need {}", f.library, f.required_version);
+    default: {
+      // The kind's own title, as a phrase: never its bare name.
+      std::string title(kind_text(f.kind).title);
+      if (title.size() > 1 && std::isupper(static_cast<unsigned char>(title[0])) &&
+          std::islower(static_cast<unsigned char>(title[1])))
+        title[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(title[0])));
+      return f.library.empty() ? title : title + " (" + f.library + ")";
+    }
   }
 }
 

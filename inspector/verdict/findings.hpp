@@ -36,6 +36,11 @@ class Draft {
   }
   Draft& explain(std::string explanation) { return set(m_f.explanation, std::move(explanation)); }
   Draft& fix(std::string fix) { return set(m_f.fix, std::move(fix)); }
+  // A severity other than the one it was made with, where what is known turns out less (a condition).
+  Draft& severity(Severity severity) {
+    m_f.severity = severity;
+    return *this;
+  }
   Draft& candidates(std::vector<std::string> candidates) { return set(m_f.candidates, std::move(candidates)); }
   Draft& evidence(std::vector<std::string> evidence) { return set(m_f.evidence, std::move(evidence)); }
   Draft& evidence(std::string line) {

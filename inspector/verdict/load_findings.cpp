@@ -1,5 +1,6 @@
 // Findings on what a load binds: see load_findings.hpp.
 #include "inspector/verdict/load_findings.hpp"
+#include "wheelcheck/util.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -326,6 +327,46 @@ void explain_unreachable(Draft& f, const resolve::Object& req, const std::string
       fmt::format("add {} to LD_LIBRARY_PATH or to the loader's cache (ldconfig), or leave this part of the wheel "
                   "unused",
                   folder));
+}
+
+bool explain_special_need(Draft& f, const std::string& who, const std::string& name, const image::Image& image,
+                          const image::Python* python, bool extension, bool absent_known) {
+  const bool musl_need = name.starts_with("libc.musl-") || name.starts_with("ld-musl-");
+  const bool glibc_need = name == "libc.so.6" || name.starts_with("ld-linux");
+  const std::string libc = image.libc_kind.known() ? *image.libc_kind.value : "";
+  if ((musl_need && libc == "glibc") || (glibc_need && libc == "musl")) {
+    f.severity(Severity::Error);
+    const std::string built = musl_need ? "musl" : "glibc";
+    f.explain(
+        fmt::format("{} is built against {} ({} is {}'s C library), and the image's C library is {}: the loader cannot "
+                    "load it here, and no package of the image is the fix.",
+                    who, built, name, built, libc));
+    f.fix(musl_need ? "use a wheel built for glibc (a manylinux tag), or an image with musl (Alpine)"
+                    : "use a wheel built for musl (a musllinux tag), or an image with glibc");
+    return true;
+  }
+  if (!name.starts_with("libpython") || !extension) return false;
+  const std::string publisher =
+      "rebuild the extension module without -lpython (CPython provides its C API to every module it imports)";
+  if (python == nullptr || python->needed.empty()) {
+    f.severity(Severity::Condition);
+    f.explain(fmt::format(
+        "{} is linked to {}, the interpreter's own library: it loads only where the Python that imports it loaded "
+        "that library itself (a build with --enable-shared), and whether the image's Python does is not stated.",
+        who, name));
+    f.fix(publisher +
+          "; or state what the image's interpreter loads (`wheelcheck probe` records its DT_NEEDED) or "
+          "--assume library=" +
+          name);
+    return true;
+  }
+  if (!absent_known) return false;
+  f.explain(fmt::format(
+      "{} is linked to {}, the interpreter's own library; the image's Python {} does not load it (its executable "
+      "needs {}: CPython's C API is built in), and the loader finds no {} to load.",
+      who, name, python->version, join(python->needed, ", "), name));
+  f.fix(publisher + "; or provide " + name + " where the loader looks");
+  return true;
 }
 
 }  // namespace wheelcheck::verdict

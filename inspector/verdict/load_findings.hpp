@@ -47,4 +47,14 @@ std::string image_object_name(const resolve::Object& o);
 void explain_unreachable(Draft& f, const resolve::Object& req, const std::string& needer, const resolve::Object& there,
                          const std::string& name);
 
+// A need whose cause is no package the image lacks, said as what it is: the C library of another kind
+// (libc.musl-x86_64.so.1 in a glibc image, libc.so.6 in a musl one: the member is for the other libc, and no
+// package is the fix), or the interpreter's own libpython (an extension module linked to it loads only where
+// the interpreter that imports it loaded that very library: a condition where the image does not state what
+// its interpreter loads, and the publisher's fix is not to link it). Rewrites the draft's explanation, fix
+// and severity; false when the need is neither, or where only the image's unstated contents could tell (the
+// draft is untouched). absent_known: the image states the library is nowhere the loader looks.
+bool explain_special_need(Draft& f, const std::string& who, const std::string& name, const image::Image& image,
+                          const image::Python* python, bool extension, bool absent_known);
+
 }  // namespace wheelcheck::verdict

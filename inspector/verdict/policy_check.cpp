@@ -33,27 +33,44 @@ Report report_for(const WheelProfile& wheel, const image::Image& image) {
   return r;
 }
 
+// The wheel's own integrity, one finding per fault, each in the words of what is wrong: the archive (its
+// ZIP structure, a member's data), RECORD (what pip does with it: it refuses a wheel without one, and
+// installs the others without checking a hash, a size or the listing), a member that is not readable ELF
+// (the archive and RECORD may be sound: the file was built or packed broken). required_version carries
+// the problem's kind ("missing-record", "hash-mismatch", "malformed-elf").
 std::vector<Finding> archive_findings(const WheelProfile& wheel) {
   std::vector<Finding> out;
   for (const auto& p : wheel.problems) {
+    if (p.kind == "malformed-elf") continue;  // the member's own finding below says it (unreadable-member)
     out.push_back(make(FindingKind::Archive, Severity::Error)
                       .member(p.path)
+                      .version(p.kind)
                       .explain("the wheel's archive: " + p.detail + " (" + p.kind + ")")
                       .fix("rebuild or re-download the wheel"));
   }
   for (const auto& p : wheel.record_problems) {
-    out.push_back(make(FindingKind::Record, Severity::Error)
-                      .member(p.path)
-                      .explain("RECORD: " + p.detail + " (" + p.kind +
-                               "); the wheel is not what its RECORD says, so it must not be pinned or installed "
-                               "(pip installs it all the same)")
-                      .fix("re-download the wheel (the copy is damaged or altered), or rebuild it"));
+    const bool missing = p.kind == "missing-record";
+    out.push_back(
+        make(FindingKind::Record, Severity::Error)
+            .member(p.path)
+            .version(p.kind)
+            .explain(missing
+                         ? "the wheel has no RECORD (" + p.kind +
+                               "): pip refuses to install it (\"OSError: RECORD\"), and nothing vouches for its files"
+                         : "RECORD: " + p.detail + " (" + p.kind +
+                               "): the wheel is not what its RECORD says (pip does not check RECORD: it installs it "
+                               "all the same), so it must not be pinned")
+            .fix(missing ? "rebuild the wheel with a wheel builder (it writes RECORD), or re-download it"
+                         : "re-download the wheel (the copy is damaged or altered), or rebuild it"));
   }
   for (const auto& m : wheel.members) {
     if (m.elf) continue;
     out.push_back(make(FindingKind::UnreadableMember, Severity::Error)
                       .member(m.path)
-                      .explain("this member could not be read as ELF: " + m.error));
+                      .version("malformed-elf")
+                      .explain("this member could not be read as ELF: " + m.error +
+                               "; the loader refuses it, whatever the archive and RECORD say")
+                      .fix("rebuild the wheel: the member was built or packed broken"));
   }
   return out;
 }
@@ -66,20 +83,37 @@ std::vector<std::string> integrity_problems(const WheelProfile& wheel) {
 
 Finding tag_claim_finding(const policy::Overclaim& claim, bool decides) {
   std::vector<std::string> why, evidence;
-  bool kernel = false;  // a reason auditwheel does not judge: its `show` names a more compatible tag
+  bool kernel = false;     // a reason auditwheel does not judge: its `show` names a more compatible tag
+  bool libpython = false;  // linked to the interpreter's library: no tag is the publisher's fix
   for (const auto* k : claim.because) {
     kernel = kernel || k->rule == policy::Rule::Kernel;
+    libpython = libpython || (k->rule == policy::Rule::Library && k->library.rfind("libpython", 0) == 0);
     why.push_back(k->detail);
     evidence.push_back(fmt::format("{} ({}): {}", k->ceiling, policy::rule_name(k->rule), k->detail));
   }
+  // What pip does with the tag is the same whatever this image's verdict: it installs the wheel wherever
+  // the tag fits, and on the systems the tag promises that lack what the binaries need, the loader refuses it.
+  const bool only_libpython = libpython && claim.because.size() == 1;
+  std::string fix =
+      only_libpython
+          ? fmt::format(
+                "build the extension modules without -lpython (CPython provides those symbols to every module it "
+                "imports); the binaries are then consistent with the tag {}",
+                claim.tag)
+          : std::string(libpython ? "build the extension modules without -lpython, and " : "") +
+                fmt::format("tag the wheel {} ({}), or rebuild it in the {} image its tag names", claim.consistent_with,
+                            kernel
+                                ? "wheelcheck judges the kernel its static members need, `auditwheel show` judges no "
+                                  "kernel and names a more compatible tag"
+                                : "`auditwheel repair` grafts the libraries a policy lacks",
+                            claim.tag);
   return make(FindingKind::TagClaim, decides ? Severity::Error : Severity::Warning)
+      .library(claim.tag)
       .version(claim.consistent_with)
-      .explain(claim.detail + (why.empty() ? "" : ": " + fmt::format("{}", fmt::join(why, "; "))) + "." +
-               (decides ? "" : " It loads here, but pip installs it on systems where it cannot."))
-      .fix(fmt::format("tag the wheel {} ({}), or rebuild it in the {} image its tag names", claim.consistent_with,
-                       kernel ? "`auditwheel show` judges no kernel, so it names a more compatible tag"
-                              : "`auditwheel show` agrees; `auditwheel repair` grafts what a policy lacks",
-                       claim.tag))
+      .explain(claim.detail + (why.empty() ? "" : ": " + fmt::format("{}", fmt::join(why, "; "))) +
+               ". pip installs it wherever its tag fits, and on those of them that lack what its binaries need the "
+               "loader refuses it.")
+      .fix(std::move(fix))
       .evidence(std::move(evidence));
 }
 

@@ -157,7 +157,7 @@ Tally tally(const Report& r) {
   for (const auto& f : r.findings) {
     switch (f.severity) {
       case Severity::Error: ++(covered(f, off) ? t.route_errors : t.errors); break;
-      case Severity::Condition: t.conditions += covered(f, off) ? 0 : 1; break;
+      case Severity::Condition: ++(covered(f, off) ? t.route_conditions : t.conditions); break;
       case Severity::Warning: ++t.warnings; break;
       case Severity::Info: break;
     }

@@ -24,6 +24,7 @@ struct Tally {
   std::size_t errors = 0;
   std::size_t route_errors = 0;
   std::size_t conditions = 0;
+  std::size_t route_conditions = 0;  // conditions within optional routes that are off: they decide nothing
   std::size_t warnings = 0;
 };
 Tally tally(const Report& report);
