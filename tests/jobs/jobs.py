@@ -30,6 +30,8 @@ JOB is one of:
                samples/k8s/*.yaml validated against the Job schema and run per index (tests/jobs/shards_ci.py)
   truth        issue 59's trial (tests/jobs/truth_job.py): labels are claims (one verdict under every name), a
                member's machine is the loader's, integrity first on every path, pip as the referee of "not targeted"
+  sentences    issue 60's trial (tests/jobs/sentences_job.py): every sentence true, pip and CPython as referees
+               (no RECORD, a tampered RECORD, extension suffix, PyInit_, a static interpreter and libpython)
   judged       issue 39's trial (tests/jobs/judged_job.py): a package judged on its own members (gates --with,
                a pylock.toml's JSON, SARIF and JUnit), declared glibc over a layer's tables, a tampered wheel's
                gates fail closed, Requires-Dist pins, [[accept]] rules refused, a bare wheelcheck's usage line
@@ -54,6 +56,7 @@ import env_job  # noqa: E402
 import judged_job  # noqa: E402
 import shards_ci  # noqa: E402
 import shards_job  # noqa: E402
+import sentences_job  # noqa: E402
 import truth_job  # noqa: E402
 
 FAILURES = []
@@ -626,6 +629,7 @@ JOBS = {"setup": job_setup, "routes": job_routes, "renamed": job_renamed, "pytho
         "ci": lambda tmp: ci_job.job_ci(tmp, sys.modules[__name__]),
         "judged": lambda tmp: judged_job.job_judged(tmp, sys.modules[__name__]),
         "truth": lambda tmp: truth_job.job_truth(tmp, sys.modules[__name__]),
+        "sentences": lambda tmp: sentences_job.job_sentences(tmp, sys.modules[__name__]),
         "shards": lambda tmp: shards_job.job_shards(tmp, sys.modules[__name__]),
         "shards-ci": lambda tmp: shards_ci.job_shards_ci(tmp, sys.modules[__name__])}
 
