@@ -106,8 +106,8 @@ std::string render_markdown(const std::vector<Report>& reports) {
     if (r.findings.empty()) continue;
     out += "\n### `" + r.wheel + "`\n\n";
     for (const auto& f : r.findings) {
-      out += fmt::format("- **{}** `{}`{}: {}", verdict::severity_name(f.severity), verdict::kind_name(f.kind),
-                         f.member.empty() ? "" : " `" + f.member + "`", f.explanation);
+      out += fmt::format("- **{}** `{}`{}: {}. {}", verdict::severity_name(f.severity), verdict::kind_name(f.kind),
+                         f.member.empty() ? "" : " `" + f.member + "`", verdict::summary(f), f.explanation);
       if (!f.fix.empty()) out += " *Fix:* " + f.fix;
       out += "\n";
     }
@@ -147,7 +147,7 @@ std::string render_github(const std::vector<Report>& reports) {
       const std::string file = r.source.empty() ? r.wheel : r.source;
       out += fmt::format(
           "::{} file={},title={}::{}\n", f.severity == Severity::Error ? "error" : "warning", gh_escape(file, true),
-          gh_escape("wheelcheck lint: " + verdict::kind_name(f.kind), true),
+          gh_escape("wheelcheck lint: " + verdict::kind_name(f.kind) + ": " + verdict::summary(f), true),
           gh_escape((f.member.empty() ? "" : f.member + ": ") + f.explanation + (f.fix.empty() ? "" : " Fix: " + f.fix),
                     false));
     }

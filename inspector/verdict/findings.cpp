@@ -154,8 +154,9 @@ std::string summary(const Finding& f) {
       return f.severity == Severity::Condition ? "library " + f.library + " not stated by the image"
                                                : "missing library " + f.library;
     case FindingKind::MissingSymbol:
-      return fmt::format("undefined symbol {}{}  [{}]", f.demangled.empty() ? f.symbol : f.demangled,
-                         f.required_version.empty() ? "" : "@" + f.required_version, why_name(f.classification));
+      return fmt::format("undefined symbol {}{}{}", f.demangled.empty() ? f.symbol : f.demangled,
+                         f.required_version.empty() ? "" : "@" + f.required_version,
+                         f.classification == Why::None ? "" : "  [" + why_name(f.classification) + "]");
     case FindingKind::MissingVersion:
       return fmt::format("version {} of {} not found{}", f.required_version, f.library,
                          f.symbols.empty() ? "" : " (needed by " + symbols_words(f) + ")");
