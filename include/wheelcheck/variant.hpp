@@ -5,10 +5,12 @@
 // in NAME-VERSION-variants.json on the index. Which file an installer with variant support takes depends on
 // what the machine supports, by each namespace's provider; wheelcheck derives that from an image's facts.
 //
-//   inspector/variant/file.cpp      variant.json and -variants.json: read, validated as uv validates them
+//   inspector/variant/file.cpp      variant.json and -variants.json: read, each by the rules of the dialect it
+//                                   declares ($schema: wheelnext's v0.0.3 or PEP 825's v0.1.1)
 //   inspector/variant/support.cpp   what an image supports, by the providers' own rules
-//   inspector/variant/order.cpp     the drafts' order of a release's variants for an image
-//   inspector/variant/claims.cpp    a variant's properties against its binaries (the publisher check)
+//   inspector/variant/order.cpp     the drafts' order of a release's variants for an image, and a variant
+//                                   wheel's properties against an image (against_image)
+//   inspector/lint/variants.cpp     a variant's properties against its binaries (the publisher check)
 // docs/variants.md says what each rule is and where it comes from.
 #pragma once
 
@@ -26,12 +28,38 @@ struct WheelProfile;
 namespace wheelcheck::image {
 struct Image;
 }
+namespace wheelcheck::verdict {
+struct Finding;
+}
 
 namespace wheelcheck::variant {
 
-// The schema version uv's preview (0.13.x) reads: PEP 825's. PyTorch 2.10's files say v0.0.3 (an earlier
-// draft's); a file of another version is read all the same, and the difference is reported.
-inline constexpr std::string_view k_installer_schema = "v0.1.1";
+// The dialects of the format in use (../shared/reference/variants.md, its update of 2026-12-06), told apart by
+// the version in the file's own "$schema" URL. A file is judged by the rules of the dialect it declares, and
+// what is said about it names the installers that read that dialect. pip reads none.
+enum class Dialect {
+  Unknown,  // no $schema, or a version none of the installers below reads (0.x promises nothing across
+            // versions; a major other than 0 is rejected)
+  V003,     // wheelnext's v0.0.3: PyTorch 2.10's files and wheelnext/variantlib (frozen there).
+            // default-priorities: namespace, and feature and property overrides; providers for every
+            // namespace (variantlib: the same namespaces as default-priorities.namespace); static-properties.
+            // Requires-Dist markers see all of the label's properties.
+  V011,     // PEP 825's v0.1.1: uv's preview, which takes $schema equal to k_v011_schema alone.
+            // default-priorities holds namespace alone (feature or property makes the file invalid:
+            // additionalProperties false); providers and static-properties are no part of it (PEP 850's; uv's
+            // preview reads them as its own extension). variant_properties in markers holds only the label's
+            // properties the target supports; markers are evaluated after selection, never in it.
+};
+inline constexpr std::string_view k_v003_schema = "https://variants-schema.wheelnext.dev/v0.0.3.json";
+inline constexpr std::string_view k_v011_schema = "https://variants-schema.wheelnext.dev/peps/825/v0.1.1.json";
+// "PEP 825 v0.1.1", "wheelnext's v0.0.3", "an unknown dialect".
+std::string dialect_text(Dialect d);
+// The variant-aware installers that read a dialect's files, in words:
+// "uv 0.13.x's preview", "wheelnext/variantlib"; "" for Unknown (none does).
+std::string readers_text(Dialect d);
+// Who accepts a file of the dialect and who refuses it, in one clause: "read by uv's preview (0.13.x);
+// wheelnext/variantlib, frozen at v0.0.3, does not read it; pip reads no variants".
+std::string installers_text(Dialect d);
 // The largest variants file read (an index's -variants.json is a few KB; PyTorch's is 4 KB).
 inline constexpr std::size_t k_max_file_size = std::size_t{4} << 20;
 
@@ -49,10 +77,19 @@ struct Provider {
   Features static_properties;          // feature -> ordered values (then `requires_` is ignored)
 };
 
-// What a file says that an installer would refuse (error) or that does not hold together (warning).
+// What a file says that the installers of its dialect would refuse (error) or that does not hold together
+// (warning), and what it is about.
 struct Issue {
+  enum class Topic {
+    Schema,      // the dialect it declares, and who reads it
+    Priorities,  // default-priorities
+    Providers,   // providers and static-properties
+    Variants,    // labels, properties, values
+    Wheel,       // a wheel's variant.json against its file name
+  };
   bool error = false;
   std::string text;
+  Topic topic = Topic::Variants;
 };
 
 // A variants file: a wheel's *.dist-info/variant.json (one variant, its own), or an index's
@@ -61,6 +98,7 @@ struct File {
   std::string what;            // where it was read, for messages
   std::string schema;          // "$schema" as written
   std::string schema_version;  // "v0.0.3", read from the schema URL; "" when it names none
+  Dialect dialect = Dialect::Unknown;
   std::vector<std::string> namespace_priorities;
   std::map<std::string, std::vector<std::string>> feature_priorities;  // namespace -> features
   std::map<std::string, Features> property_priorities;                 // namespace -> feature -> values
@@ -77,9 +115,11 @@ struct File {
   bool has_errors() const;
 };
 
-// Reads a variants file. Throws Error(BadInput) naming `what` for text that is not a JSON object or a
-// member of the wrong type; what uv would refuse beyond that (a schema version, priorities that miss a
-// namespace, duplicate values, a "null" with properties, a malformed property) is in `issues`.
+// Reads a variants file by the rules of the dialect its $schema declares. Throws Error(BadInput) naming `what`
+// for text that is not a JSON object or a member of the wrong type; what the dialect's installers would refuse
+// beyond that (priorities that miss a namespace, duplicate values, a "null" with properties, a malformed
+// property; in v0.1.1 priority overrides; in v0.0.3 a namespace without a provider) and the dialect itself,
+// with who reads it, are in `issues`. Priority overrides are kept only where the dialect has them.
 File parse(std::string_view text, const std::string& what);
 // A wheel's own variant.json: it must hold exactly its own label (issues added when it does not).
 void check_in_wheel(File& file, std::string_view label);
@@ -111,7 +151,8 @@ std::string properties_text(const Properties& properties);
 struct Feature {
   std::string ns;
   std::string name;
-  Values values;  // supported, best first
+  Values values;      // supported, best first
+  std::string basis;  // the image's fact they come from, in words: "driver 570.26 (CUDA 12.8)"
 };
 
 // What an image supports, namespace by namespace, as an installer's providers would find it there.
@@ -157,5 +198,19 @@ struct Ranked {
 // the undecided ones (in the file's order) and the incompatible ones. A label whose properties are all
 // supported but which the file does not list is not a variant of the release.
 std::vector<Ranked> order(const File& release, const Support& support);
+
+// The properties a wheel variant's Requires-Dist markers see (variant_namespaces, variant_features,
+// variant_properties), by its dialect: v0.0.3 (and an unknown one) all of the label's; PEP 825 v0.1.1 only
+// those the target supports (`support`; null: no target, all of them, and `partial` is set when a marker on
+// them may then read otherwise than on a machine).
+Properties marker_properties(const Declared& declared, const Support* support, bool* partial = nullptr);
+
+// A variant wheel checked against an image (the check of a wheel by file): whether an installer with variant
+// support would select it there, by its own variant.json and the image's facts. pip ignores variants and
+// installs it all the same, so this never changes the loader's verdict: a property the image contradicts is a
+// variant-claim warning naming the installers of the file's dialect, the property and the image's fact; a
+// property whose support waits on an image fact not stated is a variant-claim note saying which fact and how
+// to state it. Nothing for a plain wheel, a null variant, or a variant.json that cannot be read.
+std::vector<verdict::Finding> against_image(const WheelProfile& wheel, const image::Image& image);
 
 }  // namespace wheelcheck::variant

@@ -1,9 +1,12 @@
 // The publisher check of a wheel variant (PEP 825 draft): what its variant.json declares against what its
 // binaries are, with no image. Installers pick a variant by its properties alone, so a property the binaries
 // contradict sends the wrong file to a machine:
-//   - variant-metadata: the file's own issues as uv validates it (a schema version it does not read is a
-//     warning: PyTorch 2.10 publishes v0.0.3; anything else it refuses is an error), a label without a
-//     variant.json, and a difference from the release's -variants.json (Options::release, lint --variants);
+//   - variant-metadata: the file's own issues by the rules of the dialect it declares (variant::Dialect: its
+//     schema, priorities and providers; the dialect is a warning naming who reads it where one installer
+//     reads it and another does not, an error where none listed does), a label without a variant.json, and a
+//     difference from the release's -variants.json (Options::release, lint --variants); in v0.1.1 a note on
+//     Requires-Dist markers that test one of several values of a feature (variant_properties holds only the
+//     supported ones);
 //   - variant-claim, against the label: a CUDA label (cuda12.8, cu130) whose cuda_version_lower_bound is of
 //     another major, a ROCm label (rocm7.1) whose rocm_version is another release;
 //   - variant-claim, against the members: nvidia :: sm_arch (NN_real: SASS that runs on sm_NN; NN_virtual:
@@ -106,18 +109,67 @@ class VariantLint {
     return std::move(make(FindingKind::VariantClaim, s).library(m_label).version(property));
   }
 
-  void metadata() {
-    for (const auto& i : m_d.issues) {
-      const bool schema = i.text.rfind("schema ", 0) == 0;
-      m_l.add(make(FindingKind::VariantMetadata, i.error && !schema ? Severity::Error : Severity::Warning)
-                  .library(m_label)
-                  .version(schema ? "schema " + (m_d.file ? m_d.file->schema_version : std::string()) : "variant.json")
-                  .explain("variant.json: " + i.text)
-                  .fix(schema ? "publish variant.json in the schema installers read (" +
-                                    std::string(variant::k_installer_schema) +
-                                    ", PEP 825), or say which installer the release is for"
-                              : "fix the variant's metadata (wheelnext/variantlib validates it)"));
+  // The fix for an issue of the file, by what it is about and the dialect the file declares.
+  std::string metadata_fix(const variant::Issue& i) const {
+    using Topic = variant::Issue::Topic;
+    const variant::Dialect dialect = m_d.file ? m_d.file->dialect : variant::Dialect::Unknown;
+    const std::string v011 = fmt::format("\"$schema\": \"{}\"", variant::k_v011_schema);
+    switch (i.topic) {
+      case Topic::Schema:
+        if (dialect == variant::Dialect::V003) {
+          return fmt::format(
+              "for uv's preview, publish it in PEP 825 v0.1.1 ({}, default-priorities.namespace "
+              "alone, no providers); as it is, it is for wheelnext/variantlib",
+              v011);
+        }
+        if (dialect == variant::Dialect::V011) return "write " + v011 + " exactly, or drop what v0.1.1 has not";
+        return fmt::format(
+            "declare the dialect it is written in: {} (PEP 825 v0.1.1, uv's preview) or \"$schema\": "
+            "\"{}\" (wheelnext/variantlib)",
+            v011, variant::k_v003_schema);
+      case Topic::Priorities:
+        if (dialect == variant::Dialect::V011) {
+          return "list every namespace the variants use, once each, in default-priorities.namespace, and nothing "
+                 "else there (v0.1.1 has no feature or property overrides; order values by listing the variants)";
+        }
+        return "list every namespace the variants use, once each, in default-priorities.namespace";
+      case Topic::Providers:
+        if (dialect == variant::Dialect::V011) {
+          return "keep providers out of a v0.1.1 file (PEP 850 defines them), or know that uv's preview alone reads "
+                 "them";
+        }
+        return "give every namespace the variants use a provider, and list the same namespaces in "
+               "default-priorities.namespace (wheelnext/variantlib validates it)";
+      case Topic::Variants:
+      case Topic::Wheel: break;
     }
+    return "fix the variant's metadata (the installers of its dialect validate it: " +
+           variant::installers_text(dialect) + ")";
+  }
+
+  void metadata() {
+    using Topic = variant::Issue::Topic;
+    const variant::Dialect dialect = m_d.file ? m_d.file->dialect : variant::Dialect::Unknown;
+    for (const auto& i : m_d.issues) {
+      std::string what = "variant.json";
+      if (i.topic == Topic::Schema) {
+        what = fmt::format(
+            "schema {}: {}",
+            m_d.file && !m_d.file->schema_version.empty() ? m_d.file->schema_version : std::string("not declared"),
+            dialect == variant::Dialect::Unknown ? std::string("no installer listed reads it")
+                                                 : "read by " + variant::readers_text(dialect));
+      } else if (i.topic == Topic::Priorities) {
+        what = "default-priorities (" + variant::dialect_text(dialect) + ")";
+      } else if (i.topic == Topic::Providers) {
+        what = "providers (" + variant::dialect_text(dialect) + ")";
+      }
+      m_l.add(make(FindingKind::VariantMetadata, i.error ? Severity::Error : Severity::Warning)
+                  .library(m_label)
+                  .version(what)
+                  .explain("variant.json: " + i.text)
+                  .fix(metadata_fix(i)));
+    }
+    markers(dialect);
     if (m_l.o.release != nullptr && m_d.file) {
       for (const auto& diff : variant::compare(*m_d.file, *m_l.o.release, m_label)) {
         m_l.add(make(FindingKind::VariantMetadata, Severity::Error)
@@ -125,6 +177,35 @@ class VariantLint {
                     .version("the index's " + m_l.o.release->what)
                     .explain(diff + ": installers read the index's file and refuse a release whose files disagree")
                     .fix("publish the wheel and the release's -variants.json from one configuration"));
+      }
+    }
+  }
+
+  // PEP 825 v0.1.1: variant_properties in a marker holds only the label's properties the installing machine
+  // supports (v0.0.3: all of them). A Requires-Dist that tests one value of a feature the label lists with
+  // others holds on some of the machines the variant is installed on and not on others: said, as a note.
+  void markers(variant::Dialect dialect) {
+    if (dialect != variant::Dialect::V011) return;
+    const variant::Properties* props = m_d.properties();
+    if (props == nullptr) return;
+    for (const auto& text : m_l.w.metadata.requires_dist) {
+      const auto semi = text.find(';');
+      if (semi == std::string::npos || text.find("variant_properties", semi) == std::string::npos) continue;
+      std::string marker = text.substr(semi + 1);
+      marker.erase(std::remove(marker.begin(), marker.end(), ' '), marker.end());
+      for (const auto& [ns, features] : *props) {
+        for (const auto& [feature, values] : features) {
+          if (values.size() < 2) continue;
+          for (const auto& v : values) {
+            if (marker.find(ns + "::" + feature + "::" + v) == std::string::npos) continue;
+            m_l.notes.push_back(fmt::format(
+                "Requires-Dist {}: in PEP 825 v0.1.1 (this variant.json's dialect) variant_properties holds only the "
+                "properties of {} the installing machine supports, so {} in it holds on some machines this variant "
+                "is installed on and not on others (in v0.0.3 it held all of them); markers are evaluated after "
+                "selection and never choose the variant",
+                text, m_label, variant::property_text(ns, feature, v)));
+          }
+        }
       }
     }
   }

@@ -97,8 +97,8 @@ class Builder {
     return out;
   }
 
-  void add(const std::string& ns, const std::string& feature, Values values) {
-    m_s.features.push_back({ns, feature, std::move(values)});
+  void add(const std::string& ns, const std::string& feature, Values values, std::string basis) {
+    m_s.features.push_back({ns, feature, std::move(values), std::move(basis)});
   }
   void unknown(const std::string& ns, const std::string& feature, const std::string& why) {
     m_s.unknown[feature.empty() ? ns : ns + " :: " + feature] = why;
@@ -110,9 +110,10 @@ class Builder {
     std::vector<std::string> left;
     for (const auto& feature : features) {
       if (const auto it = m_im.variant_properties.find(ns + "::" + feature); it != m_im.variant_properties.end()) {
-        add(ns, feature, it->second);
-        m_s.basis.push_back(
-            fmt::format("{} :: {} stated: {}", ns, feature, it->second.empty() ? "none" : join(it->second, ", ")));
+        const std::string stated =
+            fmt::format("{} :: {} stated: {}", ns, feature, it->second.empty() ? "none" : join(it->second, ", "));
+        add(ns, feature, it->second, stated);
+        m_s.basis.push_back(stated);
       } else {
         left.push_back(feature);
       }
@@ -122,7 +123,7 @@ class Builder {
     if (const Features* st = m_release.static_of(ns); st != nullptr || (p != nullptr && !p->install_time)) {
       for (const auto& feature : left) {
         if (st != nullptr && st->count(feature) != 0) {
-          add(ns, feature, st->at(feature));
+          add(ns, feature, st->at(feature), "the file's static properties");
         } else {
           unknown(ns, feature, fmt::format("{} is a static namespace without values for {}", ns, feature));
         }
@@ -180,15 +181,15 @@ class Builder {
       if (feature == "cuda_version_lower_bound" || feature == "cuda_version_upper_bound") {
         if (!cuda) {
           if (m_im.driver.known()) {
-            add("nvidia", feature, {});  // a driver too old for any CUDA release: nothing
+            add("nvidia", feature, {}, driver_why);  // a driver too old for any CUDA release: nothing
           } else {
             unknown("nvidia", feature, driver_why);
           }
           continue;
         }
         add("nvidia", feature,
-            feature == "cuda_version_lower_bound" ? up_to(cuda->first, cuda->second)
-                                                  : above(cuda->first, cuda->second));
+            feature == "cuda_version_lower_bound" ? up_to(cuda->first, cuda->second) : above(cuda->first, cuda->second),
+            fmt::format("driver {} (CUDA {}.{})", *m_im.driver.value, cuda->first, cuda->second));
       } else if (feature == "sm_arch") {
         if (m_gpus.sm.empty()) {
           unknown("nvidia", feature,
@@ -202,9 +203,10 @@ class Builder {
         Values v;
         for (int minor = top.minor; minor >= 0; --minor) v.push_back(fmt::format("{}{}_real", top.major, minor));
         v.push_back(fmt::format("{}0_virtual", top.major));
-        m_s.basis.push_back(
-            fmt::format("GPU sm_{}{} (the highest of {})", top.major, top.minor, *m_im.gpu_archs.value));
-        add("nvidia", feature, std::move(v));
+        const std::string gpu =
+            fmt::format("GPU sm_{}{} (the highest of {})", top.major, top.minor, *m_im.gpu_archs.value);
+        m_s.basis.push_back(gpu);
+        add("nvidia", feature, std::move(v), gpu);
       } else {
         unknown("nvidia", feature,
                 "a feature NVIDIA's provider does not define (--assume nvidia::" + feature + "=VALUE)");
@@ -231,7 +233,7 @@ class Builder {
     }
     for (const auto& feature : features) {
       if (feature == "gfx_arch") {
-        add("amd", feature, m_gpus.gfx);
+        add("amd", feature, m_gpus.gfx, "GPU " + join(m_gpus.gfx, ", "));
         m_s.basis.push_back("GPU " + join(m_gpus.gfx, ", "));
       } else {
         unknown("amd", feature,
@@ -249,13 +251,13 @@ class Builder {
     for (const auto& feature : features) {
       if (feature == "cann_version") {
         if (m_im.toolkit->version.known()) {
-          add("ascend", feature, {ascii_lower(*m_im.toolkit->version.value)});
+          add("ascend", feature, {ascii_lower(*m_im.toolkit->version.value)}, "CANN " + *m_im.toolkit->version.value);
         } else {
           unknown("ascend", feature, "the CANN version (--assume toolkit_version=VERSION)");
         }
       } else if (feature == "driver_version") {
         if (m_im.driver.known()) {
-          add("ascend", feature, {ascii_lower(*m_im.driver.value)});
+          add("ascend", feature, {ascii_lower(*m_im.driver.value)}, "NPU driver " + *m_im.driver.value);
         } else {
           unknown("ascend", feature, "the NPU driver's version (--assume driver=VERSION)");
         }
@@ -275,7 +277,7 @@ class Builder {
         if (v.empty()) {
           unknown("ascend", feature, "the NPU type (--assume ascend::npu_type=910b)");
         } else {
-          add("ascend", feature, std::move(v));
+          add("ascend", feature, std::move(v), "chips " + *m_im.chips.value);
         }
       } else {
         unknown("ascend", feature,

@@ -21,6 +21,7 @@
 #include "wheelcheck/net.hpp"
 #include "wheelcheck/policy.hpp"
 #include "wheelcheck/util.hpp"
+#include "wheelcheck/variant.hpp"
 #include "wheelcheck/wheel.hpp"
 
 namespace wheelcheck::run {
@@ -518,6 +519,13 @@ Cell check(const WheelProfile& w, const Target& t, const Context& c) {
         return static_cast<int>(o.severity) < static_cast<int>(verdict::Severity::Warning);
       });
       f.insert(at, std::move(*claim));
+    }
+    // A variant's properties against the image's facts: whether an installer with variant support would
+    // select it here (pip ignores variants), beside the verdict likewise.
+    for (auto& v : variant::against_image(w, t.image)) {
+      auto& f = cell.report.findings;
+      f.insert(std::find_if(f.begin(), f.end(), [&](const verdict::Finding& o) { return o.severity < v.severity; }),
+               std::move(v));
     }
   }
   cell.headline = cell.targeted ? headline(cell.report, &w) : "not targeted: " + cell.not_targeted;

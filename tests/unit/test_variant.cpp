@@ -64,15 +64,20 @@ TEST(VariantFile, PyTorch210IsReadAndItsSchemaDriftSaid) {
   EXPECT_FALSE(f.provider("priority")->install_time);
   EXPECT_EQ(f.variants.at("cuda13.0").at("nvidia").at("cuda_version_lower_bound"), (variant::Values{"13.0"}));
   EXPECT_TRUE(f.variants.at("null").empty());
-  // Exactly one issue: the schema version uv's preview does not read.
+  // Exactly one issue: its dialect, wheelnext's v0.0.3, which variantlib reads and uv's preview refuses; a
+  // warning, for the file is valid in the dialect it declares.
+  EXPECT_EQ(f.dialect, variant::Dialect::V003);
   ASSERT_EQ(f.issues.size(), 1U);
-  EXPECT_TRUE(f.issues[0].error);
+  EXPECT_FALSE(f.issues[0].error);
+  EXPECT_EQ(f.issues[0].topic, variant::Issue::Topic::Schema);
   EXPECT_NE(f.issues[0].text.find("v0.0.3"), std::string::npos) << f.issues[0].text;
-  EXPECT_NE(f.issues[0].text.find("v0.1.1"), std::string::npos) << f.issues[0].text;
+  EXPECT_NE(f.issues[0].text.find("read by wheelnext/variantlib"), std::string::npos) << f.issues[0].text;
+  EXPECT_NE(f.issues[0].text.find("uv's preview (0.13.x) reads PEP 825 v0.1.1 alone and refuses it"), std::string::npos)
+      << f.issues[0].text;
 }
 
 TEST(VariantFile, WhatUvRefusesIsAnIssue) {
-  const auto f = variant::parse(R"({"$schema": "https://variants-schema.wheelnext.dev/v0.1.1.json",
+  const auto f = variant::parse(R"({"$schema": "https://variants-schema.wheelnext.dev/peps/825/v0.1.1.json",
     "default-priorities": {"namespace": ["nvidia", "nvidia"]},
     "providers": {"nvidia": {"plugin-api": "p:P", "requires": ["p"]}},
     "variants": {"null": {"nvidia": {"sm_arch": ["90_real"]}},
@@ -91,8 +96,11 @@ TEST(VariantFile, WhatUvRefusesIsAnIssue) {
   EXPECT_TRUE(has("'Bad' is not a feature name")) << testing::PrintToString(texts);
   EXPECT_TRUE(has("is an empty list")) << testing::PrintToString(texts);
   EXPECT_TRUE(has("which default-priorities.namespace does not list")) << testing::PrintToString(texts);
-  EXPECT_TRUE(has("which has no provider")) << testing::PrintToString(texts);
-  EXPECT_FALSE(has("schema")) << testing::PrintToString(texts);
+  // PEP 825 v0.1.1 has no providers: a namespace without one is no issue there (v0.0.3's rule, below).
+  EXPECT_FALSE(has("which has no provider")) << testing::PrintToString(texts);
+  EXPECT_TRUE(std::none_of(f.issues.begin(), f.issues.end(), [](const variant::Issue& i) {
+    return i.topic == variant::Issue::Topic::Schema;
+  })) << testing::PrintToString(texts);
   // Not a variants file at all: an error naming it.
   for (const char* bad :
        {"[1]", "{\"variants\": []}", "{", "{\"default-priorities\": {\"namespace\": \"nvidia\"}, \"variants\": {}}"}) {
@@ -188,7 +196,7 @@ TEST(VariantOrder, TheDraftsPicksForPyTorch210) {
 TEST(VariantMarkers, EvaluatedAgainstTheWheelsVariant) {
   WheelProfile w;
   w.filename = wheel::parse_filename("torch-2.10.0-cp312-cp312-manylinux_2_28_x86_64-cuda12.8.whl");
-  w.variant_json = R"({"$schema": "https://variants-schema.wheelnext.dev/v0.1.1.json",
+  w.variant_json = R"({"$schema": "https://variants-schema.wheelnext.dev/peps/825/v0.1.1.json",
     "default-priorities": {"namespace": ["nvidia"]}, "providers": {"nvidia": {"plugin-api": "p:P"}},
     "variants": {"cuda12.8": {"nvidia": {"sm_arch": ["86_real", "90_real"]}}}})";
   lock::MarkerEnv env;
@@ -251,6 +259,159 @@ TEST(VariantPick, ARelease) {
   EXPECT_EQ(p.variant, "null");
   EXPECT_EQ(p.undecided, (std::vector<std::string>{"cuda12.6", "cuda12.8", "cuda13.0"}));
   EXPECT_EQ(p.depends_on.size(), 2U);
+}
+
+// --- Dialects (../shared/reference/variants.md, update of 2026-12-06): each file judged by the one it declares --
+
+// One release, two variants, the same content in each dialect but for its $schema: `fast` lists a CUDA lower
+// bound, `wide` an sm_arch; a feature override puts sm_arch first.
+std::string two_variants(const std::string& schema, bool with_override, bool with_providers) {
+  std::string doc = "{";
+  if (!schema.empty()) doc += "\"$schema\": \"" + schema + "\", ";
+  doc += R"("default-priorities": {"namespace": ["nvidia"])";
+  if (with_override) doc += R"(, "feature": {"nvidia": ["sm_arch", "cuda_version_lower_bound"]})";
+  doc += "}, ";
+  if (with_providers) {
+    doc += R"("providers": {"nvidia": {"plugin-api": "nvidia_variant_provider.plugin:NvidiaVariantPlugin",
+                                        "requires": ["nvidia-variant-provider>=0.0.2,<1.0.0"]}}, )";
+  }
+  doc += R"("variants": {"fast": {"nvidia": {"cuda_version_lower_bound": ["12.0"]}},
+                         "wide": {"nvidia": {"sm_arch": ["90_real"]}}}})";
+  return doc;
+}
+
+const variant::Issue* issue_of(const variant::File& f, variant::Issue::Topic topic) {
+  for (const auto& i : f.issues) {
+    if (i.topic == topic) return &i;
+  }
+  return nullptr;
+}
+
+std::string issues_text(const variant::File& f) {
+  std::string out;
+  for (const auto& i : f.issues) out += (i.error ? "E " : "W ") + i.text + "\n";
+  return out;
+}
+
+TEST(VariantDialect, V003IsJudgedByItsOwnRules) {
+  auto f = variant::parse(two_variants(std::string(variant::k_v003_schema), true, true), "v003.json");
+  EXPECT_EQ(f.dialect, variant::Dialect::V003);
+  // Schema: a warning naming who reads it and who refuses it.
+  const auto* schema = issue_of(f, variant::Issue::Topic::Schema);
+  ASSERT_NE(schema, nullptr) << issues_text(f);
+  EXPECT_FALSE(schema->error);
+  EXPECT_NE(schema->text.find("read by wheelnext/variantlib"), std::string::npos) << schema->text;
+  EXPECT_NE(schema->text.find("uv's preview (0.13.x) reads PEP 825 v0.1.1 alone and refuses it"), std::string::npos);
+  EXPECT_NE(schema->text.find("pip reads no variants"), std::string::npos);
+  // Priorities: the feature override is v0.0.3's, read and no issue.
+  EXPECT_EQ(issue_of(f, variant::Issue::Topic::Priorities), nullptr) << issues_text(f);
+  EXPECT_EQ(f.feature_priorities.at("nvidia"), (std::vector<std::string>{"sm_arch", "cuda_version_lower_bound"}));
+  EXPECT_FALSE(f.has_errors()) << issues_text(f);
+  // Providers: every namespace has one in v0.0.3 (wheelnext/variantlib refuses a file without).
+  f = variant::parse(two_variants(std::string(variant::k_v003_schema), true, false), "v003.json");
+  const auto* providers = issue_of(f, variant::Issue::Topic::Providers);
+  ASSERT_NE(providers, nullptr) << issues_text(f);
+  EXPECT_TRUE(providers->error);
+  EXPECT_NE(providers->text.find("which has no provider: in v0.0.3 every namespace has one"), std::string::npos)
+      << providers->text;
+}
+
+TEST(VariantDialect, V011IsJudgedByItsOwnRules) {
+  // The same content as PEP 825 v0.1.1 (uv's exact URL): no provider is needed, and none is an issue.
+  auto f = variant::parse(two_variants(std::string(variant::k_v011_schema), false, false), "v011.json");
+  EXPECT_EQ(f.dialect, variant::Dialect::V011);
+  EXPECT_TRUE(f.issues.empty()) << issues_text(f);
+  // A feature override: removed in v0.1.1, so the file is invalid, and it is not applied.
+  f = variant::parse(two_variants(std::string(variant::k_v011_schema), true, false), "v011.json");
+  const auto* priorities = issue_of(f, variant::Issue::Topic::Priorities);
+  ASSERT_NE(priorities, nullptr) << issues_text(f);
+  EXPECT_TRUE(priorities->error);
+  EXPECT_NE(priorities->text.find("default-priorities.feature in a PEP 825 v0.1.1 file: v0.1.1 removed the feature "
+                                  "and property overrides"),
+            std::string::npos)
+      << priorities->text;
+  EXPECT_NE(priorities->text.find("uv's preview orders its variants by namespace alone"), std::string::npos);
+  EXPECT_TRUE(f.feature_priorities.empty());
+  // Providers: outside PEP 825 v0.1.1's schema; uv's preview reads them as its own extension. A warning.
+  f = variant::parse(two_variants(std::string(variant::k_v011_schema), false, true), "v011.json");
+  const auto* providers = issue_of(f, variant::Issue::Topic::Providers);
+  ASSERT_NE(providers, nullptr) << issues_text(f);
+  EXPECT_FALSE(providers->error);
+  EXPECT_NE(providers->text.find("providers is no part of PEP 825 v0.1.1"), std::string::npos) << providers->text;
+  EXPECT_NE(providers->text.find("uv's preview reads it as its own extension"), std::string::npos);
+  // v0.1.1 by version, but not uv's exact URL: uv's preview refuses it.
+  f = variant::parse(two_variants("https://variants-schema.wheelnext.dev/v0.1.1.json", false, false), "v011.json");
+  EXPECT_EQ(f.dialect, variant::Dialect::V011);
+  const auto* schema = issue_of(f, variant::Issue::Topic::Schema);
+  ASSERT_NE(schema, nullptr) << issues_text(f);
+  EXPECT_TRUE(schema->error);
+  EXPECT_NE(schema->text.find("uv's preview takes $schema equal to "
+                              "https://variants-schema.wheelnext.dev/peps/825/v0.1.1.json alone and refuses this file"),
+            std::string::npos)
+      << schema->text;
+}
+
+TEST(VariantDialect, NoneOrAnUnknownOneIsSaidInASentence) {
+  for (const auto& [schema, words] : std::vector<std::pair<std::string, std::string>>{
+           {"", "no $schema: the file declares no dialect"},
+           {"https://variants-schema.wheelnext.dev/peps/825/v0.1.0.json", "schema v0.1.0 ("},
+           {"https://variants-schema.wheelnext.dev/v1.0.0.json", "a major version no installer knows"},
+           {"https://example.invalid/variants.json", "names no version"}}) {
+    const auto f = variant::parse(two_variants(schema, true, false), "t.json");
+    EXPECT_EQ(f.dialect, variant::Dialect::Unknown) << schema;
+    const auto* s = issue_of(f, variant::Issue::Topic::Schema);
+    ASSERT_NE(s, nullptr) << schema << "\n" << issues_text(f);
+    EXPECT_TRUE(s->error);
+    EXPECT_NE(s->text.find(words), std::string::npos) << s->text;
+    EXPECT_NE(s->text.find("No installer listed reads it: uv's preview (0.13.x) reads PEP 825 v0.1.1"),
+              std::string::npos)
+        << s->text;
+    EXPECT_NE(s->text.find("wheelnext/variantlib is frozen at v0.0.3"), std::string::npos) << s->text;
+    // Its override is neither dialect's to apply; no provider is asked of it.
+    EXPECT_TRUE(f.feature_priorities.empty()) << schema;
+    EXPECT_EQ(issue_of(f, variant::Issue::Topic::Providers), nullptr) << issues_text(f);
+    const auto* p = issue_of(f, variant::Issue::Topic::Priorities);
+    ASSERT_NE(p, nullptr) << issues_text(f);
+    EXPECT_NE(p->text.find("the file declares neither, so it is not applied here"), std::string::npos) << p->text;
+  }
+}
+
+// The priorities a dialect has decide the pick: v0.0.3's feature override puts sm_arch first (wide); v0.1.1 has
+// none, and the provider's order puts the CUDA bound first (fast).
+TEST(VariantDialect, ThePickFollowsTheDialectsPriorities) {
+  const auto image = cuda_image("580.65.06", "sm_90");
+  const auto v003 = variant::parse(two_variants(std::string(variant::k_v003_schema), true, true), "v003.json");
+  const auto v011 = variant::parse(two_variants(std::string(variant::k_v011_schema), true, true), "v011.json");
+  EXPECT_EQ(variant::order(v003, variant::supported(image, v003)).front().label, "wide");
+  EXPECT_EQ(variant::order(v011, variant::supported(image, v011)).front().label, "fast");
+}
+
+// Requires-Dist markers: v0.1.1's variant_properties holds the label's properties the target supports alone;
+// v0.0.3's all of them.
+TEST(VariantDialect, MarkersSeeWhatTheDialectSays) {
+  const std::string body = R"("default-priorities": {"namespace": ["nvidia"]},
+    "providers": {"nvidia": {"plugin-api": "p:P", "requires": ["p"]}},
+    "variants": {"cuda12.8": {"nvidia": {"sm_arch": ["80_real", "90_real"]}}}})";
+  WheelProfile w;
+  w.filename = wheel::parse_filename("torch-2.10.0-cp312-cp312-manylinux_2_28_x86_64-cuda12.8.whl");
+  const auto image = cuda_image("580.65.06", "sm_90");
+  for (const auto dialect : {variant::Dialect::V003, variant::Dialect::V011}) {
+    const std::string schema(dialect == variant::Dialect::V003 ? variant::k_v003_schema : variant::k_v011_schema);
+    w.variant_json = "{\"$schema\": \"" + schema + "\", " + body;
+    const auto d = variant::declared(w);
+    ASSERT_TRUE(d && d->file);
+    const auto support = variant::supported(image, *d->file);
+    bool partial = false;
+    const auto seen = variant::marker_properties(*d, &support, &partial);
+    EXPECT_FALSE(partial);
+    EXPECT_EQ(seen.at("nvidia").at("sm_arch"), dialect == variant::Dialect::V011
+                                                   ? (variant::Values{"90_real"})
+                                                   : (variant::Values{"80_real", "90_real"}));
+    // No target (lint): all of them, and for v0.1.1 a marker may read otherwise on a machine.
+    const auto all = variant::marker_properties(*d, nullptr, &partial);
+    EXPECT_EQ(all.at("nvidia").at("sm_arch").size(), 2U);
+    EXPECT_EQ(partial, dialect == variant::Dialect::V011);
+  }
 }
 
 }  // namespace unity_test_variant
