@@ -176,6 +176,11 @@ def job_env_lookups(tmp, J):
         check(lis.count == 0 and r.returncode == 0 and p.get("state") == "checked" and "not looked up" in p.get("lookup", ""),
               f"offline, a local --find-links beside an index: its wheel is checked, the index named as not looked up "
               f"(exit {r.returncode})", json.dumps(p)[:800] + r.stderr[-800:])
+        t = wc("check", reqs, "--image", "cuda13.0", "--no-cache", "-q", env={"WHEELCHECK_OFFLINE": "1"})
+        check("  1 wheel installed together and checked\n" in t.stdout and "the environment of 1 wheel; exit 0" in t.stdout
+              and "not looked up; picked among the files found" in t.stdout,
+              "offline, a local --find-links beside an index: the text counts 1 wheel and names the index not looked up",
+              t.stdout)
     finally:
         lis.close()
 
@@ -216,6 +221,9 @@ def job_env_lookups(tmp, J):
               and "without a wheel" not in t.stdout and "INTEGRITY FAILURE" in t.stdout,
               f"hash, {what}: an integrity failure, 'do not pin it', exit 2, not INCOMPATIBLE (exit {r.returncode})",
               json.dumps(p)[:800] + t.stdout[-1500:] + t.stderr[-800:])
+        check("  0 wheels installed together and checked, 1 package whose file is not what the lock's hash says\n"
+              in t.stdout and "the environment of 0 wheels, 1 package whose file is not what the lock's hash says; "
+              "exit 2" in t.stdout, f"hash, {what}: the counts say what is true, singular and plural right", t.stdout)
         g = wc("gates", path, "--image", "cuda13.0", "--no-cache", "-q")
         check(g.returncode == 2 and "WHEELCHECK_VERDICT='error'" in g.stdout and words in g.stdout,
               f"hash, {what}: the gates fail closed, naming the file (exit {g.returncode})", g.stdout[-1500:])
