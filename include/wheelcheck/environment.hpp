@@ -24,9 +24,19 @@ namespace wheelcheck::environment {
 // One package of a lock, as it comes out for one image.
 struct Entry {
   std::string name, version, source;
-  enum class State { Checked, Skipped, NoWheel, Error } state = State::Checked;
-  std::string reason;  // skipped, no wheel, error: why, in words
-  lock::File file;     // the file picked
+  // Checked: its wheel was checked with the others. Skipped: its marker is false for the image's Python.
+  // NoWheel: nothing the lock lists, or its indexes have, installs there (incompatible). Unknown: its files
+  // could not be looked up (offline: not looked up; an index that could not be read), or its wheel was not
+  // read offline: the answer is unknown, nothing says it has no wheel. Integrity: the file picked is not
+  // what the lock's hash says (an integrity failure of the file: exit 2; it is not checked, never pinned).
+  // Error: its wheel could not be read (exit 2).
+  enum class State { Checked, Skipped, NoWheel, Unknown, Integrity, Error } state = State::Checked;
+  std::string reason;  // skipped, no wheel, unknown, integrity, error: why, in words
+  // A wheel was picked among the files found while an index was not looked up (offline) or could not be
+  // read: which, in words ("" when every index was read). pip picks the same way then (it warns and goes
+  // on with the files it found).
+  std::string lookup_note;
+  lock::File file;  // the file picked
   // Wheel variants (PEP 825 draft) in the pick: the picked file's label ("" for a plain wheel), how it was
   // chosen, the facts the choice waits on, and what an installer without variant support takes instead
   // ("" when the same file, "none" when nothing).
@@ -45,6 +55,12 @@ struct Entry {
 struct ReadWheel {
   std::optional<WheelProfile> profile;
   std::string error;
+  // Why it was not read although nothing is wrong with it: a URL under WHEELCHECK_OFFLINE with no profile in
+  // the cache ("" otherwise). The entry's answer is unknown.
+  std::string offline;
+  // The file read is not what the lock's hash says: in words ("" when it is, or no hash was given). Its
+  // profile is dropped: a file that is not the lock's is not checked.
+  std::string integrity;
   std::uint64_t bytes_fetched = 0;
   bool from_cache = false;
   bool whole = false;
@@ -61,7 +77,7 @@ struct Environment {
   std::vector<std::string> integrity;
 };
 
-// "checked", "skipped", "no-wheel", "error": an entry's state in the JSON.
+// "checked", "skipped", "no-wheel", "unknown", "integrity", "error": an entry's state in the JSON.
 std::string state_name(Entry::State s);
 
 // The environment document (docs/environment.schema.json): its verdict, each package with its state, file

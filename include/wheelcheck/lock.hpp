@@ -63,7 +63,9 @@ struct Package {
                                         // is listed: pylock `index`; requirements: --index-url (pip's default
                                         // k_default_index when the files name none) then --extra-index-url,
                                         // for every package of the file; none with --no-index
-  std::vector<std::string> find_links;  // requirements: --find-links (folders or pages of links)
+  std::vector<std::string> find_links;  // requirements: --find-links (folders or pages of links); a relative
+                                        // folder as pip reads it: beside the requirements file when it is
+                                        // there, else as written (from the working folder)
   std::vector<std::string> hashes;  // the sha256 values the lock allows (requirements --hash=sha256:HEX), lower case
   std::string source;               // where it is written, for messages ("pylock.toml:12", "reqs.txt:3")
   bool from_index() const { return wheels.empty() && !sdist && other.empty(); }
@@ -149,7 +151,10 @@ std::optional<bool> version_satisfies(std::string_view specifiers, std::string_v
 // version, then pip's tag priority for the image's default Python (the interpreter's own cpXY-cpXY,
 // cpXY-abi3, cpXY-none, lower abi3; then pyXY/py3-none; then the -any tags; within each, platforms from
 // the newest manylinux down, musllinux, linux_<arch>, any), then the higher build tag, then the files'
-// order. Files that are not wheels (an sdist from files_for) are never picked. `file` is null when none
+// order. Where the package lists hashes (requirements --hash) and one of the wheels for the image has a
+// listed sha256, wheels of another known sha256 are passed over (pip's filter_unallowed_hashes); where none
+// has one, the pick stands and its file fails the lock's hash (the caller says so: an integrity failure).
+// Files that are not wheels (an sdist from files_for) are never picked. `file` is null when none
 // fits; `why` then says so for people ("3 wheels, none for cuda13.0 (x86_64, CPython 3.12, glibc 2.39):
 // built for aarch64 (2 wheels: ...); built for CPython 3.11 (a-1.0-cp311-...whl)", "only an sdist (FILE):
 // `--only-binary :all:` refuses it"); it is "" when a file is picked.
@@ -174,10 +179,9 @@ Pick pick_wheel(const std::vector<File>& files, const Package& package, const im
                 const variant::File* release = nullptr);
 
 // An index page's files as lock files, keeping those of the package's pinned version (its specifier, or
-// version: PEP 440 equality, a local label only where the pin has one; all of them when it pins none) and,
-// where the package lists hashes, only those whose sha256 is among them (a file the page gives no sha256
-// for is dropped then). The version is read from the file name (a wheel's, or an sdist's NAME-VERSION.EXT);
-// files of another project, and files that are neither wheels nor sdists, are left out.
+// version: PEP 440 equality, a local label only where the pin has one; all of them when it pins none); the
+// package's hashes are pick_wheel's to weigh. The version is read from the file name (a wheel's, or an sdist's
+// NAME-VERSION.EXT); files of another project, and files that are neither wheels nor sdists, are left out.
 std::vector<File> files_for(const index::ProjectPage& page, const Package& package);
 // The release's variants file on an index page (PEP 825 draft: NAME-VERSION-variants.json beside the
 // wheels): the one of the package's project and pinned version (PEP 440 equal; the page's first when the

@@ -22,11 +22,13 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "wheelcheck/elf.hpp"
 #include "wheelcheck/environment.hpp"
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/gates.hpp"
 #include "wheelcheck/index.hpp"
 #include "wheelcheck/lock.hpp"
+#include "wheelcheck/profile.hpp"
 #include "wheelcheck/published.hpp"
 #include "wheelcheck/remote.hpp"
 #include "wheelcheck/resolve.hpp"
@@ -73,8 +75,15 @@ using environment::Entry;
 using environment::Environment;
 using environment::ReadWheel;
 
-// The files of a package that come from its indexes (and --find-links pages): every index's page for the
-// project, merged (as pip merges them), then the pinned version's files.
+// WHEELCHECK_OFFLINE set (not "0"): no lookup opens a socket. An index or page of links is not looked up,
+// a wheel's URL is read only from the profile cache; each says so ("offline: not looked up").
+bool env_offline() {
+  const std::string v = getenv_or("WHEELCHECK_OFFLINE", "");
+  return !v.empty() && v != "0";
+}
+
+constexpr const char* k_env_offline_words = "offline (WHEELCHECK_OFFLINE is set)";
+
 // The release's variants file a page links, read (a URL fetched afresh each run: the file is mutable; a
 // --find-links folder's file read from disk). The first readable one wins; one that cannot be read leaves
 // `release` empty and says why in `release_error`.
@@ -83,6 +92,10 @@ void read_release(const index::ProjectPage& page, const lock::Package& p, net::C
   if (release) return;
   const index::File* f = lock::variants_file(page, p);
   if (f == nullptr) return;
+  if (net::is_url(f->url) && env_offline()) {
+    release_error = std::string(k_env_offline_words) + ": " + net::redact_url(f->url) + " was not looked up";
+    return;
+  }
   try {
     std::string text;
     if (net::is_url(f->url)) {
@@ -98,13 +111,39 @@ void read_release(const index::ProjectPage& page, const lock::Package& p, net::C
   }
 }
 
-std::vector<lock::File> index_files(const lock::Package& p, net::Client& client, std::string& error,
-                                    std::optional<variant::File>& release, std::string& release_error) {
+// The files of a package that come from its indexes (and --find-links pages), as pip finds them: every
+// index's page for the project, merged (as pip merges them), then the pinned version's files; and the
+// places that could not be asked (offline: not looked up; an index that could not be read), which leave
+// the answer unknown where nothing found decides it.
+struct EnvLookup {
   std::vector<lock::File> files;
-  std::vector<std::string> failures;
+  std::vector<std::string> not_looked_up;  // offline: the indexes and pages not asked
+  std::vector<std::string> failed;         // "URL: why" of each that could not be read
+  bool incomplete() const { return !not_looked_up.empty() || !failed.empty(); }
+  // In words: "offline (WHEELCHECK_OFFLINE is set): https://pypi.org/simple was not looked up; the lookup of
+  // https://h/simple failed: ...".
+  std::string words() const {
+    std::vector<std::string> parts;
+    if (!not_looked_up.empty()) {
+      parts.push_back(fmt::format("{}: {} {} not looked up", k_env_offline_words, join(not_looked_up, ", "),
+                                  not_looked_up.size() == 1 ? "was" : "were"));
+    }
+    if (!failed.empty()) parts.push_back("the lookup failed: " + join(failed, "; "));
+    return join(parts, "; ");
+  }
+};
+
+EnvLookup index_files(const lock::Package& p, net::Client& client, std::optional<variant::File>& release,
+                      std::string& release_error) {
+  EnvLookup out;
+  const bool offline = env_offline();
   // --find-links: a page of links (read as a PEP 503 page: any project's files, those of this one kept) or a
-  // local folder of wheels.
+  // local folder of wheels (its files have no hash: the lock's hashes are checked on the file read).
   for (const auto& where : p.find_links) {
+    if (net::is_url(where) && offline) {
+      out.not_looked_up.push_back(net::redact_url(where));
+      continue;
+    }
     try {
       index::ProjectPage page;
       page.name = p.name;
@@ -114,13 +153,13 @@ std::vector<lock::File> index_files(const lock::Package& p, net::Client& client,
       } else {
         const std::string dir = where.rfind("file://", 0) == 0 ? where.substr(7) : where;
         std::error_code ec;
+        // A folder that is not there: pip ignores it (the lock's reader warned, naming both places tried).
+        if (!std::filesystem::exists(dir, ec)) continue;
         for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
           if (!entry.is_regular_file(ec)) continue;
           index::File f;
           f.filename = entry.path().filename().string();
           f.url = entry.path().string();
-          // A pin with --hash keeps only files of those hashes: a local file's own, computed.
-          if (!p.hashes.empty() && f.filename.ends_with(".whl")) f.hashes["sha256"] = sha256_file_hex(f.url);
           page.files.push_back(std::move(f));
         }
         if (ec) throw bad_input("--find-links " + dir + ": " + ec.message());
@@ -131,33 +170,36 @@ std::vector<lock::File> index_files(const lock::Package& p, net::Client& client,
           f.path = f.url;  // a local file of a --find-links folder
           f.url.clear();
         }
-        files.push_back(std::move(f));
+        out.files.push_back(std::move(f));
       }
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::Internal) throw;
-      failures.push_back(e.what());
+      out.failed.push_back(e.what());
     }
   }
   for (const auto& where : p.indexes) {
+    if (offline) {
+      out.not_looked_up.push_back(net::redact_url(where));
+      continue;
+    }
     try {
       const net::Response r = client.get(index::project_url(where, p.name), index::k_accept);
       const auto page = index::parse_project_page(r.body, r.content_type, r.url, p.name);
       read_release(page, p, client, release, release_error);
-      for (auto& f : lock::files_for(page, p)) files.push_back(std::move(f));
+      for (auto& f : lock::files_for(page, p)) out.files.push_back(std::move(f));
     } catch (const net::NotFound&) {
       // not on this index: the others may have it
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::Internal) throw;
-      failures.push_back(e.what());
+      out.failed.push_back(e.what());
     }
   }
-  if (files.empty()) {
-    error = p.indexes.empty() && p.find_links.empty() ? "the lock names no file and no index for it (--index-url)"
-            : failures.empty()
-                ? fmt::format("{}=={} is on none of its indexes ({})", p.name, p.version, join(p.indexes, ", "))
-                : join(failures, "; ");
-  }
-  return files;
+  return out;
+}
+
+// Whether the sha256 `sha` is one `p`'s hashes allow (requirements --hash; any when it lists none).
+bool env_hash_allowed(const lock::Package& p, const std::string& sha) {
+  return p.hashes.empty() || std::find(p.hashes.begin(), p.hashes.end(), ascii_lower(sha)) != p.hashes.end();
 }
 
 // What the command line names: a lock file (read once), or a wheel (a file or a URL).
@@ -187,18 +229,32 @@ std::vector<Arg> load_args(const std::vector<std::string>& wheels, const std::ve
   return args;
 }
 
-// Every wheel read once, whichever images pick it (by where it is).
+// Every wheel read once, whichever images pick it (by where it is), with the hashes it must have.
+struct EnvPending {
+  lock::File file;
+  std::size_t at = 0;
+  std::vector<std::string> allowed;  // the sha256 values the file may have ("" none: no hash was given)
+  std::string claimed_by;            // who gives them: "the lock's --hash", "the lock", "its index", "its URL"
+};
+
 struct Wheels {
   std::vector<ReadWheel> read;
   std::map<std::string, std::size_t> at;
-  std::vector<std::pair<lock::File, std::size_t>> pending;
-  std::size_t index(const lock::File& f) {
+  std::vector<EnvPending> pending;
+  std::size_t index(const lock::File& f, std::vector<std::string> allowed = {}, std::string claimed_by = {}) {
     auto [it, added] = at.emplace(f.where(), read.size());
     if (added) {
       read.emplace_back();
-      pending.emplace_back(f, it->second);
+      pending.push_back({f, it->second, std::move(allowed), std::move(claimed_by)});
     }
     return it->second;
+  }
+  // A lock package's file: the lock's --hash values when it lists some, else the file's own sha256 (the
+  // lock's, or its index page's).
+  std::size_t index(const lock::File& f, const lock::Package& p) {
+    if (!p.hashes.empty()) return index(f, p.hashes, "the lock's --hash");
+    if (f.sha256().empty()) return index(f);
+    return index(f, {ascii_lower(f.sha256())}, p.from_index() ? "its index" : "the lock");
   }
 };
 
@@ -224,7 +280,8 @@ std::vector<Entry> expand(const std::vector<Arg>& args, const image::Image& imag
         e.file.path = arg.wheel;
         e.file.filename = e.name;
       }
-      e.wheel = wheels.index(e.file);
+      e.wheel =
+          e.file.sha256().empty() ? wheels.index(e.file) : wheels.index(e.file, {e.file.sha256()}, "its URL's #sha256");
       entries.push_back(std::move(e));
       continue;
     }
@@ -247,17 +304,45 @@ std::vector<Entry> expand(const std::vector<Arg>& args, const image::Image& imag
         continue;
       }
       std::vector<lock::File> files = pkg.wheels;
-      std::string error, release_error;
+      std::string release_error;
       std::optional<variant::File> release;
-      if (pkg.from_index()) files = index_files(pkg, client, error, release, release_error);
+      EnvLookup lookup;
+      if (pkg.from_index()) {
+        lookup = index_files(pkg, client, release, release_error);
+        files = lookup.files;
+      }
       const lock::Pick pick = lock::pick_wheel(files, pkg, image, release ? &*release : nullptr);
       if (pick.file == nullptr) {
-        e.state = files.empty() && !error.empty() ? Entry::State::Error : Entry::State::NoWheel;
-        e.reason = files.empty() && !error.empty() ? error : pick.why;
+        if (lookup.incomplete()) {
+          // What was not asked may hold the wheel: the answer is unknown, not "no wheel".
+          e.state = Entry::State::Unknown;
+          e.reason = lookup.words() + ": whether a wheel for the image exists is unknown" +
+                     (files.empty() ? std::string() : " (among the files found: " + pick.why + ")");
+        } else {
+          e.state = Entry::State::NoWheel;
+          std::vector<std::string> places = pkg.find_links;
+          places.insert(places.end(), pkg.indexes.begin(), pkg.indexes.end());
+          e.reason = !files.empty() || !pkg.from_index() ? pick.why
+                     : places.empty() ? std::string("the lock names no file and no index for it (--index-url)")
+                                      : fmt::format("{}{} is on none of its indexes ({})", pkg.name,
+                                                    pkg.version.empty() ? "" : "==" + pkg.version, join(places, ", "));
+        }
         for (const auto& f : files) {
-          if (f.url.empty() && !f.path.empty()) e.unpicked.push_back(wheels.index(f));
+          if (f.url.empty() && !f.path.empty()) e.unpicked.push_back(wheels.index(f, pkg));
         }
         if (!release_error.empty()) e.reason += "; the release's variants file could not be read: " + release_error;
+        entries.push_back(std::move(e));
+        continue;
+      }
+      if (lookup.incomplete()) e.lookup_note = lookup.words() + "; picked among the files found, as pip picks then";
+      // The lock's --hash against the sha256 the index gives the file picked: pip refuses to install it.
+      if (const std::string sha = pick.file->sha256(); !sha.empty() && !env_hash_allowed(pkg, sha)) {
+        e.state = Entry::State::Integrity;
+        e.file = *pick.file;
+        e.reason = fmt::format(
+            "{} is not the file the lock's hash says: its index gives sha256 {}, the lock's --hash allows {}; pip "
+            "refuses it (hash mismatch): do not pin it",
+            printable(pick.file->filename), ascii_lower(sha), join(pkg.hashes, ", "));
         entries.push_back(std::move(e));
         continue;
       }
@@ -271,7 +356,7 @@ std::vector<Entry> expand(const std::vector<Arg>& args, const image::Image& imag
       if (pick.without_variants != pick.file) {
         e.without_variants = pick.without_variants ? pick.without_variants->filename : std::string("none");
       }
-      e.wheel = wheels.index(e.file);
+      e.wheel = wheels.index(e.file, pkg);
       entries.push_back(std::move(e));
     }
   }
@@ -285,41 +370,84 @@ struct ReadOptions {
   LimitArgs limits;
 };
 
+// A wheel's profile from the cache alone (offline: no socket): a full one of its claimed sha256 (verified
+// when stored), else a headers-only one made earlier from this very URL with that claim.
+std::optional<WheelProfile> env_cached(const lock::File& file, const InspectOptions& options, const ProfileCache* cache,
+                                       bool headers_ok) {
+  const std::string sha = ascii_lower(file.sha256());
+  if (cache == nullptr || !is_sha256_hex(sha)) return std::nullopt;
+  const std::string reader = elf::reader_name(options.reader);
+  if (auto p = cache->load(sha, reader)) return p;
+  if (headers_ok) return cache->load(sha, headers_key(reader, net::redact_url(file.url)));
+  return std::nullopt;
+}
+
+// "FILE is not the file the lock's hash says: its sha256 is X, the lock's --hash allows Y": a file whose
+// sha256 was computed from all of its bytes and is not one `pending` allows ("" when it is, or none is given).
+std::string env_hash_mismatch(const EnvPending& pending, const WheelProfile& profile) {
+  if (pending.allowed.empty() || profile.integrity != k_integrity_full || profile.sha256.empty()) return "";
+  const std::string actual = ascii_lower(profile.sha256);
+  if (std::find(pending.allowed.begin(), pending.allowed.end(), actual) != pending.allowed.end()) return "";
+  const bool lock = pending.claimed_by.rfind("the lock", 0) == 0;
+  return fmt::format("{} is not the file {} says: its sha256 is {}, {} {} {}: {}", printable(pending.file.filename),
+                     lock ? "the lock's hash" : pending.claimed_by + "'s sha256", actual, pending.claimed_by,
+                     pending.allowed.size() == 1 ? "says" : "allows", join(pending.allowed, ", "),
+                     "an integrity failure of the file, so it was not checked; do not pin it");
+}
+
 // The pending wheels, read in parallel, each on its own (one that fails is that package's error): a URL
-// headers-only where its server answers ranges (--verify full: downloaded and checked against the lock's
-// sha256), a file through the profile cache.
+// headers-only where its server answers ranges (--verify full: downloaded whole, its sha256 computed and
+// compared with the lock's), a file through the profile cache. Offline (WHEELCHECK_OFFLINE), a URL is read
+// from the profile cache only. A file read in full whose sha256 is not the lock's is an integrity failure.
 void read_pending(Wheels& wheels, std::unique_ptr<net::Client>& client, const ReadOptions& o) {
   auto& todo = wheels.pending;
   if (o.progress && todo.size() > 1) std::fprintf(stderr, "wheelcheck: reading %zu wheels\n", todo.size());
   std::atomic<std::size_t> done{0};
   std::mutex log_mutex;
+  const bool offline = env_offline();
   parallel_for(todo.size(), std::min<unsigned>(8, static_cast<unsigned>(std::max<std::size_t>(1, todo.size()))),
                [&](std::size_t i, unsigned) {
-                 const auto& [file, at] = todo[i];
-                 ReadWheel& r = wheels.read[at];
+                 const EnvPending& pending = todo[i];
+                 const lock::File& file = pending.file;
+                 ReadWheel& r = wheels.read[pending.at];
                  try {
                    InspectOptions options;
                    if (file.url.empty()) {
                      r.profile = inspect_any(file.path, options, o.verify, o.cache, client, false, o.limits).profile;
                    } else {
                      apply_limits(o.limits, options);
-                     remote::Fetch fetch;
-                     fetch.mode = o.verify == "full"      ? remote::Mode::Full
-                                  : o.verify == "headers" ? remote::Mode::Headers
-                                                          : remote::Mode::Auto;
-                     fetch.sha256 = file.sha256();
-                     auto fetched = remote::inspect_url(file.url, fetch, options, o.cache, *client);
-                     r.bytes_fetched = fetched.bytes_fetched;
-                     r.from_cache = fetched.from_cache;
-                     r.whole = fetched.whole;
-                     r.profile = std::move(fetched.profile);
+                     const remote::Mode mode = o.verify == "full"      ? remote::Mode::Full
+                                               : o.verify == "headers" ? remote::Mode::Headers
+                                                                       : remote::Mode::Auto;
+                     if (offline || mode == remote::Mode::Full) {
+                       r.profile = env_cached(file, options, o.cache, mode != remote::Mode::Full);
+                       if (r.profile) r.from_cache = true;
+                     }
+                     if (!r.profile && offline) {
+                       r.offline = fmt::format("{}: {} was not read (and the profile cache has no profile of it)",
+                                               k_env_offline_words, net::redact_url(file.url));
+                     } else if (!r.profile) {
+                       remote::Fetch fetch;
+                       fetch.mode = mode;
+                       // A whole download is compared with the lock's hash here, after it is read, so that a
+                       // mismatch is said as one (the claim is still the key of a headers-only read).
+                       std::string url = file.url;
+                       if (mode != remote::Mode::Full) {
+                         fetch.sha256 = file.sha256();
+                       } else {
+                         url = remote::parse_wheel_url(file.url).url;
+                       }
+                       auto fetched = remote::inspect_url(url, fetch, options, o.cache, *client);
+                       r.bytes_fetched = fetched.bytes_fetched;
+                       r.from_cache = fetched.from_cache;
+                       r.whole = fetched.whole;
+                       r.profile = std::move(fetched.profile);
+                     }
                    }
-                   // A lock's hash against what was read in full (a local file, a verified download).
-                   const std::string want = file.sha256();
-                   if (!want.empty() && r.profile->integrity == k_integrity_full && !r.profile->sha256.empty() &&
-                       r.profile->sha256 != want) {
-                     throw bad_input(fmt::format("{}: sha256 {} is not the {} the lock says", file.filename,
-                                                 r.profile->sha256, want));
+                   // The lock's hash against what was read in full (a local file, a whole download).
+                   if (r.profile) {
+                     r.integrity = env_hash_mismatch(pending, *r.profile);
+                     if (!r.integrity.empty()) r.profile.reset();
                    }
                  } catch (const Error& e) {
                    if (e.kind() == ErrorKind::Internal) throw;
@@ -329,7 +457,9 @@ void read_pending(Wheels& wheels, std::unique_ptr<net::Client>& client, const Re
                  if (o.progress) {
                    std::lock_guard<std::mutex> lock(log_mutex);
                    std::fprintf(stderr, "wheelcheck: [%zu/%zu] %s%s\n", ++done, todo.size(), file.filename.c_str(),
-                                r.error.empty() ? "" : " (failed)");
+                                !r.error.empty() || !r.integrity.empty() ? " (failed)"
+                                : !r.offline.empty()                     ? " (offline: not read)"
+                                                                         : "");
                  }
                });
   todo.clear();
@@ -357,7 +487,10 @@ std::function<std::vector<const WheelProfile*>(const image::Image&)> installed_b
       }
       const ReadWheel& r = wheels->read[e.wheel];
       if (!r.profile) {
-        warn(fmt::format("--with: {} on {}: {}", e.file.filename, image.name, r.error));
+        warn(fmt::format("--with: {} on {}: {}", e.file.filename, image.name,
+                         !r.integrity.empty() ? r.integrity
+                         : !r.offline.empty() ? r.offline
+                                              : r.error));
         continue;
       }
       out.push_back(&*r.profile);
@@ -411,13 +544,20 @@ int check_environment(const CheckArgs& a, const std::string& format, bool gates_
     for (std::size_t i = 0; i < env.entries.size(); ++i) {
       Entry& e = env.entries[i];
       if (e.state == Entry::State::Checked && !wheels[e.wheel].profile) {
-        e.state = Entry::State::Error;
-        e.reason = wheels[e.wheel].error;
+        const ReadWheel& r = wheels[e.wheel];
+        e.state = !r.integrity.empty() ? Entry::State::Integrity
+                  : !r.offline.empty() ? Entry::State::Unknown
+                                       : Entry::State::Error;
+        e.reason = !r.integrity.empty() ? r.integrity : !r.offline.empty() ? r.offline : r.error;
       } else if (e.state == Entry::State::Checked && (e.name.empty() || e.given)) {
         e.name = wheels[e.wheel].profile->filename.name;
         e.version = wheels[e.wheel].profile->filename.version;
       }
-      if (e.state == Entry::State::NoWheel || e.state == Entry::State::Error) on.missing.push_back(e.name);
+      // Only a package nothing installs on the image makes it incompatible; one whose answer is unknown
+      // (not looked up, not read offline) makes it unknown at least, below; a file that is not the lock's
+      // is an integrity failure (exit 2, the gates fail closed), one that could not be read an error (exit 2).
+      if (e.state == Entry::State::NoWheel) on.missing.push_back(e.name);
+      if (e.state == Entry::State::Integrity) on.problems.push_back(e.name + ": " + e.reason);
       for (const std::size_t u : e.unpicked) {
         if (!wheels[u].profile) continue;  // unread: no installer takes it here, so its error is not this image's
         for (auto& line : verdict::integrity_problems(*wheels[u].profile)) on.problems.push_back(std::move(line));
@@ -433,7 +573,17 @@ int check_environment(const CheckArgs& a, const std::string& format, bool gates_
     }
     asked.images.push_back(std::move(on));
   }
-  const run::Result result = run::run(asked);
+  run::Result result = run::run(asked);
+  // A package whose answer is unknown, whose file is not the lock's, or whose wheel could not be read was
+  // not judged: the environment is unknown at least (incompatible where something else decides it).
+  for (std::size_t k = 0; k < images.size(); ++k) {
+    for (const Entry& e : envs[k].entries) {
+      if (e.state == Entry::State::Unknown || e.state == Entry::State::Integrity || e.state == Entry::State::Error) {
+        result.environments[k].verdict = verdict::worst(result.environments[k].verdict, verdict::Verdict::Unknown);
+      }
+    }
+    result.verdict = verdict::worst(result.verdict, result.environments[k].verdict);
+  }
   for (std::size_t k = 0; k < images.size(); ++k) {
     Environment& env = envs[k];
     env.judged = &result.environments[k];
@@ -444,6 +594,11 @@ int check_environment(const CheckArgs& a, const std::string& format, bool gates_
     env.bad_input = !env.judged->problems.empty();
     for (const auto& line : env.judged->problems) {
       if (line.find(" fails its own integrity check") != std::string::npos) env.integrity.push_back(line);
+    }
+  }
+  for (const Environment& env : envs) {
+    for (const Entry& e : env.entries) {
+      if (e.state == Entry::State::Integrity) std::fprintf(stderr, "wheelcheck: error: %s\n", e.reason.c_str());
     }
   }
   for (const auto& line : result.problems) {
@@ -464,11 +619,13 @@ int check_environment(const CheckArgs& a, const std::string& format, bool gates_
         if (next < env.cell_entry.size() && env.cell_entry[next] == i) {
           if (!e.beside) out.push_back(ci::case_of(env.judged->cells[next], where));
           ++next;
-        } else if (e.state == Entry::State::NoWheel || e.state == Entry::State::Error) {
+        } else if (e.state != Entry::State::Checked && e.state != Entry::State::Skipped) {
           const std::string what = e.name + (e.version.empty() ? "" : " " + e.version) + ": " + e.reason;
-          out.push_back(ci::failed_case(
-              env.image, e.file.filename.empty() ? e.name : e.file.filename, where,
-              e.state == Entry::State::Error ? std::nullopt : std::optional(verdict::Verdict::Incompatible), what));
+          const std::optional<verdict::Verdict> v =
+              e.state == Entry::State::NoWheel   ? std::optional(verdict::Verdict::Incompatible)
+              : e.state == Entry::State::Unknown ? std::optional(verdict::Verdict::Unknown)
+                                                 : std::nullopt;
+          out.push_back(ci::failed_case(env.image, e.file.filename.empty() ? e.name : e.file.filename, where, v, what));
         }
       }
     }

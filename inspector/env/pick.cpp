@@ -15,7 +15,8 @@
 // tag.
 //
 // files_for keeps the files of an index page that are the package's pinned version (read from each file
-// name), and, where the package lists hashes (requirements --hash), only those whose sha256 is listed.
+// name); the hashes a package lists (requirements --hash) are weighed by pick_wheel among the wheels for the
+// image, as pip's filter_unallowed_hashes weighs them among its applicable candidates.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -351,6 +352,18 @@ Pick pick_wheel(const std::vector<File>& files, const Package& package, const im
     }
     candidates.push_back(std::move(c));
   }
+  // A lock with hashes (requirements --hash) keeps, where one of the wheels for the image has a listed hash,
+  // those and the wheels of no known hash; where none has one, all of them: the picked file then fails the
+  // hash check when it is read (pip's filter_unallowed_hashes, then its download check).
+  if (!package.hashes.empty()) {
+    auto listed = [&](const Candidate& c) {
+      return std::find(package.hashes.begin(), package.hashes.end(), ascii_lower(c.file->sha256())) !=
+             package.hashes.end();
+    };
+    if (std::any_of(candidates.begin(), candidates.end(), listed)) {
+      std::erase_if(candidates, [&](const Candidate& c) { return !c.file->sha256().empty() && !listed(c); });
+    }
+  }
   if (!candidates.empty()) {
     const Candidate& best = *std::min_element(candidates.begin(), candidates.end(), picked_before);
     pick.file = best.file;
@@ -403,10 +416,6 @@ std::vector<File> files_for(const index::ProjectPage& page, const Package& packa
       // A pin that is not PEP 440 (a lock may write any version): the same text.
       const bool keep = in ? *in : ascii_lower(trim(nv->second)) == ascii_lower(trim(package.version));
       if (!keep) continue;
-    }
-    if (!package.hashes.empty() &&
-        std::find(package.hashes.begin(), package.hashes.end(), ascii_lower(f.sha256())) == package.hashes.end()) {
-      continue;
     }
     File file;
     file.filename = f.filename;

@@ -3,8 +3,9 @@
 // split at its first word that starts with '-' into the requirement and its options (shlex quoting).
 // Requirements: NAME[extras] ==VERSION ; marker, NAME @ URL, a wheel's or an sdist's path or URL, with
 // --hash per line; only an exact ==/=== pin counts as a lock's. Options of the file: -i/--index-url,
-// --extra-index-url, -f/--find-links and --no-index (for every package of the files read, as pip makes
-// them global), -r/--requirement (a nested file, relative to the one naming it; a cycle is an error),
+// --extra-index-url, -f/--find-links (a folder beside the file naming it when one is there, else from the
+// working folder, as pip reads it) and --no-index (for every package of the files read, as pip makes them
+// global), -r/--requirement (a nested file, relative to the one naming it; a cycle is an error),
 // -c/--constraint (a warning), -e/--editable (installed from neither), and the ones that change nothing
 // here (--pre, --only-binary, ...: a warning). ${VAR} is left as written, with a warning.
 #include <algorithm>
@@ -280,15 +281,39 @@ class RequirementsReader {
     m_stack.pop_back();
   }
 
+  // Where pip reads a --find-links of a requirements file (req_file.py, handle_option_line): a path relative
+  // to the file's folder when that exists, else as written (pip reads it from the working folder then, and
+  // ignores it, with a warning, when it is not there either). URLs are as written.
+  std::string find_links_location(const std::string& value, const std::string& path, const std::string& where) {
+    if (is_http_url(value) || has_scheme(value)) return value;
+    const std::string beside = resolve_path(folder_of(path), value);
+    std::error_code ec;
+    if (std::filesystem::exists(beside, ec)) return beside;
+    if (!std::filesystem::exists(value, ec)) {
+      m_warnings.add(where + ": --find-links " + shown(value) + ": " +
+                     (beside == value ? shown(value) + " does not exist"
+                                      : "neither " + shown(beside) + " (beside the requirements file) nor " +
+                                            shown(value) + " (from the working folder) exists") +
+                     ": pip ignores it");
+    }
+    return value;
+  }
+
   void file_options(const std::vector<Option>& options, const std::string& path, const std::string& where) {
+    bool find_links_seen = false;
     for (const Option& o : options) {
       if (o.name == "--index-url") {
         m_index_url = o.value;
       } else if (o.name == "--extra-index-url") {
         m_extra_index_urls.push_back(o.value);
       } else if (o.name == "--find-links") {
-        m_find_links.push_back(is_http_url(o.value) || has_scheme(o.value) ? o.value
-                                                                           : resolve_path(folder_of(path), o.value));
+        if (find_links_seen) {
+          m_warnings.add(where + ": --find-links " + shown(o.value) +
+                         " is ignored: pip reads only the first --find-links of a line");
+          continue;
+        }
+        find_links_seen = true;
+        m_find_links.push_back(find_links_location(o.value, path, where));
       } else if (o.name == "--no-index") {
         m_no_index = true;
       } else if (o.name == "--requirement") {

@@ -18,6 +18,8 @@ std::string state_name(Entry::State s) {
     case Entry::State::Checked: return "checked";
     case Entry::State::Skipped: return "skipped";
     case Entry::State::NoWheel: return "no-wheel";
+    case Entry::State::Unknown: return "unknown";
+    case Entry::State::Integrity: return "integrity";
     case Entry::State::Error: return "error";
   }
   return "error";
@@ -82,9 +84,15 @@ nlohmann::ordered_json to_json(const Environment& env, const std::vector<ReadWhe
     p["name"] = e.name;
     p["version"] = e.version;
     p["source"] = e.source;
-    p["state"] = e.beside ? "installed" : state_name(e.state);
+    p["state"] = e.beside && e.state == Entry::State::Checked ? "installed" : state_name(e.state);
     p["reason"] = e.reason;
-    if (e.state == Entry::State::Checked || e.beside) {
+    if (!e.lookup_note.empty()) p["lookup"] = e.lookup_note;
+    if (e.state == Entry::State::Integrity) {
+      p["file"] = e.file.filename;
+      p["url"] = e.file.url;
+      p["path"] = e.file.path;
+    }
+    if (e.state == Entry::State::Checked) {
       const ReadWheel& w = wheels[e.wheel];
       p["file"] = e.file.filename;
       p["url"] = e.file.url;
@@ -127,25 +135,43 @@ std::string text(const Environment& env, const std::vector<ReadWheel>& wheels, c
            : v == verdict::Verdict::Degraded ? p.yellow(upper)
                                              : p.red(upper);
   };
-  std::size_t checked = 0, skipped = 0, missing = 0, beside = 0;
+  // Counted by what is true of them: installed beside (--with), checked, skipped by a marker, without a
+  // wheel for the image (nothing installs them there), unknown (not looked up, or not read offline), not the
+  // file the lock's hash says (integrity), not readable.
+  std::size_t checked = 0, skipped = 0, missing = 0, beside = 0, unknown = 0, integrity = 0, unread = 0;
   for (const auto& e : env.entries) {
-    if (e.beside) {
+    if (e.beside && e.state == Entry::State::Checked) {
       ++beside;
     } else if (e.state == Entry::State::Checked) {
       ++checked;
     } else if (e.state == Entry::State::Skipped) {
       ++skipped;
-    } else {
+    } else if (e.state == Entry::State::NoWheel) {
       ++missing;
+    } else if (e.state == Entry::State::Unknown) {
+      ++unknown;
+    } else if (e.state == Entry::State::Integrity) {
+      ++integrity;
+    } else {
+      ++unread;
     }
   }
+  auto not_judged = [&] {
+    std::string s;
+    auto packages = [](std::size_t n) { return fmt::format("{} package{}", n, n == 1 ? "" : "s"); };
+    if (unknown != 0) s += ", " + packages(unknown) + " whose wheel is unknown (not looked up or not read)";
+    if (integrity != 0) s += ", " + packages(integrity) + " whose file is not what the lock's hash says";
+    if (unread != 0) s += ", " + packages(unread) + " whose wheel could not be read";
+    return s;
+  };
   std::string out = fmt::format("{} on {}: {}\n", locks.empty() ? std::string("the set") : join(locks, " + "),
                                 env.image, paint(env.verdict));
   if (!image.summary.empty()) out += "  " + image.summary + "\n";
-  out += fmt::format("  {} wheel{} installed together and checked{}{}{}\n\n", checked, checked == 1 ? "" : "s",
+  out += fmt::format("  {} wheel{} installed together and checked{}{}{}", checked, checked == 1 ? "" : "s",
                      beside != 0 ? fmt::format(", {} beside them (--with)", beside) : "",
                      skipped != 0 ? fmt::format(", {} skipped by their markers", skipped) : "",
-                     missing != 0 ? fmt::format(", {} without a wheel for the image", missing) : "");
+                     missing != 0 ? fmt::format(", {} without a wheel for the image", missing) : "") +
+         not_judged() + "\n\n";
   std::map<std::size_t, const run::Cell*> cell_of;
   for (std::size_t i = 0; i < env.judged->cells.size(); ++i) cell_of[env.cell_entry[i]] = &env.judged->cells[i];
   std::size_t wn = 7, wv = 7;
@@ -160,7 +186,7 @@ std::string text(const Environment& env, const std::vector<ReadWheel>& wheels, c
   for (std::size_t i = 0; i < env.entries.size(); ++i) {
     const Entry& e = env.entries[i];
     std::string what;
-    if (e.beside) {
+    if (e.beside && e.state == Entry::State::Checked) {
       what = "installed beside (--with)";
       if (auto it = cell_of.find(i); it != cell_of.end()) {
         const auto off = run::routes_off(*it->second);
@@ -175,6 +201,7 @@ std::string text(const Environment& env, const std::vector<ReadWheel>& wheels, c
       what = paint(c.report.verdict) + (why.empty() ? "" : ": " + why);
       what += "\n" + indent + p.dim(e.file.filename + " (" + read_words(e, wheels[e.wheel]) + ")");
       if (!e.variant_note.empty()) what += "\n" + indent + p.dim(e.variant_note);
+      if (!e.lookup_note.empty()) what += "\n" + indent + p.dim(e.lookup_note);
       if (!e.without_variants.empty()) {
         what += "\n" + indent + p.dim("without variant support (pip): " + e.without_variants);
       }
@@ -202,7 +229,11 @@ std::string text(const Environment& env, const std::vector<ReadWheel>& wheels, c
     } else if (e.state == Entry::State::Skipped) {
       what = p.dim("skipped: " + e.reason);
     } else {
-      what = p.red(e.state == Entry::State::NoWheel ? "NO WHEEL" : "ERROR") + ": " + e.reason;
+      const std::string word = e.state == Entry::State::NoWheel     ? p.red("NO WHEEL")
+                               : e.state == Entry::State::Unknown   ? p.red("UNKNOWN")
+                               : e.state == Entry::State::Integrity ? p.red("INTEGRITY FAILURE")
+                                                                    : p.red("ERROR");
+      what = word + ": " + e.reason;
     }
     out += fmt::format("  {:<{}}  {:<{}}  {}\n", e.name, wn, e.version, wv, what);
   }
@@ -215,7 +246,9 @@ std::string text(const Environment& env, const std::vector<ReadWheel>& wheels, c
   const int rc = env.bad_input ? k_exit_bad_input : verdict::exit_code(env.verdict);
   out += fmt::format(
       "\n{}: the environment of {} wheel{}{}; exit {}\n", paint(env.verdict), checked, checked == 1 ? "" : "s",
-      missing != 0 ? fmt::format(" and {} package{} without one", missing, missing == 1 ? "" : "s") : "", rc);
+      missing != 0 ? fmt::format(" and {} package{} without one", missing, missing == 1 ? "" : "s") + not_judged()
+                   : not_judged(),
+      rc);
   out += p.dim("Each wheel's whole report, with the others installed beside it: --format json (packages[].report).") +
          "\n";
   return out;

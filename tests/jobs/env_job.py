@@ -28,6 +28,7 @@ import urllib.request
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tools"))
 import make_wheel  # noqa: E402
+import env_lookup_job  # noqa: E402
 
 C10_214 = r"""
 #include <string>
@@ -177,6 +178,7 @@ def job_env(tmp, J):
         run_env(tmp, J, srv, lib, wheels, gems, tree_whl, cx, online)
     finally:
         srv.close()
+    env_lookup_job.job_env_lookups(tmp, J)
 
 
 def run_env(tmp, J, srv, lib, wheels, gems, tree_whl, cx, online):
@@ -290,8 +292,10 @@ def run_env(tmp, J, srv, lib, wheels, gems, tree_whl, cx, online):
     liar = os.path.join(tmp, "pylock.liar.toml")
     open(liar, "w").write(pylock(torch_sha="1" * 64))
     r = wc("check", liar, "--image", "cuda13.0", "--verify", "full", "--no-cache", env=online)
-    check(r.returncode == 2 and "sha256" in (r.stdout + r.stderr),
-          f"a lock whose torch hash lies: --verify full refuses the wheel, exit 2 (exit {r.returncode})",
+    check(r.returncode == 2 and "is not the file the lock's hash says: its sha256 is " + sha256(wheels[TORCH]) in r.stderr
+          and "INTEGRITY FAILURE" in r.stdout and "INCOMPATIBLE" not in r.stdout and "without a wheel" not in r.stdout,
+          f"a lock whose torch hash lies: --verify full refuses the wheel as an integrity failure, exit 2, never "
+          f"INCOMPATIBLE nor 'without a wheel' (exit {r.returncode})",
           (r.stdout + r.stderr)[-1500:])
 
     # 4. a package with no wheel for the image is one finding of the environment.

@@ -404,6 +404,7 @@ TEST(LockRequirements, ReadsPinsHashesContinuationsNestedFilesAndIndexes) {
                                          "-r more/extra.txt\n"
                                          "-c constraints.txt\n"
                                          "--trusted-host ${MIRROR_HOST}\n");
+  dir.write("wheels/.keep", "");  // --find-links ./wheels: there beside the file, so read from there
   dir.write("more/extra.txt", "six===1.16.0\n--requirement ../leaf.txt\n");
   dir.write("leaf.txt", "idna==3.7 \\\n  --hash sha256:" + k_sha_d + "\n");
   const lock::Lock l = lock::load(main);
@@ -898,9 +899,12 @@ TEST(PickFilesFor, KeepsOnlyTheHashesTheLockAllows) {
   p.version = "2.10.0";
   p.specifier = "==2.10.0";
   p.hashes = {k_sha_b, k_sha_c, k_sha_d};  // 2.9.0's hash does not bring 2.9.0 back
+  // files_for keeps the version's files; the hashes are weighed among the wheels for the image (pip's
+  // filter_unallowed_hashes runs on its applicable candidates).
   EXPECT_EQ(names(lock::files_for(page, p)),
-            (std::vector<std::string>{"torch-2.10.0+cu130-cp312-cp312-manylinux_2_28_x86_64.whl",
-                                      "torch-2.10.0-cp312-cp312-manylinux_2_28_aarch64.whl"}));
+            (std::vector<std::string>{"torch-2.10.0+cpu-cp312-cp312-manylinux_2_28_x86_64.whl",
+                                      "torch-2.10.0+cu130-cp312-cp312-manylinux_2_28_x86_64.whl",
+                                      "torch-2.10.0-cp312-cp312-manylinux_2_28_aarch64.whl", "torch-2.10.0.tar.gz"}));
   // The picked file among them, for each image.
   const std::vector<lock::File> files = lock::files_for(page, p);
   const lock::Pick on_cuda = lock::pick_wheel(files, p, db().get("cuda13.0"));
@@ -909,6 +913,36 @@ TEST(PickFilesFor, KeepsOnlyTheHashesTheLockAllows) {
   const lock::Pick on_ascend = lock::pick_wheel(files, p, db().get("ascend-cann9"));
   ASSERT_NE(on_ascend.file, nullptr) << on_ascend.why;
   EXPECT_EQ(on_ascend.file->filename, "torch-2.10.0-cp312-cp312-manylinux_2_28_aarch64.whl");
+  // No wheel for the image has a listed hash: pip keeps them all and picks as ever; the file it picks then
+  // fails the hash check (an integrity failure the environment says), it is not "no wheel".
+  lock::Package other = p;
+  other.hashes = {k_sha_d};
+  const lock::Pick unlisted = lock::pick_wheel(files, other, db().get("cuda13.0"));
+  ASSERT_NE(unlisted.file, nullptr) << unlisted.why;
+  EXPECT_EQ(unlisted.file->filename, "torch-2.10.0+cpu-cp312-cp312-manylinux_2_28_x86_64.whl");
+}
+
+// pip's req_file.py (handle_option_line): a --find-links path relative to the requirements file's folder
+// when that exists, else as written (from the working folder); only the first --find-links of a line.
+TEST(LockRequirements, FindLinksAsPipReadsThem) {
+  TempDir dir;
+  dir.write("lock/lock/.keep", "");
+  dir.write("lock/here/.keep", "");
+  const std::string reqs = dir.write("lock/requirements.txt",
+                                     "--find-links ./lock\n-f here -f lock\n-f ./elsewhere\n-f https://h/links/\n"
+                                     "--find-links /abs/nowhere\nsix==1.16.0\n");
+  const lock::Lock l = lock::load(reqs);
+  ASSERT_EQ(l.packages.size(), 1U);
+  EXPECT_EQ(l.packages[0].find_links, (std::vector<std::string>{dir.path() + "/lock/lock", dir.path() + "/lock/here",
+                                                                "./elsewhere", "https://h/links/", "/abs/nowhere"}));
+  EXPECT_TRUE(any_has(l.warnings, "requirements.txt:2: --find-links lock is ignored: pip reads only the first"));
+  EXPECT_TRUE(any_has(l.warnings, "requirements.txt:3: --find-links ./elsewhere: neither " + dir.path() +
+                                      "/lock/elsewhere (beside the requirements file) nor ./elsewhere (from the "
+                                      "working folder) exists: pip ignores it"));
+  EXPECT_TRUE(any_has(l.warnings, "requirements.txt:5: --find-links /abs/nowhere: /abs/nowhere does not exist"));
+  // Not beside the file: as written, from the working folder (pip's fallback).
+  const std::string only_cwd = dir.write("other/requirements.txt", "-f ./lock/lock\nsix==1.16.0\n");
+  EXPECT_EQ(lock::load(only_cwd).packages[0].find_links, std::vector<std::string>{"./lock/lock"});
 }
 
 }  // namespace unity_test_lock

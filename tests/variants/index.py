@@ -199,7 +199,8 @@ def wc(*args, fmt=None):
     cmd = [A.wheelcheck, *args, "--db", A.db, "--no-cache", "-q"] + (["--no-config"] if args[0] != "inspect" else [])
     if fmt:
         cmd += ["--format", fmt]
-    p = subprocess.run(cmd, capture_output=True, text=True)
+    # Its lookups go to the loopback index: never offline (WHEELCHECK_OFFLINE=1 would leave them unknown).
+    p = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, WHEELCHECK_OFFLINE=""))
     out = p.stdout
     if fmt in ("json", "sarif"):
         try:
