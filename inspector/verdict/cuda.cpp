@@ -353,6 +353,7 @@ class CudaCheck {
                 .member(f.member)
                 .library(f.library)
                 .version(f.floor.version)
+                .candidates({need.image_driver})  // the image's driver: requirement() cites it, typed
                 .explain(fmt::format("{} needs an NVIDIA driver >= {}; the image's driver is {}.", f.floor.because,
                                      f.floor.version, need.image_driver))
                 .fix(fmt::format("a driver >= {} on the host, or a build for an older CUDA", f.floor.version))

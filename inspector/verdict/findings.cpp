@@ -293,17 +293,10 @@ std::string requirement(const Finding& f) {
     case FindingKind::RequiresDist:
       return fmt::format("requires {}{} (image: {})", f.library, f.required_version,
                          f.candidates.empty() ? std::string("another version") : f.candidates.front());
-    case FindingKind::DriverTooOld: {
-      // The explanation ends "...; the image's driver is 535.104.05."
-      std::string image = "older";
-      const std::string marker = "the image's driver is ";
-      const auto at = f.explanation.rfind(marker);
-      if (at != std::string::npos) {
-        image = f.explanation.substr(at + marker.size());
-        while (!image.empty() && (image.back() == '.' || image.back() == ' ')) image.pop_back();
-      }
-      return fmt::format("requires NVIDIA driver {}+ (image: {})", f.required_version, image);
-    }
+    case FindingKind::DriverTooOld:
+      // candidates: the image's driver (cuda.cpp), a fact of its own, never cut from the explanation.
+      return fmt::format("requires NVIDIA driver {}+ (image: {})", f.required_version,
+                         f.candidates.empty() ? std::string("older") : f.candidates.front());
     case FindingKind::Driver:
       return fmt::format("requires NVIDIA driver {}+ (image: driver unknown)", f.required_version);
     case FindingKind::MissingSymbol: {
