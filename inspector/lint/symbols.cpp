@@ -291,6 +291,13 @@ void check_unloadable(Lint& l) {
                                   "the wheel defines it: the link passed, and dlopen(RTLD_NOW) fails on every machine "
                                   "(\"undefined symbol: {}\"), so Python's import and ctypes fail whatever the image",
                                   m.path, words, own_why->why, missing.front())
+                : program
+                    ? fmt::format("{} leaves {} undefined, and none of its needs ({}) defines {}, in the wheel or in "
+                                  "the system libraries; it is a program, so no interpreter's scope completes it: "
+                                  "glibc's loader refuses to start it on every machine (\"symbol lookup error: "
+                                  "undefined symbol: {}\"; at the first call without LD_BIND_NOW)",
+                                  m.path, words, needs.empty() ? std::string("it has none") : join(needs, ", "),
+                                  missing.size() == 1 ? "it" : "them", missing.front())
                     : fmt::format("{} leaves {} undefined, and neither its needs ({}) nor the interpreter's global "
                                   "scope (python, {}) define {}, in the wheel or in the system libraries: "
                                   "dlopen(RTLD_NOW) fails on every machine (\"undefined symbol: {}\"), so Python's "
@@ -301,10 +308,12 @@ void check_unloadable(Lint& l) {
                                       "catch this at link time)"
                                     : "link the library that defines it, or build with -Wl,--no-undefined to catch "
                                       "this at link time")
-            .evidence(fmt::format("{} needs {}; searched: the wheel's {}, the interpreter's global scope ({}) and "
-                                  "{} system table(s) of the db",
-                                  m.path, needs.empty() ? std::string("nothing (no DT_NEEDED)") : join(needs, ", "),
-                                  scope.size(), join(global, ", "), tables.size()));
+            .evidence(fmt::format("{} needs {}; searched: the wheel's {}, {} and {} system table(s) of the db", m.path,
+                                  needs.empty() ? std::string("nothing (no DT_NEEDED)") : join(needs, ", "),
+                                  scope.size(),
+                                  program ? std::string("no interpreter (a program)")
+                                          : "the interpreter's global scope (" + join(global, ", ") + ")",
+                                  tables.size()));
     f.symbols = listed;
     f.symbols_total = missing.size();
     l.add(std::move(f));
