@@ -275,11 +275,13 @@ TEST(LintTruth, InterpretersScopeCompletesExtensionModulesOnly) {
   if (const auto why = truth_no_cpython(); !why.empty()) GTEST_SKIP() << why;
   TempDir d;
   auto module = [&](const std::string& name, const std::string& call) {
-    return "#include <Python.h>\ndouble " + call +
+    // strlen from libc.so.6 as well: the module needs libc.so.6 (DT_NEEDED), as Debian's numpy members do.
+    return "#include <Python.h>\n#include <string.h>\ndouble " + call +
            "(double);\nstatic PyObject* f(PyObject* s, PyObject* a) { (void)s; return "
            "PyFloat_FromDouble(" +
            call +
-           "(PyFloat_AsDouble(a))); }\nstatic PyMethodDef m[] = {{\"f\", f, METH_O, NULL}, {NULL, NULL, 0, "
+           "(PyFloat_AsDouble(a)) + (double)strlen(\"x\")); }\nstatic PyMethodDef m[] = {{\"f\", f, METH_O, NULL}, "
+           "{NULL, NULL, 0, "
            "NULL}};\nstatic struct PyModuleDef def = {PyModuleDef_HEAD_INIT, \"" +
            name + "\", NULL, -1, m, NULL, NULL, NULL, NULL};\nPyMODINIT_FUNC PyInit_" + name +
            "(void) { return PyModule_Create(&def); }\n";
@@ -292,6 +294,9 @@ TEST(LintTruth, InterpretersScopeCompletesExtensionModulesOnly) {
                                "-fno-builtin -O1 -I/usr/include/python3.11");
   ASSERT_FALSE(good.empty());
   ASSERT_FALSE(bad.empty());
+  const std::string dynamic = test::run("readelf -d " + shell_quote(good)).out;
+  EXPECT_NE(dynamic.find("[libc.so.6]"), std::string::npos) << dynamic;
+  EXPECT_EQ(dynamic.find("[libm.so.6]"), std::string::npos) << dynamic;
   // The referee: Debian's CPython, every symbol bound at load.
   EXPECT_EQ(truth_import(d.path(), "sq"), "OK");
   EXPECT_NE(truth_import(d.path(), "nowhere").find("undefined symbol: wheelcheck_truth_nowhere"), std::string::npos);
