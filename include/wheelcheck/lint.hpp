@@ -45,7 +45,8 @@
 
 namespace wheelcheck::policy {
 class Policies;
-}
+struct DependencyLibrary;
+}  // namespace wheelcheck::policy
 namespace wheelcheck::variant {
 struct File;
 }
@@ -75,6 +76,11 @@ std::vector<Provider> load_providers(const image::Db& db);
 const std::vector<Provider>& cached_providers(const image::Db& db);
 // The provider of a needed soname ("libtorch_npu.so" -> torch-npu); null when none is known.
 const Provider* provider_of(const std::vector<Provider>& providers, const std::string& soname);
+// The libraries the wheel's members need that a distribution it declares (Requires-Dist, without an extra) ships:
+// what policy::analyze takes from that distribution's folder where a member's RPATH or RUNPATH looks there
+// (PyTorch's $ORIGIN/../../nvidia/cuda_runtime/lib). `wheelcheck lint` judges the tag's claim with them.
+std::vector<policy::DependencyLibrary> dependency_libraries(const WheelProfile& wheel,
+                                                            const std::vector<Provider>& providers);
 
 struct Options {
   const std::vector<Provider>* providers = nullptr;

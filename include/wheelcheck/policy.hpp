@@ -96,6 +96,23 @@ struct Constraint {
   std::string ceiling;               // the most compatible tag this reason allows ("linux_aarch64" for none)
   int ceiling_priority = 0;
   std::string detail;  // one sentence for people
+  // The declared Requires-Dist distribution that ships `library`, reached by the member's RPATH or RUNPATH into a
+  // folder of site-packages the wheel does not fill (PyTorch's $ORIGIN/../nvidia/cuda_runtime/lib): the library
+  // the dependency installs there, which `auditwheel repair --exclude` leaves as it is. Such a reason keeps
+  // auditwheel's answer (consistent_with) but is no reason against the wheel's tag (check_claim). "" for none.
+  std::string dependency;
+  // Whether `auditwheel show` judges this reason as wheelcheck does: false for the kernel rule (auditwheel has
+  // none), the musl release (auditwheel reads the musl it runs on) and a declared dependency's library
+  // (auditwheel, with only the wheel, calls it external).
+  bool auditwheel_judges = true;
+};
+
+// A library a declared Requires-Dist distribution ships (db/providers.json): given to analyze, a member that
+// reaches it by RPATH or RUNPATH into site-packages, outside the wheel's own folders, takes it from there.
+struct DependencyLibrary {
+  std::string soname;        // "libcudart.so.12"
+  std::string distribution;  // "nvidia-cuda-runtime-cu12"
+  std::string requirement;   // the Requires-Dist as written, for people
 };
 
 struct Consistency {
@@ -109,9 +126,20 @@ struct Consistency {
   // Newest version per family the members need ("GLIBC" -> "2.29", "GLIBCXX" -> "3.4.22").
   std::map<std::string, std::string> newest_versions;
   std::vector<Constraint> constrained_by;  // each reason below the most compatible policy, most limiting first
+  // The tag with the declared dependencies' libraries counted as installed (the reasons with `dependency` left
+  // out): what the wheel delivers once pip installs what it requires. Equal to tag when no reason is one.
+  std::string tag_with_dependencies;
+  int priority_with_dependencies = 0;
 };
 
-Consistency analyze(const WheelProfile& wheel, const Policies& policies);
+// The C library and loader of a policy family, which every system of it has and no policy lists as a library:
+// glibc's ld-linux-*.so.* and ld64.so.*, musl's ld-musl-*.so.1 and libc.musl-*.so.1 (Alpine's soname of musl's
+// libc, which is its loader too) and libc.so (musl's soname on other systems).
+bool c_library_of(Libc libc, std::string_view soname);
+
+// dependencies: the libraries declared Requires-Dist distributions ship (none: the wheel alone, as auditwheel).
+Consistency analyze(const WheelProfile& wheel, const Policies& policies,
+                    const std::vector<DependencyLibrary>& dependencies = {});
 
 // The wheel's own platform tag claims more than its binaries deliver: the most compatible tag it carries
 // for the same C library, above consistent_with (or for another machine or C library).
@@ -120,6 +148,9 @@ struct Overclaim {
   std::string consistent_with;             // what it is ("linux_aarch64")
   std::vector<const Constraint*> because;  // the reasons below the claim
   std::string detail;                      // one sentence naming both, and why
+  // Whether `auditwheel show` names the same tag for the same reasons: false when a reason below the claim is
+  // one auditwheel does not judge (Constraint::auditwheel_judges), so a finding must not say it agrees.
+  bool auditwheel_agrees = true;
 };
 // Whether any of the wheel's platform tags names a policy family (manylinux, musllinux, android): only
 // such a wheel can overclaim, and knowing it needs no policy data (checks skip loading it otherwise).

@@ -316,8 +316,9 @@ void check_dependencies(Lint& l) {
       if (l.ships(n) || system.count(n) != 0 || lint_driver_library(n)) continue;
       const Provider* p = l.provider_of_library(n);
       if (p == nullptr) {
-        // The loader itself is every process's; libpython is the interpreter's own (policy findings say more).
-        if (n.rfind("ld-linux", 0) == 0 || n.rfind("ld64.so", 0) == 0 || n.rfind("ld-musl", 0) == 0) continue;
+        // The loader and C library are every process's (musl's libc.musl-x86_64.so.1 is its loader, which each
+        // musllinux system has); libpython is the interpreter's own (policy findings say more).
+        if (policy::c_library_of(policy::Libc::Glibc, n) || policy::c_library_of(policy::Libc::Musl, n)) continue;
         if (!shown.insert(n).second) continue;
         if (n.rfind("libpython", 0) == 0) {
           l.claims.shown.push_back(

@@ -61,20 +61,49 @@ const SystemTables& system_tables(const image::Db& db) {
   return *slot;
 }
 
-// The libraries of the interpreter's global scope: what a python process has loaded before any import.
+// The libraries of the interpreter's global scope: what every CPython process has loaded before any import, read
+// from the real interpreters' DT_NEEDED here: Debian 12's /usr/bin/python3.11 (and Debian 13's python3.13) needs
+// libm.so.6, libz.so.1, libexpat.so.1, libc.so.6; pyenv's CPython 3.11 (--enable-shared) needs libpython3.11.so.1.0
+// and libc.so.6, its libpython libm.so.6 and libc.so.6. Common to both: libc.so.6 and libm.so.6 (libz and libexpat
+// are Debian's choice; python-build-standalone links them in), with the loader. libpthread, libdl and libutil are
+// folded into libc.so.6 since glibc 2.34, and the tables here are glibc 2.41's.
 bool interpreter_scope(const std::string& soname) {
-  return soname.rfind("libc.so", 0) == 0 || soname.rfind("libm.so", 0) == 0 || soname.rfind("libpthread", 0) == 0 ||
-         soname.rfind("libdl.so", 0) == 0 || soname.rfind("ld-linux", 0) == 0;
+  return soname == "libc.so.6" || soname == "libm.so.6" || soname.rfind("ld-linux", 0) == 0;
 }
 
 bool python_api_name(const std::string& s) {
   return s.rfind("Py", 0) == 0 || s.rfind("_Py", 0) == 0;
 }
 
+// A member linked against musl (its loader, or musl's sonames).
+bool unloadable_musl_member(const elf::Binary& b) {
+  if (b.interpreter.find("ld-musl") != std::string::npos) return true;
+  return std::any_of(b.needed.begin(), b.needed.end(),
+                     [](const std::string& n) { return n.rfind("libc.musl-", 0) == 0 || n == "libc.so"; });
+}
+
 std::vector<std::string> first_demangled(const std::vector<std::string>& symbols) {
   std::vector<std::string> out;
   for (std::size_t i = 0; i < symbols.size() && i < verdict::k_floor_symbols_listed; ++i)
     out.push_back(cxx::demangle_or_self(symbols[i]));
+  return out;
+}
+
+// The libraries the wheel's declared Requires-Dist distributions ship (db/providers.json), as its members need them:
+// what policy::analyze takes from those distributions' folders where a member's RPATH or RUNPATH looks there.
+std::vector<policy::DependencyLibrary> lint_dependency_libraries(const Lint& l) {
+  std::vector<policy::DependencyLibrary> out;
+  for (const auto& m : l.w.members) {
+    if (!m.elf) continue;
+    for (const auto& n : m.elf->needed) {
+      if (l.ships(n) || std::any_of(out.begin(), out.end(), [&](const auto& d) { return d.soname == n; })) continue;
+      const Provider* p = l.provider_of_library(n);
+      if (p == nullptr || l.is_self(*p)) continue;
+      const Requirement* req = l.requirement_of(*p, false);
+      if (req == nullptr) continue;
+      out.push_back({n, req->normalized, req->text});
+    }
+  }
   return out;
 }
 
@@ -86,7 +115,7 @@ void check_floor(Lint& l) {
     l.notes.push_back("no packaging policies in the db: the glibc floor and the tag's claim are not judged");
     return;
   }
-  const auto c = policy::analyze(w, *l.o.policies);
+  const auto c = policy::analyze(w, *l.o.policies, lint_dependency_libraries(l));
   if (c.pure) return;
   std::string glibc;
   if (const auto it = c.newest_versions.find("GLIBC"); it != c.newest_versions.end()) glibc = it->second;
@@ -103,10 +132,23 @@ void check_floor(Lint& l) {
       if (std::find(symbols.begin(), symbols.end(), s.name) == symbols.end()) symbols.push_back(s.name);
     }
   }
-  const bool no_policy = c.tag.rfind("linux_", 0) == 0;
-  l.claims.shown.push_back((no_policy ? "its binaries are consistent with no manylinux policy (" + c.tag + ")"
-                                      : "its binaries are consistent with " + c.tag) +
-                           (glibc.empty() ? "" : ", needing glibc " + glibc));
+  // With its declared dependencies' libraries installed (where its members look for them): what pip delivers.
+  const std::string& tag = c.tag_with_dependencies;
+  const bool no_policy = tag.rfind("linux_", 0) == 0;
+  const std::string family = policy::tag_prefix(c.libc);
+  std::vector<std::string> from_deps;
+  for (const auto& k : c.constrained_by) {
+    if (!k.dependency.empty()) from_deps.push_back(k.library + " from " + k.dependency);
+  }
+  l.claims.shown.push_back(
+      (no_policy ? "its binaries are consistent with no " + family + " policy (" + tag + ")"
+                 : "its binaries are consistent with " + tag) +
+      (from_deps.empty()
+           ? ""
+           : fmt::format(" with {} (declared dependencies, reached by RPATH or RUNPATH); the wheel alone, "
+                         "as `auditwheel show` judges it, with {}",
+                         join(from_deps, ", "), c.tag)) +
+      (glibc.empty() ? "" : ", needing glibc " + glibc));
   if (const auto claim = policy::check_claim(w, c, *l.o.policies)) l.add(verdict::tag_claim_finding(*claim, true));
   const auto loose = std::find_if(w.filename.tags.begin(), w.filename.tags.end(), [](const wheel::Tag& t) {
     return wheel::parse_platform(t.platform).kind == wheel::Platform::Kind::Linux;
@@ -115,6 +157,7 @@ void check_floor(Lint& l) {
   std::vector<std::string> other;  // the reasons beyond the glibc version
   for (const auto& k : c.constrained_by) {
     if (k.rule == policy::Rule::SymbolVersion && k.version.rfind("GLIBC_", 0) == 0) continue;
+    if (!k.dependency.empty()) continue;  // its declared dependency installs it
     if (other.size() < 3) other.push_back(k.detail);
   }
   const std::string cause = glibc.empty() ? "" : verdict::known_cause("GLIBC_" + glibc, symbols);
@@ -125,24 +168,30 @@ void check_floor(Lint& l) {
   // With a policy: its glibc floor decides, and the symbols behind it. With none: the reasons no policy holds
   // decide, and the glibc floor comes after them.
   const std::string why =
-      no_policy ? fmt::format("no {} policy: {}{}", c.libc == policy::Libc::Glibc ? "manylinux" : "packaging",
-                              join(other, "; "), glibc_words.empty() ? "" : "; its glibc floor is " + glibc_words)
-                : fmt::format("{}{}{}{}", c.tag, glibc_words.empty() ? "" : ": they need " + glibc_words,
+      no_policy ? fmt::format("no {} policy: {}{}", family, join(other, "; "),
+                              glibc_words.empty() ? "" : "; its glibc floor is " + glibc_words)
+                : fmt::format("{}{}{}{}", tag, glibc_words.empty() ? "" : ": they need " + glibc_words,
                               cause.empty() ? "" : "; " + cause, other.empty() ? "" : "; and " + join(other, "; "));
+  std::vector<std::string> excluded;  // what `auditwheel repair` must leave to the declared dependencies
+  for (const auto& k : c.constrained_by) {
+    if (!k.dependency.empty()) excluded.push_back("--exclude " + k.library);
+  }
+  const std::string repair =
+      excluded.empty() ? "`auditwheel repair`" : "`auditwheel repair " + join(excluded, " ") + "`";
+  const bool glibc_family = c.libc == policy::Libc::Glibc;
   verdict::Finding f =
       make(FindingKind::TagFloor, Severity::Warning)
           .member(member)
           .library(glibc.empty() ? "" : "libc.so.6")
-          .version(c.tag)
+          .version(tag)
           .explain(fmt::format("the wheel is tagged {}, a local build's tag that promises nothing about the system: "
                                "pip installs it on any {} Linux. Its binaries are consistent with {}",
                                loose->platform, c.machine, why))
-          .fix(c.tag.rfind("linux_", 0) == 0
-                   ? std::string("make it consistent with a manylinux policy (bundle what no policy allows: "
-                                 "`auditwheel repair`), then tag it so")
-                   : fmt::format("tag it {} (`auditwheel repair` does), or build it on the oldest glibc it must run "
-                                 "on (a manylinux image)",
-                                 c.tag))
+          .fix(no_policy ? fmt::format("make it consistent with a {} policy (bundle what no policy allows: {}), "
+                                       "then tag it so",
+                                       family, repair)
+                         : fmt::format("tag it {} ({} does), or build it on the oldest {} it must run on (a {} image)",
+                                       tag, repair, glibc_family ? "glibc" : "musl", family))
           .evidence(fmt::format("consistent_with {} (policy::analyze, as `wheelcheck inspect` shows)", c.tag));
   f.symbols = first_demangled(symbols);
   f.symbols_total = total;
@@ -163,7 +212,10 @@ void check_unloadable(Lint& l) {
     // is not one: it is loaded into a process (Python's) whose global scope must define what it leaves undefined.
     if (!m.elf || (m.elf->statically_linked() && resolve::is_program(*m.elf))) continue;
     if (m.elf->type != elf::FileType::Shared && m.elf->type != elf::FileType::Executable) continue;
+    const bool program = resolve::is_program(*m.elf);
     const std::string machine = elf::machine_name(m.elf->machine, m.elf->elf_class, m.elf->endian, m.elf->e_flags);
+    // The system tables are glibc's (debian13's): a musl member's needs are not in them.
+    const bool glibc_tables = sys != nullptr && sys->machine == machine && !unloadable_musl_member(*m.elf);
     // The member's load: what its needs reach in the wheel, the system tables they reach, what is not known.
     std::vector<const MemberProfile*> scope{&m};
     std::vector<const exports::Table*> tables;
@@ -175,7 +227,7 @@ void check_unloadable(Lint& l) {
           if (std::find(scope.begin(), scope.end(), it->second) == scope.end()) scope.push_back(it->second);
           continue;
         }
-        if (sys != nullptr && sys->machine == machine) {
+        if (glibc_tables) {
           if (const auto t = sys->by_soname.find(n); t != sys->by_soname.end()) {
             tables.push_back(&t->second);
             continue;
@@ -184,22 +236,24 @@ void check_unloadable(Lint& l) {
         unknown.push_back(n);
       }
     }
-    // The global scope every import has before the member's own needs: the python executable (the Py* names, left
-    // alone below), libc and libm that it loads, and the dynamic loader.
+    // The global scope an import has before the member's own needs: the python executable (its Py* names, left
+    // alone below) and what it loads, libc.so.6 and libm.so.6 (interpreter_scope), and the loader. An extension
+    // module is loaded so, and so is a library of the wheel whether an extension module or ctypes loads it. A program
+    // has no interpreter: its own needs alone define what it leaves undefined.
     std::vector<std::string> global;
-    if (sys != nullptr && sys->machine == machine) {
+    if (!program && glibc_tables) {
       for (const auto& [soname, table] : sys->by_soname) {
         if (!interpreter_scope(soname)) continue;
         global.push_back(soname);
         if (std::find(tables.begin(), tables.end(), &table) == tables.end()) tables.push_back(&table);
       }
-    } else {
+    } else if (!program) {
       unknown.push_back("the interpreter's libc.so.6");  // only the wheel's own symbols can be judged
     }
     std::vector<std::string> missing;
     const rules::OwnSymbols* own_why = nullptr;
     for (const auto& s : m.elf->symbols) {
-      if (s.defined || s.weak() || python_api_name(s.name)) continue;
+      if (s.defined || s.weak() || (!program && python_api_name(s.name))) continue;
       if (!s.version.empty() && by_name.count(s.version_file) == 0) continue;  // a version floor: tag-floor's
       const auto defines = [&](const MemberProfile* o) {
         return std::any_of(o->elf->symbols.begin(), o->elf->symbols.end(),
@@ -237,6 +291,13 @@ void check_unloadable(Lint& l) {
                                   "the wheel defines it: the link passed, and dlopen(RTLD_NOW) fails on every machine "
                                   "(\"undefined symbol: {}\"), so Python's import and ctypes fail whatever the image",
                                   m.path, words, own_why->why, missing.front())
+                : program
+                    ? fmt::format("{} leaves {} undefined, and none of its needs ({}) defines {}, in the wheel or in "
+                                  "the system libraries; it is a program, so no interpreter's scope completes it: "
+                                  "glibc's loader refuses to start it on every machine (\"symbol lookup error: "
+                                  "undefined symbol: {}\"; at the first call without LD_BIND_NOW)",
+                                  m.path, words, needs.empty() ? std::string("it has none") : join(needs, ", "),
+                                  missing.size() == 1 ? "it" : "them", missing.front())
                     : fmt::format("{} leaves {} undefined, and neither its needs ({}) nor the interpreter's global "
                                   "scope (python, {}) define {}, in the wheel or in the system libraries: "
                                   "dlopen(RTLD_NOW) fails on every machine (\"undefined symbol: {}\"), so Python's "
@@ -247,10 +308,12 @@ void check_unloadable(Lint& l) {
                                       "catch this at link time)"
                                     : "link the library that defines it, or build with -Wl,--no-undefined to catch "
                                       "this at link time")
-            .evidence(fmt::format("{} needs {}; searched: the wheel's {}, the interpreter's global scope ({}) and "
-                                  "{} system table(s) of the db",
-                                  m.path, needs.empty() ? std::string("nothing (no DT_NEEDED)") : join(needs, ", "),
-                                  scope.size(), join(global, ", "), tables.size()));
+            .evidence(fmt::format("{} needs {}; searched: the wheel's {}, {} and {} system table(s) of the db", m.path,
+                                  needs.empty() ? std::string("nothing (no DT_NEEDED)") : join(needs, ", "),
+                                  scope.size(),
+                                  program ? std::string("no interpreter (a program)")
+                                          : "the interpreter's global scope (" + join(global, ", ") + ")",
+                                  tables.size()));
     f.symbols = listed;
     f.symbols_total = missing.size();
     l.add(std::move(f));
@@ -258,3 +321,15 @@ void check_unloadable(Lint& l) {
 }
 
 }  // namespace wheelcheck::lint::detail
+
+namespace wheelcheck::lint {
+
+std::vector<policy::DependencyLibrary> dependency_libraries(const WheelProfile& wheel,
+                                                            const std::vector<Provider>& providers) {
+  Options o;
+  o.providers = &providers;
+  const detail::Lint l(wheel, o);
+  return detail::lint_dependency_libraries(l);
+}
+
+}  // namespace wheelcheck::lint

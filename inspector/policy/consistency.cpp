@@ -24,6 +24,7 @@
 // wheel-only analysis cannot, and does not need to (an external library already makes it linux_<arch>).
 #include <algorithm>
 #include <array>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -142,7 +143,7 @@ LibcGuess detect_libc(const WheelProfile& wheel, const std::vector<const MemberP
 // floor nobody promised, not waved through.
 struct KernelFloor {
   std::array<std::uint32_t, 3> kernel{};
-  std::string reference;  // "CentOS 7 (PEP 599)"
+  std::string reference;  // "CentOS 7 (manylinux2014, PEP 599)"
   bool published = false;
 };
 
@@ -153,9 +154,9 @@ std::optional<KernelFloor> kernel_floor(const Policy& p) {
     const char* reference;
   };
   static constexpr Row k_rows[] = {
-      {5, {2, 6, 18}, "CentOS 5 (PEP 513)"},
-      {12, {2, 6, 32}, "CentOS 6 (PEP 571)"},
-      {17, {3, 10, 0}, "CentOS 7 (PEP 599)"},
+      {5, {2, 6, 18}, "CentOS 5 (manylinux1, PEP 513)"},
+      {12, {2, 6, 32}, "CentOS 6 (manylinux2010, PEP 571)"},
+      {17, {3, 10, 0}, "CentOS 7 (manylinux2014, PEP 599)"},
       {24, {4, 9, 0}, "Debian 9, the manylinux_2_24 image (PEP 600)"},
       {28, {4, 18, 0}, "AlmaLinux 8, the manylinux_2_28 image (PEP 600)"},
   };
@@ -186,9 +187,31 @@ std::pair<std::string, std::string> split_version(const std::string& v) {
   return {v.substr(0, u), v.substr(u + 1)};
 }
 
+// One reason of consistent_with (Analyzer::add fills in the ceiling's tag).
+Constraint policy_reason(Rule rule, std::string member, std::string library, std::string version,
+                         std::vector<std::string> symbols, std::string ceiling, int ceiling_priority,
+                         std::string detail) {
+  Constraint k;
+  k.rule = rule;
+  k.member = std::move(member);
+  k.library = std::move(library);
+  k.version = std::move(version);
+  k.symbols = std::move(symbols);
+  k.ceiling = std::move(ceiling);
+  k.ceiling_priority = ceiling_priority;
+  k.detail = std::move(detail);
+  return k;
+}
+
+Constraint not_judged_by_auditwheel(Constraint k) {
+  k.auditwheel_judges = false;
+  return k;
+}
+
 class Analyzer {
  public:
-  Analyzer(const WheelProfile& wheel, const Policies& policies) : m_wheel(wheel), m_policies(policies) {}
+  Analyzer(const WheelProfile& wheel, const Policies& policies, const std::vector<DependencyLibrary>& dependencies)
+      : m_wheel(wheel), m_policies(policies), m_dependencies(dependencies) {}
 
   Consistency run() {
     Consistency c;
@@ -200,8 +223,8 @@ class Analyzer {
     if (m_elfs.empty()) {
       c.pure = m_wheel.members.empty();
       if (!c.pure) {
-        c.constrained_by.push_back(
-            {Rule::Machine, "", "", "", {}, "", 0, "no ELF member could be read: its machine and needs are unknown"});
+        c.constrained_by.push_back(policy_reason(Rule::Machine, "", "", "", {}, "", 0,
+                                                 "no ELF member could be read: its machine and needs are unknown"));
       }
       return c;
     }
@@ -216,16 +239,10 @@ class Analyzer {
     newest_versions(c);
     if (m_list.empty()) {
       c.tag = m_linux;
-      c.constrained_by.push_back(
-          {Rule::Machine,
-           m_elfs.front()->path,
-           "",
-           "",
-           {},
-           m_linux,
-           0,
-           fmt::format("no {} policy covers {} ({})", tag_prefix(c.libc), c.machine,
-                       c.arch.empty() ? "an architecture auditwheel does not know" : "not in the policy data")});
+      c.constrained_by.push_back(policy_reason(
+          Rule::Machine, m_elfs.front()->path, "", "", {}, m_linux, 0,
+          fmt::format("no {} policy covers {} ({})", tag_prefix(c.libc), c.machine,
+                      c.arch.empty() ? "an architecture auditwheel does not know" : "not in the policy data")));
       return c;
     }
     machines(c);
@@ -241,10 +258,11 @@ class Analyzer {
     int overall = m_list.front()->priority;
     for (int p : m_rule_priority) overall = std::min(overall, p);
     c.priority = overall;
-    c.tag = m_linux;
-    for (const Policy* p : m_list) {
-      if (p->priority == overall) c.tag = p->tag();
-    }
+    c.tag = tag_of(overall);
+    int given = m_list.front()->priority;  // the same, with the declared dependencies' libraries installed
+    for (int p : m_rule_priority_given) given = std::min(given, p);
+    c.priority_with_dependencies = given;
+    c.tag_with_dependencies = tag_of(given);
     std::stable_sort(c.constrained_by.begin(), c.constrained_by.end(),
                      [](const Constraint& a, const Constraint& b) { return a.ceiling_priority < b.ceiling_priority; });
     return c;
@@ -272,6 +290,13 @@ class Analyzer {
     c.constrained_by.push_back(std::move(k));
   }
 
+  // A rule's ceiling: for the wheel alone (auditwheel's answer) and with its declared dependencies installed.
+  void ceiling_of_rule(int alone, int given) {
+    m_rule_priority.push_back(alone);
+    m_rule_priority_given.push_back(given);
+  }
+  void ceiling_of_rule(int both) { ceiling_of_rule(both, both); }
+
   void newest_versions(Consistency& c) const {
     for (const auto* m : m_elfs) {
       for (const auto& vn : m->elf->version_needs) {
@@ -291,17 +316,12 @@ class Analyzer {
   void musl_release(Consistency& c) {
     if (c.libc != Libc::Musl || m_list.size() < 2) return;
     const Policy* newest = m_list.back();
-    m_rule_priority.push_back(newest->priority);
-    add(c, {Rule::Libc,
-            "",
-            "libc.so",
-            "",
-            {},
-            "",
-            newest->priority,
-            fmt::format("musl has no symbol versions, so the musl release a binary needs cannot be read from it: "
-                        "built against musl {} is assumed (auditwheel assumes the musl it runs on)",
-                        newest->libc_version())});
+    ceiling_of_rule(newest->priority);
+    add(c, not_judged_by_auditwheel(policy_reason(
+               Rule::Libc, "", "libc.so", "", {}, "", newest->priority,
+               fmt::format("musl has no symbol versions, so the musl release a binary needs cannot be read from it: "
+                           "built against musl {} is assumed (auditwheel assumes the musl it runs on)",
+                           newest->libc_version()))));
   }
 
   // Android: the API level the wheel's tag names (auditwheel's answer too; the ELF notes are not read).
@@ -310,16 +330,11 @@ class Analyzer {
     for (const auto& t : m_wheel.filename.tags) {
       const Policy* p = m_policies.find(t.platform);
       if (p == nullptr || p->libc != Libc::Android || p->arch != c.arch) continue;
-      m_rule_priority.push_back(p->priority);
+      ceiling_of_rule(p->priority);
       if (p->priority < m_list.front()->priority) {
-        add(c, {Rule::ApiLevel,
-                "",
-                "",
-                "",
-                {},
-                "",
-                p->priority,
-                fmt::format("the wheel's tag {} names Android API level {}", t.platform, p->libc_version())});
+        add(c,
+            policy_reason(Rule::ApiLevel, "", "", "", {}, "", p->priority,
+                          fmt::format("the wheel's tag {} names Android API level {}", t.platform, p->libc_version())));
       }
       return;
     }
@@ -330,15 +345,10 @@ class Analyzer {
       const auto& e = *m->elf;
       const std::string machine = elf::machine_name(e.machine, e.elf_class, e.endian, e.e_flags);
       if (machine == c.machine) continue;
-      m_rule_priority.push_back(0);
-      add(c, {Rule::Machine,
-              m->path,
-              "",
-              "",
-              {},
-              "",
-              0,
-              fmt::format("{} is built for {}, the wheel's other members for {}", m->path, machine, c.machine)});
+      ceiling_of_rule(0);
+      add(c, policy_reason(
+                 Rule::Machine, m->path, "", "", {}, "", 0,
+                 fmt::format("{} is built for {}, the wheel's other members for {}", m->path, machine, c.machine)));
       return;
     }
   }
@@ -360,7 +370,7 @@ class Analyzer {
       const auto it = p.symbol_versions.find(family);
       return it == p.symbol_versions.end() || it->second.count(version) != 0;
     };
-    m_rule_priority.push_back(ceiling([&](const Policy& p) {
+    ceiling_of_rule(ceiling([&](const Policy& p) {
       return std::all_of(needs.begin(), needs.end(), [&](const auto& n) { return allows(p, n.first); });
     }));
     // One reason per library and family: the version with the lowest ceiling.
@@ -375,7 +385,7 @@ class Analyzer {
                                 (it->second.ceiling_priority == ceil &&
                                  !dotted_less(split_version(it->second.version).second, split_version(full).second))))
         continue;
-      Constraint k{Rule::SymbolVersion, where.member, where.file, full, {}, "", ceil, ""};
+      Constraint k = policy_reason(Rule::SymbolVersion, where.member, where.file, full, {}, "", ceil, "");
       k.detail = ceil == 0
                      ? fmt::format("{} of {} is in no {} policy for {}", full, where.file, tag_prefix(c.libc), c.arch)
                      : fmt::format("{} of {} needs {}", full, where.file, tag_of(ceil));
@@ -413,36 +423,83 @@ class Analyzer {
     bare.name = "the wheel alone";
     bare.arch = image::Fact::known_as(c.machine, "the wheel's machine", image::Origin::Derived);
     const resolve::Space space(bare, m_wheel, {});
-    std::map<std::string, std::string> external;  // soname -> the member whose need it is
-    std::map<std::string, std::vector<std::string>> tried;
+    struct External {
+      std::string member;                             // the first member whose need it is
+      const DependencyLibrary* dependency = nullptr;  // every such need reaches the dependency's folder
+      std::string folder;                             // that folder, for people
+    };
+    std::map<std::string, External> external;  // soname -> where
     for (const resolve::Object* o : space.wheel_members()) {
       const bool root =
           std::any_of(m_roots.begin(), m_roots.end(), [&](const MemberProfile* m) { return m->path == o->member; });
       if (!root || o->binary == nullptr) continue;
       const resolve::Load load = resolve::load(space, *o);
       for (const auto& need : load.needs) {
-        if (need.found != nullptr || is_loader(need.name)) continue;
+        if (need.found != nullptr || is_loader(need.name) || c_library_of(c.libc, need.name)) continue;
         if (c.libc == Libc::Android && starts_with(need.name, "libpython")) continue;  // the app provides it
-        if (c.libc == Libc::Musl && starts_with(need.name, "libc.musl-")) continue;
-        external.emplace(need.name, need.requester->member);
-        if (!tried.count(need.name)) tried[need.name] = resolve::tried_text(need);
+        auto [it, first] = external.emplace(need.name, External{need.requester->member, nullptr, ""});
+        std::string folder;
+        const DependencyLibrary* dep = from_dependency(space, need, folder);
+        if (first) {
+          it->second = {need.requester->member, dep, folder};
+        } else if (dep == nullptr) {
+          it->second.dependency = nullptr;  // one member reaches it elsewhere: the wheel alone must provide it
+        }
       }
     }
-    m_rule_priority.push_back(ceiling([&](const Policy& p) {
-      return std::all_of(external.begin(), external.end(), [&](const auto& e) { return p.whitelist.count(e.first); });
-    }));
-    for (const auto& [soname, member] : external) {
+    auto allowed = [&](const Policy& p, bool given) {
+      return std::all_of(external.begin(), external.end(), [&](const auto& e) {
+        return p.whitelist.count(e.first) != 0 || (given && e.second.dependency != nullptr);
+      });
+    };
+    ceiling_of_rule(ceiling([&](const Policy& p) { return allowed(p, false); }),
+                    ceiling([&](const Policy& p) { return allowed(p, true); }));
+    for (const auto& [soname, e] : external) {
       const int ceil = ceiling([&, &soname = soname](const Policy& p) { return p.whitelist.count(soname) != 0; });
       if (ceil >= m_list.front()->priority) continue;
-      Constraint k{Rule::Library, member, soname, "", {}, "", ceil, ""};
+      Constraint k = policy_reason(Rule::Library, e.member, soname, "", {}, "", ceil, "");
       k.detail = ceil == 0 ? fmt::format(
                                  "{} needs {}: not in the wheel, and no {} policy lets a wheel take it from "
                                  "the system",
-                                 member, soname, tag_prefix(c.libc))
-                           : fmt::format("{} needs {}: not in the wheel, and only {} and later allow it", member,
+                                 e.member, soname, tag_prefix(c.libc))
+                           : fmt::format("{} needs {}: not in the wheel, and only {} and later allow it", e.member,
                                          soname, tag_of(ceil));
+      if (e.dependency != nullptr) {
+        k.dependency = e.dependency->distribution;
+        k.auditwheel_judges = false;
+        k.detail += fmt::format(
+            "; but the wheel declares Requires-Dist: {}, which installs it in {}, where {}'s RPATH or RUNPATH looks: "
+            "it comes with the wheel's own dependency (as `auditwheel repair --exclude {}` leaves it), so it is no "
+            "reason against the tag",
+            e.dependency->requirement.empty() ? e.dependency->distribution : e.dependency->requirement, e.folder,
+            e.member, soname);
+      }
       add(c, std::move(k));
     }
+  }
+
+  // The declared dependency that installs `need` where the requester's RPATH or RUNPATH looks: a folder of
+  // site-packages that no member of the wheel is in (torch/lib/libtorch_cuda.so's $ORIGIN/../../nvidia/cuda_runtime/
+  // lib is nvidia-cuda-runtime-cu12's). Null when none: its own folders, or one outside site-packages, do not count.
+  const DependencyLibrary* from_dependency(const resolve::Space& space, const resolve::Need& need,
+                                           std::string& folder) const {
+    const auto dep = std::find_if(m_dependencies.begin(), m_dependencies.end(),
+                                  [&](const DependencyLibrary& d) { return d.soname == need.name; });
+    if (dep == m_dependencies.end()) return nullptr;
+    const std::string site = space.site() + "/";
+    const auto members = space.wheel_members();
+    for (const auto& a : need.tried) {
+      if (a.rule != resolve::How::Rpath && a.rule != resolve::How::Runpath) continue;
+      const auto slash = a.path.rfind('/');
+      if (slash == std::string::npos || a.path.rfind(site, 0) != 0 || slash + 1 <= site.size()) continue;
+      const std::string dir = a.path.substr(0, slash + 1);
+      if (std::any_of(members.begin(), members.end(),
+                      [&](const resolve::Object* o) { return o->path.rfind(dir, 0) == 0; }))
+        continue;
+      folder = dir.substr(site.size(), dir.size() - site.size() - 1);
+      return &*dep;
+    }
+    return nullptr;
   }
 
   void blacklist(Consistency& c) {
@@ -460,7 +517,10 @@ class Analyzer {
       }
       if (listed.empty()) continue;
       for (const auto& s : m->elf->symbols) {
-        if (s.defined) continue;
+        // A weak reference never stops the load (glibc's loader leaves it 0 where nothing defines it), and
+        // auditwheel leaves weak references out of this rule the same way (elfutils.get_undefined_symbols):
+        // Rust's std refers to __cxa_thread_atexit_impl so, and uses it only where the C library has it.
+        if (s.defined || s.weak()) continue;
         const auto it = listed.find(s.name);
         if (it == listed.end()) continue;
         auto& u = uses[it->second];
@@ -473,13 +533,13 @@ class Analyzer {
       if (it == p.blacklist.end()) return false;
       return std::any_of(syms.begin(), syms.end(), [&](const std::string& s) { return it->second.count(s) != 0; });
     };
-    m_rule_priority.push_back(ceiling([&](const Policy& p) {
+    ceiling_of_rule(ceiling([&](const Policy& p) {
       return std::none_of(uses.begin(), uses.end(), [&](const auto& u) { return hits(p, u.first, u.second.second); });
     }));
     for (const auto& [lib, u] : uses) {
       const int ceil = ceiling([&, &lib = lib, &u = u](const Policy& p) { return !hits(p, lib, u.second); });
       if (ceil >= m_list.front()->priority) continue;
-      Constraint k{Rule::Blacklist, u.first, lib, "", {u.second.begin(), u.second.end()}, "", ceil, ""};
+      Constraint k = policy_reason(Rule::Blacklist, u.first, lib, "", {u.second.begin(), u.second.end()}, "", ceil, "");
       k.detail = fmt::format(
           "{} uses {} of {}, internal symbols the policy forbids (another build of {} may lack "
           "them)",
@@ -499,16 +559,17 @@ class Analyzer {
         if (s.name == "PyFPE_jbuf" || s.name == "PyFPE_dummy" || s.name == "PyFPE_counter") fpe.push_back(s.name);
       }
       if (!ucs2.empty()) {
-        m_rule_priority.push_back(0);
+        ceiling_of_rule(0);
         if (ucs2.size() > 3) ucs2.resize(3);
-        add(c, {Rule::Ucs2, m->path, "", "", ucs2, "", 0,
-                m->path + " is a Python 2 extension built for a narrow-Unicode (UCS2) interpreter, which no policy "
-                          "accepts"});
+        add(c, policy_reason(
+                   Rule::Ucs2, m->path, "", "", ucs2, "", 0,
+                   m->path + " is a Python 2 extension built for a narrow-Unicode (UCS2) interpreter, which no policy "
+                             "accepts"));
       }
       if (!fpe.empty()) {
-        m_rule_priority.push_back(0);
-        add(c, {Rule::PyFpe, m->path, "", "", fpe, "", 0,
-                m->path + " uses PyFPE_jbuf, which only interpreters built --with-fpectl export"});
+        ceiling_of_rule(0);
+        add(c, policy_reason(Rule::PyFpe, m->path, "", "", fpe, "", 0,
+                             m->path + " uses PyFPE_jbuf, which only interpreters built --with-fpectl export"));
       }
     }
   }
@@ -517,17 +578,12 @@ class Analyzer {
     if (c.arch != "x86_64") return;
     for (const auto* m : m_elfs) {
       if (!m->elf->x86_isa_level || *m->elf->x86_isa_level < 2) continue;
-      m_rule_priority.push_back(0);
-      add(c, {Rule::IsaLevel,
-              m->path,
-              "",
-              fmt::format("x86-64-v{}", *m->elf->x86_isa_level),
-              {},
-              "",
-              0,
-              fmt::format("{} needs x86-64-v{} (GNU_PROPERTY_X86_ISA_1_NEEDED); the policies assume the baseline "
-                          "x86-64",
-                          m->path, *m->elf->x86_isa_level)});
+      ceiling_of_rule(0);
+      add(c, policy_reason(
+                 Rule::IsaLevel, m->path, "", fmt::format("x86-64-v{}", *m->elf->x86_isa_level), {}, "", 0,
+                 fmt::format("{} needs x86-64-v{} (GNU_PROPERTY_X86_ISA_1_NEEDED); the policies assume the baseline "
+                             "x86-64",
+                             m->path, *m->elf->x86_isa_level)));
       return;
     }
   }
@@ -541,29 +597,38 @@ class Analyzer {
       const auto& e = *m->elf;
       if (!e.abi_tag || !e.abi_tag->linux_kernel() || !e.statically_linked()) continue;
       const std::array<std::uint32_t, 3> need{e.abi_tag->major, e.abi_tag->minor, e.abi_tag->patch};
-      const Policy* short_of = nullptr;  // the least compatible policy whose kernel is too old
-      std::optional<KernelFloor> short_floor;
+      // The policies whose kernel is too old, most compatible first: each kernel is named once, by the policy it
+      // is published for (manylinux_2_5 for CentOS 5's), so a manylinux1 claim reads manylinux1's own kernel.
+      std::vector<std::pair<const Policy*, KernelFloor>> short_of;
       const int ceil = ceiling([&](const Policy& p) {
         const auto floor = kernel_floor(p);
         if (!floor || floor->kernel >= need) return true;
-        short_of = &p;  // the walk stops at the first policy that holds: this is the one above the ceiling
-        short_floor = floor;
+        short_of.emplace_back(&p, *floor);
         return false;
       });
       overall = std::min(overall, ceil);
-      if (short_of == nullptr) continue;
+      if (short_of.empty()) continue;
+      std::vector<std::string> floors;
+      std::set<std::string> named;  // references already said
+      for (std::size_t i = 0; i < short_of.size(); ++i) {
+        const auto& [p, floor] = short_of[i];
+        const bool edge = i + 1 == short_of.size();  // the last policy the note rules out
+        // A row's own policy comes first in it and names it; one between two rows only where it is the edge.
+        if (!named.insert(floor.reference).second && !(edge && !floor.published)) continue;
+        floors.push_back(fmt::format("{} is for {}, {}{}", p->tag(), kernel_text(floor.kernel), floor.reference,
+                                     floor.published ? "" : ", assumed: no kernel is published for " + p->tag()));
+      }
       const std::string needs = "Linux " + e.abi_tag->version();
-      Constraint k{Rule::Kernel, m->path, "", needs, {}, "", ceil, ""};
+      // auditwheel has no kernel rule
+      Constraint k = not_judged_by_auditwheel(policy_reason(Rule::Kernel, m->path, "", needs, {}, "", ceil, ""));
       k.detail = fmt::format(
-          "{} is statically linked, and the glibc inside it needs {} or newer (its NT_GNU_ABI_TAG note); {} is "
-          "for {}, {}",
-          m->path, needs, short_of->tag(), kernel_text(short_floor->kernel), short_floor->reference);
-      if (!short_floor->published) k.detail += fmt::format(", assumed: no kernel is published for {}", short_of->tag());
+          "{} is statically linked, and the glibc inside it needs {} or newer (its NT_GNU_ABI_TAG note); {}", m->path,
+          needs, join(floors, "; "));
       if (ceil == 0)
         k.detail += fmt::format(", and no {} policy is known to run a kernel that new", tag_prefix(c.libc));
       add(c, std::move(k));
     }
-    m_rule_priority.push_back(overall);
+    ceiling_of_rule(overall);
   }
 
   const WheelProfile& m_wheel;
@@ -572,13 +637,29 @@ class Analyzer {
   std::map<const MemberProfile*, int> m_python;  // 3, 2 (a Python 2 or PyPy cffi module) or 0
   std::vector<const Policy*> m_list;
   std::string m_linux;
-  std::vector<int> m_rule_priority;
+  const std::vector<DependencyLibrary>& m_dependencies;
+  std::vector<int> m_rule_priority, m_rule_priority_given;
 };
 
 }  // namespace
 
-Consistency analyze(const WheelProfile& wheel, const Policies& policies) {
-  return Analyzer(wheel, policies).run();
+bool c_library_of(Libc libc, std::string_view soname) {
+  switch (libc) {
+    case Libc::Glibc: return starts_with(soname, "ld-linux") || soname == "ld64.so.1" || soname == "ld64.so.2";
+    case Libc::Musl: return starts_with(soname, "ld-musl-") || starts_with(soname, "libc.musl-") || soname == "libc.so";
+    case Libc::Android: return false;
+  }
+  return false;
+}
+
+Consistency analyze(const WheelProfile& wheel, const Policies& policies,
+                    const std::vector<DependencyLibrary>& dependencies) {
+  Consistency c = Analyzer(wheel, policies, dependencies).run();
+  if (c.tag_with_dependencies.empty()) {  // an early answer (pure, no policy for the machine): no rule ran
+    c.tag_with_dependencies = c.tag;
+    c.priority_with_dependencies = c.priority;
+  }
+  return c;
 }
 
 bool claims_a_policy(const WheelProfile& wheel) {
@@ -612,10 +693,13 @@ std::optional<Overclaim> check_claim(const WheelProfile& wheel, const Consistenc
                            c.machine, libc_name(c.libc), c.tag);
     return o;
   }
-  // What the binaries prove: the musl release is an assumption, not a reason to doubt a claim.
+  // What the binaries prove: the musl release is an assumption, not a reason to doubt a claim, and a library a
+  // declared dependency installs where the member looks for it comes with the wheel.
   int proven = best->priority;
+  bool dependency = false;
   for (const auto& k : c.constrained_by) {
-    if (k.rule != Rule::Libc) proven = std::min(proven, k.ceiling_priority);
+    dependency = dependency || !k.dependency.empty();
+    if (k.rule != Rule::Libc && k.dependency.empty()) proven = std::min(proven, k.ceiling_priority);
   }
   if (best->priority <= proven) return std::nullopt;
   for (const auto& t : wheel.filename.tags) {
@@ -625,8 +709,18 @@ std::optional<Overclaim> check_claim(const WheelProfile& wheel, const Consistenc
     }
   }
   for (const auto& k : c.constrained_by) {
-    if (k.ceiling_priority >= best->priority || k.rule == Rule::Libc) continue;
+    if (k.ceiling_priority >= best->priority || k.rule == Rule::Libc || !k.dependency.empty()) continue;
     o.because.push_back(&k);
+    o.auditwheel_agrees = o.auditwheel_agrees && k.auditwheel_judges;
+  }
+  if (dependency) {
+    o.consistent_with = c.tag_with_dependencies;
+    o.auditwheel_agrees = false;  // auditwheel, with the wheel alone, names a less compatible tag
+    o.detail = fmt::format(
+        "tagged {}, but its binaries, with the libraries of its declared dependencies installed, are consistent "
+        "only with {}",
+        o.tag, c.tag_with_dependencies);
+    return o;
   }
   o.detail = fmt::format("tagged {}, but its binaries are consistent only with {}", o.tag, c.tag);
   return o;
