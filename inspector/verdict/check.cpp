@@ -162,7 +162,10 @@ class Checker {
   // loader's findings decide: a glibc too old here is a missing-version error of its own).
   void claim_finding() {
     if (m_options.policies == nullptr || !policy::claims_a_policy(m_wheel)) return;  // linux_<arch>, any
-    const policy::Consistency c = policy::analyze(m_wheel, *m_options.policies);
+    const policy::Consistency c = policy::analyze(
+        m_wheel, *m_options.policies,
+        m_options.providers != nullptr ? lint::dependency_libraries(m_wheel, *m_options.providers)
+                                       : std::vector<policy::DependencyLibrary>{});
     if (const auto claim = policy::check_claim(m_wheel, c, *m_options.policies)) add(tag_claim_finding(*claim, false));
   }
 

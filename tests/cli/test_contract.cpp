@@ -205,7 +205,8 @@ TEST(CliIntegrity, ATamperedWheelFailsEveryCommand) {
   EXPECT_NE(check.out.find("on debian12: INCOMPATIBLE"), std::string::npos) << check.out;
   EXPECT_NE(
       check.out.find(
-          "it is not what its RECORD says; do not pin it.\n\nINCOMPATIBLE: 1 error, 1 condition, 0 warnings; exit 2\n"),
+          "fails its own integrity: not what the wheel's RECORD says (hash-mismatch); do not pin it.\n\n"
+          "INCOMPATIBLE: 1 error, 1 condition, 0 warnings; exit 2\n"),
       std::string::npos)
       << check.out;
 
