@@ -61,7 +61,8 @@ struct Provider {
   // "runtime": a library carrier whose libraries an image's toolkit may also provide (nvidia-cublas-cu12).
   std::string kind;
   std::string toolkit, toolkit_version;  // "cuda", "12": the toolkit release its libraries belong to
-  std::vector<std::string> libraries;    // sonames; "libc10.so" also matches "libc10.so.2.6"
+  std::vector<std::string> libraries;    // the sonames it ships, exactly ("libc10.so"; Debian's "libc10.so.2.6" is
+                                         // another build's: project_of)
   std::vector<std::string> symbols;      // fnmatch patterns of mangled names only it defines
   std::string namespaces;                // those patterns for people ("c10::, c10d::, at::, torch::")
   std::string abi;                       // why a wheel that binds its symbols pins its release ("" when not)
@@ -73,8 +74,14 @@ std::vector<Provider> load_providers(const image::Db& db);
 // The same, loaded once per db folder and kept for the process (every check of a run reads it); empty when the
 // file is absent or malformed (`wheelcheck lint` reports a malformed one).
 const std::vector<Provider>& cached_providers(const image::Db& db);
-// The provider of a needed soname ("libtorch_npu.so" -> torch-npu); null when none is known.
+// The provider of a needed soname ("libtorch_npu.so" -> torch-npu): a distribution that ships that very soname;
+// null when none is known. Another build's soname of the same library is not shipped by it: PyPI's torch ships
+// libtorch.so, and Debian's libtorch.so.2.6 is no torch wheel's (installing torch does not provide it).
 const Provider* provider_of(const std::vector<Provider>& providers, const std::string& soname);
+// The project whose library `soname` is, in its own build or another's under a soname that carries a release
+// ("libc10.so.2.6", Debian's build of torch's libc10.so -> torch): what the library is, never who ships it (a fix
+// that says "install" asks provider_of). Null when none is known.
+const Provider* project_of(const std::vector<Provider>& providers, const std::string& soname);
 
 struct Options {
   const std::vector<Provider>* providers = nullptr;

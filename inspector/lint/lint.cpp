@@ -60,7 +60,7 @@ bool pins_a_release(const std::string& spec) {
   return (*upper)[0] == (*lower)[0] && (*upper)[1] <= next;
 }
 
-// "libc10.so" provides "libc10.so" and "libc10.so.2.6" (Debian's sonames carry the release).
+// "libc10.so" is "libc10.so" and "libc10.so.2.6" (Debian's sonames carry the release).
 bool soname_matches(const std::string& listed, const std::string& need) {
   return need == listed || need.rfind(listed + ".", 0) == 0;
 }
@@ -97,13 +97,11 @@ Lint::Lint(const WheelProfile& wheel, const Options& options)
 }
 
 const Provider* Lint::provider_of_library(const std::string& soname) const {
-  if (o.providers == nullptr) return nullptr;
-  for (const auto& p : *o.providers) {
-    for (const auto& lib : p.libraries) {
-      if (soname_matches(lib, soname)) return &p;
-    }
-  }
-  return nullptr;
+  return o.providers == nullptr ? nullptr : lint::provider_of(*o.providers, soname);
+}
+
+const Provider* Lint::project_of_library(const std::string& soname) const {
+  return o.providers == nullptr ? nullptr : lint::project_of(*o.providers, soname);
 }
 
 const Provider* Lint::provider_of_symbol(const std::string& symbol) const {
@@ -291,7 +289,9 @@ void add_image_distributions(const image::Db& db, std::vector<Provider>& out) {
       for (const auto& lib : d["libraries"]) {
         if (!lib.is_object() || !lib.contains("soname") || !lib["soname"].is_string()) continue;
         const std::string soname = lib["soname"].get<std::string>();
-        if (soname.empty() || provider_of(out, soname) != nullptr) continue;
+        // Another build's soname of a library a row names (a layer's Debian torch: libc10.so.2.6) is not that
+        // distribution's as an index ships it: no provider of it.
+        if (soname.empty() || project_of(out, soname) != nullptr) continue;
         auto it = by_name.find(name);
         if (it == by_name.end()) {
           Provider p;
@@ -367,6 +367,14 @@ const std::vector<Provider>& cached_providers(const image::Db& db) {
 }
 
 const Provider* provider_of(const std::vector<Provider>& providers, const std::string& soname) {
+  for (const auto& p : providers) {
+    if (std::find(p.libraries.begin(), p.libraries.end(), soname) != p.libraries.end()) return &p;
+  }
+  return nullptr;
+}
+
+const Provider* project_of(const std::vector<Provider>& providers, const std::string& soname) {
+  if (const Provider* p = provider_of(providers, soname)) return p;
   for (const auto& p : providers) {
     for (const auto& lib : p.libraries) {
       if (detail::soname_matches(lib, soname)) return &p;
