@@ -32,6 +32,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -82,6 +83,13 @@ const Provider* provider_of(const std::vector<Provider>& providers, const std::s
 // ("libc10.so.2.6", Debian's build of torch's libc10.so -> torch): what the library is, never who ships it (a fix
 // that says "install" asks provider_of). Null when none is known.
 const Provider* project_of(const std::vector<Provider>& providers, const std::string& soname);
+
+// METADATA's Version against the file name's, as pip acts on a wheel whose two differ (pip 23.2.1, asked by
+// tests/unit/test_metadata_referee.cpp): it installs the wheel from its path or URL (as METADATA's version) and
+// refuses it where it finds it by name in an index or --find-links, pinned or not ("has inconsistent version").
+// The finding's evidence says what each command does ("pip install x==1.1 (...): refuses it"). A metadata finding of
+// `severity` (lint: an error; the image check: a warning), or nullopt when the versions agree or one is absent.
+std::optional<verdict::Finding> version_mismatch(const WheelProfile& wheel, verdict::Severity severity);
 
 struct Options {
   const std::vector<Provider>* providers = nullptr;

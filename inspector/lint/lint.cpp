@@ -178,23 +178,7 @@ void check_metadata(Lint& l) {
                                    m.name, w.filename.name))
               .fix("rename the file or fix METADATA so that both name the same project"));
   }
-  if (!m.version.empty()) {
-    const auto cmp = wheel::compare_versions(m.version, w.filename.version);
-    if (!cmp || *cmp != 0) {
-      l.add(make(FindingKind::Metadata, Severity::Error)
-                .library("Version")
-                .version(m.version)
-                .explain(fmt::format(
-                    "METADATA says Version: {}, the file name says {}: pip refuses the wheel (\"has "
-                    "an inconsistent version\"){}",
-                    m.version, w.filename.version,
-                    m.version.find('+') == std::string::npos && w.filename.version.find('+') != std::string::npos
-                        ? "; a repack that adds a local label to the file name must add it to "
-                          "METADATA too"
-                        : ""))
-                .fix("make METADATA's Version and the file name's the same"));
-    }
-  }
+  if (auto f = version_mismatch(w, Severity::Error)) l.add(std::move(*f));
   for (const auto& r : l.reqs) {
     if (r.error.empty()) continue;
     l.add(make(FindingKind::Metadata, Severity::Error)
@@ -250,6 +234,46 @@ void check_tags(Lint& l) {
 }
 
 }  // namespace detail
+
+std::optional<Finding> version_mismatch(const WheelProfile& w, Severity severity) {
+  const auto& m = w.metadata;
+  if (m.version.empty() || w.filename.version.empty()) return std::nullopt;
+  const auto cmp = wheel::compare_versions(m.version, w.filename.version);
+  if (cmp && *cmp == 0) return std::nullopt;
+  const std::string name = w.filename.name, file = w.filename.filename;
+  const std::string label =
+      m.version.find('+') == std::string::npos && w.filename.version.find('+') != std::string::npos
+          ? "; a repack that adds a local label to the file name must add it to METADATA too"
+          : "";
+  if (!cmp) {  // METADATA's Version is no PEP 440 version: no pip command was asked about it
+    return verdict::make(verdict::FindingKind::Metadata, severity)
+        .library("Version")
+        .version(m.version)
+        .explain(fmt::format("METADATA says Version: {}, which is not a PEP 440 version, and the file name says {}{}",
+                             m.version, w.filename.version, label))
+        .fix("make METADATA's Version and the file name's the same");
+  }
+  // What pip 23.2.1 does, command by command (tests/unit/test_metadata_referee.cpp asks it).
+  const std::string by_path = "pip install ./" + file;
+  const std::string pinned = "pip install " + name + "==" + w.filename.version;
+  const std::string unpinned = "pip install " + name;
+  return verdict::make(verdict::FindingKind::Metadata, severity)
+      .member(name + "-" + w.filename.version + ".dist-info/METADATA")
+      .library("Version")
+      .version(m.version)
+      .explain(fmt::format(
+          "METADATA says Version: {}, the file name says {}: pip installs the wheel from its path or URL (`{}`), "
+          "as {} {}, and refuses it where it finds it by name in an index or --find-links, pinned or not (`{}`, "
+          "`{}`: \"has inconsistent version: expected '{}', but metadata has '{}'\"): published to an "
+          "index, no `pip install {}` gets it{}",
+          m.version, w.filename.version, by_path, name, m.version, pinned, unpinned, w.filename.version, m.version,
+          name, label))
+      .fix("make METADATA's Version and the file name's the same")
+      .evidence(fmt::format("METADATA Version: {}; file name {}", m.version, file))
+      .evidence(fmt::format("{}: installs it (as {} {})", by_path, name, m.version))
+      .evidence(pinned + " (from an index or --find-links): refuses it")
+      .evidence(unpinned + " (from an index or --find-links): refuses it");
+}
 
 std::string status_name(Status s) {
   switch (s) {
