@@ -34,6 +34,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -140,5 +141,12 @@ std::string headline(const Report& report);
 // The report as a case of CI's formats (SARIF's run "wheelcheck/publisher/", JUnit's suite "publisher"): its
 // verdict errors (incompatible's place), warnings (degraded's) or clean; `where` locates it (path or URL).
 ci::Case publisher_case(const Report& report, const std::string& where);
+
+// The lint cache (`wheelcheck lint` on a wheel the profile cache knows): a report in the cache's form, every field
+// kept, and read back as it was (nullopt for a damaged or foreign text). k_lint_cache_format is raised whenever
+// Report or Finding gains a field, so an older entry is a miss (the entry's name carries it: cmd_lint.cpp).
+inline constexpr int k_lint_cache_format = 1;
+std::string report_to_cache(const Report& report);
+std::optional<Report> report_from_cache(std::string_view text);
 
 }  // namespace wheelcheck::lint
