@@ -1,4 +1,6 @@
 // `wheelcheck lint WHEEL...`: the publisher check, a wheel on its own (include/wheelcheck/lint.hpp).
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -41,10 +43,10 @@ struct LintArgs {
 
 // The lint cache's name for a wheel's report (ProfileCache::store_derived, beside the wheel's profile, which is
 // keyed by the wheel's sha256 and the reader): "lint-" and a digest of everything else the report depends on --
-// this build and the cache's form, the db's files (providers, images and layers, policies, rule sets, system
-// tables: their names and bytes), the rule set asked for (a file's bytes), the [[accept]] entries, and the
-// release's -variants.json. The verify mode is not in it: a hashed profile is the same whether read `auto` or
-// `full`, and a headers-only one is never cached.
+// this build (its version and its executable file) and the cache's form, the db's files (providers, images and layers,
+// policies, rule sets, system tables: their names and bytes), the rule set asked for (a file's bytes), the [[accept]]
+// entries, and the release's -variants.json. The verify mode is not in it: a hashed profile is the same whether read
+// `auto` or `full`, and a headers-only one is never cached.
 std::string lint_entry_name(const image::Db& db, const LintArgs& a, const Settings& settings,
                             const std::string& release_text) {
   Hasher h;
@@ -55,6 +57,13 @@ std::string lint_entry_name(const image::Db& db, const LintArgs& a, const Settin
   };
   part(WHEELCHECK_VERSION);
   part(std::to_string(lint::k_lint_cache_format));
+  // This very executable (its size, nanosecond mtime, inode and device): a rebuild with the same version, whose
+  // checks may say otherwise, never reads a report an earlier build made.
+  struct stat self {};
+  if (::stat("/proc/self/exe", &self) == 0) {
+    part(std::to_string(self.st_size) + " " + std::to_string(self.st_mtim.tv_sec) + "." +
+         std::to_string(self.st_mtim.tv_nsec) + " " + std::to_string(self.st_ino) + " " + std::to_string(self.st_dev));
+  }
   std::vector<std::filesystem::path> files;
   std::error_code ec;
   for (auto it = std::filesystem::recursive_directory_iterator(db.dir(), ec);

@@ -37,10 +37,11 @@ struct Lint {
   std::string out;
 };
 
-Lint lint(const std::string& wheel, const std::string& db, const std::string& cache, const std::string& extra) {
+Lint lint(const std::string& wheel, const std::string& db, const std::string& cache, const std::string& extra,
+          const std::string& binary = wheelcheck::test::binary_path()) {
   const std::string where = cache.empty() ? " --no-cache" : " --cache-dir " + shell_quote(cache);
-  const auto r = run("WHEELCHECK_OFFLINE=1 " + shell_quote(wheelcheck::test::binary_path()) + " lint -q --no-config" +
-                     where + " --db " + shell_quote(db) + " " + extra + " " + shell_quote(wheel));
+  const auto r = run("WHEELCHECK_OFFLINE=1 " + shell_quote(binary) + " lint -q --no-config" + where + " --db " +
+                     shell_quote(db) + " " + extra + " " + shell_quote(wheel));
   return {r.exit_code, r.out};
 }
 
@@ -97,6 +98,12 @@ extern "C" int native_use() { c10::Error e("x"); int n = 0; return cudaGetDevice
   const auto changed = lint(wheel, db, cache, "--format json");
   EXPECT_EQ(changed.out, fresh[1].out);
   EXPECT_EQ(entries(cache, ".lint-").size(), 3u) << "a changed db was answered from the old db's entry";
+  // Another build of wheelcheck (here a copy of this one: another file) never reads this build's reports.
+  fs::create_directories(dir.file("bin"));
+  fs::copy_file(wheelcheck::test::binary_path(), dir.file("bin/wheelcheck"));
+  const auto other = lint(wheel, db, cache, "--format json", dir.file("bin/wheelcheck"));
+  EXPECT_EQ(other.out, fresh[1].out);
+  EXPECT_EQ(entries(cache, ".lint-").size(), 4u) << "another executable was answered from this one's entry";
   // A damaged entry is a miss, never an answer: the report is made again.
   for (const auto& p : entries(cache, ".lint-")) std::ofstream(p, std::ios::trunc) << "damaged";
   const auto again = lint(wheel, db, cache, "--format json");
