@@ -87,8 +87,8 @@ std::string lint_entry_name(const image::Db& db, const LintArgs& a, const Settin
 }
 
 // A report from the lint cache for a local wheel the profile cache has hashed, unchanged since; nullopt on a miss.
-std::optional<lint::Report> cached_report(const ProfileCache* cache, const std::string& path, const std::string& reader,
-                                          const std::string& entry) {
+std::optional<lint::Report> lint_cached_report(const ProfileCache* cache, const std::string& path,
+                                               const std::string& reader, const std::string& entry) {
   if (cache == nullptr || net::is_url(path)) return std::nullopt;
   const auto sha = cache->known_sha256(path);
   if (!sha) return std::nullopt;
@@ -151,7 +151,7 @@ int run_lint(LintArgs a) {
   const bool text = a.format == "text";
   for (const auto& path : a.wheels) {
     try {
-      std::optional<lint::Report> hit = entry.empty() ? std::nullopt : cached_report(&*cache, path, reader, entry);
+      std::optional<lint::Report> hit = entry.empty() ? std::nullopt : lint_cached_report(&*cache, path, reader, entry);
       lint::Report report;
       if (hit) {
         report = std::move(*hit);
