@@ -34,6 +34,12 @@ DemangledParts split_demangled(std::string_view demangled);
 inline std::string qualified_name(std::string_view demangled) {
   return split_demangled(demangled).qualified_name;
 }
+// The first scope of a symbol's qualified name, with its "::", for people: "at::" for
+// `_ZNK2at10TensorBase8data_ptrIlEEPT_v` ("long* at::TensorBase::data_ptr<long>() const": the return type of
+// a template function is not a scope), "c10::" for "vtable for c10::Error" (the special name's subject);
+// "" for a name in no scope (`foo`, "at::Tensor make<int>()"), an operator at the top level, or a name that
+// is not C++. `name` may be mangled or demangled.
+std::string leading_scope(std::string_view name);
 
 // The libstdc++ dual ABI made invisible, to compare a name across it: "std::__cxx11::" becomes "std::",
 // "[abi:cxx11]" tags go, and std::basic_string<char, ...> is written std::string (as the old ABI's Ss).

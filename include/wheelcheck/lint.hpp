@@ -32,7 +32,9 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -62,7 +64,8 @@ struct Provider {
   // "runtime": a library carrier whose libraries an image's toolkit may also provide (nvidia-cublas-cu12).
   std::string kind;
   std::string toolkit, toolkit_version;  // "cuda", "12": the toolkit release its libraries belong to
-  std::vector<std::string> libraries;    // sonames; "libc10.so" also matches "libc10.so.2.6"
+  std::vector<std::string> libraries;    // the sonames it ships, exactly ("libc10.so"; Debian's "libc10.so.2.6" is
+                                         // another build's: project_of)
   std::vector<std::string> symbols;      // fnmatch patterns of mangled names only it defines
   std::string namespaces;                // those patterns for people ("c10::, c10d::, at::, torch::")
   std::string abi;                       // why a wheel that binds its symbols pins its release ("" when not)
@@ -74,13 +77,26 @@ std::vector<Provider> load_providers(const image::Db& db);
 // The same, loaded once per db folder and kept for the process (every check of a run reads it); empty when the
 // file is absent or malformed (`wheelcheck lint` reports a malformed one).
 const std::vector<Provider>& cached_providers(const image::Db& db);
-// The provider of a needed soname ("libtorch_npu.so" -> torch-npu); null when none is known.
+// The provider of a needed soname ("libtorch_npu.so" -> torch-npu): a distribution that ships that very soname;
+// null when none is known. Another build's soname of the same library is not shipped by it: PyPI's torch ships
+// libtorch.so, and Debian's libtorch.so.2.6 is no torch wheel's (installing torch does not provide it).
 const Provider* provider_of(const std::vector<Provider>& providers, const std::string& soname);
 // The libraries the wheel's members need that a distribution it declares (Requires-Dist, without an extra) ships:
 // what policy::analyze takes from that distribution's folder where a member's RPATH or RUNPATH looks there
 // (PyTorch's $ORIGIN/../../nvidia/cuda_runtime/lib). `wheelcheck lint` judges the tag's claim with them.
 std::vector<policy::DependencyLibrary> dependency_libraries(const WheelProfile& wheel,
                                                             const std::vector<Provider>& providers);
+// The project whose library `soname` is, in its own build or another's under a soname that carries a release
+// ("libc10.so.2.6", Debian's build of torch's libc10.so -> torch): what the library is, never who ships it (a fix
+// that says "install" asks provider_of). Null when none is known.
+const Provider* project_of(const std::vector<Provider>& providers, const std::string& soname);
+
+// METADATA's Version against the file name's, as pip acts on a wheel whose two differ (pip 23.2.1, asked by
+// tests/unit/test_metadata_referee.cpp): it installs the wheel from its path or URL (as METADATA's version) and
+// refuses it where it finds it by name in an index or --find-links, pinned or not ("has inconsistent version").
+// The finding's evidence says what each command does ("pip install x==1.1 (...): refuses it"). A metadata finding of
+// `severity` (lint: an error; the image check: a warning), or nullopt when the versions agree or one is absent.
+std::optional<verdict::Finding> version_mismatch(const WheelProfile& wheel, verdict::Severity severity);
 
 struct Options {
   const std::vector<Provider>* providers = nullptr;
@@ -131,5 +147,12 @@ std::string headline(const Report& report);
 // The report as a case of CI's formats (SARIF's run "wheelcheck/publisher/", JUnit's suite "publisher"): its
 // verdict errors (incompatible's place), warnings (degraded's) or clean; `where` locates it (path or URL).
 ci::Case publisher_case(const Report& report, const std::string& where);
+
+// The lint cache (`wheelcheck lint` on a wheel the profile cache knows): a report in the cache's form, every field
+// kept, and read back as it was (nullopt for a damaged or foreign text). k_lint_cache_format is raised whenever
+// Report or Finding gains a field, so an older entry is a miss (the entry's name carries it: cmd_lint.cpp).
+inline constexpr int k_lint_cache_format = 1;
+std::string report_to_cache(const Report& report);
+std::optional<Report> report_from_cache(std::string_view text);
 
 }  // namespace wheelcheck::lint

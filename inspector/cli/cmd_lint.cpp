@@ -1,9 +1,14 @@
 // `wheelcheck lint WHEEL...`: the publisher check, a wheel on its own (include/wheelcheck/lint.hpp).
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <optional>
 
 #include "commands.hpp"
+#include "wheelcheck/elf.hpp"
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/format.hpp"
 #include "wheelcheck/image.hpp"
@@ -12,6 +17,7 @@
 #include "wheelcheck/policy.hpp"
 #include "wheelcheck/util.hpp"
 #include "wheelcheck/variant.hpp"
+#include "wheelcheck/wheel.hpp"
 
 namespace wheelcheck::cli {
 
@@ -35,6 +41,74 @@ struct LintArgs {
   LimitArgs limits;
 };
 
+// The lint cache's name for a wheel's report (ProfileCache::store_derived, beside the wheel's profile, which is
+// keyed by the wheel's sha256 and the reader): "lint-" and a digest of everything else the report depends on --
+// this build (its version and its executable file) and the cache's form, the db's files (providers, images and layers,
+// policies, rule sets, system tables: their names and bytes), the rule set asked for (a file's bytes), the [[accept]]
+// entries, and the release's -variants.json. The verify mode is not in it: a hashed profile is the same whether read
+// `auto` or `full`, and a headers-only one is never cached.
+std::string lint_entry_name(const image::Db& db, const LintArgs& a, const Settings& settings,
+                            const std::string& release_text) {
+  Hasher h;
+  auto part = [&h](std::string_view s) {
+    const std::string size = std::to_string(s.size()) + ":";
+    h.update(size.data(), size.size());
+    h.update(s.data(), s.size());
+  };
+  part(WHEELCHECK_VERSION);
+  part(std::to_string(lint::k_lint_cache_format));
+  // This very executable (its size, nanosecond mtime, inode and device): a rebuild with the same version, whose
+  // checks may say otherwise, never reads a report an earlier build made.
+  struct stat self {};
+  if (::stat("/proc/self/exe", &self) == 0) {
+    part(std::to_string(self.st_size) + " " + std::to_string(self.st_mtim.tv_sec) + "." +
+         std::to_string(self.st_mtim.tv_nsec) + " " + std::to_string(self.st_ino) + " " + std::to_string(self.st_dev));
+  }
+  std::vector<std::filesystem::path> files;
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(db.dir(), ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->is_regular_file(ec)) files.push_back(it->path());
+  }
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) {
+    part(std::filesystem::relative(f, db.dir(), ec).string());
+    part(read_text_file(f.string(), std::uint64_t{256} << 20));
+  }
+  part(a.rules);
+  if (a.rules.find('/') != std::string::npos || a.rules.ends_with(".json"))
+    part(is_file(a.rules) ? read_text_file(a.rules, std::uint64_t{64} << 20) : "");
+  for (const auto& acc : settings.accept) {
+    for (const auto* field : {&acc.rule, &acc.wheel, &acc.image, &acc.match, &acc.reason, &acc.expires, &acc.source})
+      part(*field);
+  }
+  part(release_text);
+  return "lint-" + to_hex(h.finish()).substr(0, 32);
+}
+
+// A report from the lint cache for a local wheel the profile cache has hashed, unchanged since; nullopt on a miss.
+std::optional<lint::Report> lint_cached_report(const ProfileCache* cache, const std::string& path,
+                                               const std::string& reader, const std::string& entry) {
+  if (cache == nullptr || net::is_url(path)) return std::nullopt;
+  const auto sha = cache->known_sha256(path);
+  if (!sha) return std::nullopt;
+  const auto text = cache->load_derived(*sha, reader, entry);
+  if (!text) return std::nullopt;
+  auto report = lint::report_from_cache(*text);
+  if (!report || report->sha256 != *sha) return std::nullopt;
+  // What inspect_any says of a file renamed from its wheel's name, said again (the read it spares said it).
+  const std::string given = path.substr(path.find_last_of('/') + 1);
+  if (given != report->wheel) {
+    try {
+      wheel::parse_filename(given);
+    } catch (const Error&) {
+      warn(given + " is not a wheel file name: read as " + report->wheel +
+           " by its .dist-info (pip installs it only under that name)");
+    }
+  }
+  return report;
+}
+
 int run_lint(LintArgs a) {
   if (a.json) a.format = "json";
   if (a.no_cache && !a.cache_dir.empty()) throw usage_error("--no-cache and --cache-dir conflict");
@@ -54,6 +128,7 @@ int run_lint(LintArgs a) {
   std::unique_ptr<net::Client> client;
   // The release's -variants.json (a file or URL): each variant's own copy is compared with it.
   std::optional<variant::File> release;
+  std::string release_text;
   if (!a.variants.empty()) {
     std::string text;
     if (net::is_url(a.variants)) {
@@ -63,7 +138,11 @@ int run_lint(LintArgs a) {
       text = read_text_file(a.variants, variant::k_max_file_size);
     }
     release = variant::parse(text, a.variants.substr(a.variants.find_last_of('/') + 1));
+    release_text = std::move(text);
   }
+  // The lint cache: a report kept beside its wheel's profile (the profile cache's folder and rules).
+  const std::string reader = elf::reader_name(InspectOptions{}.reader);
+  const std::string entry = cache && a.verify != "headers" ? lint_entry_name(db, a, settings, release_text) : "";
 
   std::vector<lint::Report> reports;
   std::vector<std::string> where;  // how each report's wheel was named
@@ -72,17 +151,31 @@ int run_lint(LintArgs a) {
   const bool text = a.format == "text";
   for (const auto& path : a.wheels) {
     try {
-      InspectOptions options;
-      const auto read = inspect_any(path, options, a.verify, cache ? &*cache : nullptr, client, progress, a.limits);
-      if (progress) std::fputs("\r\x1b[K", stderr);
-      lint::Options o;
-      o.providers = &providers;
-      o.policies = policies;
-      o.rules = rule_choice.for_wheel(read.profile);
-      o.db = &db;
-      o.accepted = &settings.accept;
-      o.release = release ? &*release : nullptr;
-      auto report = lint::lint(read.profile, o);
+      std::optional<lint::Report> hit = entry.empty() ? std::nullopt : lint_cached_report(&*cache, path, reader, entry);
+      lint::Report report;
+      if (hit) {
+        report = std::move(*hit);
+      } else {
+        InspectOptions options;
+        const auto read = inspect_any(path, options, a.verify, cache ? &*cache : nullptr, client, progress, a.limits);
+        if (progress) std::fputs("\r\x1b[K", stderr);
+        lint::Options o;
+        o.providers = &providers;
+        o.policies = policies;
+        o.rules = rule_choice.for_wheel(read.profile);
+        o.db = &db;
+        o.accepted = &settings.accept;
+        o.release = release ? &*release : nullptr;
+        report = lint::lint(read.profile, o);
+        // Kept for the next run: a hashed local file's report (a URL's source is part of its report).
+        if (!entry.empty() && report.source.empty() && !net::is_url(path) &&
+            read.profile.integrity != k_integrity_headers && cache_key(read.profile) == reader) {
+          try {
+            cache->store_derived(read.profile.sha256, reader, entry, lint::report_to_cache(report));
+          } catch (const Error&) {  // a cache that cannot be written costs speed, never the answer
+          }
+        }
+      }
       if (report.source.empty()) report.source = path;
       entries.push_back(lint::to_json(report));
       if (text) print_out((reports.empty() ? "" : "\n") + lint::render_text(report, use_color(stdout)));

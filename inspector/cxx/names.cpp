@@ -188,6 +188,57 @@ DemangledParts split_demangled(std::string_view demangled) {
   return split_demangled_at(demangled, 0);
 }
 
+std::string leading_scope(std::string_view name) {
+  const std::string d = demangle_or_self(name);
+  std::string_view s = d;
+  // A special name is about the name after its words (libiberty's spellings).
+  static constexpr std::array<std::string_view, 16> k_special = {"vtable for ",
+                                                                 "VTT for ",
+                                                                 "typeinfo for ",
+                                                                 "typeinfo name for ",
+                                                                 "typeinfo fn for ",
+                                                                 "non-virtual thunk to ",
+                                                                 "virtual thunk to ",
+                                                                 "covariant return thunk to ",
+                                                                 "guard variable for ",
+                                                                 "TLS init function for ",
+                                                                 "TLS wrapper function for ",
+                                                                 "hidden alias for ",
+                                                                 "transaction clone for ",
+                                                                 "non-transaction clone for ",
+                                                                 "template parameter object for ",
+                                                                 "java Class for "};
+  for (bool again = true; again;) {
+    again = false;
+    for (auto word : k_special) {
+      if (s.starts_with(word)) {
+        s.remove_prefix(word.size());
+        again = true;
+      }
+    }
+    if (s.starts_with("construction vtable for ") || s.starts_with("reference temporary #")) {
+      const auto f = s.find(" for ");
+      if (f == k_npos) return "";
+      s.remove_prefix(f + 5);
+      again = true;
+    }
+  }
+  const std::string q = qualified_name(s);
+  int depth = 0;
+  for (std::size_t j = 0; j < q.size(); ++j) {
+    if (operator_keyword_at(q, j)) return "";  // an operator before any scope: none
+    const char c = q[j];
+    if (c == '<' || c == '(' || c == '[' || c == '{') {
+      ++depth;
+    } else if (c == '>' || c == ')' || c == ']' || c == '}') {
+      if (depth > 0) --depth;
+    } else if (c == ':' && depth == 0 && j + 1 < q.size() && q[j + 1] == ':') {
+      return j == 0 ? "" : q.substr(0, j + 2);
+    }
+  }
+  return "";
+}
+
 std::string normalize_cxx11_abi(std::string_view demangled) {
   std::string s(demangled);
   replace_all(s, "[abi:cxx11]", "");

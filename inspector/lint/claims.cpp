@@ -171,7 +171,7 @@ void check_label(Lint& l) {
   for (const auto& m : w.members) {
     if (!m.elf) continue;
     for (const auto& n : m.elf->needed) {
-      const Provider* p = l.provider_of_library(n);
+      const Provider* p = l.project_of_library(n);  // Debian's libc10.so.2.6 is torch's library, not torch's wheel's
       if (p == nullptr ||
           std::find(p->distributions.begin(), p->distributions.end(), "torch") == p->distributions.end())
         continue;
@@ -265,9 +265,8 @@ void check_dependencies(Lint& l) {
       // The namespaces of the symbols themselves ("c10d::"), not every one the provider defines.
       std::vector<std::string> spaces;
       for (const auto& s : symbols) {
-        const std::string d = cxx::demangle_or_self(s);
-        const auto colons = d.find("::");
-        const std::string ns = colons == std::string::npos ? dist : d.substr(0, colons + 2);
+        const std::string scope = cxx::leading_scope(s);  // "at::", not a template's return type "long* at::"
+        const std::string ns = scope.empty() ? dist : scope;
         if (std::find(spaces.begin(), spaces.end(), ns) == spaces.end()) spaces.push_back(ns);
       }
       what = fmt::format("leaves {} {} symbol{} undefined ({}{})", symbols.size(), join(spaces, " and "),

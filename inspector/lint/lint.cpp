@@ -60,7 +60,7 @@ bool pins_a_release(const std::string& spec) {
   return (*upper)[0] == (*lower)[0] && (*upper)[1] <= next;
 }
 
-// "libc10.so" provides "libc10.so" and "libc10.so.2.6" (Debian's sonames carry the release).
+// "libc10.so" is "libc10.so" and "libc10.so.2.6" (Debian's sonames carry the release).
 bool soname_matches(const std::string& listed, const std::string& need) {
   return need == listed || need.rfind(listed + ".", 0) == 0;
 }
@@ -97,13 +97,11 @@ Lint::Lint(const WheelProfile& wheel, const Options& options)
 }
 
 const Provider* Lint::provider_of_library(const std::string& soname) const {
-  if (o.providers == nullptr) return nullptr;
-  for (const auto& p : *o.providers) {
-    for (const auto& lib : p.libraries) {
-      if (soname_matches(lib, soname)) return &p;
-    }
-  }
-  return nullptr;
+  return o.providers == nullptr ? nullptr : lint::provider_of(*o.providers, soname);
+}
+
+const Provider* Lint::project_of_library(const std::string& soname) const {
+  return o.providers == nullptr ? nullptr : lint::project_of(*o.providers, soname);
 }
 
 const Provider* Lint::provider_of_symbol(const std::string& symbol) const {
@@ -180,23 +178,7 @@ void check_metadata(Lint& l) {
                                    m.name, w.filename.name))
               .fix("rename the file or fix METADATA so that both name the same project"));
   }
-  if (!m.version.empty()) {
-    const auto cmp = wheel::compare_versions(m.version, w.filename.version);
-    if (!cmp || *cmp != 0) {
-      l.add(make(FindingKind::Metadata, Severity::Error)
-                .library("Version")
-                .version(m.version)
-                .explain(fmt::format(
-                    "METADATA says Version: {}, the file name says {}: pip refuses the wheel (\"has "
-                    "an inconsistent version\"){}",
-                    m.version, w.filename.version,
-                    m.version.find('+') == std::string::npos && w.filename.version.find('+') != std::string::npos
-                        ? "; a repack that adds a local label to the file name must add it to "
-                          "METADATA too"
-                        : ""))
-                .fix("make METADATA's Version and the file name's the same"));
-    }
-  }
+  if (auto f = version_mismatch(w, Severity::Error)) l.add(std::move(*f));
   for (const auto& r : l.reqs) {
     if (r.error.empty()) continue;
     l.add(make(FindingKind::Metadata, Severity::Error)
@@ -253,6 +235,46 @@ void check_tags(Lint& l) {
 
 }  // namespace detail
 
+std::optional<Finding> version_mismatch(const WheelProfile& w, Severity severity) {
+  const auto& m = w.metadata;
+  if (m.version.empty() || w.filename.version.empty()) return std::nullopt;
+  const auto cmp = wheel::compare_versions(m.version, w.filename.version);
+  if (cmp && *cmp == 0) return std::nullopt;
+  const std::string name = w.filename.name, file = w.filename.filename;
+  const std::string label =
+      m.version.find('+') == std::string::npos && w.filename.version.find('+') != std::string::npos
+          ? "; a repack that adds a local label to the file name must add it to METADATA too"
+          : "";
+  if (!cmp) {  // METADATA's Version is no PEP 440 version: no pip command was asked about it
+    return verdict::make(verdict::FindingKind::Metadata, severity)
+        .library("Version")
+        .version(m.version)
+        .explain(fmt::format("METADATA says Version: {}, which is not a PEP 440 version, and the file name says {}{}",
+                             m.version, w.filename.version, label))
+        .fix("make METADATA's Version and the file name's the same");
+  }
+  // What pip 23.2.1 does, command by command (tests/unit/test_metadata_referee.cpp asks it).
+  const std::string by_path = "pip install ./" + file;
+  const std::string pinned = "pip install " + name + "==" + w.filename.version;
+  const std::string unpinned = "pip install " + name;
+  return verdict::make(verdict::FindingKind::Metadata, severity)
+      .member(name + "-" + w.filename.version + ".dist-info/METADATA")
+      .library("Version")
+      .version(m.version)
+      .explain(fmt::format(
+          "METADATA says Version: {}, the file name says {}: pip installs the wheel from its path or URL (`{}`), "
+          "as {} {}, and refuses it where it finds it by name in an index or --find-links, pinned or not (`{}`, "
+          "`{}`: \"has inconsistent version: expected '{}', but metadata has '{}'\"): published to an "
+          "index, no `pip install {}` gets it{}",
+          m.version, w.filename.version, by_path, name, m.version, pinned, unpinned, w.filename.version, m.version,
+          name, label))
+      .fix("make METADATA's Version and the file name's the same")
+      .evidence(fmt::format("METADATA Version: {}; file name {}", m.version, file))
+      .evidence(fmt::format("{}: installs it (as {} {})", by_path, name, m.version))
+      .evidence(pinned + " (from an index or --find-links): refuses it")
+      .evidence(unpinned + " (from an index or --find-links): refuses it");
+}
+
 std::string status_name(Status s) {
   switch (s) {
     case Status::Clean: return "clean";
@@ -291,7 +313,9 @@ void add_image_distributions(const image::Db& db, std::vector<Provider>& out) {
       for (const auto& lib : d["libraries"]) {
         if (!lib.is_object() || !lib.contains("soname") || !lib["soname"].is_string()) continue;
         const std::string soname = lib["soname"].get<std::string>();
-        if (soname.empty() || provider_of(out, soname) != nullptr) continue;
+        // Another build's soname of a library a row names (a layer's Debian torch: libc10.so.2.6) is not that
+        // distribution's as an index ships it: no provider of it.
+        if (soname.empty() || project_of(out, soname) != nullptr) continue;
         auto it = by_name.find(name);
         if (it == by_name.end()) {
           Provider p;
@@ -367,6 +391,14 @@ const std::vector<Provider>& cached_providers(const image::Db& db) {
 }
 
 const Provider* provider_of(const std::vector<Provider>& providers, const std::string& soname) {
+  for (const auto& p : providers) {
+    if (std::find(p.libraries.begin(), p.libraries.end(), soname) != p.libraries.end()) return &p;
+  }
+  return nullptr;
+}
+
+const Provider* project_of(const std::vector<Provider>& providers, const std::string& soname) {
+  if (const Provider* p = provider_of(providers, soname)) return p;
   for (const auto& p : providers) {
     for (const auto& lib : p.libraries) {
       if (detail::soname_matches(lib, soname)) return &p;

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
+#include <string_view>
 
 #include "wheelcheck/ci.hpp"
 #include "wheelcheck/lint.hpp"
@@ -175,6 +177,97 @@ ci::Case publisher_case(const Report& r, const std::string& where) {
                                                        : verdict::Verdict::Compatible;
   cell.headline = r.findings.empty() ? "" : verdict::summary(r.findings.front());
   return ci::case_of(cell, ci::location_of(where.empty() ? r.wheel : where));
+}
+
+// --- the lint cache's form: JSON arrays in Report's and Finding's field order, enums by name --------------------
+
+namespace {
+
+using CacheJson = nlohmann::json;
+
+CacheJson lint_cache_finding(const verdict::Finding& f) {
+  return CacheJson::array({verdict::kind_name(f.kind), verdict::severity_name(f.severity), f.member, f.library,
+                           f.symbol, f.demangled, f.required_version, verdict::why_name(f.classification),
+                           f.explanation, f.fix, f.candidates, f.symbols, f.symbols_total, f.evidence, f.object,
+                           f.roots, f.provider});
+}
+
+template <typename E, typename NameOf>
+std::optional<E> lint_cache_enum(const std::string& name, int last, NameOf name_of) {
+  for (int i = 0; i <= last; ++i) {
+    if (name_of(static_cast<E>(i)) == name) return static_cast<E>(i);
+  }
+  return std::nullopt;
+}
+
+std::optional<verdict::Finding> lint_cache_finding_of(const CacheJson& j) {
+  if (!j.is_array() || j.size() != 17) return std::nullopt;
+  verdict::Finding f;
+  const auto kind =
+      lint_cache_enum<verdict::FindingKind>(j[0].get<std::string>(), static_cast<int>(verdict::k_last_finding_kind),
+                                            [](verdict::FindingKind k) { return verdict::kind_name(k); });
+  const auto severity = lint_cache_enum<Severity>(j[1].get<std::string>(), static_cast<int>(Severity::Error),
+                                                  [](Severity s) { return verdict::severity_name(s); });
+  const auto why =
+      lint_cache_enum<verdict::Why>(j[7].get<std::string>(), static_cast<int>(verdict::Why::UnknownExports),
+                                    [](verdict::Why w) { return verdict::why_name(w); });
+  if (!kind || !severity || !why) return std::nullopt;
+  f.kind = *kind;
+  f.severity = *severity;
+  f.classification = *why;
+  f.member = j[2].get<std::string>();
+  f.library = j[3].get<std::string>();
+  f.symbol = j[4].get<std::string>();
+  f.demangled = j[5].get<std::string>();
+  f.required_version = j[6].get<std::string>();
+  f.explanation = j[8].get<std::string>();
+  f.fix = j[9].get<std::string>();
+  f.candidates = j[10].get<std::vector<std::string>>();
+  f.symbols = j[11].get<std::vector<std::string>>();
+  f.symbols_total = j[12].get<std::size_t>();
+  f.evidence = j[13].get<std::vector<std::string>>();
+  f.object = j[14].get<std::string>();
+  f.roots = j[15].get<std::vector<std::string>>();
+  f.provider = j[16].get<bool>();
+  return f;
+}
+
+}  // namespace
+
+std::string report_to_cache(const Report& r) {
+  CacheJson findings = CacheJson::array();
+  for (const auto& f : r.findings) findings.push_back(lint_cache_finding(f));
+  return CacheJson::array({k_lint_cache_format, r.wheel, r.sha256, r.source, r.integrity, r.claims.said, r.claims.shown,
+                           std::move(findings), r.notes, status_name(r.status), r.intact})
+      .dump();
+}
+
+std::optional<Report> report_from_cache(std::string_view text) {
+  try {
+    const auto j = CacheJson::parse(text);
+    if (!j.is_array() || j.size() != 11 || j[0] != k_lint_cache_format) return std::nullopt;
+    Report r;
+    r.wheel = j[1].get<std::string>();
+    r.sha256 = j[2].get<std::string>();
+    r.source = j[3].get<std::string>();
+    r.integrity = j[4].get<std::string>();
+    r.claims.said = j[5].get<std::vector<std::string>>();
+    r.claims.shown = j[6].get<std::vector<std::string>>();
+    for (const auto& fj : j[7]) {
+      auto f = lint_cache_finding_of(fj);
+      if (!f) return std::nullopt;
+      r.findings.push_back(std::move(*f));
+    }
+    r.notes = j[8].get<std::vector<std::string>>();
+    const auto status = lint_cache_enum<Status>(j[9].get<std::string>(), static_cast<int>(Status::Errors),
+                                                [](Status s) { return status_name(s); });
+    if (!status) return std::nullopt;
+    r.status = *status;
+    r.intact = j[10].get<bool>();
+    return r;
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
 }
 
 }  // namespace wheelcheck::lint
