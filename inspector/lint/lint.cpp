@@ -170,13 +170,17 @@ void check_metadata(Lint& l) {
               .fix("write Metadata-Version first"));
   }
   if (!m.name.empty() && wheel::normalize_project_name(m.name) != l.self) {
-    l.add(make(FindingKind::Metadata, Severity::Error)
-              .library("Name")
-              .version(m.name)
-              .explain(fmt::format("METADATA says Name: {}, the file name says {}: pip refuses the wheel (\"has an "
-                                   "inconsistent name\")",
-                                   m.name, w.filename.name))
-              .fix("rename the file or fix METADATA so that both name the same project"));
+    // What pip 23 does (tests/jobs/sentences_job.py asks it): it installs the wheel by path and by name alike,
+    // naming it after the file and its .dist-info folder, and then reports METADATA's name.
+    l.add(
+        make(FindingKind::Metadata, Severity::Warning)
+            .library("Name")
+            .version(m.name)
+            .explain(fmt::format("METADATA says Name: {}, the file name says {}: pip installs it all the same (by "
+                                 "path and by name), and then lists it as {}, so what the lock pins and what is "
+                                 "installed are two names for one wheel; an installer that checks the name refuses it",
+                                 m.name, w.filename.name, m.name))
+            .fix("rename the file or fix METADATA so that both name the same project"));
   }
   if (auto f = version_mismatch(w, Severity::Error)) l.add(std::move(*f));
   for (const auto& r : l.reqs) {

@@ -57,8 +57,10 @@ def findings(doc, kind=None):
 
 
 def pip(*args, cwd=None):
-    return subprocess.run([PY, "-m", "pip", "--disable-pip-version-check", "--no-input", *args], capture_output=True,
-                          text=True, cwd=cwd, env=dict(os.environ, PIP_NO_INDEX="1", PIP_FIND_LINKS=""))
+    # Offline and alone: no index, and none of this machine's pip configuration (PIP_FIND_LINKS, pip.conf).
+    cmd, rest = args[0], list(args[1:])
+    return subprocess.run([PY, "-m", "pip", "--isolated", "--disable-pip-version-check", "--no-input", cmd,
+                           "--no-index", *rest], capture_output=True, text=True, cwd=cwd)
 
 
 def have_pip():
@@ -186,6 +188,27 @@ def job_sentences(tmp, J):
         p = pip("install", "--no-deps", "--target", os.path.join(tmp, "pip-" + name), w)
         check((p.returncode != 0) == says_refuses,
               f"b. {name}: pip {'refuses' if p.returncode else 'installs'} it, as the finding says", p.stderr[-600:])
+
+    # METADATA's Name other than the file name's: lint says what pip does, and pip does it.
+    nm_dir = os.path.join(build, "namemix")
+    os.makedirs(nm_dir)
+    nm = os.path.join(out, "namemix-1.0-py3-none-any.whl")
+    with zipfile.ZipFile(nm, "w") as z:
+        z.writestr("namemix/__init__.py", "")
+        z.writestr("namemix-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: othername\nVersion: 1.0\n")
+        z.writestr("namemix-1.0.dist-info/WHEEL",
+                   "Wheel-Version: 1.0\nGenerator: t\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        z.writestr("namemix-1.0.dist-info/RECORD", "")
+    doc = loads(wc("lint", nm, "--json"))
+    said = " ".join(f.get("explanation", "") for w in doc.get("wheels", []) for f in findings(w, "metadata")
+                    if f.get("library") == "Name")
+    check("pip installs it all the same" in said, "b. METADATA Name other than the file's: lint says pip installs it",
+          said)
+    if have_pip():
+        for args in ([nm], ["--find-links", out, "namemix"]):
+            p = pip("install", "--no-deps", "--target", os.path.join(tmp, "pip-nm-" + str(len(args))),
+                    *args)
+            check(p.returncode == 0, f"b. referee: pip installs it ({' '.join(a[-20:] for a in args)})", p.stderr[-400:])
 
     # --- c. no false cause ------------------------------------------------------------------------------------
     uses_libc = cc(os.path.join(build, "libc_user.so"), "#include <string.h>\nint f(const char*s){return (int)strlen(s);}\n")
