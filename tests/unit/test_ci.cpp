@@ -111,6 +111,9 @@ TEST(CiReason, PipsWords) {
   auto d = make_finding(verdict::FindingKind::DriverTooOld, verdict::Severity::Error, "m.so");
   d.required_version = "580.65.06";
   d.explanation = "the CUDA 13 runtime needs an NVIDIA driver >= 580.65.06; the image's driver is 535.104.05.";
+  // The image's driver is a fact of its own (candidates), never cut from the explanation's words.
+  EXPECT_EQ(ci::reason(d), "requires NVIDIA driver 580.65.06+ (image: older)");
+  d.candidates = {"535.104.05"};
   EXPECT_EQ(ci::reason(d), "requires NVIDIA driver 580.65.06+ (image: 535.104.05)");
   auto l = make_finding(verdict::FindingKind::MissingLibrary, verdict::Severity::Error, "m.so");
   l.library = "libcudart.so.12";
