@@ -541,6 +541,12 @@ def toolkit(row, ctx, vendor, kind, version, libs, general):
         shown = f"{version[:2]}.{version[2:4]}.{version[4:]}"
         note += f"; the backend key's {version} read as YYMMDD (inferred), the full build {row['host driver']} " \
                 "(§2a host driver)"
+    # The SDK the image holds, where §2a's cell names it with a version ("MACA 3.7.2.0"), is the toolkit's
+    # version; the backend key names the release line (metax-maca3.7.2.1 holds MACA 3.7.2.0).
+    sdk = re.match(rf"{re.escape(tk)} (\d+(?:\.\d+)+)\b", row["SDK in image"])
+    if sdk and sdk.group(1) != shown:
+        note += f"; the backend key {key} says {version}, the SDK in the image is {tk} {sdk.group(1)}"
+        shown = sdk.group(1)
     if key != f"{vendor}-{kind}{version}":
         note += f"; the variant {key.rsplit('-', 1)[1]} of {vendor}-{kind}{version}"
     if general:

@@ -56,6 +56,10 @@ enum class ToolkitKind { Cuda, Maca, Cann, Dtk, Tops, Musa, Ppu, Neuware, Corex,
 std::string toolkit_vendor(ToolkitKind kind);
 std::string toolkit_kind_name(ToolkitKind kind);
 ToolkitKind parse_toolkit_kind(std::string_view text);  // throws Error(BadInput)
+// The vendor's word for its accelerator, as in "NPU driver": "GPU" (NVIDIA, MetaX, Moore Threads, Iluvatar),
+// "NPU" (Ascend), "DCU" (Hygon), "GCU" (Enflame), "PPU" (T-Head), "MLU" (Cambricon), "XPU" (Kunlunxin);
+// "accelerator" where the vendor's word is not known here (Sunrise, TsingMicro).
+std::string toolkit_device(ToolkitKind kind);
 
 // One fact that may be unknown. An unknown fact has no value and says why.
 struct Fact {
@@ -260,9 +264,12 @@ struct Image {
   std::vector<Python> pythons;
   std::vector<Distribution> distributions;
   std::optional<Toolkit> toolkit;
-  Fact driver;                             // GPU driver version
-  Fact gpu_archs;                          // "sm_90,sm_100" or unknown
-  Fact chips;                              // the accelerator models as stated ("NVIDIA H20", "Ascend 910B")
+  Fact driver;     // GPU driver version
+  Fact gpu_archs;  // "sm_90,sm_100" or unknown
+  Fact chips;      // the accelerator models as stated ("NVIDIA H20", "Ascend 910B")
+  // The x86-64 level of the CPUs it runs on ("x86-64-v3"): a fact of the runner, not of the image's files,
+  // so unknown unless stated (--assume isa=x86-64-v3, a description's "assumed" block).
+  Fact isa_level;
   std::string release;                     // the vendor stack's release the image is built for ("2.2.0")
   std::string image_ref;                   // the image's reference ("harbor.baai.ac.cn/flagos-runtime/...:2.2.0")
   std::map<std::string, std::string> env;  // the process environment every process has (Docker ENV)
@@ -288,10 +295,12 @@ struct Image {
 
 // The facts a user may state where a description leaves them unknown (--assume FACT=VALUE, a
 // description's "assumed" block): driver, gpu_archs, toolkit_version, runtime (the toolkit's runtime
-// library version), libc_version, python, glibcxx, and library (a soname the image has, its exports unknown:
-// library=libgomp.so.1; or has not: library=!libgomp.so.1; a comma list states several).
+// library version), libc_version, python, glibcxx, isa (the runner's x86-64 level: isa=x86-64-v3), and library
+// (a soname the image has, its exports unknown: library=libgomp.so.1; or has not: library=!libgomp.so.1; a comma
+// list states several).
 inline constexpr const char* k_assumable_facts =
-    "driver, gpu_archs, toolkit_version, runtime, libc_version, python, glibcxx, library (library=libgomp.so.1: "
+    "driver, gpu_archs, toolkit_version, runtime, libc_version, python, glibcxx, isa (the runner CPUs' x86-64 "
+    "level, x86-64-v1 to x86-64-v4), library (library=libgomp.so.1: "
     "present, exports unknown; library=!libgomp.so.1: absent), and wheel variant properties as "
     "NAMESPACE::FEATURE (nvidia::sm_arch=90_real; none: nothing)";
 // Sets the fact (origin assumed) and records the assumption in image.assumptions, naming what the image

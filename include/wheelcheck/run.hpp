@@ -70,7 +70,8 @@ std::optional<WheelToolkit> toolkit_of_label(const std::string& version);
 std::optional<WheelToolkit> toolkit_of_name(const std::string& name);
 std::optional<WheelToolkit> toolkit_of_soname(const std::string& soname);
 std::string toolkit_name(const std::string& kind);
-// "a" or "an" before a name as it is said: "an XRE", "an MUSA 4.3.6" (acronyms read letter by letter), "a CUDA 13.0".
+// "a" or "an" before a name as it is said: "an XRE", "a DTK" (said letter by letter), "a MUSA 4.3.6", "a MACA", "a
+// CUDA 13.0".
 std::string with_article(const std::string& name);
 // Why a build for toolkit `t` is not for the image's toolkit ("" when it is, or when either side does not
 // say): CUDA by major version (CUDA's minor version compatibility), a vendor SDK by its first three version

@@ -176,8 +176,9 @@ void add_check_options(CLI::App& c, CheckArgs& a, bool image_required) {
       ->allow_extra_args(false);
   if (a.gates) {
     c.add_flag("--export-on", a.gate_options.export_on,
-               "Also export the on value of every gate whose route is on (1 for a gate whose off value is 0, ...), "
-               "for a setup script under `set -u`");
+               "Also export the on value of every gate whose route a given wheel has and is on (1 for a gate whose "
+               "off value is 0, ...), for a setup script under `set -u`; a route no given wheel has is never "
+               "switched on (its gates stay unset, said in a comment)");
     c.add_flag("--conditions-off", a.gate_options.conditions_off,
                "Turn off a route that holds only under a condition an unknown fact leaves open (a driver floor, "
                "exports the db does not know): a cautious CI's choice");
@@ -295,7 +296,12 @@ int check_and_print(const CheckArgs& a, const std::string& format, bool gates_ou
     return out;
   };
   // Gates never fail open: a wheel that fails its own integrity gives every gate at its off value.
-  auto gates_of = [&] { return result.gates(fail_closed_sets(a.rules, a.db), a.gate_options); };
+  auto gates_of = [&] {
+    gates::Options o = a.gate_options;  // a vendor's path is set only on that vendor's image (one image here)
+    if (images.size() == 1 && images.front().image.toolkit)
+      o.image_toolkit = image::toolkit_kind_name(images.front().image.toolkit->kind);
+    return result.gates(fail_closed_sets(a.rules, a.db), o);
+  };
   auto json_doc = [&] {
     nlohmann::ordered_json arr = nlohmann::ordered_json::array();
     std::size_t next = 0;
@@ -347,7 +353,18 @@ namespace {
 
 void print_fail_closed(const CheckArgs& a, const std::string& message) {
   const std::string format = a.json || a.format == "json" ? "json" : a.format == "github" ? "github" : "sh";
-  gates::Result g = gates::fail_closed(fail_closed_sets(a.rules, a.db), message);
+  // The image's toolkit where the image is known: a vendor's path is set only on that vendor's image.
+  std::string toolkit;
+  if (a.images.size() == 1) {
+    try {
+      const image::Db db(image::Db::locate(a.db));
+      const image::Image im = db.resolve(a.images.front());
+      if (im.toolkit) toolkit = image::toolkit_kind_name(im.toolkit->kind);
+    } catch (const Error&) {
+      // unknown: no vendor's path
+    }
+  }
+  gates::Result g = gates::fail_closed(fail_closed_sets(a.rules, a.db), message, toolkit);
   if (a.images.size() == 1) g.image = a.images.front();
   CheckArgs b = a;
   try {

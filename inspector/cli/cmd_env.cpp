@@ -633,7 +633,12 @@ int check_environment(const CheckArgs& a, const std::string& format, bool gates_
   };
   // A package without a wheel for the image makes the environment's verdict, whatever its wheels say; a
   // wheel that could not be read, or whose hash is not the lock's, leaves the gates nothing to vouch for.
-  auto gates_of = [&] { return result.gates(closed, a.gate_options); };
+  auto gates_of = [&] {
+    gates::Options o = a.gate_options;  // a vendor's path is set only on that vendor's image
+    if (images.size() == 1 && images.front().image.toolkit)
+      o.image_toolkit = image::toolkit_kind_name(images.front().image.toolkit->kind);
+    return result.gates(closed, o);
+  };
   auto json_doc = [&] {
     nlohmann::ordered_json arr = nlohmann::ordered_json::array();
     for (const auto& env : envs) arr.push_back(environment::to_json(env, wheels, lock_paths, closed));

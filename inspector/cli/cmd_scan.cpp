@@ -91,18 +91,35 @@ void write_reports(const nlohmann::ordered_json& report, const std::string& dir)
   write_file_atomic(dir + "/report.html", scan::report_html(report), true);
 }
 
+// "1 wheel", "2 wheels", "0 errors".
+std::string scan_count(std::uint64_t n, std::string_view one, std::string_view many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
 std::string summary_text(const nlohmann::ordered_json& r) {
   const auto& s = r["summary"];
-  std::string out =
-      fmt::format("scan: {} wheels listed, {} new, {} checked, {} errors\n", s["wheels_seen"].get<std::uint64_t>(),
-                  s["new"].get<std::uint64_t>(), s["checked"].get<std::uint64_t>(), s["errors"].get<int>());
+  std::string out = fmt::format("scan: {} listed, {} new, {} checked, {}\n",
+                                scan_count(s["wheels_seen"].get<std::uint64_t>(), "wheel", "wheels"),
+                                s["new"].get<std::uint64_t>(), s["checked"].get<std::uint64_t>(),
+                                scan_count(static_cast<std::uint64_t>(s["errors"].get<int>()), "error", "errors"));
   for (const auto& w : r["wheels"]) {
     out += "  " + w["filename"].get<std::string>() + "\n";
     if (!w["error"].is_null()) out += "    error: " + w["error"].get<std::string>() + "\n";
+    // What was checked, a row each; the images the wheel is not for (its tags, Requires-Python) only counted:
+    // report.json, .md and .html keep every cell, with why.
+    std::vector<std::string> skipped;
     for (const auto& c : w["results"]) {
-      out += fmt::format("    {:<16} {:<13}{}{}\n", c["image"].get<std::string>(),
-                         c["targeted"].get<bool>() ? c["verdict"].get<std::string>() : "not targeted",
+      if (!c["targeted"].get<bool>()) {
+        skipped.push_back(c["image"].get<std::string>());
+        continue;
+      }
+      out += fmt::format("    {:<16} {:<13}{}{}\n", c["image"].get<std::string>(), c["verdict"].get<std::string>(),
                          c["headline"].get<std::string>().empty() ? "" : "  ", c["headline"].get<std::string>());
+    }
+    if (!skipped.empty()) {
+      out +=
+          fmt::format("    not targeted on {}{} (the report says why)\n", scan_count(skipped.size(), "image", "images"),
+                      skipped.size() <= 3 ? ": " + join(skipped, ", ") : std::string());
     }
     // The wheel on its own (`wheelcheck lint`), once: its worst finding, when it has one above information.
     if (w.contains("publisher") && !w["publisher"].value("headline", std::string()).empty()) {

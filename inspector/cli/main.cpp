@@ -40,14 +40,29 @@ conditions with an expiry date; the command line overrides it. `wheelcheck confi
 
 Environment:
   WHEELCHECK_DB         the image database folder (else installed beside the binary)
-  WHEELCHECK_CACHE_DIR  profile cache folder (else $XDG_CACHE_HOME/wheelcheck, else ~/.cache/wheelcheck;
+  WHEELCHECK_CACHE_DIR  profile cache folder (else $XDG_CACHE_HOME/wheelcheck, else $HOME/.cache/wheelcheck;
                         without HOME, no cache); it must be yours and writable by nobody else
-  NO_COLOR              no colour in text output, even on a terminal
+  XDG_CACHE_HOME, HOME  where the profile cache goes when WHEELCHECK_CACHE_DIR is unset (HOME: ~/.netrc too)
+  WHEELCHECK_OFFLINE    set, and not 0: the export tables of an image's published distributions (its torch,
+                        from PyPI) are not downloaded; what they would say stays unknown
+  NO_COLOR              no colour in text output, even on a terminal (TERM=dumb: none either)
+  COLUMNS               the text width where the terminal does not say it (40 or more)
   SSL_CERT_FILE         the CA bundle for https (the static build, which has none compiled in, else
                         looks in the distributions' usual places)
   PIP_INDEX_URL         scan: the index when no --index is given (PIP_EXTRA_INDEX_URL: more)
   NETRC                 credentials for indexes (else ~/.netrc); never sent to another host
-  http_proxy, https_proxy, no_proxy   proxies for URLs (libcurl's own rules))";
+  http_proxy, https_proxy, no_proxy   proxies for URLs (libcurl's own rules)
+  TMPDIR                where a wheel given by URL is downloaded (else /tmp)
+  GITHUB_ENV            --format github: the file the gates' VAR=value lines go to (else --env-file)
+  GITHUB_OUTPUT         --format github, scan: the step outputs file (else --github-output)
+  WHEELCHECK_NVIDIA_SMI probe: the nvidia-smi to run for the driver and GPUs (set but empty: none), in
+                        place of the one on PATH
+  WHEELCHECK_PROC_NVIDIA  probe: the folder read in place of /proc/driver/nvidia
+  LD_LIBRARY_PATH, LD_PRELOAD, PATH, PYTHONPATH, VIRTUAL_ENV, CONDA_PREFIX, CUDA_HOME, CUDA_PATH,
+  ASCEND_HOME_PATH, ASCEND_TOOLKIT_HOME, MACA_PATH, ROCM_PATH, DTK_PATH, MUSA_HOME, MUSA_PATH, TOPS_HOME
+                        probe --root / without --env (or with --env-from-process): the image's environment
+  MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_, MALLOC_TOP_PAD_   glibc's allocator settings: one that is
+                        set is kept in place of wheelcheck's own)";
 
 namespace {
 

@@ -74,6 +74,49 @@ bool exists(const std::string& path) {
   return is_file(path) || is_dir(path);
 }
 
+// The command chain up to `cmd`, as typed: "image".
+std::string mistakes_command_path(const CLI::App& cmd) {
+  std::string out;
+  for (const CLI::App* a = &cmd; a != nullptr && a->get_parent() != nullptr; a = a->get_parent())
+    out = a->get_name() + (out.empty() ? "" : " " + out);
+  return out;
+}
+
+// The first word after a command that has subcommands and no arguments of its own, when it is none of its
+// subcommands: "unknown command `image shwo`; did you mean `image show`?", else the list of them.
+std::optional<std::string> mistyped_subcommand(const CLI::App& app, const std::vector<std::string>& args) {
+  const CLI::App* cmd = &app;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--") return std::nullopt;
+    if (!a.empty() && a[0] == '-') {
+      // An option's value is not a command word.
+      const CLI::Option* o = find_option(*cmd, a.substr(0, a.find('=')));
+      if (o != nullptr && o->get_items_expected_max() > 0 && a.find('=') == std::string::npos) ++i;
+      continue;
+    }
+    if (const CLI::App* sub = find_command(*cmd, a); sub != nullptr) {
+      cmd = sub;
+      continue;
+    }
+    if (cmd == &app) return std::nullopt;  // the top level: a wheel or lock file, said above
+    const auto subs = cmd->get_subcommands([](const CLI::App*) { return true; });
+    const auto options = cmd->get_options();
+    const bool has_positionals =
+        std::any_of(options.begin(), options.end(), [](const CLI::Option* o) { return o->get_positional(); });
+    if (subs.empty() || has_positionals) return std::nullopt;
+    std::vector<std::string> names;
+    for (const auto* s : subs) names.push_back(s->get_name());
+    const std::string path = mistakes_command_path(*cmd);
+    if (auto c = closest(a, names))
+      return "unknown command `" + path + " " + a + "`; did you mean `" + path + " " + *c + "`?";
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    return "unknown command `" + path + " " + a + "` (the commands of `wheelcheck " + path + "`: " + list + ")";
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<std::string> closest(std::string_view word, const std::vector<std::string>& candidates) {
@@ -120,6 +163,9 @@ std::optional<std::string> find_mistake(const CLI::App& app, const std::vector<s
       return "`" + args[0] + "` is neither a command (" + list + ") nor a wheel or lock file";
     }
   }
+  // A command made of commands (`image show`, `image fill`) takes no other word: a word that is none of them
+  // is a mistyped one (`image shwo` -> did you mean `image show`), as a top-level command is.
+  if (auto m = mistyped_subcommand(app, args)) return m;
   // Options: each must belong to the command it follows (or to the top level: --help, --version).
   const CLI::App* cmd = &app;
   for (std::size_t i = 0; i < args.size(); ++i) {

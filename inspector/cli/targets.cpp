@@ -130,7 +130,8 @@ std::vector<Target> resolve_images(const std::vector<std::string>& names, const 
 const char* const k_assume_help =
     "FACT=VALUE: a fact of the images that their descriptions leave unknown, taken as given (repeatable): "
     "driver=580.95.05, gpu_archs=sm_90,sm_100, toolkit_version=13.0, runtime=13.0.96, libc_version=2.39, "
-    "python=3.12, glibcxx=GLIBCXX_3.4.33; a library the description does not state, library=libgomp.so.1 (there, "
+    "python=3.12, glibcxx=GLIBCXX_3.4.33, isa=x86-64-v3 (the runner CPUs' x86-64 level); a library the description "
+    "does not state, library=libgomp.so.1 (there, "
     "its exports unknown) or library=!libgomp.so.1 (not there); a wheel variant property the machine supports, "
     "nvidia::sm_arch=90_real (docs/variants.md). Every answer lists what it assumed";
 

@@ -149,6 +149,14 @@ void assume(Image& im, const std::string& fact, const std::string& value, const 
     target = &im.glibcxx;
     what = "libstdc++ version (GLIBCXX_)";
     ok = value.rfind("GLIBCXX_", 0) == 0 && dotted(value.substr(8), 2);
+  } else if (fact == "isa") {
+    // The runner's x86-64 level (psABI x86-64-v1..v4), which a member's GNU_PROPERTY_X86_ISA_1_NEEDED asks for.
+    if (im.arch.known() && *im.arch.value != "x86_64") {
+      throw usage_error("--assume isa=" + value + ": an x86-64 level, and " + im.name + " is " + *im.arch.value);
+    }
+    target = &im.isa_level;
+    what = "x86-64 level of the runner's CPUs";
+    ok = value.size() == 9 && value.rfind("x86-64-v", 0) == 0 && value[8] >= '1' && value[8] <= '4';
   } else {
     throw usage_error("--assume " + fact + "=" + value + ": not a fact that can be assumed (" + k_assumable_facts +
                       ")");
@@ -157,6 +165,7 @@ void assume(Image& im, const std::string& fact, const std::string& value, const 
     throw usage_error("--assume " + fact + "=" + value + ": not a value of the right form (" +
                       (fact == "gpu_archs" ? "sm_90,sm_100 or gfx942"
                        : fact == "glibcxx" ? "GLIBCXX_3.4.30"
+                       : fact == "isa"     ? "x86-64-v1, x86-64-v2, x86-64-v3 or x86-64-v4"
                                            : "digits and dots, 580.95.05") +
                       ")");
   }

@@ -10,6 +10,24 @@
 
 namespace wheelcheck::image {
 
+std::string toolkit_device(ToolkitKind kind) {
+  switch (kind) {
+    case ToolkitKind::Cuda:
+    case ToolkitKind::Maca:
+    case ToolkitKind::Musa:
+    case ToolkitKind::Corex: return "GPU";
+    case ToolkitKind::Cann: return "NPU";
+    case ToolkitKind::Dtk: return "DCU";
+    case ToolkitKind::Tops: return "GCU";
+    case ToolkitKind::Ppu: return "PPU";
+    case ToolkitKind::Neuware: return "MLU";
+    case ToolkitKind::Xre: return "XPU";
+    case ToolkitKind::Tangrt:
+    case ToolkitKind::Tsm: return "accelerator";
+  }
+  return "accelerator";
+}
+
 namespace {
 
 std::string from(Origin origin, const std::string& layer) {
@@ -93,8 +111,10 @@ std::string render_text(const Image& im, bool color) {
     }
   }
   fact("chips", im.chips);
-  fact("GPU driver", im.driver);
+  // The driver of the image's accelerator, in its vendor's word (an Ascend image's is an NPU driver).
+  fact((im.toolkit ? toolkit_device(im.toolkit->kind) : std::string("GPU")) + " driver", im.driver);
   fact("GPU architectures", im.gpu_archs);
+  fact("x86-64 level", im.isa_level);
   for (const auto& p : im.pythons) {
     out += fmt::format("  {:<22} {:<16} {}\n", "Python", p.version,
                        st.dim(from(p.origin, p.layer) + (p.executable.empty() ? "" : ": " + p.executable)));

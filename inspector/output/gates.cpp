@@ -109,6 +109,7 @@ std::string to_sh(const Result& r) {
     }
   }
   for (const auto& c : r.cautious) out += "# " + one_line(c) + "\n";
+  for (const auto& u : r.unset) out += "# " + one_line(u) + "\n";
   for (const auto& g : r.gates) out += fmt::format("export {}={}\n", g.variable, shell_single_quote(g.value));
   for (const auto& g : r.on) {
     if (g.value.empty()) {
@@ -258,6 +259,7 @@ nlohmann::ordered_json to_json(const Result& r) {
     j["on"] = on;
   }
   if (!r.cautious.empty()) j["cautious"] = r.cautious;
+  if (!r.unset.empty()) j["unset"] = r.unset;
   j["integrity"] = r.integrity;
   return j;
 }

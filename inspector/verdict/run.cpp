@@ -52,16 +52,19 @@ const rules::RuleSet* RuleChoice::for_wheel(const WheelProfile& w) const {
 
 namespace {
 
-// "a" or "an" before a toolkit's name as it is said: "an XRE", "an MUSA" (letters read by name), "a CUDA".
+// "a" or "an" before a toolkit's name as it is said: the names said letter by letter take the letter's sound
+// ("an XRE", "a DTK"), the others are words ("a MACA", "a MUSA", "a CUDA", "a CANN", "an Ascend").
 std::string article_of(const std::string& name) {
   if (name.empty()) return name;
-  const bool acronym = name.size() > 1 && std::isupper(static_cast<unsigned char>(name[1]));
+  static constexpr std::string_view k_spelled[] = {"DTK", "PPU", "XRE", "TSM", "HCU",
+                                                   "XPU", "GCU", "NPU", "MLU", "DCU"};
+  const std::string_view first = std::string_view(name).substr(0, name.find_first_of(" /.0123456789"));
+  const bool spelled = std::find(std::begin(k_spelled), std::end(k_spelled), first) != std::end(k_spelled);
   const char c = static_cast<char>(std::toupper(static_cast<unsigned char>(name[0])));
-  const bool vowel = std::string_view(acronym ? "AEFHILMNORSX" : "AEIOU").find(c) != std::string_view::npos;
+  const bool vowel = std::string_view(spelled ? "AEFHILMNORSX" : "AEIOU").find(c) != std::string_view::npos;
   return (vowel ? "an " : "a ") + name;
 }
 
-// A toolkit's name as its vendor writes it (CUDA, CANN, CoreX, TangRT, ...); other words in capitals.
 std::string upper_kind(std::string kind) {
   static const std::pair<const char*, const char*> k_names[] = {
       {"neuware", "Neuware"}, {"corex", "CoreX"}, {"tangrt", "TangRT"}};

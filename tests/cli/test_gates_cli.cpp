@@ -234,6 +234,50 @@ TEST(Gates, ShellQuotingAndConflictsBetweenRuleSets) {
   EXPECT_NE(r.err.find("route cpp of rule set b"), std::string::npos) << r.err;
 }
 
+// --export-on on CUDA 13.0 with FlagTree and the CUDA FlagCX wheel beside it: the routes those wheels have are
+// on or off as checked; Torch-FL's MUSA FlagCX path and FlagGems' C++ route are in neither wheel and stay unset
+// (an opt-in such as TORCH_FL_MUSA_FLAGCX_WHEEL=1 would send the setup to a wheel that is not there).
+TEST(Gates, ExportOnLeavesRoutesNoGivenWheelHasUnset) {
+  REQUIRE_SAMPLE(k_flagcx_cuda);
+  const std::string args = "gates " + shell_quote(sample(k_flagtree)) + " --with " +
+                           shell_quote(sample(k_flagcx_cuda)) + " --image cuda13.0 --export-on";
+  EXPECT_EQ(eval_in_shell(args), (std::set<std::string>{"USE_TLE_DIST=0", "TORCH_DEVICE_BACKEND_AUTOLOAD=1",
+                                                        "WHEELCHECK_SKIP_FLAGCX=0", "WHEELCHECK_VERDICT=degraded"}));
+  const auto out = run(wc(args)).out;
+  EXPECT_NE(out.find("# TORCH_FL_MUSA_FLAGCX_WHEEL not set: no given wheel has route flagcx-musa"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("# USE_C_EXTENSION not set: no given wheel has route flaggems-cpp"), std::string::npos) << out;
+}
+
+// Failed closed (a wheel that is not there): the switches are off on every image, and FLAGCX_BITCODE_PATH,
+// whose value is NVIDIA FlagTree's own bitcode, is set on an NVIDIA image only, never on Ascend or on an image
+// wheelcheck does not know.
+TEST(Gates, FailClosedSetsTheNvidiaBitcodePathOnlyOnCuda) {
+  TempDir d;
+  const std::string missing = shell_quote(d.file("flagcx-0.14.0+cuda13.3-cp312-cp312-linux_x86_64.whl"));
+  const std::string nvidia =
+      "export FLAGCX_BITCODE_PATH='/opt/flagtree/triton/backends/nvidia/lib/libflagcx_device.bc'";
+  for (const char* image : {"flagos-runtime-ascend-cann9.0.0", "ascend-cann9", "no-such-image"}) {
+    SCOPED_TRACE(image);
+    const auto r = run(wc("gates " + missing + " --image " + image));
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.out.find("export TORCH_FL_MUSA_FLAGCX_WHEEL='0'\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("export WHEELCHECK_SKIP_FLAGCX='1'\n"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("FLAGCX_BITCODE_PATH='"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("# FLAGCX_BITCODE_PATH not set: its value /opt/flagtree/triton/backends/nvidia/lib/"
+                         "libflagcx_device.bc is a path of route flagcx-device-bitcode (rule set flagos), which only "
+                         "cuda builds have, and the image's toolkit is " +
+                         std::string(std::string(image) == "no-such-image" ? "unknown or none" : "cann")),
+              std::string::npos)
+        << r.out;
+    const auto j = run(wc("gates " + missing + " --image " + image + " --format json"));
+    EXPECT_EQ(json::parse(j.out)["gates"].count("FLAGCX_BITCODE_PATH"), 0U) << j.out;
+  }
+  const auto cuda = run(wc("gates " + missing + " --image flagos-runtime-nvidia-cuda13.3"));
+  EXPECT_EQ(cuda.exit_code, 2) << cuda.err;
+  EXPECT_NE(cuda.out.find(nvidia + "\n"), std::string::npos) << cuda.out;
+}
+
 // samples/set_env_cuda.sh: pins, checks, evals the gates and shows the decisions.
 TEST(Gates, SetEnvCudaScriptShowsTheFlow) {
   REQUIRE_SAMPLE(k_flagcx_cuda);

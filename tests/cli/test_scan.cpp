@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -812,6 +813,54 @@ TEST_F(ScanCli, DefaultImagesAreThoseTheTagsTarget) {
   // The Markdown report says "not targeted" for such a cell, never "no result".
   const std::string md = read_file(run1.report + "/report.md");
   EXPECT_EQ(md.find("no result"), std::string::npos) << md;
+  // Stdout prints what was checked, a row each; the images a wheel is not for are one line, counted.
+  EXPECT_TRUE(contains(r.out, "scan: 6 wheels listed, 6 new, 6 checked, 0 errors\n")) << r.out;
+  std::size_t rows = 0, skipped_lines = 0;
+  for (const auto& w : report.at("wheels")) {
+    std::size_t skipped = 0;
+    std::vector<std::string> names;
+    for (const auto& res : w.at("results")) {
+      if (!res.at("targeted").get<bool>()) {
+        ++skipped;
+        names.push_back(res.at("image").get<std::string>());
+      }
+    }
+    if (skipped == 0) continue;
+    std::string line = "    not targeted on " + std::to_string(skipped) + (skipped == 1 ? " image" : " images");
+    if (skipped <= 3) {
+      line += ": ";
+      for (std::size_t i = 0; i < names.size(); ++i) line += (i ? ", " : "") + names[i];
+    }
+    line += " (the report says why)\n";
+    const auto at = r.out.find("  " + w.at("filename").get<std::string>() + "\n");
+    ASSERT_NE(at, std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(line, at), std::string::npos) << line << r.out;
+    ++skipped_lines;
+  }
+  std::stringstream lines(r.out);
+  for (std::string l; std::getline(lines, l);) {
+    if (contains(l, "not targeted:") || contains(l, " not targeted  ")) ++rows;
+  }
+  EXPECT_EQ(rows, 0u) << "no row for an image a wheel is not for:\n" << r.out;
+  EXPECT_GT(skipped_lines, 0u);
+}
+
+// One wheel listed, one error: the summary line's nouns agree with their counts.
+TEST_F(ScanCli, SummaryLineSaysOneWheelAndOneError) {
+  const auto run1 = scan_run(m_work, "one");
+  const auto r = wheelcheck("scan --index " + shell_quote(index().index_url(k_nvidia)) +
+                            " --project flag-gems-cpp-cuda --image cuda13.0 " + run1.args());
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_TRUE(contains(r.out, "scan: 1 wheel listed, 1 new, 1 checked, 0 errors\n")) << r.out;
+  server().add_faults(json{{"path", "^" + index().file_path(k_nvidia, "flag-gems-cpp-cuda", k_gems) + "$"},
+                           {"fault", "status"},
+                           {"code", 404},
+                           {"count", -1}});
+  const auto run2 = scan_run(m_work, "one-error", "cache-one-error");
+  const auto e = wheelcheck("scan --index " + shell_quote(index().index_url(k_nvidia)) +
+                            " --project flag-gems-cpp-cuda --image cuda13.0 " + run2.args());
+  EXPECT_EQ(e.exit_code, 2) << describe(e);
+  EXPECT_TRUE(contains(e.out, "scan: 1 wheel listed, 1 new, 0 checked, 1 error\n")) << e.out;
 }
 
 // ---- wheels given as URLs ------------------------------------------------------------------------------

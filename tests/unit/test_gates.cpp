@@ -4,6 +4,8 @@
 #include <map>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "support.hpp"
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/gates.hpp"
@@ -119,7 +121,7 @@ TEST(Gates, CloseKeepsTheMergedGatesAndAddsEveryOtherAtItsOffValue) {
   EXPECT_EQ(g.error, "x.whl fails its own integrity check (RECORD) (and 1 more problem)") << "duplicates said once";
   std::map<std::string, std::string> set;
   for (const auto& gate : g.gates) set[gate.variable] = gate.value;
-  EXPECT_EQ(set.size(), 8U) << "every gate of the flagos rule set";
+  EXPECT_EQ(set.size(), 7U) << "every gate of the flagos rule set but the NVIDIA path (the image's toolkit unknown)";
   EXPECT_EQ(set["USE_TLE_DIST"], "0");
   EXPECT_EQ(set["FLAGOS_USE_FLAGGEMS_CPP"], "0");
   EXPECT_EQ(set["WHEELCHECK_SKIP_FLAGCX"], "1");
@@ -158,11 +160,98 @@ TEST(Gates, OnValuesAndCautiousRoutes) {
   std::map<std::string, std::string> on;
   for (const auto& gate : g.on) on[gate.variable] = gate.value;
   EXPECT_EQ(on.count("WHEELCHECK_SKIP_FLAGCX"), 0U) << "set off, so not on";
-  EXPECT_EQ(on["USE_TLE_DIST"], "1");
-  EXPECT_EQ(on["FLAGOS_USE_FLAGGEMS_CPP"], "1");
+  EXPECT_EQ(on.count("USE_TLE_DIST"), 0U) << "no given wheel has FlagTree's route: never switched on";
+  EXPECT_EQ(on.count("FLAGOS_USE_FLAGGEMS_CPP"), 0U) << "nor FlagGems' C++ route";
   const std::string sh = gates::to_sh(g);
   EXPECT_NE(sh.find("export WHEELCHECK_SKIP_FLAGCX='1'"), std::string::npos) << sh;
-  EXPECT_NE(sh.find("export USE_TLE_DIST='1'"), std::string::npos) << sh;
+  EXPECT_EQ(sh.find("USE_TLE_DIST='"), std::string::npos) << sh;
+  EXPECT_NE(sh.find("# USE_TLE_DIST not set: no given wheel has route flagtree-tle-dist of rule set flagos"),
+            std::string::npos)
+      << sh;
+}
+
+// --export-on switches on only the routes a given wheel has and that are on: FlagTree's TLE loader on a
+// CUDA image is on (USE_TLE_DIST=1); Torch-FL's MUSA FlagCX opt-in and FlagGems' C++ route are in no given
+// wheel and stay unset (TORCH_FL_MUSA_FLAGCX_WHEEL=1 would send Torch-FL to a MUSA wheel that is not there).
+TEST(Gates, ExportOnSwitchesOnOnlyTheRoutesAGivenWheelHas) {
+  const auto sets = rules::load_all(source_dir() + "/db/rules");
+  verdict::Report r;
+  r.wheel = "flagtree-0.7.0-cp312-cp312-linux_x86_64.whl";
+  r.image = "cuda13.0";
+  for (const char* name : {"flagtree-core", "flagtree-tle-dist"}) {
+    verdict::Route rt;
+    rt.name = name;
+    rt.rule_set = "flagos";
+    rt.available = true;
+    r.routes.push_back(rt);
+  }
+  const std::vector<verdict::Report> reports{r};
+  gates::Options o;
+  o.export_on = true;
+  o.image_toolkit = "cuda";
+  gates::Result g = gates::merge(reports, o);
+  gates::add_on_values(g, sets);
+  std::map<std::string, gates::Gate> on;
+  for (const auto& gate : g.on) on[gate.variable] = gate;
+  ASSERT_EQ(on.size(), 1U) << gates::to_sh(g);
+  EXPECT_EQ(on["USE_TLE_DIST"].value, "1");
+  EXPECT_EQ(on["USE_TLE_DIST"].wheel, r.wheel) << "the wheel that has the route";
+  const std::string sh = gates::to_sh(g);
+  for (const char* var : {"TORCH_FL_MUSA_FLAGCX_WHEEL", "USE_C_EXTENSION", "FLAGOS_USE_FLAGGEMS_CPP",
+                          "TORCH_DEVICE_BACKEND_AUTOLOAD", "WHEELCHECK_SKIP_FLAGCX", "FLAGCX_BITCODE_PATH"}) {
+    EXPECT_EQ(sh.find(std::string("export ") + var + "="), std::string::npos) << var << "\n" << sh;
+  }
+  EXPECT_NE(sh.find("# TORCH_FL_MUSA_FLAGCX_WHEEL not set: no given wheel has route flagcx-musa of rule set flagos, "
+                    "so it is not switched on (its off value is 0)\n"),
+            std::string::npos)
+      << sh;
+  const auto j = gates::to_json(g);
+  EXPECT_EQ(j["on"], nlohmann::ordered_json({{"USE_TLE_DIST", "1"}})) << j.dump(2);
+  EXPECT_EQ(j["unset"].size(), 7U) << j.dump(2);
+}
+
+// Failed closed, a gate whose value is a vendor's path (FLAGCX_BITCODE_PATH names NVIDIA FlagTree's own
+// bitcode) is set only on an image of that vendor: not on Ascend, not on an image whose toolkit is unknown;
+// the switches are set off everywhere.
+TEST(Gates, FailClosedSetsAVendorsPathOnlyOnThatVendorsImage) {
+  const auto sets = rules::load_all(source_dir() + "/db/rules");
+  const std::string nvidia_bc = "/opt/flagtree/triton/backends/nvidia/lib/libflagcx_device.bc";
+  auto vars = [](const gates::Result& g) {
+    std::map<std::string, std::string> out;
+    for (const auto& gate : g.gates) out[gate.variable] = gate.value;
+    return out;
+  };
+  const auto cuda = vars(gates::fail_closed(sets, "x.whl: not a zip", "cuda"));
+  EXPECT_EQ(cuda.at("FLAGCX_BITCODE_PATH"), nvidia_bc);
+  EXPECT_EQ(cuda.size(), 8U);
+  for (const char* toolkit : {"cann", "musa", ""}) {
+    SCOPED_TRACE(toolkit);
+    const gates::Result g = gates::fail_closed(sets, "x.whl: not a zip", toolkit);
+    const auto set = vars(g);
+    EXPECT_EQ(set.count("FLAGCX_BITCODE_PATH"), 0U);
+    EXPECT_EQ(set.size(), 7U) << "every switch still off";
+    EXPECT_EQ(set.at("TORCH_FL_MUSA_FLAGCX_WHEEL"), "0");
+    EXPECT_EQ(set.at("WHEELCHECK_SKIP_FLAGCX"), "1");
+    const std::string sh = gates::to_sh(g);
+    EXPECT_EQ(sh.find("export FLAGCX_BITCODE_PATH"), std::string::npos) << sh;
+    EXPECT_EQ(sh.find("nvidia/lib/libflagcx_device.bc'"), std::string::npos) << sh;
+    ASSERT_EQ(g.unset.size(), 1U);
+    EXPECT_EQ(g.unset[0], "FLAGCX_BITCODE_PATH not set: its value " + nvidia_bc +
+                              " is a path of route flagcx-device-bitcode (rule set flagos), which only cuda builds "
+                              "have, and the image's toolkit is " +
+                              (*toolkit ? std::string(toolkit) : std::string("unknown or none")));
+  }
+  // Gates that cannot vouch for their wheels close the same way, with the merge's image toolkit.
+  const std::vector<verdict::Report> none;
+  gates::Options o;
+  o.image_toolkit = "cann";
+  gates::Result g = gates::merge(none, o);
+  gates::close(g, sets, {"x.whl fails its own integrity check (RECORD)"});
+  EXPECT_EQ(vars(g).count("FLAGCX_BITCODE_PATH"), 0U);
+  o.image_toolkit = "cuda";
+  g = gates::merge(none, o);
+  gates::close(g, sets, {"x.whl fails its own integrity check (RECORD)"});
+  EXPECT_EQ(vars(g).at("FLAGCX_BITCODE_PATH"), nvidia_bc);
 }
 
 }  // namespace unity_test_gates
