@@ -23,13 +23,15 @@ const char* const k_exit_codes = R"(Exit codes:
      its own RECORD (every command; the report, verdict or gates are still printed), a malformed
      description, an unknown image or file, a wrong or mistyped option, conflicting flags, a
      --cache-dir that cannot be written or is not private to you, a URL or index unreadable after
-     the retries, a download that does not match its sha256, an input over a limit (the error names
+     the retries (a lock package's index: its answer is unknown, 4), a download or a lock's file
+     that does not match its sha256 or --hash (an integrity failure), an input over a limit (the error names
      the option that raises it), a probed root with symlink loops or links above its /, output that
      could not be written (stdout, -o, --report, --pins, --env-file, --summary: a full disk; a closed
      pipe ends quietly), a scan state that could not be saved. Each has its "wheelcheck: error:" line
      on stderr. With --json, stdout still holds one complete JSON document. SECURITY.md lists the limits.
   3  degraded (verdict commands)
-  4  unknown (verdict commands)
+  4  unknown (verdict commands; an environment package whose index was not looked up, offline, or
+     could not be read)
   70 internal error (a bug in wheelcheck: please report it)
 The same code whatever --format prints (text, json, sh, github, sarif, junit); gates exit 0 once they
 could evaluate, whatever the verdict; --exit-zero (check, scan) turns 1, 3 and 4 into 0.

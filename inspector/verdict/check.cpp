@@ -162,24 +162,34 @@ class Checker {
   // loader's findings decide: a glibc too old here is a missing-version error of its own).
   void claim_finding() {
     if (m_options.policies == nullptr || !policy::claims_a_policy(m_wheel)) return;  // linux_<arch>, any
-    const policy::Consistency c = policy::analyze(
-        m_wheel, *m_options.policies,
-        m_options.providers != nullptr ? lint::dependency_libraries(m_wheel, *m_options.providers)
-                                       : std::vector<policy::DependencyLibrary>{});
+    const policy::Consistency c =
+        policy::analyze(m_wheel, *m_options.policies,
+                        m_options.providers != nullptr ? lint::dependency_libraries(m_wheel, *m_options.providers)
+                                                       : std::vector<policy::DependencyLibrary>{});
     if (const auto claim = policy::check_claim(m_wheel, c, *m_options.policies)) add(tag_claim_finding(*claim, false));
   }
 
   // x86-64-v3 and v4 code needs a CPU the image cannot describe: a condition on the runner.
   void isa_findings() {
+    // The runners' level where it is stated (--assume isa=x86-64-vN): it runs, or stops at an illegal instruction.
+    const int have = m_image.isa_level.known() ? m_image.isa_level.value->back() - '0' : 0;
     for (const auto& m : m_wheel.members) {
       if (!m.elf || !m.elf->x86_isa_level || *m.elf->x86_isa_level < 2) continue;
       const int level = *m.elf->x86_isa_level;
       const char* what = level == 2 ? "SSE4.2 and POPCNT" : level == 3 ? "AVX2, BMI2 and FMA" : "AVX-512";
-      add(make(FindingKind::IsaLevel, level >= 3 ? Severity::Condition : Severity::Info)
+      const std::string runners =
+          have == 0 ? "" : fmt::format("; the runners' CPUs are x86-64-v{} ({})", have, m_image.isa_level.note);
+      add(make(FindingKind::IsaLevel, have == 0       ? (level >= 3 ? Severity::Condition : Severity::Info)
+                                      : have >= level ? Severity::Info
+                                                      : Severity::Error)
               .member(m.path)
               .version(fmt::format("x86-64-v{}", level))
-              .explain(fmt::format("built for x86-64-v{}: runs only on CPUs with {}.", level, what))
-              .fix(level >= 3 ? "check the runners' CPUs, or use a baseline x86-64 build" : "")
+              .explain(fmt::format("built for x86-64-v{}: runs only on CPUs with {}{}{}.", level, what, runners,
+                                   have == 0 || have >= level ? "" : ": it stops with an illegal instruction"))
+              .fix(have >= level || (have == 0 && level < 3) ? ""
+                   : have == 0 ? "check the runners' CPUs (--assume isa=x86-64-vN states them), or use a baseline "
+                                 "x86-64 build"
+                               : "a baseline x86-64 build, or runners of that level")
               .evidence("GNU_PROPERTY_X86_ISA_1_NEEDED note of the member"));
     }
   }

@@ -196,6 +196,24 @@ TEST(Words, AssumeIsaLevel) {
   EXPECT_EQ(arm.exit_code, 2);
   EXPECT_TRUE(has(arm.err, "--assume isa=x86-64-v3: an x86-64 level, and ascend-cann9 is aarch64")) << arm.err;
   EXPECT_TRUE(has(run(wc("--help")).out, "isa=x86-64-v3"));
+  // The stated level decides the isa-level finding: a v3 member runs on v3 runners (info), stops on v2 ones (an
+  // error), and is a condition where nothing is stated.
+  std::string err;
+  const auto v3 = build_shared(d, "libv3.so", "v3.c", "double v3(double a, double b) { return a * b + a; }\n",
+                               "-march=x86-64-v3 -Wl,-z,x86-64-v3", "gcc", &err);
+  ASSERT_TRUE(v3.has_value()) << err;
+  const std::string w3 = make_wheel(d, "vthree-1.0-py3-none-linux_x86_64.whl", {{"vthree/libv3.so", *v3}});
+  auto isa_severity = [&](const std::string& assume) {
+    const auto doc = json::parse(run(wc(shell_quote(w3) + " --image cuda13.0 --json" + assume)).out);
+    for (const auto& f : doc["findings"])
+      if (f["kind"] == "isa-level") return f["severity"].get<std::string>();
+    return std::string("none");
+  };
+  EXPECT_EQ(isa_severity(""), "condition");
+  EXPECT_EQ(isa_severity(" --assume isa=x86-64-v3"), "info");
+  EXPECT_EQ(isa_severity(" --assume isa=x86-64-v4"), "info");
+  EXPECT_EQ(isa_severity(" --assume isa=x86-64-v2"), "error");
+  EXPECT_EQ(run(wc(shell_quote(w3) + " --image cuda13.0 --assume isa=x86-64-v2")).exit_code, 1);
 }
 
 // The man page's ENVIRONMENT names every variable the program reads (getenv, getenv_or, and the image
