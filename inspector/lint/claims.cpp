@@ -309,6 +309,14 @@ void check_dependencies(Lint& l) {
     made[key] = l.out.size();
     l.add(draft);
   };
+  // What the wheel's own members define is the wheel's (Debian's libtorch_cpu.so.2.6 beside the libc10.so.2.6 it
+  // ships): an undefined symbol one of them exports needs no distribution.
+  std::set<std::string> own_symbols;
+  for (const auto& m : w.members) {
+    if (!m.elf) continue;
+    for (const auto& s : m.elf->symbols)
+      if (s.defined) own_symbols.insert(s.name);
+  }
   for (const auto& m : w.members) {
     if (!m.elf) continue;
     for (const auto& n : m.elf->needed) {
@@ -342,7 +350,7 @@ void check_dependencies(Lint& l) {
     }
     std::map<const Provider*, std::vector<std::string>> owned;
     for (const auto& s : m.elf->symbols) {
-      if (s.defined || s.weak()) continue;
+      if (s.defined || s.weak() || own_symbols.count(s.name) != 0) continue;
       const Provider* p = l.provider_of_symbol(s.name);
       if (p == nullptr || l.is_self(*p)) continue;
       linked.insert(p);

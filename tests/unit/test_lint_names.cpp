@@ -122,6 +122,37 @@ extern "C" long native_use(const at::TensorBase& t) {
   EXPECT_EQ(listed.find('*'), std::string::npos) << e;
 }
 
+// The symbols a member of the wheel itself defines are the wheel's: Debian's libtorch_cpu.so.2.6 packed beside the
+// libc10.so.2.6 that defines its c10:: symbols needs no torch for them (the torch corpus wheel had "leaves 301 c10::
+// symbols undefined, which only torch ships").
+TEST(LintNames, SymbolsTheWheelDefinesNeedNoDistribution) {
+  TempDir dir;
+  std::string error;
+  const auto lib = wheelcheck::test::build_shared(
+      dir, "lib/libc10own.so.1", "c10own.cpp",
+      "namespace c10 { struct Error { Error(const char*); }; Error::Error(const char*) {} }\n",
+      "-Wl,-soname,libc10own.so.1", "g++", &error);
+  ASSERT_TRUE(lib) << error;
+  std::filesystem::create_symlink("libc10own.so.1", dir.file("lib/libc10own.so"));
+  const auto user = wheelcheck::test::build_shared(
+      dir, "ext/libuser.so", "user.cpp",
+      "namespace c10 { struct Error { Error(const char*); }; }\nextern \"C\" void use() { c10::Error e(\"x\"); }\n",
+      "-L" + shell_quote(dir.file("lib")) + " -lc10own -Wl,-rpath,'$ORIGIN'", "g++", &error);
+  ASSERT_TRUE(user) << error;
+  const auto alone =
+      wheelcheck::test::make_wheel(dir, "alone-1.0-py3-none-linux_x86_64.whl", {{"alone/libuser.so", *user}});
+  const auto both = wheelcheck::test::make_wheel(dir, "both-1.0-py3-none-linux_x86_64.whl",
+                                                 {{"both/libuser.so", *user}, {"both/libc10own.so.1", *lib}});
+  auto c10_symbols = [](const nlohmann::json& doc) {
+    std::size_t n = 0;
+    for (const auto& f : findings_of(doc, "undeclared-dependency"))
+      n += f.at("explanation").get<std::string>().find("c10::") != std::string::npos;
+    return n;
+  };
+  EXPECT_EQ(c10_symbols(lint_json(alone)), 1u) << "without the library, its c10:: symbols are torch's";
+  EXPECT_EQ(c10_symbols(lint_json(both)), 0u) << lint_json(both).dump(1);
+}
+
 // provider_of: a soname a distribution ships, exactly; Debian's versioned sonames of the same libraries are another
 // build's (PyPI's torch ships libtorch.so and libc10.so, never libtorch.so.2.6).
 TEST(LintNames, AProviderShipsOnlyTheSonamesItLists) {
