@@ -17,7 +17,8 @@
 #include "wheelcheck/util.hpp"
 #include "wheelcheck/verdict.hpp"
 
-namespace {
+// Its own namespace: the tests are compiled in batches (a unity build), and each file's helpers stay its own.
+namespace unity_test_sentences {
 
 using wheelcheck::verdict::Finding;
 using wheelcheck::verdict::FindingKind;
@@ -169,4 +170,4 @@ TEST(SentenceContract, EveryFormatTitlesEveryKind) {
   }
 }
 
-}  // namespace
+}  // namespace unity_test_sentences
