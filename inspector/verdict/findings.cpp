@@ -176,23 +176,33 @@ std::string summary(const Finding& f) {
                                                     : "not what the wheel's RECORD says (" + f.required_version + ")";
     case FindingKind::Archive: return "the wheel's archive is damaged (" + f.required_version + ")";
     case FindingKind::UnreadableMember: return "not readable ELF: the loader refuses it";
+    // The wheel's tags, Requires-Python and machine, from their typed facts (wheel_checks.cpp), never cut from the
+    // explanation.
     case FindingKind::TagPython:
+      if (f.library.empty()) break;
+      return (f.severity == Severity::Condition ? "the wheel needs " : "the wheel is built for ") + f.library;
     case FindingKind::TagAbi:
-    case FindingKind::TagPlatform:
-    case FindingKind::RequiresPython:
-    case FindingKind::WrongArch: {
-      // The reason in words, not its code: the explanation's first clause ("the wheel needs CPython 3.11").
-      if (f.explanation.empty()) return kind_name(f.kind);
-      std::string phrase = f.explanation.substr(0, f.explanation.find_first_of(";:("));
-      const auto stop = phrase.find(". ");
-      if (stop != std::string::npos) phrase.resize(stop);
-      while (!phrase.empty() && (phrase.back() == ' ' || phrase.back() == '.' || phrase.back() == ','))
-        phrase.pop_back();
-      if (phrase.size() > 1 && std::isupper(static_cast<unsigned char>(phrase[0])) &&
-          std::islower(static_cast<unsigned char>(phrase[1])))
-        phrase[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(phrase[0])));
-      return phrase.empty() ? kind_name(f.kind) : phrase;
+      if (f.library.empty()) break;
+      return fmt::format("the wheel's ABI tag {} is not one the image's CPython {} accepts", f.library,
+                         f.required_version);
+    case FindingKind::TagPlatform: {
+      if (f.library.empty()) break;
+      if (f.severity == Severity::Warning) return "the platform tag " + f.library + " marks a local build";
+      const std::string libc = f.library.starts_with("musllinux") ? "musl" : "glibc";
+      const std::string needs =
+          f.required_version.empty() ? "" : fmt::format(" needs {} >= {}", libc, f.required_version);
+      if (f.severity == Severity::Condition)
+        return "the platform tag " + f.library + (needs.empty() ? " fits only an image that states" : needs) +
+               (needs.empty() ? " its arch and C library" : ", which the image does not state");
+      return "the platform tag " + f.library + (needs.empty() ? " does not fit the image" : needs);
     }
+    case FindingKind::RequiresPython:
+      return f.severity == Severity::Warning
+                 ? "the wheel's Requires-Python '" + f.required_version + "' is not a valid PEP 440 specifier set"
+                 : "the wheel requires Python " + f.required_version;
+    case FindingKind::WrongArch:
+      return f.member.empty() ? "the wheel's native code is built for " + f.required_version
+                              : f.member + " is built for " + f.required_version;
     // The publisher check's (include/wheelcheck/lint.hpp).
     case FindingKind::LabelClaim:
       // check's: the label (or name) against the image, with nothing of the wheel's own behind it.
@@ -249,15 +259,14 @@ std::string summary(const Finding& f) {
       return f.required_version.rfind("linux_", 0) == 0
                  ? fmt::format("tagged {}, its binaries fit no packaging policy ({})", f.library, f.required_version)
                  : fmt::format("tagged {}, its binaries need {}", f.library, f.required_version);
-    default: {
-      // The kind's own title, as a phrase: never its bare name.
-      std::string title(kind_text(f.kind).title);
-      if (title.size() > 1 && std::isupper(static_cast<unsigned char>(title[0])) &&
-          std::islower(static_cast<unsigned char>(title[1])))
-        title[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(title[0])));
-      return f.library.empty() ? title : title + " (" + f.library + ")";
-    }
+    default: break;
   }
+  // The kind's own title, as a phrase: never its bare name.
+  std::string title(kind_text(f.kind).title);
+  if (title.size() > 1 && std::isupper(static_cast<unsigned char>(title[0])) &&
+      std::islower(static_cast<unsigned char>(title[1])))
+    title[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(title[0])));
+  return f.library.empty() ? title : title + " (" + f.library + ")";
 }
 
 namespace requirement_words {

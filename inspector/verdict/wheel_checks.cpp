@@ -210,6 +210,9 @@ struct Issue {
   std::string explanation;
   std::string fix;
   std::string required_version;
+  // What summary() says it of, typed (never cut from the explanation): tag-python the Python the tag names
+  // ("CPython 3.11"), tag-abi the ABI tag, tag-platform the platform tag.
+  std::string library;
   std::vector<std::string> evidence;
 };
 
@@ -284,6 +287,7 @@ class TagChecker {
       f.explanation = issue.explanation;
       f.fix = issue.fix;
       f.required_version = issue.required_version;
+      f.library = issue.library;
       f.evidence.push_back(m_tags_evidence);
       if (m_tags.size() > 1) f.evidence.push_back("closest tag: " + wheel::tag_text(m_tags[best]));
       for (const auto& e : issue.evidence) f.evidence.push_back(e);
@@ -353,6 +357,7 @@ class TagChecker {
       issue.kind = FindingKind::TagPython;
       issue.severity = Severity::Condition;
       issue.required_version = versions;
+      issue.library = people;
       issue.explanation = "The wheel needs " + people + "; " +
                           (m_python_notes.empty() ? unknown_phrase("Python version", m_image.python)
                                                   : std::string("the image's Python version cannot be read")) +
@@ -375,6 +380,7 @@ class TagChecker {
       auto [people, versions] = all_requirements();
       issue.kind = FindingKind::TagPython;
       issue.required_version = versions;
+      issue.library = people;
       issue.explanation = "The wheel is built for " + people + "; the image has " + describe_pythons(m_pythons) + ".";
       issue.fix = python_fix();
       return issue;
@@ -384,6 +390,7 @@ class TagChecker {
     const std::string cp = cp_tag(p.pv);
     issue.kind = FindingKind::TagAbi;
     issue.required_version = p.version;
+    issue.library = tag.abi;
     std::vector<std::string> accepted = p.abi_tags;
     accepted.push_back("none");
     if (tag.abi == "abi3" && p.free_threaded) {
@@ -416,6 +423,7 @@ class TagChecker {
     if (p.kind == wheel::Platform::Kind::Any) return std::nullopt;
     Issue issue;
     issue.kind = FindingKind::TagPlatform;
+    issue.library = tag.platform;
     const std::string image_arch = m_image.arch.known() ? *m_image.arch.value : "";
     const std::string want_arch = m_image.arch.known() ? wheel::tag_arch_of(image_arch) : "";
     if (p.kind == wheel::Platform::Kind::Foreign || p.kind == wheel::Platform::Kind::Unknown) {

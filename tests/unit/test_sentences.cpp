@@ -100,6 +100,11 @@ TEST(SentenceContract, EverySummaryIsWordsUnderEverySeverity) {
       EXPECT_FALSE(has_placeholder(summary));
       EXPECT_FALSE(requirement.empty());
       EXPECT_FALSE(has_placeholder(requirement));
+      // Words from the facts alone: no summary or requirement is cut from the explanation's text.
+      Finding other = f;
+      other.explanation = "Quite another sentence; its first clause (if cut) would show: the image's driver is 1.";
+      EXPECT_EQ(verdict::summary(other), summary);
+      EXPECT_EQ(verdict::requirement(other), requirement);
     }
   }
 }
