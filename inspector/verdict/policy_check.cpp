@@ -105,10 +105,10 @@ Finding tag_claim_finding(const policy::Overclaim& claim, bool decides) {
                             kernel
                                 ? "wheelcheck judges the kernel its static members need, `auditwheel show` judges no "
                                   "kernel and names a more compatible tag"
-                                : claim.auditwheel_agrees
-                                    ? "`auditwheel show` names the same; `auditwheel repair` grafts the libraries a "
-                                      "policy lacks"
-                                    : "`auditwheel show` differs by design: it does not judge every reason above",
+                            : claim.auditwheel_agrees
+                                ? "`auditwheel show` names the same; `auditwheel repair` grafts the libraries a "
+                                  "policy lacks"
+                                : "`auditwheel show` differs by design: it does not judge every reason above",
                             claim.tag);
   return make(FindingKind::TagClaim, decides ? Severity::Error : Severity::Warning)
       .library(claim.tag)

@@ -204,9 +204,8 @@ TEST(CliIntegrity, ATamperedWheelFailsEveryCommand) {
       << check.err;
   EXPECT_NE(check.out.find("on debian12: INCOMPATIBLE"), std::string::npos) << check.out;
   EXPECT_NE(
-      check.out.find(
-          "fails its own integrity: not what the wheel's RECORD says (hash-mismatch); do not pin it.\n\n"
-          "INCOMPATIBLE: 1 error, 1 condition, 0 warnings; exit 2\n"),
+      check.out.find("fails its own integrity: not what the wheel's RECORD says (hash-mismatch); do not pin it.\n\n"
+                     "INCOMPATIBLE: 1 error, 1 condition, 0 warnings; exit 2\n"),
       std::string::npos)
       << check.out;
 
