@@ -30,6 +30,7 @@ import zipfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tools"))
 import make_wheel  # noqa: E402
+from truth_job import loads  # noqa: E402
 
 # The referees are Debian's own python3 and its pip where the machine has them (a pyenv's first on PATH is not).
 PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
@@ -43,13 +44,6 @@ def cc(out, source, *args):
     if r.returncode != 0:
         raise RuntimeError(f"gcc {out}: {r.stderr}")
     return out
-
-
-def loads(r):
-    try:
-        return json.loads(r.stdout)
-    except ValueError:
-        return {}
 
 
 def findings(doc, kind=None):

@@ -36,22 +36,8 @@ def lint_json(wc, whl):
 
 
 def imports_bound_now(root, py, mods):
-    """realworld's importer (RTLD_NOW | RTLD_LOCAL and PyInit), with LD_BIND_NOW=1 for every library it maps."""
-    env = {"PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1", "LANG": "C.UTF-8", "HOME": "/tmp",
-           "LD_BIND_NOW": "1"}
-    p = rw.in_root(root, [py, "-c", rw.IMPORTER] + [f"{n}={path}" for n, path in mods], env, timeout=600)
-    out = {}
-    for line in p.stdout.splitlines():
-        if line.startswith("{"):
-            try:
-                r = json.loads(line)
-            except ValueError:
-                continue
-            out[r["path"]] = r
-    missing = [path for _, path in mods if path not in out]
-    if missing:
-        raise rw.HarnessError(f"{py} said nothing of {missing[0]} (rc {p.returncode}): {p.stderr.strip()[-800:]}")
-    return out
+    """realworld's importer with LD_BIND_NOW=1 for every library it maps."""
+    return rw.import_modules(root, py, mods, bind_now=True)
 
 
 def check_package(args, suite, base, meta, pkg, work):

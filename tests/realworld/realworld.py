@@ -488,8 +488,11 @@ ERR_VERSION = re.compile(r"(\S+): version `([^']+)' not found \(required by ([^)
 ERR_UNDEF = re.compile(r"undefined symbol: (\S+?)(?:, version (\S+))?$")
 
 
-def import_modules(root, py, mods):
-    env = {"PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1", "LANG": "C.UTF-8", "HOME": "/tmp"}
+def import_modules(root, py, mods, bind_now=False):
+    """Imports each module in the root (RTLD_NOW | RTLD_LOCAL and PyInit); bind_now: LD_BIND_NOW=1 for every
+    library it maps too (lint_truth.py's referee)."""
+    env = {"PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1", "LANG": "C.UTF-8", "HOME": "/tmp",
+           **({"LD_BIND_NOW": "1"} if bind_now else {})}
     p = in_root(root, [py, "-c", IMPORTER] + [f"{n}={path}" for n, path in mods], env, timeout=600)
     out = {}
     for line in p.stdout.splitlines():
