@@ -14,6 +14,7 @@
 
 #include "wheelcheck/cxx_names.hpp"
 #include "wheelcheck/util.hpp"
+#include "wheelcheck/wheel.hpp"
 
 namespace wheelcheck::verdict {
 
@@ -188,13 +189,13 @@ std::string summary(const Finding& f) {
     case FindingKind::TagPlatform: {
       if (f.library.empty()) break;
       if (f.severity == Severity::Warning) return "the platform tag " + f.library + " marks a local build";
-      const std::string libc = f.library.starts_with("musllinux") ? "musl" : "glibc";
-      const std::string needs =
-          f.required_version.empty() ? "" : fmt::format(" needs {} >= {}", libc, f.required_version);
-      if (f.severity == Severity::Condition)
-        return "the platform tag " + f.library + (needs.empty() ? " fits only an image that states" : needs) +
-               (needs.empty() ? " its arch and C library" : ", which the image does not state");
-      return "the platform tag " + f.library + (needs.empty() ? " does not fit the image" : needs);
+      // The platform tag's own facts (its OS, machine and C library), and the floor the image misses or does not state.
+      const wheel::Platform p = wheel::parse_platform(f.library);
+      if (p.kind == wheel::Platform::Kind::Foreign) return "the wheel is built for " + p.os;
+      if (p.kind == wheel::Platform::Kind::Unknown) return "the platform tag " + f.library + " is not one pip installs";
+      if (f.required_version.empty()) return "the wheel is built for " + p.arch;
+      return fmt::format("the wheel needs {} >= {}", p.kind == wheel::Platform::Kind::Musllinux ? "musl" : "glibc",
+                         f.required_version);
     }
     case FindingKind::RequiresPython:
       return f.severity == Severity::Warning
