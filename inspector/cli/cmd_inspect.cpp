@@ -9,6 +9,7 @@
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/image.hpp"
 #include "wheelcheck/policy.hpp"
+#include "wheelcheck/process.hpp"
 #include "wheelcheck/profile.hpp"
 #include "wheelcheck/util.hpp"
 
@@ -49,7 +50,7 @@ class PolicySource {
     return *m_loaded;
   }
   // The cache's name for a profile's head: the policies' digest and this build's version.
-  std::string head_name() const { return "policy-" + m_digest.substr(0, 16) + "-" + WHEELCHECK_VERSION + ".json"; }
+  std::string head_name() const { return "policy-" + m_digest.substr(0, 16) + "-" + version() + ".json"; }
 
  private:
   std::string m_dir, m_digest;

@@ -15,6 +15,7 @@
 #include "wheelcheck/lint.hpp"
 #include "wheelcheck/net.hpp"
 #include "wheelcheck/policy.hpp"
+#include "wheelcheck/process.hpp"
 #include "wheelcheck/util.hpp"
 #include "wheelcheck/variant.hpp"
 #include "wheelcheck/wheel.hpp"
@@ -55,7 +56,7 @@ std::string lint_entry_name(const image::Db& db, const LintArgs& a, const Settin
     h.update(size.data(), size.size());
     h.update(s.data(), s.size());
   };
-  part(WHEELCHECK_VERSION);
+  part(version());
   part(std::to_string(lint::k_lint_cache_format));
   // This very executable (its size, nanosecond mtime, inode and device): a rebuild with the same version, whose
   // checks may say otherwise, never reads a report an earlier build made.

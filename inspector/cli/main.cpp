@@ -152,7 +152,7 @@ int main(int argc, char** argv) {
       "wheelcheck: will this wheel's native code load and work in that image?\n\n"
       "Reads a wheel's ELF members (dynamic section, symbols, versions) straight out of the zip and\n"
       "describes target images (probed from real roots, or declared in the bundled db)."};
-  app.set_version_flag("--version", std::string("wheelcheck ") + WHEELCHECK_VERSION + " (" + build_description() + ")");
+  app.set_version_flag("--version", "wheelcheck " + version() + " (" + build_description() + ")");
   app.require_subcommand(0, 1);
   // `wheelcheck WHEEL --image NAME`: the check is the default command.
   auto top = std::make_shared<cli::CheckArgs>();

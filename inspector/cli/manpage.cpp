@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "wheelcheck/process.hpp"
 
 namespace wheelcheck::cli {
 
@@ -103,7 +104,7 @@ std::string man_page(const CLI::App& app) {
   const std::string codes = k_exit_codes;
   std::string out;
   out += ".\\\" The manual of wheelcheck, made by `wheelcheck help --man` from the command line's own help.\n";
-  out += ".TH WHEELCHECK 1 \"\" \"wheelcheck " + roff(WHEELCHECK_VERSION) + "\" \"User Commands\"\n";
+  out += ".TH WHEELCHECK 1 \"\" \"wheelcheck " + roff(version()) + "\" \"User Commands\"\n";
   out += ".nh\n.ad l\n";  // no hyphenation (option names and paths stay whole), ragged right
   out += ".SH NAME\nwheelcheck \\- will this wheel's native code load and work in that image?\n";
   out += ".SH SYNOPSIS\n";

@@ -55,6 +55,10 @@ bool prepare_process() {
   return true;
 }
 
+std::string version() {
+  return WHEELCHECK_VERSION;
+}
+
 std::string build_description() {
   const auto* curl = curl_version_info(CURLVERSION_NOW);
   std::string http2 = curl->nghttp2_version != nullptr ? fmt::format(", nghttp2 {}", curl->nghttp2_version) : "";
