@@ -134,5 +134,8 @@ std::string url_host(const std::string& url);
 // The URL with any user:password removed, for printing and for reports.
 std::string redact_url(const std::string& url);
 bool is_url(const std::string& text);  // http:// or https://
+// WHEELCHECK_OFFLINE is set and not "0": no lookup opens a socket (an environment's indexes, an image's
+// published distributions); each place not asked says so.
+bool offline();
 
 }  // namespace wheelcheck::net

@@ -75,12 +75,8 @@ using environment::Entry;
 using environment::Environment;
 using environment::ReadWheel;
 
-// WHEELCHECK_OFFLINE set (not "0"): no lookup opens a socket. An index or page of links is not looked up,
-// a wheel's URL is read only from the profile cache; each says so ("offline: not looked up").
-bool env_offline() {
-  const std::string v = getenv_or("WHEELCHECK_OFFLINE", "");
-  return !v.empty() && v != "0";
-}
+// net::offline(): an index or page of links is not looked up, a wheel's URL is read only from the profile cache;
+// each says so ("offline: not looked up").
 
 constexpr const char* k_env_offline_words = "offline (WHEELCHECK_OFFLINE is set)";
 
@@ -92,7 +88,7 @@ void read_release(const index::ProjectPage& page, const lock::Package& p, net::C
   if (release) return;
   const index::File* f = lock::variants_file(page, p);
   if (f == nullptr) return;
-  if (net::is_url(f->url) && env_offline()) {
+  if (net::is_url(f->url) && net::offline()) {
     release_error = std::string(k_env_offline_words) + ": " + net::redact_url(f->url) + " was not looked up";
     return;
   }
@@ -136,7 +132,7 @@ struct EnvLookup {
 EnvLookup index_files(const lock::Package& p, net::Client& client, std::optional<variant::File>& release,
                       std::string& release_error) {
   EnvLookup out;
-  const bool offline = env_offline();
+  const bool offline = net::offline();
   // --find-links: a page of links (read as a PEP 503 page: any project's files, those of this one kept) or a
   // local folder of wheels (its files have no hash: the lock's hashes are checked on the file read).
   for (const auto& where : p.find_links) {
@@ -404,7 +400,7 @@ void read_pending(Wheels& wheels, std::unique_ptr<net::Client>& client, const Re
   if (o.progress && todo.size() > 1) std::fprintf(stderr, "wheelcheck: reading %zu wheels\n", todo.size());
   std::atomic<std::size_t> done{0};
   std::mutex log_mutex;
-  const bool offline = env_offline();
+  const bool offline = net::offline();
   parallel_for(todo.size(), std::min<unsigned>(8, static_cast<unsigned>(std::max<std::size_t>(1, todo.size()))),
                [&](std::size_t i, unsigned) {
                  const EnvPending& pending = todo[i];

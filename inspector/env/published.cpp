@@ -15,6 +15,7 @@
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/index.hpp"
 #include "wheelcheck/lock.hpp"
+#include "wheelcheck/net.hpp"
 #include "wheelcheck/util.hpp"
 #include "wheelcheck/wheel.hpp"
 
@@ -179,12 +180,11 @@ Read read(const image::Distribution& d, const image::Image& image, net::Client& 
 std::vector<Outcome> fill(image::Image& image, std::map<std::string, exports::Table>& tables,
                           const std::vector<const WheelProfile*>& wheels, net::Client& client, const Options& options) {
   std::vector<Outcome> outcomes;
-  const std::string offline = getenv_or("WHEELCHECK_OFFLINE", "");
   for (auto& d : image.distributions) {
     if (!d.published || !lacks_tables(d) || !needed_by(d, wheels)) continue;
     const std::string prefix = "published/" + wheel::normalize_project_name(d.name) + "/";
     try {
-      if (!offline.empty() && offline != "0") throw bad_input("not read: WHEELCHECK_OFFLINE is set");
+      if (net::offline()) throw bad_input("not read: WHEELCHECK_OFFLINE is set");
       Read r = read(d, image, client, options, prefix);
       for (auto& l : r.distribution.libraries) l.exports_file = "mem:" + l.exports;
       for (auto& [key, table] : r.tables) tables.insert_or_assign(key, std::move(table));
@@ -193,7 +193,7 @@ std::vector<Outcome> fill(image::Image& image, std::map<std::string, exports::Ta
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::Internal) throw;
       Outcome o;
-      o.offline = !offline.empty() && offline != "0";
+      o.offline = net::offline();
       o.distribution = d.name + " " + d.version;
       o.where = d.published->where();
       o.error = e.what();

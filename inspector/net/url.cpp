@@ -5,6 +5,7 @@
 
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/net.hpp"
+#include "wheelcheck/util.hpp"
 
 namespace wheelcheck::net {
 
@@ -36,6 +37,11 @@ std::string part(CURLU* u, CURLUPart which) {
 }
 
 }  // namespace
+
+bool offline() {
+  const std::string v = getenv_or("WHEELCHECK_OFFLINE", "");
+  return !v.empty() && v != "0";
+}
 
 bool is_url(const std::string& text) {
   return text.rfind("http://", 0) == 0 || text.rfind("https://", 0) == 0;
