@@ -88,13 +88,9 @@ def main():
     args = ap.parse_args()
     t0 = time.time()
     suites = args.suite or ["bookworm", "trixie"]
-    if not os.path.exists(args.wheelcheck):
-        print(f"lint_truth: no wheelcheck at {args.wheelcheck}")
-        return 2
-    args.wheelcheck = os.path.abspath(args.wheelcheck)
-    if os.geteuid() != 0 or rw.run(["chroot", "/", "true"]).returncode != 0:
-        print("skipped: lint's truth on Debian's packages needs root (chroot into the tier's roots)")
-        return 77
+    stop = rw.preflight(args, "lint_truth", "lint's truth on Debian's packages needs root (chroot into the tier's roots)")
+    if stop is not None:
+        return stop
     if not args.no_fetch:
         p = subprocess.run(["bash", os.path.join(HERE, "fetch.sh")] + sum([["--suite", s] for s in suites], []),
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

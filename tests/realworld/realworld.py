@@ -932,6 +932,23 @@ KNOWN = ("bookworm", "python3-pil", "old-libstdc++", "PIL/_imaging",
          "version `GLIBCXX_3.4.29' not found (required by", "libLerc.so.4")
 
 
+def preflight(args, name, needs_root, ci_fails=False):
+    """What every tier script checks first: the wheelcheck it is given (made absolute in args), and root with chroot
+    (`needs_root` says why). An exit code to stop with (2 no binary, 77 skipped, 1 under CI=true where ci_fails),
+    or None to go on."""
+    if not os.path.exists(args.wheelcheck):
+        print(f"{name}: no wheelcheck at {args.wheelcheck}")
+        return 2
+    args.wheelcheck = os.path.abspath(args.wheelcheck)
+    if os.geteuid() != 0 or run(["chroot", "/", "true"]).returncode != 0:
+        if ci_fails and os.environ.get("CI") == "true":
+            print(f"FAIL: {needs_root} (CI=true: a refused chroot is a failure)")
+            return 1
+        print(f"skipped: {needs_root}")
+        return 77
+    return None
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--wheelcheck", required=True)
@@ -947,17 +964,9 @@ def main():
     args = ap.parse_args()
     t0 = time.time()
     suites = args.suite or ["bookworm", "trixie"]
-    if not os.path.exists(args.wheelcheck):
-        print(f"realworld: no wheelcheck at {args.wheelcheck}")
-        return 2
-    args.wheelcheck = os.path.abspath(args.wheelcheck)
-    if os.geteuid() != 0 or run(["chroot", "/", "true"]).returncode != 0:
-        msg = "skipped: the real-binaries tier needs root (chroot into its roots)"
-        if os.environ.get("CI") == "true":
-            print("FAIL: " + msg[len("skipped: "):] + " (CI=true: a refused chroot is a failure)")
-            return 1
-        print(msg)
-        return 77
+    stop = preflight(args, "realworld", "the real-binaries tier needs root (chroot into its roots)", ci_fails=True)
+    if stop is not None:
+        return stop
     print(f"realworld: suites {', '.join(suites)}, cache {CACHE}, {args.jobs} jobs")
     if not args.no_fetch:
         cmd = ["bash", os.path.join(HERE, "fetch.sh")] + sum([["--suite", s] for s in suites], []) + \
