@@ -91,49 +91,20 @@ std::vector<std::string> needed_paths(const std::vector<WheelProfile>& a, const 
 
 }  // namespace
 
-// The gates of the reports, in the chosen format (a wheel that fails its own integrity is named in their
-// comments, annotations or JSON by gates::merge).
-void print_gates(const CheckArgs& a, const std::string& format, const gates::Result& g, int exit_code) {
-  if (format == "json") {
-    print_json(gates::to_json(g));
-  } else if (format == "sh") {
-    print_out(gates::to_sh(g));
-  } else {
-    const std::string annotations = gates::github_annotations(g);
-    const std::string env_file = !a.env_file.empty() ? a.env_file : getenv_or("GITHUB_ENV", "");
-    if (env_file.empty()) {
-      print_out(gates::github_env(g));  // for `>> "$GITHUB_ENV"`
-      std::fputs(annotations.c_str(), stderr);
-    } else {
-      append_to_file(env_file, gates::github_env(g));
-      print_out(annotations);  // the runner reads workflow commands on stdout
-    }
-    if (!a.summary.empty()) append_to_file(a.summary, gates::markdown_summary(g));
-    const std::string outputs = !a.github_output.empty() ? a.github_output : getenv_or("GITHUB_OUTPUT", "");
-    if (!outputs.empty()) {
-      nlohmann::ordered_json gates = nlohmann::ordered_json::object();
-      std::vector<std::pair<std::string, std::string>> lines = {
-          {"verdict", g.error.empty() ? verdict::verdict_name(g.verdict) : "error"},
-          {"exit-code", std::to_string(exit_code)}};
-      for (const auto& gate : g.gates) gates[gate.variable] = gate.value;
-      lines.emplace_back("gates", gates.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
-      for (const auto& gate : g.gates) lines.emplace_back(gate.variable, gate.value);
-      append_to_file(outputs, github_output_lines(lines));
-    }
-  }
-}
-
 namespace {
 
 // Flags that cannot go together are refused, never silently ignored. Returns the output format.
-std::string output_format(const CheckArgs& a) {
-  std::string format = a.format.empty() ? (a.gates ? "sh" : "text") : a.format;
+output::Format output_format(const CheckArgs& a) {
+  using output::Format;
+  Format format = a.format.value_or(a.gates ? Format::Sh : Format::Text);
   if (a.json) {
-    if (!a.format.empty() && a.format != "json") throw usage_error("--json and --format " + a.format + " conflict");
-    format = "json";
+    if (a.format && a.format != Format::Json)
+      throw usage_error("--json and --format " + std::string(output::format_name(*a.format)) + " conflict");
+    format = Format::Json;
   }
-  if (a.gates && format == "text") throw usage_error("gates --format text: gates are sh, json, github, sarif or junit");
-  if ((!a.summary.empty() || !a.env_file.empty() || !a.github_output.empty()) && format != "github") {
+  if (a.gates && format == Format::Text)
+    throw usage_error("gates --format text: gates are sh, json, github, sarif or junit");
+  if ((!a.summary.empty() || !a.env_file.empty() || !a.github_output.empty()) && format != Format::Github) {
     throw usage_error(std::string(!a.summary.empty()    ? "--summary"
                                   : !a.env_file.empty() ? "--env-file"
                                                         : "--github-output") +
@@ -169,7 +140,7 @@ void add_check_options(CLI::App& c, CheckArgs& a, bool image_required) {
                      : "JSON for machines (schema: docs/verdict.schema.json); an array for several checks");
   // The formats, their help and what -o writes: the one table (include/wheelcheck/format.hpp).
   const output::Commands command = a.gates ? output::k_gates : output::k_check;
-  c.add_option("--format", a.format, output::format_help(command))->check(CLI::IsMember(output::printed_by(command)));
+  add_format_option(c, a.format, command);
   c.add_option("--output,-o", a.outputs,
                "FORMAT=FILE: also write " + join(output::written_by(command), ", ") +
                    " to FILE, whatever --format prints (repeatable; e.g. -o sarif=wheelcheck.sarif -o junit=junit.xml)")
@@ -206,10 +177,9 @@ void add_check_options(CLI::App& c, CheckArgs& a, bool image_required) {
 
 namespace {
 
-int check_and_print(const CheckArgs& a, const std::string& format, bool gates_output) {
+int check_and_print(const CheckArgs& a, output::Format format, bool gates_output) {
   refuse_misnamed_locks(a);
   if (names_a_lock(a)) return check_environment(a, format, gates_output);
-  const bool json = format == "json";
   if (a.wheels.empty()) throw usage_error("no wheel given (wheelcheck WHEEL --image NAME; see --help)");
   if (a.images.empty())
     throw usage_error(
@@ -261,75 +231,35 @@ int check_and_print(const CheckArgs& a, const std::string& format, bool gates_ou
   for (auto& t : images) asked.images.push_back({&t, packages, {}, {}});
   const run::Result result = run::run(asked);
 
-  std::vector<run::Cell> cells;   // wheel-major; none for a wheel that could not be read
-  std::vector<run::Cell> beside;  // image-major
-  std::vector<std::string> names;
+  // The answer: the cells (wheel-major; none for a wheel that could not be read), the --with wheels' own
+  // (image-major), the wheels that could not be read, and the gates: never failing open (a wheel that fails
+  // its own integrity gives every gate at its off value).
+  output::CheckAnswer answer;
+  answer.wheels = a.wheels;
+  answer.images = &images;
   for (std::size_t i = 0; i < packages.size(); ++i) {
-    if (packages[i].role != run::Role::Checked || packages[i].wheel == nullptr) continue;
-    names.push_back(packages[i].wheel->filename.filename);
-    for (const auto& env : result.environments) cells.push_back(*env.cell_of(i));
+    if (packages[i].role != run::Role::Checked) continue;
+    answer.problems.push_back(failures[i] ? std::optional(problem_of(a.wheels[i], *failures[i])) : std::nullopt);
+    if (packages[i].wheel == nullptr) continue;
+    answer.names.push_back(packages[i].wheel->filename.filename);
+    for (const auto& env : result.environments) answer.cells.push_back(*env.cell_of(i));
   }
   for (const auto& env : result.environments) {
     for (std::size_t c = 0; c < env.cells.size(); ++c) {
-      if (env.roles[c] == run::Role::Beside) beside.push_back(env.cells[c]);
+      if (env.roles[c] == run::Role::Beside) answer.beside.push_back(env.cells[c]);
     }
   }
   for (const auto& line : result.problems) std::fprintf(stderr, "wheelcheck: error: %s\n", line.c_str());
-  const verdict::Verdict overall = result.verdict;
+  answer.overall = result.verdict;
   // The same exit code in every format: check's is the verdict's (or 2), gates' 0 once it could evaluate.
   const int rc = a.gates ? result.exit_code(true) : exit_with(a, result.exit_code(false));
-  // The cases SARIF and JUnit render, made only when one of them is asked for (each holds its cell whole).
-  auto cases = [&] {
-    std::vector<ci::Case> out;
-    std::size_t next = 0;
-    for (std::size_t i = 0; i < profiles.size(); ++i) {
-      const ci::Location where{a.wheels[i], 0};
-      for (const auto& t : images) {
-        if (failures[i]) {
-          const std::string name = a.wheels[i].substr(a.wheels[i].find_last_of('/') + 1);
-          out.push_back(ci::failed_case(t.image.name, name, where, std::nullopt, failures[i]->what()));
-        } else {
-          out.push_back(ci::case_of(cells[next++], where));
-        }
-      }
-    }
-    return out;
-  };
-  // Gates never fail open: a wheel that fails its own integrity gives every gate at its off value.
-  auto gates_of = [&] {
-    gates::Options o = a.gate_options;  // a vendor's path is set only on that vendor's image (one image here)
-    if (images.size() == 1 && images.front().image.toolkit)
-      o.image_toolkit = image::toolkit_kind_name(images.front().image.toolkit->kind);
-    return result.gates(fail_closed_sets(a.rules, a.db), o);
-  };
-  auto json_doc = [&] {
-    nlohmann::ordered_json arr = nlohmann::ordered_json::array();
-    std::size_t next = 0;
-    for (std::size_t i = 0; i < profiles.size(); ++i) {
-      if (failures[i]) {
-        arr.push_back(error_entry(a.wheels[i], *failures[i]));
-        continue;
-      }
-      for (std::size_t k = 0; k < images.size(); ++k) arr.push_back(run::to_json(cells[next++], run::Size::Document));
-    }
-    return arr.size() == 1 ? arr.front() : arr;
-  };
-  write_outputs(a, format, rc, cases, json_doc, [&] { return gates::markdown_summary(gates_of()); });
-  if (format == "sarif" || format == "junit") return rc;
-  if (gates_output) {
-    print_gates(a, format, gates_of(), rc);
-    return rc;
-  }
-  if (json) {
-    print_json(json_doc());
-  } else if (cells.size() == 1) {
-    print_out(wrap_to_terminal(output::cell_text(cells.front(), use_color(stdout)) +
-                               output::beside_text(beside, overall, rc)));
-  } else if (names.size() == 1 && images.size() <= output::k_side_by_side_max) {
-    print_out(output::side_by_side_text(cells, names.front(), images, use_color(stdout)));
-  } else if (!cells.empty()) {
-    print_out(output::matrix_text(cells, names, images, use_color(stdout), terminal_width()));
-  }
+  answer.exit_code = rc;
+  gates::Options o = a.gate_options;  // a vendor's path is set only on that vendor's image (one image here)
+  if (images.size() == 1 && images.front().image.toolkit)
+    o.image_toolkit = image::toolkit_kind_name(images.front().image.toolkit->kind);
+  answer.gates = result.gates(fail_closed_sets(a.rules, a.db), o);
+  answer.as_gates = gates_output;
+  output::print({std::move(answer)}, format, sinks_for(a));
   return rc;
 }
 
@@ -352,7 +282,11 @@ std::vector<rules::RuleSet> fail_closed_sets(const std::string& rules_arg, const
 namespace {
 
 void print_fail_closed(const CheckArgs& a, const std::string& message) {
-  const std::string format = a.json || a.format == "json" ? "json" : a.format == "github" ? "github" : "sh";
+  using output::Format;
+  CheckArgs b = a;
+  b.format = a.json || a.format == Format::Json ? Format::Json
+             : a.format == Format::Github       ? Format::Github
+                                                : Format::Sh;
   // The image's toolkit where the image is known: a vendor's path is set only on that vendor's image.
   std::string toolkit;
   if (a.images.size() == 1) {
@@ -360,19 +294,24 @@ void print_fail_closed(const CheckArgs& a, const std::string& message) {
       const image::Db db(image::Db::locate(a.db));
       const image::Image im = db.resolve(a.images.front());
       if (im.toolkit) toolkit = image::toolkit_kind_name(im.toolkit->kind);
-    } catch (const Error&) {
-      // unknown: no vendor's path
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::Internal) throw;  // else unknown: no vendor's path
     }
   }
-  gates::Result g = gates::fail_closed(fail_closed_sets(a.rules, a.db), message, toolkit);
-  if (a.images.size() == 1) g.image = a.images.front();
-  CheckArgs b = a;
+  output::CheckAnswer answer;
+  answer.gates = gates::fail_closed(fail_closed_sets(a.rules, a.db), message, toolkit);
+  if (a.images.size() == 1) answer.gates.image = a.images.front();
+  answer.as_gates = true;
+  answer.exit_code = k_exit_bad_input;
+  const gates::Result closed = answer.gates;
+  output::Sinks sinks = sinks_for(b);
+  sinks.files.clear();  // a failed run's documents are print_failed_run's
   try {
-    print_gates(b, format, g, k_exit_bad_input);
+    output::print({std::move(answer)}, *b.format, sinks);
   } catch (const Error& e) {
     // $GITHUB_ENV cannot be written: the gates go to stdout, where the log shows them.
     std::fprintf(stderr, "wheelcheck: error: %s\n", e.what());
-    print_out(gates::github_env(g));
+    print_out(gates::github_env(closed));
   }
 }
 
@@ -380,15 +319,14 @@ void print_fail_closed(const CheckArgs& a, const std::string& message) {
 
 int run_check(const CheckArgs& given) {
   CheckArgs a = given;
-  const bool gates_like = a.gates || a.format == "sh" || a.format == "github";
+  const bool gates_like = a.gates || a.format == output::Format::Sh || a.format == output::Format::Github;
   if (!gates_like) {
     try {
       apply_settings(load_settings(a.config, a.no_config), a);
-      const std::string format = output_format(a);
-      return check_and_print(a, format, a.format == "sh" || a.format == "github");
+      const output::Format format = output_format(a);
+      return check_and_print(a, format, a.format == output::Format::Sh || a.format == output::Format::Github);
     } catch (const Error& e) {
-      if (e.kind() != ErrorKind::Internal && (a.format == "sarif" || a.format == "junit" || !a.outputs.empty()))
-        print_failed_run(a, a.format, e);
+      if (e.kind() != ErrorKind::Internal) print_failed_run(a, e);
       throw;
     }
   }
@@ -397,13 +335,12 @@ int run_check(const CheckArgs& given) {
   // and the eval fails.
   try {
     apply_settings(load_settings(a.config, a.no_config), a);
-    const std::string format = output_format(a);
-    return check_and_print(a, format, true);
+    return check_and_print(a, output_format(a), true);
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::Internal) throw;
     std::fprintf(stderr, "wheelcheck: error: %s\n", e.what());
-    if (a.format == "sarif" || a.format == "junit") {
-      print_failed_run(a, a.format, e);  // a document for the upload step; no eval reads it
+    if (a.format == output::Format::Sarif || a.format == output::Format::Junit) {
+      print_failed_run(a, e);  // a document for the upload step; no eval reads it
     } else {
       print_fail_closed(a, e.what());
     }
@@ -418,8 +355,7 @@ int gates_parse_failure(const std::vector<std::string>& args, const std::string&
     const std::string& w = args[i];
     if (w == "--") break;
     if (w == "--json") a.json = true;
-    for (auto [flag, slot] : {std::pair<const char*, std::string*>{"--format", &a.format},
-                              {"--rules", &a.rules},
+    for (auto [flag, slot] : {std::pair<const char*, std::string*>{"--rules", &a.rules},
                               {"--db", &a.db},
                               {"--env-file", &a.env_file},
                               {"--summary", &a.summary},
@@ -441,7 +377,7 @@ int gates_parse_failure(const std::vector<std::string>& args, const std::string&
       }
     }
   }
-  if (a.format != "github" && a.format != "json") a.format = a.json ? "json" : "sh";
+  a.format = format_in_args(args);
   print_fail_closed(a, message);
   return k_exit_bad_input;
 }

@@ -36,7 +36,8 @@ std::vector<Row> effective(const CheckArgs& flags, const Settings& s) {
       pick("assume", flags.assume, "--assume", s.assume, {}),
       pick("rules", one(flags.rules), "--rules", s.rules, {"the rule set whose applies_to names the wheel"}),
       pick("verify", one(flags.verify), "--verify", s.verify, {"auto"}),
-      pick("format", one(flags.format), "--format", s.format, {"text"}),
+      pick("format", one(flags.format ? std::string(output::format_name(*flags.format)) : ""), "--format", s.format,
+           {std::string(output::format_name(output::Format::Text))}),
       pick("output", flags.outputs, "--output", s.outputs, {}),
       pick("exit-zero", flags.exit_zero ? std::vector<std::string>{"true"} : std::vector<std::string>{}, "--exit-zero",
            s.exit_zero, {"false"}),
@@ -103,7 +104,7 @@ Command add_config(CLI::App& app) {
   c->add_option("--assume", a->check.assume, "As check's --assume");
   c->add_option("--rules", a->check.rules, "As check's --rules");
   c->add_option("--verify", a->check.verify, "As check's --verify")->check(CLI::IsMember({"auto", "full", "headers"}));
-  c->add_option("--format", a->check.format, "As check's --format");
+  add_format_option(*c, a->check.format, output::k_check, "As check's --format");
   c->add_option("--output,-o", a->check.outputs, "As check's --output")->allow_extra_args(false);
   c->add_flag("--exit-zero", a->check.exit_zero, "As check's --exit-zero");
   c->add_flag("--json", a->json, "JSON for machines (schema wheelcheck-config/1)");

@@ -495,7 +495,7 @@ std::function<std::vector<const WheelProfile*>(const image::Image&)> installed_b
   };
 }
 
-int check_environment(const CheckArgs& a, const std::string& format, bool gates_output) {
+int check_environment(const CheckArgs& a, output::Format format, bool gates_output) {
   if (a.images.empty())
     throw usage_error(
         "no image given: --image NAME (`wheelcheck images` lists them), a file, a root folder, or all (or images = "
@@ -601,58 +601,16 @@ int check_environment(const CheckArgs& a, const std::string& format, bool gates_
     if (line.find(" fails its own integrity check") != std::string::npos)
       std::fprintf(stderr, "wheelcheck: error: %s\n", line.c_str());
   }
+  // The answer: the environments as judged, and their gates (a package without a wheel for the image makes
+  // the environment's verdict, whatever its wheels say; a wheel that could not be read, or whose hash is not
+  // the lock's, leaves the gates nothing to vouch for).
   const int rc = a.gates ? result.exit_code(true) : exit_with(a, result.exit_code(false));
-  // Each checked wheel, and each package that has no wheel for the image or could not be read, located on
-  // the line of the lock that names it.
-  // (Made only when SARIF or JUnit is asked for.)
-  auto cases = [&] {
-    std::vector<ci::Case> out;
-    for (const auto& env : envs) {
-      std::size_t next = 0;
-      for (std::size_t i = 0; i < env.entries.size(); ++i) {
-        const Entry& e = env.entries[i];
-        const ci::Location where = ci::location_of(e.source.empty() ? e.file.where() : e.source);
-        if (next < env.cell_entry.size() && env.cell_entry[next] == i) {
-          if (!e.beside) out.push_back(ci::case_of(env.judged->cells[next], where));
-          ++next;
-        } else if (e.state != Entry::State::Checked && e.state != Entry::State::Skipped) {
-          const std::string what = e.name + (e.version.empty() ? "" : " " + e.version) + ": " + e.reason;
-          const std::optional<verdict::Verdict> v =
-              e.state == Entry::State::NoWheel   ? std::optional(verdict::Verdict::Incompatible)
-              : e.state == Entry::State::Unknown ? std::optional(verdict::Verdict::Unknown)
-                                                 : std::nullopt;
-          out.push_back(ci::failed_case(env.image, e.file.filename.empty() ? e.name : e.file.filename, where, v, what));
-        }
-      }
-    }
-    return out;
-  };
-  // A package without a wheel for the image makes the environment's verdict, whatever its wheels say; a
-  // wheel that could not be read, or whose hash is not the lock's, leaves the gates nothing to vouch for.
-  auto gates_of = [&] {
-    gates::Options o = a.gate_options;  // a vendor's path is set only on that vendor's image
-    if (images.size() == 1 && images.front().image.toolkit)
-      o.image_toolkit = image::toolkit_kind_name(images.front().image.toolkit->kind);
-    return result.gates(closed, o);
-  };
-  auto json_doc = [&] {
-    nlohmann::ordered_json arr = nlohmann::ordered_json::array();
-    for (const auto& env : envs) arr.push_back(environment::to_json(env, wheels, lock_paths, closed));
-    return arr.size() == 1 ? arr.front() : arr;
-  };
-  write_outputs(a, format, rc, cases, json_doc, [&] { return gates::markdown_summary(gates_of()); });
-  if (format == "sarif" || format == "junit") return rc;
-  if (gates_output) {
-    print_gates(a, format, gates_of(), rc);
-  } else if (format == "json") {
-    print_json(json_doc());
-  } else {
-    for (std::size_t k = 0; k < envs.size(); ++k) {
-      if (k != 0) print_out("\n");
-      print_out(
-          wrap_to_terminal(environment::text(envs[k], wheels, lock_paths, images[k].image, use_color(stdout), closed)));
-    }
-  }
+  output::EnvironmentAnswer answer{&envs, &wheels, &lock_paths, &images, &closed, {}, gates_output, rc};
+  gates::Options o = a.gate_options;  // a vendor's path is set only on that vendor's image
+  if (images.size() == 1 && images.front().image.toolkit)
+    o.image_toolkit = image::toolkit_kind_name(images.front().image.toolkit->kind);
+  answer.gates = result.gates(closed, o);
+  output::print({std::move(answer)}, format, sinks_for(a));
   return rc;
 }
 

@@ -26,7 +26,7 @@ namespace {
 
 struct LintArgs {
   std::vector<std::string> wheels;
-  std::string format = "text";
+  std::optional<output::Format> format;  // --format (default: text)
   bool json = false;
   std::vector<std::string> outputs;
   std::string rules;
@@ -111,9 +111,11 @@ std::optional<lint::Report> lint_cached_report(const ProfileCache* cache, const 
 }
 
 int run_lint(LintArgs a) {
-  if (a.json) a.format = "json";
+  if (a.json) a.format = output::Format::Json;
+  const output::Format format = a.format.value_or(output::Format::Text);
   if (a.no_cache && !a.cache_dir.empty()) throw usage_error("--no-cache and --cache-dir conflict");
-  const auto outputs = parse_outputs(a.outputs, output::k_lint);
+  output::Sinks sinks = stdout_sinks();
+  sinks.files = parse_outputs(a.outputs, output::k_lint);
   const Settings settings = load_settings(a.config, a.no_config);
   warn_expired(settings);
   if (a.verify.empty() && settings.verify && !settings.verify->values.empty())
@@ -149,7 +151,6 @@ int run_lint(LintArgs a) {
   std::vector<std::string> where;  // how each report's wheel was named
   std::vector<nlohmann::ordered_json> entries;
   int rc = 0;
-  const bool text = a.format == "text";
   for (const auto& path : a.wheels) {
     try {
       std::optional<lint::Report> hit = entry.empty() ? std::nullopt : lint_cached_report(&*cache, path, reader, entry);
@@ -173,13 +174,14 @@ int run_lint(LintArgs a) {
             read.profile.integrity != k_integrity_headers && cache_key(read.profile) == reader) {
           try {
             cache->store_derived(read.profile.sha256, reader, entry, lint::report_to_cache(report));
-          } catch (const Error&) {  // a cache that cannot be written costs speed, never the answer
+          } catch (const Error& e) {  // a cache that cannot be written costs speed, never the answer
+            if (e.kind() == ErrorKind::Internal) throw;
+            warn(std::string("the lint report was not kept in the cache: ") + e.what());
           }
         }
       }
       if (report.source.empty()) report.source = path;
       entries.push_back(lint::to_json(report));
-      if (text) print_out((reports.empty() ? "" : "\n") + lint::render_text(report, use_color(stdout)));
       reports.push_back(std::move(report));
       where.push_back(path);
     } catch (const Error& e) {
@@ -193,20 +195,7 @@ int run_lint(LintArgs a) {
   const int lint_rc = lint::exit_code(reports);
   if (rc == 0 || lint_rc == k_exit_bad_input) rc = rc == 0 ? lint_rc : rc;
   if (rc != k_exit_bad_input && rc != 0 && lint_rc == k_exit_bad_input) rc = lint_rc;
-  const auto cases = [&] {
-    std::vector<ci::Case> out;
-    for (std::size_t i = 0; i < reports.size(); ++i) out.push_back(lint::publisher_case(reports[i], where[i]));
-    return out;
-  };
-  const output::Run run{cases, rc, [&] { return lint::document(entries, rc); },
-                        [&] { return lint::render_markdown(reports); }};
-  for (const auto& [what, file] : outputs) write_file_atomic(file, output::render(what, run));
-  if (a.format == "json" || a.format == "sarif" || a.format == "junit")
-    print_out(output::render(*output::format_named(a.format), run));
-  else if (a.format == "markdown")
-    print_out(lint::render_markdown(reports));
-  else if (a.format == "github")
-    print_out(lint::render_github(reports));
+  output::print({output::LintAnswer{&reports, &where, &entries, rc}}, format, sinks);
   return rc;
 }
 
@@ -219,8 +208,7 @@ Command add_lint(CLI::App& app) {
   c->add_option("wheels", a->wheels, "Wheel files (.whl) or http(s) URLs (#sha256= honoured)")
       ->required()
       ->check(wheel_file_or_url());
-  c->add_option("--format", a->format, output::format_help(output::k_lint))
-      ->check(CLI::IsMember(output::printed_by(output::k_lint)));
+  add_format_option(*c, a->format, output::k_lint);
   c->add_flag("--json", a->json, "The same as --format json (schema: docs/lint.schema.json)");
   c->add_option("--output,-o", a->outputs,
                 "FORMAT=FILE: also write " + join(output::written_by(output::k_lint), ", ") +

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "wheelcheck/answer.hpp"
 #include "wheelcheck/ci.hpp"
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/exports.hpp"
@@ -163,8 +164,17 @@ std::vector<std::pair<output::Format, std::string>> parse_outputs(const std::vec
                                                                   output::Commands command = output::k_check);
 // Appends text to a file (created when absent); every write checked.
 void append_to_file(const std::string& path, const std::string& text);
-// key=value lines for $GITHUB_OUTPUT (a value with a newline in the key<<DELIMITER form).
-std::string github_output_lines(const std::vector<std::pair<std::string, std::string>>& outputs);
+using output::github_output_lines;
+// --format, parsed into a Format once (the names the table lets `command` print; `help` "" for the
+// table's help); the format named in words not yet parsed (a usage failure's), nullopt when none or unknown.
+CLI::Option* add_format_option(CLI::App& app, std::optional<output::Format>& format, output::Commands command,
+                               const std::string& help = "");
+std::optional<output::Format> format_in_args(const std::vector<std::string>& args);
+// Where an answer goes on the command line (inspector/cli/output.cpp): stdout and stderr checked, files
+// written atomically, text wrapped and coloured on a terminal only.
+output::Sinks stdout_sinks();
+// A wheel that could not be read, as the answer says it.
+output::Problem problem_of(const std::string& wheel, const Error& e);
 
 struct CheckArgs {
   std::vector<std::string> wheels;
@@ -177,7 +187,7 @@ struct CheckArgs {
   std::string cache_max_size;
   bool quiet = false;
   std::vector<std::string> assume;            // FACT=VALUE, for every image
-  std::string format;                         // text, json, sh, github (default: text; gates: sh)
+  std::optional<output::Format> format;       // --format (default: text; gates: sh)
   std::string rules;                          // a rule set name, a file, or "none"; default: the one for the wheel
   std::string summary;                        // github: the Markdown table is appended here
   std::string env_file;                       // github: VAR=value lines go here (default $GITHUB_ENV)
@@ -203,22 +213,17 @@ Command add_check(CLI::App& app);
 Command add_gates(CLI::App& app);
 
 // Shared by check, gates and the environment check (inspector/cli/cmd_check.cpp).
-// The gates in `format` (json, sh, github: with the step outputs, whose exit-code is `exit_code`).
-void print_gates(const CheckArgs& a, const std::string& format, const gates::Result& g, int exit_code);
 // The rule sets whose gates a failed gates run turns off: the one --rules names, else every rule set of
 // the db (a setup script reads only the variables it knows); none when even they cannot be read.
 std::vector<rules::RuleSet> fail_closed_sets(const std::string& rules_arg, const std::string& db_arg);
 // The exit code with --exit-zero applied: a verdict's code (1, 3, 4) becomes 0; 2 and 70 stay.
 int exit_with(const CheckArgs& a, int rc);
-// The --output files, each written whole (json_doc and markdown are made only when asked for), then the
-// SARIF or JUnit document on stdout when `format` is one of them.
-void write_outputs(const CheckArgs& a, const std::string& format, int rc,
-                   const std::function<std::vector<ci::Case>()>& cases,
-                   const std::function<nlohmann::ordered_json()>& json_doc,
-                   const std::function<std::string()>& markdown);
+// Where check's, gates' and an environment's answer goes: stdout, the --output files, and for --format
+// github the env file, summary and step outputs (the command line's, else $GITHUB_ENV, $GITHUB_OUTPUT).
+output::Sinks sinks_for(const CheckArgs& a);
 // A run that could not be made at all (an unknown image, a settings file with errors), as the SARIF or
-// JUnit document `format` and the --output files of those formats ask for.
-void print_failed_run(const CheckArgs& a, const std::string& format, const Error& e);
+// JUnit document --format and the --output files of those formats ask for.
+void print_failed_run(const CheckArgs& a, const Error& e);
 // JSON as the output files and the scan write it: two-space indent, invalid UTF-8 replaced, a final newline.
 std::string dump_json(const nlohmann::ordered_json& j);
 
@@ -237,7 +242,7 @@ int run_fill(const FillArgs& a);
 bool names_a_lock(const CheckArgs& a);
 // A .toml argument that is not named pylock.toml or pylock.NAME.toml: Error(Usage) saying how to name it.
 void refuse_misnamed_locks(const CheckArgs& a);
-int check_environment(const CheckArgs& a, const std::string& format, bool gates_output);
+int check_environment(const CheckArgs& a, output::Format format, bool gates_output);
 // The wheels of --with arguments (wheels, URLs, lock files) as installed in an image: each lock resolved for
 // it, each wheel read once across images; what is not usable there is warned about and left out (the scan's
 // environment, issue 28). Empty when `with` is; the client is created when needed and must outlive the result.

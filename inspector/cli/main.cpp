@@ -95,10 +95,9 @@ int print_help(const CLI::App& app, const std::vector<std::string>& words) {
 bool json_requested(const std::vector<std::string>& args) {
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--") break;
-    if (args[i] == "--json" || args[i] == "--format=json") return true;
-    if (args[i] == "--format" && i + 1 < args.size() && args[i + 1] == "json") return true;
+    if (args[i] == "--json") return true;
   }
-  return false;
+  return format_in_args(args) == output::Format::Json;
 }
 
 namespace {
@@ -118,12 +117,8 @@ std::string parse_message(const CLI::ParseError& e) {
 bool gates_requested(const CLI::App& command, const std::vector<std::string>& args) {
   if (command.get_name() == "gates") return true;
   if (command.get_name() != "check" && command.get_parent() != nullptr) return false;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--") break;
-    if (args[i] == "--format=sh" || args[i] == "--format=github") return true;
-    if (args[i] == "--format" && i + 1 < args.size() && (args[i + 1] == "sh" || args[i + 1] == "github")) return true;
-  }
-  return false;
+  const std::optional<output::Format> format = format_in_args(args);
+  return format == output::Format::Sh || format == output::Format::Github;
 }
 
 // A usage failure before the command ran: with --json, the JSON error object on stdout; for gates, the

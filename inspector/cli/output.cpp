@@ -103,13 +103,24 @@ int exit_code_of(const Error& e) {
   return e.kind() == ErrorKind::Internal ? k_exit_internal : k_exit_bad_input;
 }
 
+output::Problem problem_of(const std::string& wheel, const Error& e) {
+  return {error_kind_name(e.kind()), wheel, e.what(), exit_code_of(e)};
+}
+
 nlohmann::ordered_json error_entry(const std::string& wheel, const Error& e) {
-  nlohmann::ordered_json j;
-  // The same shape as a verdict's "wheel": an object, with the file name and the argument as given.
-  const auto slash = wheel.find_last_of('/');
-  j["wheel"] = {{"filename", slash == std::string::npos ? wheel : wheel.substr(slash + 1)}, {"given", wheel}};
-  j["error"] = {{"kind", error_kind_name(e.kind())}, {"message", e.what()}, {"exit_code", exit_code_of(e)}};
-  return j;
+  return output::problem_json(problem_of(wheel, e));
+}
+
+output::Sinks stdout_sinks() {
+  output::Sinks s;
+  s.out = [](std::string_view text) { print_out(text); };
+  s.err = [](std::string_view text) { std::fwrite(text.data(), 1, text.size(), stderr); };
+  s.write = [](const std::string& path, const std::string& text) { write_file_atomic(path, text); };
+  s.append = [](const std::string& path, const std::string& text) { append_to_file(path, text); };
+  s.wrap = [](const std::string& text) { return wrap_to_terminal(text); };
+  s.color = use_color(stdout);
+  s.width = terminal_width();
+  return s;
 }
 
 namespace {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "wheelcheck/answer.hpp"
 #include "wheelcheck/ci.hpp"
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/util.hpp"
@@ -39,20 +40,6 @@ void append_to_file(const std::string& path, const std::string& text) {
   if (std::fclose(f) != 0 || !ok) throw io_error("cannot write " + path);
 }
 
-std::string github_output_lines(const std::vector<std::pair<std::string, std::string>>& outputs) {
-  std::string out;
-  for (const auto& [k, v] : outputs) {
-    if (v.find('\n') == std::string::npos && v.find('\r') == std::string::npos) {
-      out += k + "=" + v + "\n";
-      continue;
-    }
-    std::string delimiter = "WHEELCHECK_EOF";
-    while (v.find(delimiter) != std::string::npos) delimiter += "_";
-    out += k + "<<" + delimiter + "\n" + v + "\n" + delimiter + "\n";
-  }
-  return out;
-}
-
 int exit_with(const CheckArgs& a, int rc) {
   using verdict::Verdict;
   const bool verdict_code = rc == verdict::exit_code(Verdict::Incompatible) ||
@@ -60,16 +47,35 @@ int exit_with(const CheckArgs& a, int rc) {
   return a.exit_zero && verdict_code ? 0 : rc;
 }
 
-void write_outputs(const CheckArgs& a, const std::string& format, int rc,
-                   const std::function<std::vector<ci::Case>()>& cases,
-                   const std::function<nlohmann::ordered_json()>& json_doc,
-                   const std::function<std::string()>& markdown) {
-  // The one dispatcher of the output room; a format the run cannot write is refused by parse_outputs.
-  const output::Run run{cases, rc, json_doc, markdown};
-  auto render = [&](output::Format f) { return output::render(f, run); };
-  for (const auto& [what, path] : parse_outputs(a.outputs, a.gates ? output::k_gates : output::k_check))
-    write_file_atomic(path, render(what));
-  if (format == "sarif" || format == "junit") print_out(render(*output::format_named(format)));
+CLI::Option* add_format_option(CLI::App& app, std::optional<output::Format>& format, output::Commands command,
+                               const std::string& help) {
+  // The name becomes a Format here, once: the table's names for this command, nothing else compared.
+  return app
+      .add_option_function<std::string>(
+          "--format", [&format](const std::string& name) { format = output::format_named(name); },
+          help.empty() ? output::format_help(command) : help)
+      ->check(CLI::IsMember(output::printed_by(command)));
+}
+
+std::optional<output::Format> format_in_args(const std::vector<std::string>& args) {
+  std::optional<output::Format> found;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--") break;
+    if (args[i].rfind("--format=", 0) == 0) found = output::format_named(std::string_view(args[i]).substr(9));
+    if (args[i] == "--format" && i + 1 < args.size()) found = output::format_named(args[i + 1]);
+  }
+  return found;
+}
+
+output::Sinks sinks_for(const CheckArgs& a) {
+  output::Sinks s = stdout_sinks();
+  s.files = parse_outputs(a.outputs, a.gates ? output::k_gates : output::k_check);
+  if (a.format == output::Format::Github) {
+    s.env_file = !a.env_file.empty() ? a.env_file : getenv_or("GITHUB_ENV", "");
+    s.summary = a.summary;
+    s.github_output = !a.github_output.empty() ? a.github_output : getenv_or("GITHUB_OUTPUT", "");
+  }
+  return s;
 }
 
 std::string dump_json(const nlohmann::ordered_json& j) {
@@ -81,7 +87,7 @@ void apply_settings(const Settings& s, CheckArgs& a) {
   if (a.assume.empty() && s.assume) a.assume = s.assume->values;
   if (a.rules.empty() && s.rules) a.rules = s.rules->values.front();
   if (a.verify.empty()) a.verify = s.verify ? s.verify->values.front() : "auto";
-  if (a.format.empty() && !a.json && !a.gates && s.format) a.format = s.format->values.front();
+  if (!a.format && !a.json && !a.gates && s.format) a.format = output::format_named(s.format->values.front());
   if (a.outputs.empty() && s.outputs) a.outputs = s.outputs->values;
   if (!a.exit_zero && !a.gates && s.exit_zero) a.exit_zero = s.exit_zero->values.front() == "true";
   a.accepted = s.accept;
@@ -89,22 +95,33 @@ void apply_settings(const Settings& s, CheckArgs& a) {
 }
 
 // A run that could not be made at all, in the SARIF or JUnit the job expects (an upload step still finds a
-// document that says why), on stdout and in each --output of those formats.
-void print_failed_run(const CheckArgs& a, const std::string& format, const Error& e) {
-  std::vector<ci::Case> none;
-  const int rc = exit_code_of(e);
+// document that says why), on stdout and in each --output of those formats: the formats whose renderer has a
+// document of a failed run.
+void print_failed_run(const CheckArgs& a, const Error& e) {
+  output::FailedRun failed;
+  failed.exit_code = exit_code_of(e);
   const std::string image = a.images.size() == 1 ? a.images.front() : "";
-  none.push_back(ci::failed_case(image.empty() ? "(run)" : image, "", {a.wheels.empty() ? "" : a.wheels.front(), 0},
-                                 std::nullopt, e.what()));
+  failed.cases.push_back(ci::failed_case(image.empty() ? "(run)" : image, "",
+                                         {a.wheels.empty() ? "" : a.wheels.front(), 0}, std::nullopt, e.what()));
+  const output::Answer answer{std::move(failed)};
+  auto has_document = [](output::Format f) { return f == output::Format::Sarif || f == output::Format::Junit; };
+  output::Sinks sinks = stdout_sinks();
+  std::vector<std::pair<output::Format, std::string>> files;
   try {
-    for (const auto& [what, path] : parse_outputs(a.outputs, a.gates ? output::k_gates : output::k_check)) {
-      if (what == output::Format::Sarif) write_file_atomic(path, dump_json(ci::sarif(none, rc)));
-      if (what == output::Format::Junit) write_file_atomic(path, ci::junit(none));
-    }
-  } catch (const Error&) {  // the first error is the one to report
+    files = parse_outputs(a.outputs, a.gates ? output::k_gates : output::k_check);
+  } catch (const Error& bad_output) {
+    if (bad_output.kind() == ErrorKind::Internal) throw;
+    files.clear();  // -o itself is what stopped the run: its error is the one reported, no file is named
   }
-  if (format == "sarif") print_out(dump_json(ci::sarif(none, rc)));
-  if (format == "junit") print_out(ci::junit(none));
+  try {
+    for (const auto& [what, path] : files) {
+      if (has_document(what)) sinks.write(path, output::render(answer, what, sinks));
+    }
+  } catch (const Error& write_error) {  // the run's own error is the one the exit code reports
+    if (write_error.kind() == ErrorKind::Internal) throw;
+    warn(std::string("the failed run's report was not written: ") + write_error.what());
+  }
+  if (a.format && has_document(*a.format)) sinks.out(output::render(answer, *a.format, sinks));
 }
 
 }  // namespace wheelcheck::cli

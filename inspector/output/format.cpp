@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "wheelcheck/answer.hpp"
 #include "wheelcheck/ci.hpp"
 #include "wheelcheck/error.hpp"
 
@@ -12,17 +13,23 @@ namespace wheelcheck::output {
 
 const std::vector<FormatRow>& formats() {
   static const std::vector<FormatRow> rows = {
-      {Format::Text, "text", "for people; the default", k_check | k_scan | k_lint, 0},
+      {Format::Text, "text", "for people; the default", k_check | k_scan | k_lint, 0, render_text},
       {Format::Json, "json", "for machines, as --json; docs/*.schema.json", k_check | k_gates | k_scan | k_lint,
-       k_check | k_gates | k_scan | k_lint},
-      {Format::Sh, "sh", "export lines for eval; gates' default", k_check | k_gates, 0},
-      {Format::Github, "github", "$GITHUB_ENV lines, annotations, step outputs", k_check | k_gates | k_lint, 0},
+       k_check | k_gates | k_scan | k_lint, render_json},
+      {Format::Sh, "sh", "export lines for eval; gates' default", k_check | k_gates, 0, render_sh},
+      {Format::Github, "github", "$GITHUB_ENV lines, annotations, step outputs", k_check | k_gates | k_lint, 0,
+       render_github},
       {Format::Sarif, "sarif", "SARIF 2.1.0 for code scanning", k_check | k_gates | k_scan | k_lint,
-       k_check | k_gates | k_scan | k_lint},
+       k_check | k_gates | k_scan | k_lint, render_sarif},
       {Format::Junit, "junit", "JUnit XML for test reports", k_check | k_gates | k_scan | k_lint,
-       k_check | k_gates | k_scan | k_lint},
-      {Format::Markdown, "markdown", "a Markdown summary", k_lint, k_check | k_gates | k_scan | k_lint},
-      {Format::Html, "html", "the scan's HTML report", 0, 0},
+       k_check | k_gates | k_scan | k_lint, render_junit},
+      {Format::Markdown, "markdown", "a Markdown summary", k_lint, k_check | k_gates | k_scan | k_lint,
+       render_markdown},
+      {Format::Html, "html", "the scan's HTML report", 0, 0, nullptr},
+#ifdef WHEELCHECK_TOY_FORMAT
+      {Format::Toy, "toy", "a toy format (its test)", k_check | k_gates | k_scan | k_lint,
+       k_check | k_gates | k_scan | k_lint, render_toy},
+#endif
   };
   return rows;
 }
