@@ -13,6 +13,58 @@
 
 namespace wheelcheck::cli {
 
+// The exit codes, the settings file and the environment: the footer of every command's --help and of the
+// manual page.
+const char* const k_exit_codes = R"(Exit codes:
+  0  done (inspect, probe, images); compatible (verdict commands); nothing new incompatible (scan)
+  1  incompatible (verdict commands); a new wheel incompatible with an image its tags target (scan)
+  2  bad input or usage: a wheel that is not a readable zip, a malformed member, a wheel that fails
+     its own RECORD (every command; the report, verdict or gates are still printed), a malformed
+     description, an unknown image or file, a wrong or mistyped option, conflicting flags, a
+     --cache-dir that cannot be written or is not private to you, a URL or index unreadable after
+     the retries (a lock package's index: its answer is unknown, 4), a download or a lock's file
+     that does not match its sha256 or --hash (an integrity failure), an input over a limit (the error names
+     the option that raises it), a probed root with symlink loops or links above its /, output that
+     could not be written (stdout, -o, --report, --pins, --env-file, --summary: a full disk; a closed
+     pipe ends quietly), a scan state that could not be saved. Each has its "wheelcheck: error:" line
+     on stderr. With --json, stdout still holds one complete JSON document. SECURITY.md lists the limits.
+  3  degraded (verdict commands)
+  4  unknown (verdict commands; an environment package whose index was not looked up, offline, or
+     could not be read)
+  70 internal error (a bug in wheelcheck: please report it)
+The same code whatever --format prints (text, json, sh, github, sarif, junit); gates exit 0 once they
+could evaluate, whatever the verdict; --exit-zero (check, scan) turns 1, 3 and 4 into 0.
+
+Settings: wheelcheck.toml, or [tool.wheelcheck] in pyproject.toml, in the working folder or above it
+(--config FILE, --no-config): images, assume, rules, verify, format, output, exit-zero and accepted
+conditions with an expiry date; the command line overrides it. `wheelcheck config` shows what is used.
+
+Environment:
+  WHEELCHECK_DB         the image database folder (else installed beside the binary)
+  WHEELCHECK_CACHE_DIR  profile cache folder (else $XDG_CACHE_HOME/wheelcheck, else $HOME/.cache/wheelcheck;
+                        without HOME, no cache); it must be yours and writable by nobody else
+  XDG_CACHE_HOME, HOME  where the profile cache goes when WHEELCHECK_CACHE_DIR is unset (HOME: ~/.netrc too)
+  WHEELCHECK_OFFLINE    set, and not 0: the export tables of an image's published distributions (its torch,
+                        from PyPI) are not downloaded; what they would say stays unknown
+  NO_COLOR              no colour in text output, even on a terminal (TERM=dumb: none either)
+  COLUMNS               the text width where the terminal does not say it (40 or more)
+  SSL_CERT_FILE         the CA bundle for https (the static build, which has none compiled in, else
+                        looks in the distributions' usual places)
+  PIP_INDEX_URL         scan: the index when no --index is given (PIP_EXTRA_INDEX_URL: more)
+  NETRC                 credentials for indexes (else ~/.netrc); never sent to another host
+  http_proxy, https_proxy, no_proxy   proxies for URLs (libcurl's own rules)
+  TMPDIR                where a wheel given by URL is downloaded (else /tmp)
+  GITHUB_ENV            --format github: the file the gates' VAR=value lines go to (else --env-file)
+  GITHUB_OUTPUT         --format github, scan: the step outputs file (else --github-output)
+  WHEELCHECK_NVIDIA_SMI probe: the nvidia-smi to run for the driver and GPUs (set but empty: none), in
+                        place of the one on PATH
+  WHEELCHECK_PROC_NVIDIA  probe: the folder read in place of /proc/driver/nvidia
+  LD_LIBRARY_PATH, LD_PRELOAD, PATH, PYTHONPATH, VIRTUAL_ENV, CONDA_PREFIX, CUDA_HOME, CUDA_PATH,
+  ASCEND_HOME_PATH, ASCEND_TOOLKIT_HOME, MACA_PATH, ROCM_PATH, DTK_PATH, MUSA_HOME, MUSA_PATH, TOPS_HOME
+                        probe --root / without --env (or with --env-from-process): the image's environment
+  MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_, MALLOC_TOP_PAD_   glibc's allocator settings: one that is
+                        set is kept in place of wheelcheck's own)";
+
 namespace {
 
 // Text for roff: backslashes escaped, hyphens as \- (so that options can be searched and copied), and a

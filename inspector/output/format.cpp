@@ -93,6 +93,9 @@ std::string render(Format format, const Run& run) {
     case Format::Sh:
     case Format::Github:
     case Format::Html: break;
+#ifdef WHEELCHECK_TOY_FORMAT
+    case Format::Toy: break;
+#endif
   }
   throw Error(ErrorKind::Internal, "no file renderer for format " + std::string(format_name(format)));
 }
