@@ -99,10 +99,8 @@ bool inspect_one(const InspectArgs& a, const std::string& path, const InspectOpt
         if (!head) {
           if (auto p = cache->load(*sha, reader)) {
             head = policy_head(*p, policies.get());
-            try {
-              cache->store_derived(*sha, reader, policies.head_name(), *head);
-            } catch (const Error&) {
-            }
+            keep_in_cache([&] { cache->store_derived(*sha, reader, policies.head_name(), *head); },
+                          "the policy summary of " + path);
           }
         }
       }
@@ -139,16 +137,13 @@ bool inspect_one(const InspectArgs& a, const std::string& path, const InspectOpt
     }
     check_stdout();
     if (cache != nullptr && result.from_cache) {
-      try {
-        cache->store_json(result.profile);  // the rendering was a miss (absent or damaged): made anew
-      } catch (const Error&) {
-      }
+      // The rendering was a miss (absent or damaged): made anew.
+      keep_in_cache([&] { cache->store_json(result.profile); }, "the JSON of " + path);
     }
     if (cache != nullptr && consistency && !head.empty()) {
-      try {
-        cache->store_derived(result.profile.sha256, cache_key(result.profile), policies.head_name(), head);
-      } catch (const Error&) {
-      }
+      keep_in_cache(
+          [&] { cache->store_derived(result.profile.sha256, cache_key(result.profile), policies.head_name(), head); },
+          "the policy summary of " + path);
     }
     return clean;
   }

@@ -172,12 +172,9 @@ int run_lint(LintArgs a) {
         // Kept for the next run: a hashed local file's report (a URL's source is part of its report).
         if (!entry.empty() && report.source.empty() && !net::is_url(path) &&
             read.profile.integrity != k_integrity_headers && cache_key(read.profile) == reader) {
-          try {
-            cache->store_derived(read.profile.sha256, reader, entry, lint::report_to_cache(report));
-          } catch (const Error& e) {  // a cache that cannot be written costs speed, never the answer
-            if (e.kind() == ErrorKind::Internal) throw;
-            warn(std::string("the lint report was not kept in the cache: ") + e.what());
-          }
+          keep_in_cache(
+              [&] { cache->store_derived(read.profile.sha256, reader, entry, lint::report_to_cache(report)); },
+              "the lint report of " + path);
         }
       }
       if (report.source.empty()) report.source = path;

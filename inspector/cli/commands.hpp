@@ -173,6 +173,9 @@ std::optional<output::Format> format_in_args(const std::vector<std::string>& arg
 // Where an answer goes on the command line (inspector/cli/output.cpp): stdout and stderr checked, files
 // written atomically, text wrapped and coloured on a terminal only.
 output::Sinks stdout_sinks();
+// Runs `store` (a write to the profile cache): an Error is a warning that says `what` was not kept (a cache
+// that cannot be written costs speed, never the answer); a bug still throws.
+void keep_in_cache(const std::function<void()>& store, const std::string& what);
 // A wheel that could not be read, as the answer says it.
 output::Problem problem_of(const std::string& wheel, const Error& e);
 

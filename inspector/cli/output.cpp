@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 
@@ -27,11 +28,10 @@ std::optional<std::size_t> terminal_columns() {
   winsize ws{};
   if (::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40) return ws.ws_col;
   const std::string columns = getenv_or("COLUMNS", "");
-  try {
-    const auto n = columns.empty() ? 0 : std::stoul(columns);
-    if (n >= 40) return n;
-  } catch (const std::exception&) {
-  }
+  // COLUMNS as a number of 40 or more; anything else (unset, words, a narrow width) gives the default.
+  std::size_t n = 0;
+  const auto [end, ec] = std::from_chars(columns.data(), columns.data() + columns.size(), n);
+  if (ec == std::errc() && end == columns.data() + columns.size() && n >= 40) return n;
   return 100;
 }
 
@@ -109,6 +109,15 @@ output::Problem problem_of(const std::string& wheel, const Error& e) {
 
 nlohmann::ordered_json error_entry(const std::string& wheel, const Error& e) {
   return output::problem_json(problem_of(wheel, e));
+}
+
+void keep_in_cache(const std::function<void()>& store, const std::string& what) {
+  try {
+    store();
+  } catch (const Error& e) {  // a cache that cannot be written costs speed, never the answer
+    if (e.kind() == ErrorKind::Internal) throw;
+    warn(what + " was not kept in the profile cache: " + e.what());
+  }
 }
 
 output::Sinks stdout_sinks() {

@@ -181,11 +181,9 @@ class Reader {
   // nothing, and an error (missing-version) is never a condition to accept. A missing library is a condition
   // only where the image does not state it, and that is for stating (--assume library=NAME), not accepting.
   void check_accept_rule(const std::string& rule, const std::string& p) const {
-    using verdict::FindingKind;
     using verdict::Why;
     std::vector<std::string> known;
-    for (int k = 0; k <= static_cast<int>(verdict::k_last_finding_kind); ++k)
-      known.push_back(verdict::kind_name(static_cast<FindingKind>(k)));
+    for (const auto& row : verdict::kind_texts()) known.emplace_back(row.name);  // the one row per kind
     for (Why w : {Why::LibraryMissing, Why::SignatureChanged, Why::CxxAbiMismatch, Why::VersionTooNew, Why::Absent,
                   Why::UnknownExports})
       known.push_back(verdict::why_name(w));
