@@ -58,7 +58,6 @@ struct EnvironmentAnswer {
   const std::vector<environment::ReadWheel>* wheels = nullptr;
   const std::vector<std::string>* locks = nullptr;
   const std::vector<run::Target>* images = nullptr;
-  const std::vector<rules::RuleSet>* closed = nullptr;  // the rule sets whose gates fail closed
   gates::Result gates;
   bool as_gates = false;
   int exit_code = 0;

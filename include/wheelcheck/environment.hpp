@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "wheelcheck/gates.hpp"
 #include "wheelcheck/image.hpp"
 #include "wheelcheck/lock.hpp"
 #include "wheelcheck/profile.hpp"
@@ -75,19 +76,21 @@ struct Environment {
   verdict::Verdict verdict = verdict::Verdict::Compatible;
   bool bad_input = false;
   std::vector<std::string> integrity;
+  // The gates of all its wheels merged (run::gates_of), failed closed when it has problems: the command fills
+  // them, the renderings only read them.
+  gates::Result gates;
 };
 
 // "checked", "skipped", "no-wheel", "unknown", "integrity", "error": an entry's state in the JSON.
 std::string state_name(Entry::State s);
 
 // The environment document (docs/environment.schema.json): its verdict, each package with its state, file
-// and whole report (run::Size::Document), and the gates of all its wheels merged (failed closed over
-// `closed` when it has problems).
+// and whole report (run::Size::Document), and its gates.
 nlohmann::ordered_json to_json(const Environment& env, const std::vector<ReadWheel>& wheels,
-                               const std::vector<std::string>& locks, const std::vector<rules::RuleSet>& closed);
+                               const std::vector<std::string>& locks);
 // The environment for people: a row per package (its verdict and reason, the wheel and how it was read),
 // each package's own routes that are off and findings, the gates, and the verdict with the exit code.
 std::string text(const Environment& env, const std::vector<ReadWheel>& wheels, const std::vector<std::string>& locks,
-                 const image::Image& image, bool color, const std::vector<rules::RuleSet>& closed);
+                 const image::Image& image, bool color);
 
 }  // namespace wheelcheck::environment

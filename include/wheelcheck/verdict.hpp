@@ -257,7 +257,8 @@ struct Route {
   bool optional = false;
   bool available = true;
   std::vector<std::string> members;                        // the members it covers in these wheels
-  std::vector<std::string> reasons;                        // why it is unavailable
+  std::vector<std::string> reasons;                        // why it is unavailable: "MEMBER: why"
+  std::vector<std::string> reason_members;                 // the MEMBER of each reason (not in the JSON)
   std::vector<std::string> conditions;                     // what it depends on that is unknown
   std::vector<std::pair<std::string, std::string>> gates;  // set when it is unavailable
 };

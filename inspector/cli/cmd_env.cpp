@@ -605,7 +605,8 @@ int check_environment(const CheckArgs& a, output::Format format, bool gates_outp
   // the environment's verdict, whatever its wheels say; a wheel that could not be read, or whose hash is not
   // the lock's, leaves the gates nothing to vouch for).
   const int rc = a.gates ? result.exit_code(true) : exit_with(a, result.exit_code(false));
-  output::EnvironmentAnswer answer{&envs, &wheels, &lock_paths, &images, &closed, {}, gates_output, rc};
+  for (Environment& env : envs) env.gates = run::gates_of({env.judged}, closed);
+  output::EnvironmentAnswer answer{&envs, &wheels, &lock_paths, &images, {}, gates_output, rc};
   gates::Options o = a.gate_options;  // a vendor's path is set only on that vendor's image
   if (images.size() == 1 && images.front().image.toolkit)
     o.image_toolkit = image::toolkit_kind_name(images.front().image.toolkit->kind);

@@ -46,12 +46,10 @@ std::set<std::string> member_paths(const WheelProfile& w) {
   return out;
 }
 
-// A route that is off because of the wheel's own members (its reasons are "MEMBER: why").
+// A route that is off because of the wheel's own members (the members its reasons are about).
 bool own_route(const verdict::Route& r, const std::set<std::string>& mine) {
-  return std::any_of(r.reasons.begin(), r.reasons.end(), [&](const std::string& why) {
-    const auto colon = why.find(": ");
-    return colon != std::string::npos && mine.count(why.substr(0, colon)) != 0;
-  });
+  return std::any_of(r.reason_members.begin(), r.reason_members.end(),
+                     [&](const std::string& who) { return mine.count(who) != 0; });
 }
 
 // A finding of the wheel's own: about one of its members, or a provider's failure that fails one of them.
@@ -68,7 +66,7 @@ std::string finding_words(const verdict::Finding& f) {
 }  // namespace
 
 nlohmann::ordered_json to_json(const Environment& env, const std::vector<ReadWheel>& wheels,
-                               const std::vector<std::string>& locks, const std::vector<rules::RuleSet>& closed) {
+                               const std::vector<std::string>& locks) {
   nlohmann::ordered_json j;
   j["schema"] = "wheelcheck-environment/1";
   j["locks"] = locks;
@@ -120,12 +118,12 @@ nlohmann::ordered_json to_json(const Environment& env, const std::vector<ReadWhe
     packages.push_back(std::move(p));
   }
   j["packages"] = std::move(packages);
-  j["gates"] = gates::to_json(run::gates_of({env.judged}, closed))["gates"];
+  j["gates"] = gates::to_json(env.gates)["gates"];
   return j;
 }
 
 std::string text(const Environment& env, const std::vector<ReadWheel>& wheels, const std::vector<std::string>& locks,
-                 const image::Image& image, bool color, const std::vector<rules::RuleSet>& closed) {
+                 const image::Image& image, bool color) {
   const Paint p{color};
   auto paint = [&](verdict::Verdict v) {
     const std::string name = verdict::verdict_name(v);
@@ -238,7 +236,7 @@ std::string text(const Environment& env, const std::vector<ReadWheel>& wheels, c
     out += fmt::format("  {:<{}}  {:<{}}  {}\n", e.name, wn, e.version, wv, what);
   }
   for (const auto& sec : sections) out += "\n" + sec;
-  const gates::Result g = run::gates_of({env.judged}, closed);
+  const gates::Result& g = env.gates;
   std::vector<std::string> sets;
   for (const auto& gate : g.gates) sets.push_back(gate.variable + "=" + gate.value);
   if (!sets.empty())

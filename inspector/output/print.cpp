@@ -124,8 +124,8 @@ std::string render_text(const Answer& answer, const Sinks& sinks) {
     std::string out;
     for (std::size_t k = 0; k < e->environments->size(); ++k) {
       if (k != 0) out += "\n";
-      out += sinks.wrap(environment::text((*e->environments)[k], *e->wheels, *e->locks, (*e->images)[k].image,
-                                          sinks.color, *e->closed));
+      out += sinks.wrap(
+          environment::text((*e->environments)[k], *e->wheels, *e->locks, (*e->images)[k].image, sinks.color));
     }
     return out;
   }
@@ -156,8 +156,7 @@ std::string render_json(const Answer& answer, const Sinks&) {
   if (const auto* e = std::get_if<EnvironmentAnswer>(&answer.value)) {
     if (e->as_gates) return dump(gates::to_json(e->gates));
     Json arr = Json::array();
-    for (const auto& env : *e->environments)
-      arr.push_back(environment::to_json(env, *e->wheels, *e->locks, *e->closed));
+    for (const auto& env : *e->environments) arr.push_back(environment::to_json(env, *e->wheels, *e->locks));
     return dump(arr.size() == 1 ? arr.front() : arr);
   }
   if (const auto* l = std::get_if<LintAnswer>(&answer.value)) return dump(lint::document(*l->entries, l->exit_code));

@@ -53,7 +53,10 @@ void judge(Route& rt, const std::vector<Finding>& findings) {
     if (f.severity == Severity::Error) {
       rt.available = false;
       const std::string what = summary(f);
-      if (said.insert(who + what).second) rt.reasons.push_back(who + ": " + what);
+      if (said.insert(who + what).second) {
+        rt.reasons.push_back(who + ": " + what);
+        rt.reason_members.push_back(who);
+      }
     } else if (f.severity == Severity::Condition) {
       if (said.insert(f.explanation).second) rt.conditions.push_back(who + ": " + f.explanation);
     }
@@ -135,6 +138,7 @@ void evaluate_routes(Report& r, const rules::RuleSet& rules, const resolve::Spac
         if (d != index.end() && !r.routes[d->second].available) {
           r.routes[me->second].available = false;
           r.routes[me->second].reasons.push_back("needs route " + dep + ", which is unavailable");
+          r.routes[me->second].reason_members.emplace_back();  // about a route, no member
           changed = true;
           break;
         }

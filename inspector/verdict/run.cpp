@@ -450,15 +450,13 @@ Decided decided(const verdict::Report& r, const WheelProfile* wheel) {
   Decided d;
   if (r.verdict == Verdict::Compatible) return d;
   if (r.verdict == Verdict::Degraded || r.verdict == Verdict::Incompatible) {
-    // A route the wheel's own members turn off before one a wheel beside it does (their reasons are
-    // "MEMBER: why"); a core route that is off decides an incompatible wheel; else the first route off.
+    // A route the wheel's own members turn off before one a wheel beside it does (the members its reasons
+    // are about); a core route that is off decides an incompatible wheel; else the first route off.
     auto own = [&](const verdict::Route& route) {
       if (wheel == nullptr) return true;
-      return std::any_of(route.reasons.begin(), route.reasons.end(), [&](const std::string& why) {
-        const auto colon = why.find(": ");
-        return colon != std::string::npos &&
-               std::any_of(wheel->members.begin(), wheel->members.end(),
-                           [&](const MemberProfile& m) { return why.compare(0, colon, m.path) == 0; });
+      return std::any_of(route.reason_members.begin(), route.reason_members.end(), [&](const std::string& who) {
+        return std::any_of(wheel->members.begin(), wheel->members.end(),
+                           [&](const MemberProfile& m) { return m.path == who; });
       });
     };
     for (const auto& route : r.routes) {
