@@ -18,9 +18,10 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-[[noreturn]] void no_rendering(const Answer& answer, std::string_view format) {
+[[noreturn]] void no_rendering(const Answer& answer, Format format) {
   static constexpr const char* k_names[] = {"check", "environment", "lint", "failed run"};
-  throw Error(ErrorKind::Internal, "no " + std::string(format) + " rendering of a " + k_names[answer.value.index()]);
+  throw Error(ErrorKind::Internal,
+              "no " + std::string(format_name(format)) + " rendering of a " + k_names[answer.value.index()]);
 }
 
 // The gates of a check or an environment; none for lint or a failed run.
@@ -111,7 +112,7 @@ std::vector<ci::Case> cases_of(const Answer& answer) {
 
 std::string render_text(const Answer& answer, const Sinks& sinks) {
   if (const auto* c = std::get_if<CheckAnswer>(&answer.value)) {
-    if (c->as_gates) no_rendering(answer, "text");
+    if (c->as_gates) no_rendering(answer, Format::Text);
     if (c->cells.size() == 1)
       return sinks.wrap(cell_text(c->cells.front(), sinks.color) + beside_text(c->beside, c->overall, c->exit_code));
     if (c->names.size() == 1 && c->images->size() <= k_side_by_side_max)
@@ -120,7 +121,7 @@ std::string render_text(const Answer& answer, const Sinks& sinks) {
     return "";
   }
   if (const auto* e = std::get_if<EnvironmentAnswer>(&answer.value)) {
-    if (e->as_gates) no_rendering(answer, "text");
+    if (e->as_gates) no_rendering(answer, Format::Text);
     std::string out;
     for (std::size_t k = 0; k < e->environments->size(); ++k) {
       if (k != 0) out += "\n";
@@ -160,18 +161,18 @@ std::string render_json(const Answer& answer, const Sinks&) {
     return dump(arr.size() == 1 ? arr.front() : arr);
   }
   if (const auto* l = std::get_if<LintAnswer>(&answer.value)) return dump(lint::document(*l->entries, l->exit_code));
-  no_rendering(answer, "json");
+  no_rendering(answer, Format::Json);
 }
 
 std::string render_sh(const Answer& answer, const Sinks&) {
   if (const gates::Result* g = gates_in(answer)) return gates::to_sh(*g);
-  no_rendering(answer, "sh");
+  no_rendering(answer, Format::Sh);
 }
 
 std::string render_github(const Answer& answer, const Sinks& sinks) {
   if (const auto* l = std::get_if<LintAnswer>(&answer.value)) return lint::render_github(*l->reports);
   const gates::Result* g = gates_in(answer);
-  if (g == nullptr) no_rendering(answer, "github");
+  if (g == nullptr) no_rendering(answer, Format::Github);
   // Gate lines to --env-file or $GITHUB_ENV (else stdout, for `>> "$GITHUB_ENV"`, with the annotations on
   // stderr); the runner reads workflow commands on stdout.
   std::string out;
@@ -208,7 +209,7 @@ std::string render_junit(const Answer& answer, const Sinks&) {
 std::string render_markdown(const Answer& answer, const Sinks&) {
   if (const gates::Result* g = gates_in(answer)) return gates::markdown_summary(*g);
   if (const auto* l = std::get_if<LintAnswer>(&answer.value)) return lint::render_markdown(*l->reports);
-  no_rendering(answer, "markdown");
+  no_rendering(answer, Format::Markdown);
 }
 
 std::string render(const Answer& answer, Format format, const Sinks& sinks) {
