@@ -24,7 +24,7 @@
 namespace wheelcheck::policy {
 class Policies;
 }
-namespace wheelcheck::lint {
+namespace wheelcheck::toolkit {
 struct Provider;
 }
 
@@ -319,7 +319,7 @@ struct CheckOptions {
   const std::vector<Acceptance>* accepted = nullptr;  // conditions accepted in a settings file
   // Which distribution ships a library (db/providers.json): a missing library's fix names it (libtorch_npu.so:
   // "install torch-npu"). None: the fix names no package.
-  const std::vector<lint::Provider>* providers = nullptr;
+  const std::vector<toolkit::Provider>* providers = nullptr;
 };
 // An image with `policy` set (a packaging target) is judged as that policy does (policy_check.cpp).
 Report check(const WheelProfile& wheel, const image::Image& image, const CheckOptions& options = {});

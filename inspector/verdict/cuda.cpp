@@ -16,7 +16,7 @@
 #include <fmt/format.h>
 
 #include "wheelcheck/elf.hpp"
-#include "wheelcheck/run.hpp"
+#include "wheelcheck/toolkit.hpp"
 #include "wheelcheck/util.hpp"
 
 namespace wheelcheck::verdict {
@@ -423,8 +423,8 @@ void explain_missing_cudart(Draft& f, const std::string& who, int major, const s
   } else {
     f.explain(fmt::format("{} needs the CUDA {} runtime ({}), and the image has none.", who, major, soname));
   }
-  const auto claim = wheel_version.empty() ? std::nullopt : run::toolkit_of_label(wheel_version);
-  if (claim && claim->kind == "cuda" && !claim->version.empty() &&
+  const auto claim = wheel_version.empty() ? std::nullopt : toolkit::of_label(wheel_version);
+  if (claim && claim->kind == image::ToolkitKind::Cuda && !claim->version.empty() &&
       claim->version.substr(0, claim->version.find('.')) != std::to_string(major)) {
     f.fix(
         fmt::format("the wheel's {} claims a CUDA {} build, but this member is a CUDA {} build: a defect of the "

@@ -11,6 +11,7 @@
 #include "wheelcheck/image.hpp"
 #include "wheelcheck/lint.hpp"
 #include "wheelcheck/lock.hpp"
+#include "wheelcheck/toolkit.hpp"
 #include "wheelcheck/wheel.hpp"
 
 // Its own namespace: the tests are compiled in batches (a unity build), and each file's helpers stay its own.
@@ -72,17 +73,17 @@ WheelProfile profile(const std::string& filename, const std::vector<std::string>
   return p;
 }
 
-std::vector<lint::Provider> providers() {
-  lint::Provider torch;
+std::vector<toolkit::Provider> providers() {
+  toolkit::Provider torch;
   torch.distributions = {"torch"};
   torch.kind = "package";
   torch.libraries = {"libc10.so", "libtorch_cpu.so"};
   torch.symbols = {"_ZN3c10*", "_ZN4c10d*"};
   torch.abi = "torch's C++ symbols change between releases";
-  lint::Provider cudart;
+  toolkit::Provider cudart;
   cudart.distributions = {"nvidia-cuda-runtime-cu12"};
   cudart.kind = "runtime";
-  cudart.toolkit = "cuda";
+  cudart.toolkit = image::ToolkitKind::Cuda;
   cudart.toolkit_version = "12";
   cudart.libraries = {"libcudart.so.12"};
   return {torch, cudart};
@@ -162,19 +163,19 @@ TEST(Lint, ProvidersComeFromTheDbsTableAndItsImageDistributions) {
            R"({"name": "vendor", "distributions": [
                  {"name": "vendor_plugin", "libraries": [{"soname": "libvendor_plugin.so"}, {"soname": "libtorch_npu.so"}]}]})");
   const image::Db d(db.path());
-  const auto ps = lint::load_providers(d);
-  const auto* npu = lint::provider_of(ps, "libtorch_npu.so");
+  const auto ps = toolkit::load_providers(d);
+  const auto* npu = toolkit::provider_of(ps, "libtorch_npu.so");
   ASSERT_NE(npu, nullptr);
   EXPECT_EQ(npu->distributions, std::vector<std::string>{"torch-npu"});
   EXPECT_EQ(npu->source, "db/providers.json");
-  const auto* plugin = lint::provider_of(ps, "libvendor_plugin.so");
+  const auto* plugin = toolkit::provider_of(ps, "libvendor_plugin.so");
   ASSERT_NE(plugin, nullptr);
   EXPECT_EQ(plugin->distributions, std::vector<std::string>{"vendor-plugin"});
   EXPECT_EQ(plugin->source, "db/images/vendor.json: distribution vendor-plugin");
-  EXPECT_EQ(lint::provider_of(ps, "libunknown.so"), nullptr);
+  EXPECT_EQ(toolkit::provider_of(ps, "libunknown.so"), nullptr);
   db.write("providers.json", R"({"schema": "wheelcheck-providers/1", "providers": [{"kind": "other"}]})");
   try {
-    lint::load_providers(d);
+    toolkit::load_providers(d);
     FAIL() << "a malformed providers.json was read";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("providers.json: providers[0]"), std::string::npos) << e.what();
