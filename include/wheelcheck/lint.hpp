@@ -43,14 +43,12 @@
 #include "wheelcheck/image.hpp"
 #include "wheelcheck/profile.hpp"
 #include "wheelcheck/rules.hpp"
+#include "wheelcheck/toolkit.hpp"  // Options::providers: the table a caller loads once (toolkit::load_providers)
 #include "wheelcheck/verdict.hpp"
 
 namespace wheelcheck::policy {
 class Policies;
 }  // namespace wheelcheck::policy
-namespace wheelcheck::toolkit {
-struct Provider;
-}
 namespace wheelcheck::variant {
 struct File;
 }

@@ -263,7 +263,7 @@ struct Route {
 };
 
 // The NVIDIA driver a wheel needs in an image: the highest of what its CUDA runtime needs and what its
-// PTX needs to be JIT-compiled where it must be (inspector/verdict/cuda.cpp).
+// PTX needs to be JIT-compiled where it must be (inspector/verdict/cuda_check.cpp).
 struct DriverNeed {
   std::string version;             // "580.65.06"
   std::string because;             // "the CUDA 13 runtime (libcudart.so.13 of lib/libfoo.so)", or the PTX that sets it

@@ -53,7 +53,6 @@
 #include "wheelcheck/published.hpp"
 #include "wheelcheck/rules.hpp"
 #include "wheelcheck/run.hpp"
-#include "wheelcheck/toolkit.hpp"
 #include "wheelcheck/util.hpp"
 #include "wheelcheck/verdict.hpp"
 

@@ -25,7 +25,7 @@
 
 #include <fmt/format.h>
 
-#include "inspector/verdict/cuda.hpp"
+#include "inspector/verdict/cuda_check.hpp"
 #include "inspector/verdict/findings.hpp"
 #include "inspector/verdict/import_rules.hpp"
 #include "inspector/verdict/load_findings.hpp"

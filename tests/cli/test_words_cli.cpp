@@ -133,6 +133,12 @@ TEST(Words, ArticleBeforeAToolkitsName) {
   EXPECT_EQ(wheelcheck::toolkit::with_article("DTK 26.04"), "a DTK 26.04");
   EXPECT_EQ(wheelcheck::toolkit::with_article("MACA/CUDA"), "a MACA/CUDA");
   EXPECT_EQ(wheelcheck::toolkit::with_article("Ascend"), "an Ascend");
+  // A toolkit's name as people say it, from its kind (the word the db writes is image::toolkit_kind_name's).
+  EXPECT_EQ(wheelcheck::toolkit::display_name(wheelcheck::image::ToolkitKind::Cuda), "CUDA");
+  EXPECT_EQ(wheelcheck::toolkit::display_name(wheelcheck::image::ToolkitKind::Corex), "CoreX");
+  EXPECT_EQ(wheelcheck::toolkit::display_name(wheelcheck::image::ToolkitKind::Tangrt), "TangRT");
+  EXPECT_EQ(wheelcheck::toolkit::display_name(wheelcheck::image::ToolkitKind::Neuware), "Neuware");
+  EXPECT_EQ(wheelcheck::toolkit::display_name(wheelcheck::image::ToolkitKind::Tsm), "TSM");
   // The sentence the check says of a MACA build on another MACA release.
   wheelcheck::toolkit::WheelToolkit t;
   t.kind = wheelcheck::image::ToolkitKind::Maca;

@@ -11,6 +11,7 @@
 #include "wheelcheck/image.hpp"
 #include "wheelcheck/lint.hpp"
 #include "wheelcheck/lock.hpp"
+#include "wheelcheck/policy.hpp"
 #include "wheelcheck/toolkit.hpp"
 #include "wheelcheck/wheel.hpp"
 
@@ -180,6 +181,56 @@ TEST(Lint, ProvidersComeFromTheDbsTableAndItsImageDistributions) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("providers.json: providers[0]"), std::string::npos) << e.what();
   }
+}
+
+// A provider's toolkit is a kind (image::ToolkitKind), read from its word; a word no toolkit has is an error naming
+// the row, as a malformed row is.
+TEST(Lint, ProvidersNameTheirToolkitByKind) {
+  TempDir db;
+  db.write("providers.json", R"({"schema": "wheelcheck-providers/1", "providers": [
+                 {"distributions": ["nvidia-cuda-runtime-cu12"], "kind": "runtime", "toolkit": "cuda",
+                  "toolkit_version": "12", "libraries": ["libcudart.so.12"]},
+                 {"distributions": ["torch"], "kind": "package", "libraries": ["libc10.so"]}]})");
+  const image::Db d(db.path());
+  const auto ps = toolkit::load_providers(d);
+  const auto* cudart = toolkit::provider_of(ps, "libcudart.so.12");
+  ASSERT_NE(cudart, nullptr);
+  EXPECT_EQ(cudart->toolkit, image::ToolkitKind::Cuda);
+  EXPECT_EQ(cudart->toolkit_version, "12");
+  const auto* torch = toolkit::provider_of(ps, "libc10.so");
+  ASSERT_NE(torch, nullptr);
+  EXPECT_FALSE(torch->toolkit.has_value());
+  db.write("providers.json", R"({"schema": "wheelcheck-providers/1", "providers": [
+                 {"distributions": ["x"], "kind": "runtime", "toolkit": "cudaa", "libraries": ["libx.so"]}]})");
+  try {
+    toolkit::load_providers(d);
+    FAIL() << "a provider of an unknown toolkit was read";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("providers.json: providers[0]: unknown toolkit \"cudaa\""), std::string::npos) << what;
+  }
+}
+
+// toolkit::dependency_libraries: each library a member needs that a distribution the wheel declares without an
+// extra ships; not one only an extra declares, not one nobody declares, not the wheel's own.
+TEST(Lint, DependencyLibrariesAreWhatADeclaredDistributionShips) {
+  const std::string req = "nvidia-cuda-runtime-cu12==12.4.127";
+  const auto declared = toolkit::dependency_libraries(
+      profile("pkg-1.0-cp312-cp312-linux_x86_64.whl", {"libcudart.so.12", "libc10.so", "libc.so.6"}, {}, {req}),
+      providers());
+  ASSERT_EQ(declared.size(), 1u);
+  EXPECT_EQ(declared[0].soname, "libcudart.so.12");
+  EXPECT_EQ(declared[0].distribution, "nvidia-cuda-runtime-cu12");
+  EXPECT_EQ(declared[0].requirement, req);
+  EXPECT_TRUE(toolkit::dependency_libraries(profile("pkg-1.0-cp312-cp312-linux_x86_64.whl", {"libcudart.so.12"}, {},
+                                                    {"nvidia-cuda-runtime-cu12; extra == \"cuda\""}),
+                                            providers())
+                  .empty());
+  EXPECT_TRUE(
+      toolkit::dependency_libraries(profile("nvidia_cuda_runtime_cu12-12.4.127-py3-none-manylinux2014_x86_64.whl",
+                                            {"libcudart.so.12"}, {}, {req}),
+                                    providers())
+          .empty());
 }
 
 }  // namespace unity_test_lint

@@ -5,7 +5,7 @@
 // The rules (which SASS runs on which GPU, which PTX the driver can JIT-compile) are NVIDIA's, in
 // inspector/cuda/coverage.cpp; the numbers (the driver each toolkit and each PTX ISA needs, the GPUs a
 // toolkit still supports) are NVIDIA's published tables, in inspector/cuda/tables.cpp and docs/cuda.md.
-#include "inspector/verdict/cuda.hpp"
+#include "inspector/verdict/cuda_check.hpp"
 
 #include <algorithm>
 #include <map>
