@@ -8,7 +8,7 @@
 
 #include "wheelcheck/image.hpp"
 
-namespace wheelcheck::lint {
+namespace wheelcheck::toolkit {
 struct Provider;
 }
 
@@ -33,6 +33,7 @@ struct Absence {
 
 // The absence of `soname` from `image` (nothing there provides it): known, and why, or not stated, and how to
 // state it. `providers` (db/providers.json and the db's distributions) may be null: that rule is then skipped.
-Absence absence_of(const image::Image& image, const std::string& soname, const std::vector<lint::Provider>* providers);
+Absence absence_of(const image::Image& image, const std::string& soname,
+                   const std::vector<toolkit::Provider>* providers);
 
 }  // namespace wheelcheck::verdict

@@ -8,10 +8,10 @@
 //      against the runtimes the members need (libcudart.so.12 is CUDA 12's) and the ones it declares; a torch the
 //      label claims (+torch2.7.1, +torch.2.9.1, cu12torch2.6) against the torch it pins.
 //   2. undeclared-dependency / unused-dependency / unpinned-dependency: each needed soname mapped to the
-//      distribution that ships it (the wheel itself, db/providers.json, the db's image distributions, the
-//      system libraries a manylinux policy allows); needed but not declared (underlinking), a declared
-//      library-only distribution nothing links (overdepending), C++ symbols only an undeclared distribution
-//      defines (c10d::), and torch bound with no pin on its release.
+//      distribution that ships it (the wheel itself, db/providers.json and the db's image distributions as
+//      include/wheelcheck/toolkit.hpp reads them, the system libraries a manylinux policy allows); needed but not
+//      declared (underlinking), a declared library-only distribution nothing links (overdepending), C++ symbols only an
+//      undeclared distribution defines (c10d::), and torch bound with no pin on its release.
 //   3. metadata / root-is-purelib / tag-pure-binary: METADATA as installers read it (a blank line ends the
 //      headers; duplicated single fields; an unknown Metadata-Version; a Requires-Dist that does not parse; Name
 //      and Version against the file name); Root-Is-Purelib against native members; a pure or `none` ABI tag on
@@ -43,11 +43,11 @@
 #include "wheelcheck/image.hpp"
 #include "wheelcheck/profile.hpp"
 #include "wheelcheck/rules.hpp"
+#include "wheelcheck/toolkit.hpp"  // Options::providers: the table a caller loads once (toolkit::load_providers)
 #include "wheelcheck/verdict.hpp"
 
 namespace wheelcheck::policy {
 class Policies;
-struct DependencyLibrary;
 }  // namespace wheelcheck::policy
 namespace wheelcheck::variant {
 struct File;
@@ -57,52 +57,11 @@ namespace wheelcheck::lint {
 
 inline constexpr const char* k_lint_schema = "wheelcheck-lint/1";
 
-// A distribution that ships libraries (db/providers.json).
-struct Provider {
-  std::vector<std::string> distributions;  // normalized names; any of them provides
-  // "package": only that distribution ships them (torch's libc10.so): needed and not declared is an error;
-  // "runtime": a library carrier whose libraries an image's toolkit may also provide (nvidia-cublas-cu12).
-  std::string kind;
-  std::string toolkit, toolkit_version;  // "cuda", "12": the toolkit release its libraries belong to
-  std::vector<std::string> libraries;    // the sonames it ships, exactly ("libc10.so"; Debian's "libc10.so.2.6" is
-                                         // another build's: project_of)
-  std::vector<std::string> symbols;      // fnmatch patterns of mangled names only it defines
-  std::string namespaces;                // those patterns for people ("c10::, c10d::, at::, torch::")
-  std::string abi;                       // why a wheel that binds its symbols pins its release ("" when not)
-  std::string source;                    // "db/providers.json", or the image distribution it was read from
-};
-// db/providers.json, then each library of the db's image distributions (a "package" provider of that name).
-// Throws Error(BadInput) naming the file when it is malformed; an absent file gives none.
-std::vector<Provider> load_providers(const image::Db& db);
-// The same, loaded once per db folder and kept for the process (every check of a run reads it); empty when the
-// file is absent or malformed (`wheelcheck lint` reports a malformed one).
-const std::vector<Provider>& cached_providers(const image::Db& db);
-// The provider of a needed soname ("libtorch_npu.so" -> torch-npu): a distribution that ships that very soname;
-// null when none is known. Another build's soname of the same library is not shipped by it: PyPI's torch ships
-// libtorch.so, and Debian's libtorch.so.2.6 is no torch wheel's (installing torch does not provide it).
-const Provider* provider_of(const std::vector<Provider>& providers, const std::string& soname);
-// The libraries the wheel's members need that a distribution it declares (Requires-Dist, without an extra) ships:
-// what policy::analyze takes from that distribution's folder where a member's RPATH or RUNPATH looks there
-// (PyTorch's $ORIGIN/../../nvidia/cuda_runtime/lib). `wheelcheck lint` judges the tag's claim with them.
-std::vector<policy::DependencyLibrary> dependency_libraries(const WheelProfile& wheel,
-                                                            const std::vector<Provider>& providers);
-// The project whose library `soname` is, in its own build or another's under a soname that carries a release
-// ("libc10.so.2.6", Debian's build of torch's libc10.so -> torch): what the library is, never who ships it (a fix
-// that says "install" asks provider_of). Null when none is known.
-const Provider* project_of(const std::vector<Provider>& providers, const std::string& soname);
-
-// METADATA's Version against the file name's, as pip acts on a wheel whose two differ (pip 23.2.1, asked by
-// tests/unit/test_metadata_referee.cpp): it installs the wheel from its path or URL (as METADATA's version) and
-// refuses it where it finds it by name in an index or --find-links, pinned or not ("has inconsistent version").
-// The finding's evidence says what each command does ("pip install x==1.1 (...): refuses it"). A metadata finding of
-// `severity` (lint: an error; the image check: a warning), or nullopt when the versions agree or one is absent.
-std::optional<verdict::Finding> version_mismatch(const WheelProfile& wheel, verdict::Severity severity);
-
 struct Options {
-  const std::vector<Provider>* providers = nullptr;
-  const policy::Policies* policies = nullptr;  // tag-floor and tag-claim; none: those are not judged
-  const rules::RuleSet* rules = nullptr;       // own_symbols: the wheel's own symbols (unloadable-symbol)
-  const image::Db* db = nullptr;               // the system libraries' export tables (debian13's, x86_64)
+  const std::vector<toolkit::Provider>* providers = nullptr;  // toolkit::load_providers
+  const policy::Policies* policies = nullptr;                 // tag-floor and tag-claim; none: those are not judged
+  const rules::RuleSet* rules = nullptr;  // own_symbols: the wheel's own symbols (unloadable-symbol)
+  const image::Db* db = nullptr;          // the system libraries' export tables (debian13's, x86_64)
   const std::vector<verdict::Acceptance>* accepted = nullptr;  // [[accept]]: the finding becomes information
   const variant::File* release = nullptr;  // the release's -variants.json (a variant's copy is compared with it)
 };

@@ -25,7 +25,8 @@ struct Route {
   // An optional route whose failure its users tolerate with nothing to set (vLLM runs without its _C
   // kernels under FlagOS's plugin): why. Such a route needs no gates.
   std::string tolerated;
-  // The toolkits of the builds it is in (run::wheel_toolkits' kinds: "musa"); empty: every build.
+  // The toolkits of the builds it is in (toolkit::wheel_toolkits' kinds, as image::toolkit_kind_name writes them:
+  // "musa"); empty: every build.
   std::vector<std::string> toolkits;
 };
 

@@ -42,44 +42,6 @@ class RuleChoice {
   std::optional<rules::RuleSet> m_chosen;
 };
 
-// The accelerator toolkit a wheel is built for, read from what it is: its local version label, its project
-// name where a part of it is a toolkit's word (flag-gems-cpp-cuda, cupy-cuda12x, torch-npu, torch-mlu), and
-// the runtimes its ELF members need (libcudart.so.N: CUDA N; libascendcl.so, libhccl.so: CANN; libmcruntime.so:
-// MACA; librccl.so, libgalaxyhip.so: DTK; libtopsrt.so: TOPS; libmusart.so: MUSA; libcnrt.so: Neuware;
-// libtangrt.so: TangRT; libtccl.so: TSM). Labels as FlagOS and PyTorch write them: an SDK and its version
-// (+cu130, +cuda13.3, +cann9.0.0.910c, +dtk2604, +tops1.10.6, +musa.4.3.6, +maca3.8.1.3, +neuware4.4.3,
-// +corex4.5.0, +xre5.37.1, +tangrt1.2.0, +tsm260610, +ppu2.0.0, torch's +das.opt1.dtk2604 and +metax3.7.2.0),
-// or a vendor and the Triton line FlagTree builds on (+triton3.6: NVIDIA; +ascend3.5, +hcu3.6, +xpu3.6,
-// +iluvatar3.6, +metax3.6, +mthreads3.6, +enflame3.6, +sunrise3.6, +tsingmicro3.6, +ppu3.6), which names the
-// vendor only. A label or name decides the vendor: the runtimes a member needs count only for that vendor
-// (Iluvatar's, Hygon's and Kunlunxin's builds link a CUDA-compatible libcudart, and are not CUDA builds).
-// Empty: the wheel needs none (it runs on any image its tags fit).
-struct WheelToolkit {
-  std::string kind;     // a toolkit_kind_name: cuda, cann, maca, dtk, tops, musa, ppu, neuware, corex, ...
-  std::string version;  // the SDK version the label or soname says ("13.0", "9.0.0", "26.04"); "" otherwise
-  std::string because;  // "local version label +cu130", "flagcx/libflagcx.so needs libcudart.so.13"
-  std::string chip;     // a chip the label names (+cann9.0.0.910c: "910C"); "" when it names none
-  bool from_label = false;
-  std::string line;  // the Triton line a vendor label names (FlagTree's +ascend3.5: "3.5"); "" otherwise
-};
-std::vector<WheelToolkit> wheel_toolkits(const WheelProfile& wheel);
-// The parts of that reading on their own (the publisher check compares them): what a local version label
-// names ("2.10.0+cu130"), what a project name names ("cupy-cuda12x"), which toolkit a needed soname is the
-// runtime of ("libcudart.so.12": CUDA 12); nullopt when it names none. toolkit_name: "cuda" -> "CUDA".
-std::optional<WheelToolkit> toolkit_of_label(const std::string& version);
-std::optional<WheelToolkit> toolkit_of_name(const std::string& name);
-std::optional<WheelToolkit> toolkit_of_soname(const std::string& soname);
-std::string toolkit_name(const std::string& kind);
-// "a" or "an" before a name as it is said: "an XRE", "a DTK" (said letter by letter), "a MUSA 4.3.6", "a MACA", "a
-// CUDA 13.0".
-std::string with_article(const std::string& name);
-// Why a build for toolkit `t` is not for the image's toolkit ("" when it is, or when either side does not
-// say): CUDA by major version (CUDA's minor version compatibility), a vendor SDK by its first three version
-// parts (FlagOS builds one wheel per SDK release: +cann8.5.0 is not for a CANN 9.0.0 image), and a chip the
-// label names against the image's chips (+cann9.0.0.910c is for 910C images; an Ascend build without a chip
-// suffix is FlagOS's 910B build, not for a 910C image).
-std::string toolkit_mismatch(const WheelToolkit& t, const image::Image& image);
-
 // Why pip would not install the wheel on the image, in words ("x86_64 wheel, aarch64 image", "cp311 wheel, the
 // image's Python is 3.12", "Requires-Python >=3.13, the image's Python is 3.12"); "" when it would. Only what an
 // installer decides by: the platform tag (machine, OS, manylinux/musllinux floor against the image's C
@@ -88,9 +50,9 @@ std::string toolkit_mismatch(const WheelToolkit& t, const image::Image& image);
 std::string not_targeted(const WheelProfile& wheel, const image::Image& image);
 // Why the wheel's local version label or project name says it is a build for another image than this one ("a
 // CANN 8.5.0 build, a CANN 9.0.0 image", "a CUDA build, a TOPS image", "a CANN build for 910C, an image with
-// Ascend 910B"); "" when they say nothing or agree. A claim, never a verdict: check reports it as a
-// label-claim warning beside the loader's verdict, and the scan, over the images it was not asked about by
-// name, uses it to choose which build belongs to each image (its pins, and which cells it reports).
+// Ascend 910B"); "" when they say nothing or agree (toolkit::of_label, of_name, mismatch). A claim, never a verdict:
+// check reports it as a label-claim warning beside the loader's verdict, and the scan, over the images it was not asked
+// about by name, uses it to choose which build belongs to each image (its pins, and which cells it reports).
 std::string label_elsewhere(const WheelProfile& wheel, const image::Image& image);
 
 // What every check of a run shares.

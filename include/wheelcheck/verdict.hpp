@@ -24,7 +24,7 @@
 namespace wheelcheck::policy {
 class Policies;
 }
-namespace wheelcheck::lint {
+namespace wheelcheck::toolkit {
 struct Provider;
 }
 
@@ -264,7 +264,7 @@ struct Route {
 };
 
 // The NVIDIA driver a wheel needs in an image: the highest of what its CUDA runtime needs and what its
-// PTX needs to be JIT-compiled where it must be (inspector/verdict/cuda.cpp).
+// PTX needs to be JIT-compiled where it must be (inspector/verdict/cuda_check.cpp).
 struct DriverNeed {
   std::string version;             // "580.65.06"
   std::string because;             // "the CUDA 13 runtime (libcudart.so.13 of lib/libfoo.so)", or the PTX that sets it
@@ -320,7 +320,7 @@ struct CheckOptions {
   const std::vector<Acceptance>* accepted = nullptr;  // conditions accepted in a settings file
   // Which distribution ships a library (db/providers.json): a missing library's fix names it (libtorch_npu.so:
   // "install torch-npu"). None: the fix names no package.
-  const std::vector<lint::Provider>* providers = nullptr;
+  const std::vector<toolkit::Provider>* providers = nullptr;
 };
 // An image with `policy` set (a packaging target) is judged as that policy does (policy_check.cpp).
 Report check(const WheelProfile& wheel, const image::Image& image, const CheckOptions& options = {});

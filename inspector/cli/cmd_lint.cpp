@@ -16,6 +16,7 @@
 #include "wheelcheck/net.hpp"
 #include "wheelcheck/policy.hpp"
 #include "wheelcheck/process.hpp"
+#include "wheelcheck/toolkit.hpp"
 #include "wheelcheck/util.hpp"
 #include "wheelcheck/variant.hpp"
 #include "wheelcheck/wheel.hpp"
@@ -124,7 +125,7 @@ int run_lint(LintArgs a) {
   if (a.rules.empty() && settings.rules && !settings.rules->values.empty()) a.rules = settings.rules->values.front();
   const image::Db db(image::Db::locate(a.db));
   const run::RuleChoice rule_choice(a.rules, db.dir() + "/rules");
-  const std::vector<lint::Provider> providers = lint::load_providers(db);
+  const std::vector<toolkit::Provider> providers = toolkit::load_providers(db);
   const policy::Policies* policies = db.policies_if_present();
   const bool progress = show_progress(a.quiet);
   const std::optional<ProfileCache> cache = open_cache(a.no_cache, a.cache_dir, a.cache_max_size);

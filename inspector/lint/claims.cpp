@@ -11,10 +11,10 @@
 #include <unordered_set>
 
 #include "inspector/lint/lint_detail.hpp"
-#include "inspector/verdict/findings.hpp"
+#include "wheelcheck/checks.hpp"
 #include "wheelcheck/cxx_names.hpp"
 #include "wheelcheck/policy.hpp"
-#include "wheelcheck/run.hpp"
+#include "wheelcheck/toolkit.hpp"
 #include "wheelcheck/util.hpp"
 #include "wheelcheck/wheel.hpp"
 
@@ -55,15 +55,17 @@ std::string major_of(const std::string& v) {
 
 // A runtime of kind `need` serves a build of kind `claim`: the same kind, or a CUDA-compatible runtime that
 // CoreX, DTK, XRE, PPU and MACA builds link under CUDA's sonames (Iluvatar's FlagCX links libcudart.so.12).
-bool serves(const std::string& claim, const std::string& need) {
+bool serves(image::ToolkitKind claim, image::ToolkitKind need) {
+  using image::ToolkitKind;
   if (claim == need) return true;
-  static const char* const k_cuda_compatible[] = {"corex", "dtk", "xre", "ppu", "maca"};
-  return need == "cuda" && std::any_of(std::begin(k_cuda_compatible), std::end(k_cuda_compatible),
-                                       [&](const char* k) { return claim == k; });
+  static constexpr ToolkitKind k_cuda_compatible[] = {ToolkitKind::Corex, ToolkitKind::Dtk, ToolkitKind::Xre,
+                                                      ToolkitKind::Ppu, ToolkitKind::Maca};
+  return need == ToolkitKind::Cuda &&
+         std::find(std::begin(k_cuda_compatible), std::end(k_cuda_compatible), claim) != std::end(k_cuda_compatible);
 }
 
-std::string toolkit_words(const std::string& kind, const std::string& version) {
-  return run::toolkit_name(kind) + (version.empty() ? "" : " " + version);
+std::string toolkit_words(image::ToolkitKind kind, const std::string& version) {
+  return toolkit::display_name(kind) + (version.empty() ? "" : " " + version);
 }
 
 bool lint_driver_library(const std::string& soname) {
@@ -72,22 +74,24 @@ bool lint_driver_library(const std::string& soname) {
 }
 
 struct RuntimeNeed {
-  std::string member, soname, kind, version;
+  std::string member, soname;
+  std::optional<image::ToolkitKind> kind;  // the toolkit it is the runtime of
+  std::string version;
 };
 
 }  // namespace
 
 void check_label(Lint& l) {
   const auto& w = l.w;
-  const auto by_label = run::toolkit_of_label(w.filename.version);
-  const auto by_name = run::toolkit_of_name(w.filename.name);
-  const std::optional<run::WheelToolkit> claim = by_label ? by_label : by_name;
+  const auto by_label = toolkit::of_label(w.filename.version);
+  const auto by_name = toolkit::of_name(w.filename.name);
+  const std::optional<toolkit::WheelToolkit> claim = by_label ? by_label : by_name;
   const auto plus = w.filename.version.find('+');
   const std::string label = plus == std::string::npos ? "" : w.filename.version.substr(plus + 1);
   const bool cpu = ascii_lower(label).rfind("cpu", 0) == 0;
   if (claim) {
     l.claims.said.push_back(
-        fmt::format("{}: {} build", claim->because, run::with_article(toolkit_words(claim->kind, claim->version))) +
+        fmt::format("{}: {} build", claim->because, toolkit::with_article(toolkit_words(claim->kind, claim->version))) +
         (claim->line.empty() ? "" : " (Triton " + claim->line + ")"));
   } else if (cpu) {
     l.claims.said.push_back("local version label +" + label + ": a CPU build (no accelerator runtime)");
@@ -98,20 +102,20 @@ void check_label(Lint& l) {
     if (!m.elf) continue;
     for (const auto& n : m.elf->needed) {
       if (l.ships(n) || lint_driver_library(n)) continue;
-      RuntimeNeed r{m.path, n, "", ""};
-      if (const auto t = run::toolkit_of_soname(n)) {
+      RuntimeNeed r{m.path, n, std::nullopt, ""};
+      if (const auto t = toolkit::of_soname(n)) {
         r.kind = t->kind;
         r.version = t->version;
       }
-      if (const Provider* p = l.provider_of_library(n); p != nullptr && !p->toolkit.empty()) {
+      if (const Provider* p = l.provider_of_library(n); p != nullptr && p->toolkit) {
         r.kind = p->toolkit;
         if (r.version.empty()) r.version = p->toolkit_version;
       }
-      if (r.kind.empty()) continue;
+      if (!r.kind) continue;
       if (std::none_of(needs.begin(), needs.end(), [&](const RuntimeNeed& o) { return o.soname == n; })) {
         l.shown_runtimes.insert(m.path + "\n" + n);
         l.claims.shown.push_back(
-            fmt::format("{} needs {} ({}'s)", m.path, n, toolkit_words(r.kind, major_of(r.version))));
+            fmt::format("{} needs {} ({}'s)", m.path, n, toolkit_words(*r.kind, major_of(r.version))));
       }
       needs.push_back(std::move(r));
     }
@@ -122,13 +126,13 @@ void check_label(Lint& l) {
     std::string why;
     if (cpu) {
       why = fmt::format("the local version label +{} says it is a CPU build, but {} needs {}, {}'s runtime", label,
-                        r.member, r.soname, toolkit_words(r.kind, major_of(r.version)));
-    } else if (claim && !serves(claim->kind, r.kind)) {
+                        r.member, r.soname, toolkit_words(*r.kind, major_of(r.version)));
+    } else if (claim && !serves(claim->kind, *r.kind)) {
       why = fmt::format("the {} says it is {} build, but {} needs {}, {}'s runtime", claim->because,
-                        run::with_article(toolkit_words(claim->kind, claim->version)), r.member, r.soname,
-                        run::toolkit_name(r.kind));
-    } else if (claim && claim->kind == "cuda" && r.kind == "cuda" && !claim->version.empty() && !r.version.empty() &&
-               major_of(claim->version) != major_of(r.version)) {
+                        toolkit::with_article(toolkit_words(claim->kind, claim->version)), r.member, r.soname,
+                        toolkit::display_name(*r.kind));
+    } else if (claim && claim->kind == image::ToolkitKind::Cuda && r.kind == image::ToolkitKind::Cuda &&
+               !claim->version.empty() && !r.version.empty() && major_of(claim->version) != major_of(r.version)) {
       why = fmt::format("the {} says it is a CUDA {} build, but {} needs {}, the CUDA {} runtime", claim->because,
                         claim->version, r.member, r.soname, major_of(r.version));
     }
@@ -142,15 +146,17 @@ void check_label(Lint& l) {
                        "this very wheel")
               .fix(fmt::format("rebuild {} against the toolkit the label names, or label the wheel as what it is "
                                "(a {} build)",
-                               r.member, toolkit_words(r.kind, major_of(r.version))))
+                               r.member, toolkit_words(*r.kind, major_of(r.version))))
               .evidence(r.member + ": DT_NEEDED " + r.soname));
   }
   // A runtime distribution it declares for another CUDA release than its label's.
-  if (claim && claim->kind == "cuda" && !claim->version.empty() && l.o.providers != nullptr) {
+  if (claim && claim->kind == image::ToolkitKind::Cuda && !claim->version.empty() && l.o.providers != nullptr) {
     for (const auto& req : l.reqs) {
       if (!req.error.empty() || req.extra_only) continue;
       for (const auto& p : *l.o.providers) {
-        if (p.toolkit != "cuda" || p.toolkit_version.empty() || major_of(claim->version) == p.toolkit_version) continue;
+        if (p.toolkit != image::ToolkitKind::Cuda || p.toolkit_version.empty() ||
+            major_of(claim->version) == p.toolkit_version)
+          continue;
         if (std::find(p.distributions.begin(), p.distributions.end(), req.normalized) == p.distributions.end())
           continue;
         l.add(make(FindingKind::LabelClaim, Severity::Error)
@@ -337,10 +343,10 @@ void check_dependencies(Lint& l) {
                           m.path, n));
           continue;
         }
-        const auto t = run::toolkit_of_soname(n);
+        const auto t = toolkit::of_soname(n);
         if (t && l.shown_runtimes.count(m.path + "\n" + n) != 0) continue;  // the label's check showed it
         l.claims.shown.push_back(
-            t ? fmt::format("{} needs {} from the image's {} toolkit", m.path, n, run::toolkit_name(t->kind))
+            t ? fmt::format("{} needs {} from the image's {} toolkit", m.path, n, toolkit::display_name(t->kind))
               : fmt::format("{} needs {}: neither the wheel, a known distribution nor a packaging "
                             "policy provides it",
                             m.path, n));

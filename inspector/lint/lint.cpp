@@ -13,22 +13,11 @@
 
 #include <algorithm>
 #include <cctype>
-#include <filesystem>
-#include <map>
-#include <mutex>
-#include <set>
 
 #include "inspector/lint/lint_detail.hpp"
-#include "inspector/verdict/findings.hpp"
-#include "inspector/verdict/import_rules.hpp"
-#include "inspector/verdict/policy_check.hpp"
-#include "inspector/verdict/stack_checks.hpp"
-#include "wheelcheck/cxx_names.hpp"
+#include "wheelcheck/checks.hpp"
 #include "wheelcheck/error.hpp"
-#include "wheelcheck/exports.hpp"
-#include "wheelcheck/lock.hpp"
-#include "wheelcheck/policy.hpp"
-#include "wheelcheck/run.hpp"
+#include "wheelcheck/toolkit.hpp"
 #include "wheelcheck/util.hpp"
 #include "wheelcheck/wheel.hpp"
 
@@ -60,32 +49,11 @@ bool pins_a_release(const std::string& spec) {
   return (*upper)[0] == (*lower)[0] && (*upper)[1] <= next;
 }
 
-// "libc10.so" is "libc10.so" and "libc10.so.2.6" (Debian's sonames carry the release).
-bool soname_matches(const std::string& listed, const std::string& need) {
-  return need == listed || need.rfind(listed + ".", 0) == 0;
-}
-
 Lint::Lint(const WheelProfile& wheel, const Options& options)
     : w(wheel), o(options), self(wheel::normalize_project_name(wheel.filename.name)) {
-  // A wheel variant installs the Requires-Dist whose variant markers hold for it (the others are its sibling
-  // variants'); a marker that names no variant, or cannot be read without an image, counts as holding.
-  lock::MarkerEnv variant_env;
-  variant_env.values = {{"platform_system", "Linux"},
-                        {"sys_platform", "linux"},
-                        {"os_name", "posix"},
-                        {"implementation_name", "cpython"},
-                        {"platform_python_implementation", "CPython"}};
-  lock::set_variant(variant_env, wheel);
-  for (const auto& text : w.metadata.requires_dist) {
-    auto req = lock::read_requirement(text);
-    if (req.error.empty() && req.marker.find("variant_") != std::string::npos) {
-      try {
-        if (!lock::evaluate_marker(req.marker, variant_env)) continue;
-      } catch (const Error&) {
-      }
-    }
-    reqs.push_back(std::move(req));
-    const auto& r = reqs.back();
+  // A wheel variant installs the Requires-Dist whose variant markers hold for it (toolkit::declared_requirements).
+  reqs = toolkit::declared_requirements(wheel);
+  for (const auto& r : reqs) {
     if (!r.error.empty()) continue;
     (r.extra_only ? declared_extra : declared).insert(r.normalized);
   }
@@ -97,11 +65,11 @@ Lint::Lint(const WheelProfile& wheel, const Options& options)
 }
 
 const Provider* Lint::provider_of_library(const std::string& soname) const {
-  return o.providers == nullptr ? nullptr : lint::provider_of(*o.providers, soname);
+  return o.providers == nullptr ? nullptr : toolkit::provider_of(*o.providers, soname);
 }
 
 const Provider* Lint::project_of_library(const std::string& soname) const {
-  return o.providers == nullptr ? nullptr : lint::project_of(*o.providers, soname);
+  return o.providers == nullptr ? nullptr : toolkit::project_of(*o.providers, soname);
 }
 
 const Provider* Lint::provider_of_symbol(const std::string& symbol) const {
@@ -182,7 +150,7 @@ void check_metadata(Lint& l) {
                                  m.name, w.filename.name, m.name))
             .fix("rename the file or fix METADATA so that both name the same project"));
   }
-  if (auto f = version_mismatch(w, Severity::Error)) l.add(std::move(*f));
+  if (auto f = verdict::version_mismatch(w, Severity::Error)) l.add(std::move(*f));
   for (const auto& r : l.reqs) {
     if (r.error.empty()) continue;
     l.add(make(FindingKind::Metadata, Severity::Error)
@@ -239,46 +207,6 @@ void check_tags(Lint& l) {
 
 }  // namespace detail
 
-std::optional<Finding> version_mismatch(const WheelProfile& w, Severity severity) {
-  const auto& m = w.metadata;
-  if (m.version.empty() || w.filename.version.empty()) return std::nullopt;
-  const auto cmp = wheel::compare_versions(m.version, w.filename.version);
-  if (cmp && *cmp == 0) return std::nullopt;
-  const std::string name = w.filename.name, file = w.filename.filename;
-  const std::string label =
-      m.version.find('+') == std::string::npos && w.filename.version.find('+') != std::string::npos
-          ? "; a repack that adds a local label to the file name must add it to METADATA too"
-          : "";
-  if (!cmp) {  // METADATA's Version is no PEP 440 version: no pip command was asked about it
-    return verdict::make(verdict::FindingKind::Metadata, severity)
-        .library("Version")
-        .version(m.version)
-        .explain(fmt::format("METADATA says Version: {}, which is not a PEP 440 version, and the file name says {}{}",
-                             m.version, w.filename.version, label))
-        .fix("make METADATA's Version and the file name's the same");
-  }
-  // What pip 23.2.1 does, command by command (tests/unit/test_metadata_referee.cpp asks it).
-  const std::string by_path = "pip install ./" + file;
-  const std::string pinned = "pip install " + name + "==" + w.filename.version;
-  const std::string unpinned = "pip install " + name;
-  return verdict::make(verdict::FindingKind::Metadata, severity)
-      .member(name + "-" + w.filename.version + ".dist-info/METADATA")
-      .library("Version")
-      .version(m.version)
-      .explain(fmt::format(
-          "METADATA says Version: {}, the file name says {}: pip installs the wheel from its path or URL (`{}`), "
-          "as {} {}, and refuses it where it finds it by name in an index or --find-links, pinned or not (`{}`, "
-          "`{}`: \"has inconsistent version: expected '{}', but metadata has '{}'\"): published to an "
-          "index, no `pip install {}` gets it{}",
-          m.version, w.filename.version, by_path, name, m.version, pinned, unpinned, w.filename.version, m.version,
-          name, label))
-      .fix("make METADATA's Version and the file name's the same")
-      .evidence(fmt::format("METADATA Version: {}; file name {}", m.version, file))
-      .evidence(fmt::format("{}: installs it (as {} {})", by_path, name, m.version))
-      .evidence(pinned + " (from an index or --find-links): refuses it")
-      .evidence(unpinned + " (from an index or --find-links): refuses it");
-}
-
 std::string status_name(Status s) {
   switch (s) {
     case Status::Clean: return "clean";
@@ -286,129 +214,6 @@ std::string status_name(Status s) {
     case Status::Errors: return "errors";
   }
   return "clean";
-}
-
-namespace {
-
-// The db's image distributions as providers: each library soname a description or layer gives a distribution
-// (FlagTree's libtriton.so), unless db/providers.json already names one for it. Read from the files as they are
-// (no image is composed); a file that does not parse is the db's own check's to report.
-void add_image_distributions(const image::Db& db, std::vector<Provider>& out) {
-  std::vector<std::string> files;
-  for (const char* folder : {"/images", "/layers"}) {
-    std::error_code ec;
-    for (const auto& e : std::filesystem::directory_iterator(db.dir() + folder, ec)) {
-      if (e.path().extension() == ".json") files.push_back(e.path().string());
-    }
-  }
-  std::sort(files.begin(), files.end());
-  std::map<std::string, std::size_t> by_name;  // normalized distribution -> index in out (added here)
-  for (const auto& file : files) {
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(read_text_file(file, std::uint64_t{16} << 20));
-    } catch (const std::exception&) {
-      continue;
-    }
-    if (!j.is_object() || !j.contains("distributions") || !j["distributions"].is_array()) continue;
-    for (const auto& d : j["distributions"]) {
-      if (!d.is_object() || !d.contains("name") || !d["name"].is_string() || !d.contains("libraries")) continue;
-      const std::string name = wheel::normalize_project_name(d["name"].get<std::string>());
-      for (const auto& lib : d["libraries"]) {
-        if (!lib.is_object() || !lib.contains("soname") || !lib["soname"].is_string()) continue;
-        const std::string soname = lib["soname"].get<std::string>();
-        // Another build's soname of a library a row names (a layer's Debian torch: libc10.so.2.6) is not that
-        // distribution's as an index ships it: no provider of it.
-        if (soname.empty() || project_of(out, soname) != nullptr) continue;
-        auto it = by_name.find(name);
-        if (it == by_name.end()) {
-          Provider p;
-          p.distributions = {name};
-          p.kind = "package";
-          p.source = "db/" + base_name(dir_name(file)) + "/" + base_name(file) + ": distribution " + name;
-          out.push_back(std::move(p));
-          it = by_name.emplace(name, out.size() - 1).first;
-        }
-        out[it->second].libraries.push_back(soname);
-      }
-    }
-  }
-}
-
-}  // namespace
-
-std::vector<Provider> load_providers(const image::Db& db) {
-  std::vector<Provider> out;
-  const std::string path = db.dir() + "/providers.json";
-  if (!is_file(path)) {
-    add_image_distributions(db, out);
-    return out;
-  }
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(read_text_file(path, std::uint64_t{8} << 20));
-  } catch (const nlohmann::json::exception& e) {
-    throw bad_input(path + ": not JSON: " + e.what());
-  }
-  if (!j.is_object() || j.value("schema", "") != "wheelcheck-providers/1" || !j.contains("providers") ||
-      !j["providers"].is_array())
-    throw bad_input(path + ": not a wheelcheck-providers/1 document");
-  std::size_t n = 0;
-  for (const auto& e : j["providers"]) {
-    ++n;
-    const std::string where = path + ": providers[" + std::to_string(n - 1) + "]";
-    try {
-      Provider p;
-      for (const auto& d : e.at("distributions"))
-        p.distributions.push_back(wheel::normalize_project_name(d.get<std::string>()));
-      p.kind = e.at("kind").get<std::string>();
-      if (p.kind != "package" && p.kind != "runtime") throw bad_input(where + ": kind must be package or runtime");
-      p.toolkit = e.value("toolkit", "");
-      p.toolkit_version = e.value("toolkit_version", "");
-      p.libraries = e.value("libraries", std::vector<std::string>{});
-      p.symbols = e.value("symbols", std::vector<std::string>{});
-      p.namespaces = e.value("namespaces", "");
-      p.abi = e.value("abi", "");
-      p.source = "db/providers.json";
-      if (p.distributions.empty()) throw bad_input(where + ": no distributions");
-      out.push_back(std::move(p));
-    } catch (const nlohmann::json::exception& ex) {
-      throw bad_input(where + ": " + ex.what());
-    }
-  }
-  add_image_distributions(db, out);
-  return out;
-}
-
-const std::vector<Provider>& cached_providers(const image::Db& db) {
-  static std::mutex lock;
-  static std::map<std::string, std::vector<Provider>> loaded;
-  std::lock_guard<std::mutex> hold(lock);
-  auto it = loaded.find(db.dir());
-  if (it != loaded.end()) return it->second;
-  std::vector<Provider> providers;
-  try {
-    providers = load_providers(db);
-  } catch (const Error&) {
-  }
-  return loaded.emplace(db.dir(), std::move(providers)).first->second;
-}
-
-const Provider* provider_of(const std::vector<Provider>& providers, const std::string& soname) {
-  for (const auto& p : providers) {
-    if (std::find(p.libraries.begin(), p.libraries.end(), soname) != p.libraries.end()) return &p;
-  }
-  return nullptr;
-}
-
-const Provider* project_of(const std::vector<Provider>& providers, const std::string& soname) {
-  if (const Provider* p = provider_of(providers, soname)) return p;
-  for (const auto& p : providers) {
-    for (const auto& lib : p.libraries) {
-      if (detail::soname_matches(lib, soname)) return &p;
-    }
-  }
-  return nullptr;
 }
 
 namespace {

@@ -9,18 +9,16 @@
 
 #include "wheelcheck/lint.hpp"
 #include "wheelcheck/lock.hpp"
+#include "wheelcheck/toolkit.hpp"
 #include "wheelcheck/verdict.hpp"
 
 namespace wheelcheck::lint::detail {
 
 using Requirement = lock::Requirement;  // a Requires-Dist value as installers read it (lock::read_requirement)
+using toolkit::Provider;                // a distribution that ships libraries (db/providers.json)
 
 // Whether a specifier set admits one release line only: ==X.Y.Z, ==X.Y.*, ~=X.Y.Z, ===, or >=X.Y with <X.(Y+1).
 bool pins_a_release(const std::string& specifier);
-
-// Whether `need` is the library `listed` names, in its build or another's: "libc10.so" is "libc10.so" and
-// Debian's "libc10.so.2.6" (its sonames carry the release). Only an exact match is shipped by the provider.
-bool soname_matches(const std::string& listed, const std::string& need);
 
 struct Lint {
   const WheelProfile& w;
@@ -37,7 +35,7 @@ struct Lint {
 
   Lint(const WheelProfile& wheel, const Options& options);
   bool ships(const std::string& soname) const { return shipped.count(soname) != 0; }
-  const Provider* provider_of_library(const std::string& soname) const;  // ships that soname (lint::provider_of)
+  const Provider* provider_of_library(const std::string& soname) const;  // ships that soname (toolkit::provider_of)
   const Provider* project_of_library(const std::string& soname) const;   // its library, any build (project_of)
   const Provider* provider_of_symbol(const std::string& symbol) const;
   bool is_self(const Provider& p) const;

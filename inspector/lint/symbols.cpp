@@ -9,8 +9,7 @@
 #include <set>
 
 #include "inspector/lint/lint_detail.hpp"
-#include "inspector/verdict/findings.hpp"
-#include "inspector/verdict/policy_check.hpp"
+#include "wheelcheck/checks.hpp"
 #include "wheelcheck/cxx_names.hpp"
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/exports.hpp"
@@ -89,24 +88,6 @@ std::vector<std::string> first_demangled(const std::vector<std::string>& symbols
   return out;
 }
 
-// The libraries the wheel's declared Requires-Dist distributions ship (db/providers.json), as its members need them:
-// what policy::analyze takes from those distributions' folders where a member's RPATH or RUNPATH looks there.
-std::vector<policy::DependencyLibrary> lint_dependency_libraries(const Lint& l) {
-  std::vector<policy::DependencyLibrary> out;
-  for (const auto& m : l.w.members) {
-    if (!m.elf) continue;
-    for (const auto& n : m.elf->needed) {
-      if (l.ships(n) || std::any_of(out.begin(), out.end(), [&](const auto& d) { return d.soname == n; })) continue;
-      const Provider* p = l.provider_of_library(n);
-      if (p == nullptr || l.is_self(*p)) continue;
-      const Requirement* req = l.requirement_of(*p, false);
-      if (req == nullptr) continue;
-      out.push_back({n, req->normalized, req->text});
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 void check_floor(Lint& l) {
@@ -115,7 +96,10 @@ void check_floor(Lint& l) {
     l.notes.push_back("no packaging policies in the db: the glibc floor and the tag's claim are not judged");
     return;
   }
-  const auto c = policy::analyze(w, *l.o.policies, lint_dependency_libraries(l));
+  // The libraries its declared distributions ship, where a member's RPATH or RUNPATH looks in their folders.
+  const auto c = policy::analyze(w, *l.o.policies,
+                                 l.o.providers != nullptr ? toolkit::dependency_libraries(w, *l.o.providers)
+                                                          : std::vector<policy::DependencyLibrary>{});
   if (c.pure) return;
   std::string glibc;
   if (const auto it = c.newest_versions.find("GLIBC"); it != c.newest_versions.end()) glibc = it->second;
@@ -321,15 +305,3 @@ void check_unloadable(Lint& l) {
 }
 
 }  // namespace wheelcheck::lint::detail
-
-namespace wheelcheck::lint {
-
-std::vector<policy::DependencyLibrary> dependency_libraries(const WheelProfile& wheel,
-                                                            const std::vector<Provider>& providers) {
-  Options o;
-  o.providers = &providers;
-  const detail::Lint l(wheel, o);
-  return detail::lint_dependency_libraries(l);
-}
-
-}  // namespace wheelcheck::lint

@@ -19,7 +19,7 @@
 #include <optional>
 
 #include "inspector/lint/lint_detail.hpp"
-#include "inspector/verdict/findings.hpp"
+#include "wheelcheck/checks.hpp"
 #include "wheelcheck/cuda.hpp"
 #include "wheelcheck/util.hpp"
 #include "wheelcheck/variant.hpp"

@@ -98,7 +98,7 @@ class Scan {
         m_cache(cache),
         m_state(o.state_dir, m_warnings),
         m_rules(o.rules, db.dir() + "/rules"),
-        m_providers(lint::load_providers(db)),
+        m_providers(toolkit::load_providers(db)),
         m_explicit(!o.targets.empty() || !o.images.empty()),
         m_merge(merge) {
     // The images the caller resolved (the command line's one --image resolver: names, patterns, files,
@@ -730,8 +730,8 @@ class Scan {
   Json m_errors = Json::array();               // what makes the exit code 2, each said as an error too
   State m_state;
   run::RuleChoice m_rules;
-  std::vector<lint::Provider> m_providers;  // db/providers.json: the publisher check of each new wheel
-  bool m_explicit;                          // images were given: every one is reported, targeted or not
+  std::vector<toolkit::Provider> m_providers;  // db/providers.json: the publisher check of each new wheel
+  bool m_explicit;                             // images were given: every one is reported, targeted or not
   std::vector<ScanTarget> m_targets;
   std::map<std::string, std::vector<const WheelProfile*>> m_environments;  // by target name (--with)
   std::vector<Listing> m_listings;

@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "wheelcheck/run.hpp"
+#include "wheelcheck/toolkit.hpp"
 #include "wheelcheck/util.hpp"
 
 namespace wheelcheck::scan::detail {
@@ -87,8 +88,8 @@ WheelProfile listing_profile(const index::File& f) {
 }
 
 std::string variant_mismatch(const WheelProfile& p, const image::Image& im) {
-  for (const auto& t : run::wheel_toolkits(p)) {
-    if (std::string why = run::toolkit_mismatch(t, im); !why.empty()) return why;
+  for (const auto& t : toolkit::wheel_toolkits(p)) {
+    if (std::string why = toolkit::mismatch(t, im); !why.empty()) return why;
   }
   return "";
 }

@@ -44,7 +44,7 @@ std::vector<std::size_t> release_order(const std::vector<std::string>& versions,
 WheelProfile listing_profile(const index::File& f);
 
 // Why a variant cannot suit the image ("" when it can, or when either side does not say): a toolkit of another
-// release than the image's (run::toolkit_mismatch: +cu126 on a CUDA 13 image, +cann8.5.0 on a CANN 9.0.0 image),
+// release than the image's (toolkit::mismatch: +cu126 on a CUDA 13 image, +cann8.5.0 on a CANN 9.0.0 image),
 // whether its label or a member's runtime soname says so.
 std::string variant_mismatch(const WheelProfile& p, const image::Image& im);
 

@@ -17,8 +17,7 @@
 #include <algorithm>
 
 #include "wheelcheck/absence.hpp"
-#include "wheelcheck/lint.hpp"
-#include "wheelcheck/run.hpp"
+#include "wheelcheck/toolkit.hpp"
 #include "wheelcheck/util.hpp"
 #include "wheelcheck/wheel.hpp"
 
@@ -39,7 +38,7 @@ bool glibc_library(const std::string& soname) {
   return soname.rfind("ld-linux", 0) == 0 || soname.rfind("ld64.so.", 0) == 0;
 }
 
-// Toolkits whose SDK ships a CUDA-compatible runtime (libcudart.so.N of their own): run.hpp's wheel_toolkits.
+// Toolkits whose SDK ships a CUDA-compatible runtime (libcudart.so.N of their own): toolkit::wheel_toolkits.
 bool cuda_compatible(image::ToolkitKind kind) {
   return kind == image::ToolkitKind::Corex || kind == image::ToolkitKind::Dtk || kind == image::ToolkitKind::Xre;
 }
@@ -49,7 +48,7 @@ std::string major_of(const std::string& version) {
 }
 
 std::string toolkit_words(const image::Toolkit& t) {
-  return run::toolkit_name(image::toolkit_kind_name(t.kind)) + (t.version.known() ? " " + *t.version.value : "");
+  return toolkit::display_name(t.kind) + (t.version.known() ? " " + *t.version.value : "");
 }
 
 bool ships(const image::Distribution& d, const std::string& soname) {
@@ -61,22 +60,22 @@ bool ships(const image::Distribution& d, const std::string& soname) {
 }
 
 // 4. The toolkit's word.
-std::string toolkit_rules_out(const image::Image& im, const std::string& soname, const lint::Provider* p) {
+std::string toolkit_rules_out(const image::Image& im, const std::string& soname, const toolkit::Provider* p) {
   if (!im.toolkit) return "";
   const image::Toolkit& t = *im.toolkit;
-  const std::string kind = image::toolkit_kind_name(t.kind);
-  std::string of_kind, of_version;  // the toolkit the soname belongs to
-  if (const auto rt = run::toolkit_of_soname(soname)) {
+  std::optional<image::ToolkitKind> of_kind;  // the toolkit the soname belongs to
+  std::string of_version;
+  if (const auto rt = toolkit::of_soname(soname)) {
     of_kind = rt->kind;
     of_version = rt->version;
-  } else if (p != nullptr && p->kind == "runtime" && !p->toolkit.empty()) {
+  } else if (p != nullptr && p->kind == "runtime" && p->toolkit) {
     of_kind = p->toolkit;
     of_version = p->toolkit_version;
   }
-  if (of_kind.empty()) return "";
-  const std::string theirs = run::toolkit_name(of_kind) + (of_version.empty() ? "" : " " + of_version);
-  if (of_kind != kind) {
-    if (of_kind == "cuda" && cuda_compatible(t.kind)) return "";
+  if (!of_kind) return "";
+  const std::string theirs = toolkit::display_name(*of_kind) + (of_version.empty() ? "" : " " + of_version);
+  if (*of_kind != t.kind) {
+    if (*of_kind == image::ToolkitKind::Cuda && cuda_compatible(t.kind)) return "";
     return soname + " belongs to " + theirs + ", and the image's toolkit is " + toolkit_words(t);
   }
   if (of_version.empty() || !t.version.known() || major_of(of_version) == major_of(*t.version.value)) return "";
@@ -86,7 +85,7 @@ std::string toolkit_rules_out(const image::Image& im, const std::string& soname,
 }
 
 // 5. The distributions' word.
-std::string distributions_rule_out(const image::Image& im, const std::string& soname, const lint::Provider& p) {
+std::string distributions_rule_out(const image::Image& im, const std::string& soname, const toolkit::Provider& p) {
   if (p.kind != "package") return "";
   for (const auto& name : p.distributions) {
     const image::Distribution* d = im.distribution(name);
@@ -114,7 +113,7 @@ std::string how_to_state(const std::string& soname) {
 
 }  // namespace
 
-Absence absence_of(const image::Image& im, const std::string& soname, const std::vector<lint::Provider>* providers) {
+Absence absence_of(const image::Image& im, const std::string& soname, const std::vector<toolkit::Provider>* providers) {
   Absence a;
   a.known = true;
   const auto& gone = im.inventory.absent;
@@ -138,7 +137,7 @@ Absence absence_of(const image::Image& im, const std::string& soname, const std:
     a.because = soname + " is part of glibc, and the image's C library is " + *im.libc_kind.value;
     return a;
   }
-  const lint::Provider* p = providers != nullptr ? lint::provider_of(*providers, soname) : nullptr;
+  const toolkit::Provider* p = providers != nullptr ? toolkit::provider_of(*providers, soname) : nullptr;
   if (std::string why = toolkit_rules_out(im, soname, p); !why.empty()) {
     a.basis = AbsenceBasis::Toolkit;
     a.because = std::move(why);

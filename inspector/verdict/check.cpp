@@ -25,7 +25,7 @@
 
 #include <fmt/format.h>
 
-#include "inspector/verdict/cuda.hpp"
+#include "inspector/verdict/cuda_check.hpp"
 #include "inspector/verdict/findings.hpp"
 #include "inspector/verdict/import_rules.hpp"
 #include "inspector/verdict/load_findings.hpp"
@@ -34,8 +34,8 @@
 #include "inspector/verdict/stack_checks.hpp"
 #include "wheelcheck/absence.hpp"
 #include "wheelcheck/cxx_names.hpp"
-#include "wheelcheck/lint.hpp"
 #include "wheelcheck/resolve.hpp"
+#include "wheelcheck/toolkit.hpp"
 #include "wheelcheck/util.hpp"
 #include "wheelcheck/verdict.hpp"
 
@@ -164,7 +164,7 @@ class Checker {
     if (m_options.policies == nullptr || !policy::claims_a_policy(m_wheel)) return;  // linux_<arch>, any
     const policy::Consistency c =
         policy::analyze(m_wheel, *m_options.policies,
-                        m_options.providers != nullptr ? lint::dependency_libraries(m_wheel, *m_options.providers)
+                        m_options.providers != nullptr ? toolkit::dependency_libraries(m_wheel, *m_options.providers)
                                                        : std::vector<policy::DependencyLibrary>{});
     if (const auto claim = policy::check_claim(m_wheel, c, *m_options.policies)) add(tag_claim_finding(*claim, false));
   }
@@ -528,7 +528,7 @@ class Checker {
       f.explain(
           fmt::format("{} needs {}, which is not in the image, the wheel, or the distributions it installs beside.",
                       who, need.name));
-      const auto* ships = m_options.providers ? lint::provider_of(*m_options.providers, need.name) : nullptr;
+      const auto* ships = m_options.providers ? toolkit::provider_of(*m_options.providers, need.name) : nullptr;
       const std::string who_ships = ships ? "install " + join(ships->distributions, " or ") : "provide " + need.name;
       f.fix(who_ships +
             (ships ? " beside it (it ships " + need.name + ")"

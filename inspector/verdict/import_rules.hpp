@@ -1,6 +1,6 @@
-// Internal to the verdict and the publisher check: CPython's import of an extension module
-// (inspector/verdict/import_rules.cpp). `import pkg.foo` finds pkg/foo<suffix> for the suffixes of
-// importlib.machinery.EXTENSION_SUFFIXES only ('.cpython-312-x86_64-linux-gnu.so', '.abi3.so', '.so'), then
+// Internal to the verdict (the publisher check asks lint_import_rules, include/wheelcheck/checks.hpp): CPython's
+// import of an extension module (inspector/verdict/import_rules.cpp). `import pkg.foo` finds pkg/foo<suffix> for the
+// suffixes of importlib.machinery.EXTENSION_SUFFIXES only ('.cpython-312-x86_64-linux-gnu.so', '.abi3.so', '.so'), then
 // looks up PyInit_foo in it; a member named for another Python is never imported, one without that function
 // is refused.
 #pragma once
@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "wheelcheck/checks.hpp"
 #include "wheelcheck/image.hpp"
 #include "wheelcheck/profile.hpp"
 #include "wheelcheck/verdict.hpp"
@@ -52,8 +53,5 @@ std::string init_function(std::string_view module);
 // the Python the wheel's tags select (null: none is described).
 std::vector<Finding> check_import_rules(const WheelProfile& wheel, const image::Image& image,
                                         const image::Python* python);
-
-// The publisher check: the same rules against the Pythons the wheel's own tags install it on (errors).
-std::vector<Finding> lint_import_rules(const WheelProfile& wheel);
 
 }  // namespace wheelcheck::verdict

@@ -12,7 +12,7 @@
 #include <set>
 #include <string>
 
-#include "wheelcheck/run.hpp"
+#include "wheelcheck/toolkit.hpp"
 #include "wheelcheck/wheel.hpp"
 
 namespace wheelcheck::verdict {
@@ -113,8 +113,9 @@ void apply_known(Report& r, const rules::RuleSet& rules, const std::string& whee
 void evaluate_routes(Report& r, const rules::RuleSet& rules, const resolve::Space& space, const WheelProfile& wheel) {
   const std::string main_wheel = wheel::normalize_project_name(wheel.filename.name);
   std::map<std::string, std::size_t> index;
+  // The rule set writes a toolkit's kind as image::toolkit_kind_name does ("musa").
   std::vector<std::string> kinds;
-  for (const auto& t : run::wheel_toolkits(wheel)) kinds.push_back(t.kind);
+  for (const auto& t : toolkit::wheel_toolkits(wheel)) kinds.push_back(image::toolkit_kind_name(t.kind));
   for (const auto& route : rules.routes) {
     // A route of one vendor's builds (FlagCX's MUSA path) is not in another vendor's build of the project.
     if (!route.toolkits.empty() &&

@@ -17,9 +17,9 @@
 #include <memory>
 
 #include "wheelcheck/error.hpp"
-#include "wheelcheck/lint.hpp"
 #include "wheelcheck/net.hpp"
 #include "wheelcheck/policy.hpp"
+#include "wheelcheck/toolkit.hpp"
 #include "wheelcheck/util.hpp"
 #include "wheelcheck/variant.hpp"
 #include "wheelcheck/wheel.hpp"
@@ -48,263 +48,6 @@ const rules::RuleSet* RuleChoice::for_wheel(const WheelProfile& w) const {
   if (m_none) return nullptr;
   if (m_chosen) return &*m_chosen;
   return rules::default_for(m_sets, w.filename.name);
-}
-
-namespace {
-
-// "a" or "an" before a toolkit's name as it is said: the names said letter by letter take the letter's sound
-// ("an XRE", "a DTK"), the others are words ("a MACA", "a MUSA", "a CUDA", "a CANN", "an Ascend").
-std::string article_of(const std::string& name) {
-  if (name.empty()) return name;
-  static constexpr std::string_view k_spelled[] = {"DTK", "PPU", "XRE", "TSM", "HCU",
-                                                   "XPU", "GCU", "NPU", "MLU", "DCU"};
-  const std::string_view first = std::string_view(name).substr(0, name.find_first_of(" /.0123456789"));
-  const bool spelled = std::find(std::begin(k_spelled), std::end(k_spelled), first) != std::end(k_spelled);
-  const char c = static_cast<char>(std::toupper(static_cast<unsigned char>(name[0])));
-  const bool vowel = std::string_view(spelled ? "AEFHILMNORSX" : "AEIOU").find(c) != std::string_view::npos;
-  return (vowel ? "an " : "a ") + name;
-}
-
-std::string upper_kind(std::string kind) {
-  static const std::pair<const char*, const char*> k_names[] = {
-      {"neuware", "Neuware"}, {"corex", "CoreX"}, {"tangrt", "TangRT"}};
-  for (const auto& [k, name] : k_names) {
-    if (kind == k) return name;
-  }
-  for (char& c : kind) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return kind;
-}
-
-// What a label word says: an SDK and its version (+cann9.0.0), or a vendor and a Triton line (+ascend3.5).
-enum class LabelForm { Sdk, CudaShort, Line, MetaxLine };
-
-struct LabelWord {
-  const char* word;
-  const char* kind;
-  LabelForm form;
-};
-
-// Longer words first where one is the prefix of another (cuda, cu).
-constexpr LabelWord k_label_words[] = {{"cuda", "cuda", LabelForm::Sdk},       {"cu", "cuda", LabelForm::CudaShort},
-                                       {"cann", "cann", LabelForm::Sdk},       {"ascend", "cann", LabelForm::Line},
-                                       {"maca", "maca", LabelForm::Sdk},       {"metax", "maca", LabelForm::MetaxLine},
-                                       {"dtk", "dtk", LabelForm::Sdk},         {"hcu", "dtk", LabelForm::Line},
-                                       {"das", "dtk", LabelForm::Line},        {"tops", "tops", LabelForm::Sdk},
-                                       {"enflame", "tops", LabelForm::Line},   {"gcu", "tops", LabelForm::Line},
-                                       {"musa", "musa", LabelForm::Sdk},       {"mthreads", "musa", LabelForm::Line},
-                                       {"ppu", "ppu", LabelForm::Sdk},         {"neuware", "neuware", LabelForm::Sdk},
-                                       {"mlu", "neuware", LabelForm::Line},    {"corex", "corex", LabelForm::Sdk},
-                                       {"iluvatar", "corex", LabelForm::Line}, {"xre", "xre", LabelForm::Sdk},
-                                       {"xpu", "xre", LabelForm::Line},        {"tangrt", "tangrt", LabelForm::Sdk},
-                                       {"sunrise", "tangrt", LabelForm::Line}, {"tsm", "tsm", LabelForm::Sdk},
-                                       {"tsingmicro", "tsm", LabelForm::Line}, {"triton", "cuda", LabelForm::Line}};
-
-bool all_digits(std::string_view s) {
-  return !s.empty() &&
-         std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
-}
-
-// An SDK version as the label spells it, dotted as the SDK's own: cu130 -> 13.0, cu13 -> 13 (CUDA 13, any
-// minor), cu92 -> 9.2, dtk2604 -> 26.04, tsm260610 -> 26.06.10; others as written (9.0.0, 4.5.0.20260804).
-// A spelling that says no version for sure (cu1300) reads as none: a guess would be a false claim.
-std::string sdk_version(const std::string& kind, LabelForm form, const std::vector<std::string>& parts) {
-  if (parts.empty()) return "";
-  if (form == LabelForm::CudaShort) {
-    const std::string& d = parts.front();
-    if (parts.size() != 1) return "";
-    // PyTorch's and NVIDIA's spellings: cu80, cu92 (CUDA 8.0, 9.2), cu100 ... cu130 (major, then one digit of
-    // minor), and the major alone from CUDA 10 on (cu12, cu13, as nvidia-*-cu13 and FlagOS's +cu13 write it).
-    if (d.size() == 2) return d[0] == '1' ? d : d.substr(0, 1) + "." + d.substr(1);
-    if (d.size() == 3) return d.substr(0, 2) + "." + d.substr(2);
-    return "";
-  }
-  if (parts.size() == 1 && kind == "dtk" && parts[0].size() == 4)
-    return parts[0].substr(0, 2) + "." + parts[0].substr(2);
-  if (parts.size() == 1 && kind == "tsm" && parts[0].size() == 6)
-    return parts[0].substr(0, 2) + "." + parts[0].substr(2, 2) + "." + parts[0].substr(4);
-  // CUDA's version is major.minor: what follows (+cuda13.3.20260101.gabc1234, a branch build) is the build's.
-  if (kind == "cuda" && parts.size() > 2) return parts[0] + "." + parts[1];
-  return join(parts, ".");
-}
-
-// The toolkit a local version label names (see WheelToolkit). The label's parts are read in order; an SDK
-// word with a version wins over a vendor word (+das.opt1.dtk2604 is DTK 26.04).
-std::optional<WheelToolkit> label_toolkit(const std::string& version) {
-  const auto plus = version.find('+');
-  if (plus == std::string::npos) return std::nullopt;
-  const std::string written = version.substr(plus + 1);
-  const auto parts = split(ascii_lower(written), ".-_", false);
-  std::optional<WheelToolkit> first;
-  for (std::size_t i = 0; i < parts.size(); ++i) {
-    for (const auto& w : k_label_words) {
-      const std::string_view word(w.word);
-      if (parts[i].compare(0, word.size(), word) != 0) continue;
-      const std::string rest = parts[i].substr(word.size());
-      if (!rest.empty() && !all_digits(rest)) continue;
-      // The version: the digits after the word, then the numeric parts that follow.
-      std::vector<std::string> numbers;
-      if (!rest.empty()) numbers.push_back(rest);
-      std::size_t k = i + 1;
-      // A date stamp (8 digits: build-infra's +ascend3.5.20260101 rebuilds, FlagCX's branch builds) ends the
-      // version: it names the build, not the SDK release (corex.4.5.0.20260804 is CoreX 4.5.0's).
-      for (; k < parts.size() && all_digits(parts[k]) && (numbers.empty() || parts[k].size() < 6); ++k)
-        numbers.push_back(parts[k]);
-      WheelToolkit t{w.kind, "", "local version label +" + written, "", true, ""};
-      const bool sdk = w.form == LabelForm::Sdk || w.form == LabelForm::CudaShort ||
-                       (w.form == LabelForm::MetaxLine && numbers.size() >= 3);
-      if (sdk) t.version = sdk_version(t.kind, w.form, numbers);
-      if (!sdk && numbers.size() >= 2) t.line = numbers[0] + "." + numbers[1];  // +ascend3.5: Triton 3.5
-      if (t.kind == "cann" && k < parts.size() && parts[k].size() == 4 && parts[k][0] == '9' &&
-          all_digits(parts[k].substr(0, 3)) && std::isalpha(static_cast<unsigned char>(parts[k][3]))) {
-        t.chip = upper_kind(parts[k]);  // +cann9.0.0.910c: the 910C build
-      }
-      if (!t.version.empty()) return t;
-      if (!first) first = t;
-      break;
-    }
-  }
-  return first;
-}
-
-// The toolkit a needed soname is the runtime of ("libcudart.so.13" -> cuda 13).
-std::optional<WheelToolkit> soname_toolkit(const std::string& soname) {
-  static const std::pair<const char*, const char*> k_runtimes[] = {
-      {"libcudart.so", "cuda"},   {"libascendcl.so", "cann"}, {"libhccl.so", "cann"},    {"libmcruntime.so", "maca"},
-      {"libgalaxyhip.so", "dtk"}, {"libamdhip64.so", "dtk"},  {"librccl.so", "dtk"},     {"libtopsrt.so", "tops"},
-      {"libeccl.so", "tops"},     {"libmusart.so", "musa"},   {"libcnrt.so", "neuware"}, {"libcncl.so", "neuware"},
-      {"libtangrt.so", "tangrt"}, {"libpccl.so", "tangrt"},   {"libtccl.so", "tsm"},     {"libhpgr.so", "tsm"},
-      {"libxccl.so", "xre"}};
-  for (const auto& [prefix, kind] : k_runtimes) {
-    const std::string p(prefix);
-    if (soname != p && soname.rfind(p + ".", 0) != 0) continue;
-    WheelToolkit t{kind, "", "", "", false, ""};
-    if (t.kind == "cuda" && soname.size() > p.size() + 1) t.version = soname.substr(p.size() + 1);
-    return t;
-  }
-  return std::nullopt;
-}
-
-// The toolkit a project name says it is built for, as the indexes name such builds (flag-gems-cpp-cuda,
-// cupy-cuda12x, nvidia-cublas-cu12, torch-npu, torch-mlu, flag-gems-cpp-ix): a name part that is a toolkit's word.
-std::optional<WheelToolkit> name_toolkit(const std::string& name) {
-  static const std::pair<const char*, const char*> k_words[] = {
-      {"cuda", "cuda"},       {"cu", "cuda"},           {"npu", "cann"},       {"ascend", "cann"},
-      {"cann", "cann"},       {"maca", "maca"},         {"metax", "maca"},     {"musa", "musa"},
-      {"dtk", "dtk"},         {"dcu", "dtk"},           {"hygon", "dtk"},      {"tops", "tops"},
-      {"gcu", "tops"},        {"enflame", "tops"},      {"ppu", "ppu"},        {"mlu", "neuware"},
-      {"neuware", "neuware"}, {"cambricon", "neuware"}, {"ix", "corex"},       {"corex", "corex"},
-      {"iluvatar", "corex"},  {"xpu", "xre"},           {"xre", "xre"},        {"kunlunxin", "xre"},
-      {"ptpu", "tangrt"},     {"tangrt", "tangrt"},     {"sunrise", "tangrt"}, {"txda", "tsm"},
-      {"tsm", "tsm"},         {"tsingmicro", "tsm"},    {"mthreads", "musa"}};
-  for (const auto& part : split(ascii_lower(name), "-_.", false)) {
-    for (const auto& [word, kind] : k_words) {
-      const std::string_view w(word);
-      if (part.compare(0, w.size(), w) != 0) continue;
-      // "cuda", "cuda12x", "cu12", "cu130": the word, then only digits (and an x).
-      const std::string_view rest = std::string_view(part).substr(w.size());
-      if (!std::all_of(rest.begin(), rest.end(),
-                       [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == 'x'; }))
-        continue;
-      if (w == "cu" && rest.empty()) continue;
-      return WheelToolkit{kind, "", "project name " + name, "", false, ""};
-    }
-  }
-  return std::nullopt;
-}
-
-}  // namespace
-
-std::optional<WheelToolkit> toolkit_of_label(const std::string& version) {
-  return label_toolkit(version);
-}
-std::optional<WheelToolkit> toolkit_of_name(const std::string& name) {
-  return name_toolkit(name);
-}
-std::optional<WheelToolkit> toolkit_of_soname(const std::string& soname) {
-  return soname_toolkit(soname);
-}
-std::string toolkit_name(const std::string& kind) {
-  return upper_kind(kind);
-}
-std::string with_article(const std::string& name) {
-  return article_of(name);
-}
-
-std::vector<WheelToolkit> wheel_toolkits(const WheelProfile& w) {
-  std::vector<WheelToolkit> out;
-  auto add = [&](WheelToolkit t) {
-    if (std::none_of(out.begin(), out.end(), [&](const WheelToolkit& o) { return o.kind == t.kind; }))
-      out.push_back(std::move(t));
-  };
-  if (auto label = label_toolkit(w.filename.version)) add(std::move(*label));
-  if (auto named = name_toolkit(w.filename.name)) add(std::move(*named));
-  // A label or a name decides the vendor: a runtime of another vendor's kind does not make it that
-  // vendor's build (Iluvatar's FlagCX links libcudart.so.12 and is a CoreX build).
-  std::vector<std::string> vendors;
-  for (const auto& t : out) vendors.push_back(t.kind);
-  // A +cpu build needs no toolkit, whatever its members link.
-  const auto plus = w.filename.version.find('+');
-  if (plus != std::string::npos && ascii_lower(w.filename.version.substr(plus + 1)).rfind("cpu", 0) == 0) return {};
-  // The runtimes its members need, unless the wheel ships that runtime itself.
-  std::vector<std::string> shipped;
-  for (const auto& m : w.members) {
-    if (m.elf && m.elf->soname) shipped.push_back(*m.elf->soname);
-  }
-  for (const auto& m : w.members) {
-    if (!m.elf) continue;
-    for (const auto& need : m.elf->needed) {
-      if (std::find(shipped.begin(), shipped.end(), need) != shipped.end()) continue;
-      if (auto t = soname_toolkit(need)) {
-        if (!vendors.empty() && std::find(vendors.begin(), vendors.end(), t->kind) == vendors.end()) continue;
-        t->because = m.path + " needs " + need;
-        add(std::move(*t));
-      }
-    }
-  }
-  return out;
-}
-
-namespace {
-
-// Whether a label's SDK version names the image's release: its parts a prefix of the image's, up to the `n`
-// parts that name a release. A shorter label matches every longer version it prefixes (+cann9 is every CANN 9
-// release, +cu13 every CUDA 13), and an image that says less than the label is not contradicted by it.
-bool release_matches(const std::string& label, const std::string& have, std::size_t n) {
-  const auto l = split(label, ".", false), h = split(have, ".", false);
-  const std::size_t m = std::min({n, l.size(), h.size()});
-  for (std::size_t i = 0; i < m; ++i) {
-    if (l[i] != h[i]) return false;
-  }
-  return true;
-}
-
-}  // namespace
-
-std::string toolkit_mismatch(const WheelToolkit& t, const image::Image& im) {
-  if (!im.toolkit || t.kind != image::toolkit_kind_name(im.toolkit->kind)) return "";
-  const std::string name = upper_kind(t.kind);
-  if (!t.version.empty() && im.toolkit->version.known()) {
-    const std::string& have = *im.toolkit->version.value;
-    const std::size_t n = t.kind == "cuda" ? 1 : 3;
-    if (!release_matches(t.version, have, n)) {
-      return fmt::format("{} {} build, {} {} image", with_article(name), t.version, with_article(name), have);
-    }
-  }
-  if (t.kind == "cann" && im.chips.known()) {
-    const std::string chips = upper_kind(*im.chips.value);
-    if (!t.chip.empty() && chips.find(t.chip) == std::string::npos) {
-      return fmt::format("{} build for {}, an image with {}", with_article(name), t.chip, *im.chips.value);
-    }
-    // An SDK label without a chip suffix (+cann9.0.0) is FlagOS's 910B build; a vendor label (FlagTree's
-    // +ascend3.5) names no chip and builds for both.
-    if (t.chip.empty() && t.from_label && !t.version.empty() && chips.find("910C") != std::string::npos) {
-      return fmt::format(
-          "a {} build without a chip suffix (FlagOS's 910B build; its 910C build is labelled .910c), "
-          "an image with {}",
-          name, *im.chips.value);
-    }
-  }
-  return "";
 }
 
 namespace {
@@ -376,40 +119,39 @@ std::string not_targeted_by(const WheelProfile& w, const image::Image& im,
 }  // namespace
 
 std::string label_elsewhere(const WheelProfile& w, const image::Image& im) {
-  std::vector<WheelToolkit> claimed;
-  if (auto label = label_toolkit(w.filename.version)) claimed.push_back(std::move(*label));
-  if (auto named = name_toolkit(w.filename.name)) {
+  std::vector<toolkit::WheelToolkit> claimed;
+  if (auto label = toolkit::of_label(w.filename.version)) claimed.push_back(std::move(*label));
+  if (auto named = toolkit::of_name(w.filename.name)) {
     if (claimed.empty() || claimed.front().kind != named->kind) claimed.push_back(std::move(*named));
   }
   // A +cpu build claims no toolkit.
-  const auto plus = w.filename.version.find('+');
-  if (plus != std::string::npos && ascii_lower(w.filename.version.substr(plus + 1)).rfind("cpu", 0) == 0) return "";
+  if (toolkit::cpu_label(w.filename.version)) return "";
   if (claimed.empty()) return "";
-  const std::string have = im.toolkit ? image::toolkit_kind_name(im.toolkit->kind) : "";
   for (const auto& t : claimed) {
-    if (t.kind != have) continue;
+    if (!im.toolkit || t.kind != im.toolkit->kind) continue;
     // The label's SDK release and chip.
     if (t.from_label) {
-      if (std::string why = toolkit_mismatch(t, im); !why.empty()) return why;
+      if (std::string why = toolkit::mismatch(t, im); !why.empty()) return why;
     }
     // A build on another Triton line than the image's own build of the project (FlagTree's +ascend3.5 is for
     // the CANN 9 images, whose FlagTree is 0.7.0+ascend3.5; the CANN 8.5 images run 0.6.0+ascend3.2).
     if (!t.line.empty()) {
       if (const auto* d = im.distribution(w.filename.name)) {
-        const auto mine = label_toolkit(d->version);
+        const auto mine = toolkit::of_label(d->version);
         if (mine && mine->kind == t.kind && !mine->line.empty() && mine->line != t.line) {
           return fmt::format("{} build on the Triton {} line; the image's {} {} is on the {} line",
-                             with_article(upper_kind(t.kind)), t.line, d->name, d->version, mine->line);
+                             toolkit::with_article(toolkit::display_name(t.kind)), t.line, d->name, d->version,
+                             mine->line);
         }
       }
     }
     return "";
   }
   std::vector<std::string> kinds;
-  for (const auto& t : claimed) kinds.push_back(upper_kind(t.kind));
-  return with_article(join(kinds, "/")) + " build, " +
-         (have.empty() ? std::string("an image without an accelerator toolkit")
-                       : with_article(upper_kind(have)) + " image");
+  for (const auto& t : claimed) kinds.push_back(toolkit::display_name(t.kind));
+  return toolkit::with_article(join(kinds, "/")) + " build, " +
+         (im.toolkit ? toolkit::with_article(toolkit::display_name(im.toolkit->kind)) + " image"
+                     : std::string("an image without an accelerator toolkit"));
 }
 
 namespace {
@@ -419,7 +161,7 @@ namespace {
 std::optional<verdict::Finding> label_claim(const WheelProfile& w, const image::Image& im) {
   const std::string why = label_elsewhere(w, im);
   if (why.empty()) return std::nullopt;
-  const auto label = label_toolkit(w.filename.version);
+  const auto label = toolkit::of_label(w.filename.version);
   const std::string source = label ? label->because : "project name " + w.filename.name;
   verdict::Finding f;
   f.kind = verdict::FindingKind::LabelClaim;
@@ -502,7 +244,7 @@ Cell check(const WheelProfile& w, const Target& t, const Context& c) {
   co.rules = c.rules != nullptr ? c.rules->for_wheel(w) : nullptr;
   co.policies = c.db != nullptr && (policy::claims_a_policy(w) || !t.image.policy.empty()) ? c.db->policies_if_present()
                                                                                            : nullptr;
-  if (c.db != nullptr) co.providers = &lint::cached_providers(*c.db);
+  if (c.db != nullptr) co.providers = &toolkit::cached_providers(*c.db);
   cell.report = verdict::check(w, t.image, co);
   // A packaging target's policy check judges the wheel on its own terms; an image's check has made the
   // tag findings that say whether pip would install the wheel there at all.

@@ -1,6 +1,7 @@
-// What a wheel and an image's stack say beyond the loader's search: a pure tag on native code, a NumPy 1.x
-// build under numpy 2, a variable a rule set requires, the wheel's own symbols, and the bash-only environment
-// and host libraries an answer depends on (stack_checks.hpp).
+// What a wheel and an image's stack say beyond the loader's search: a pure tag on native code, METADATA's
+// Version against the file name's, a NumPy 1.x build under numpy 2, a variable a rule set requires, the wheel's
+// own symbols, and the bash-only environment and host libraries an answer depends on (stack_checks.hpp; the
+// publisher check shares the first two: include/wheelcheck/checks.hpp).
 #include "inspector/verdict/stack_checks.hpp"
 
 #include <fmt/format.h>
@@ -192,6 +193,46 @@ Finding own_symbol_finding(const WheelProfile& wheel, const resolve::Unbound& u,
                            pretty, wheel.filename.name, own.why, s.name))
       .fix("rebuild with the sources that define it")
       .evidence("the wheel's members with dynamic symbols: " + join(members, ", "));
+}
+
+std::optional<Finding> version_mismatch(const WheelProfile& w, Severity severity) {
+  const auto& m = w.metadata;
+  if (m.version.empty() || w.filename.version.empty()) return std::nullopt;
+  const auto cmp = wheel::compare_versions(m.version, w.filename.version);
+  if (cmp && *cmp == 0) return std::nullopt;
+  const std::string name = w.filename.name, file = w.filename.filename;
+  const std::string label =
+      m.version.find('+') == std::string::npos && w.filename.version.find('+') != std::string::npos
+          ? "; a repack that adds a local label to the file name must add it to METADATA too"
+          : "";
+  if (!cmp) {  // METADATA's Version is no PEP 440 version: no pip command was asked about it
+    return make(FindingKind::Metadata, severity)
+        .library("Version")
+        .version(m.version)
+        .explain(fmt::format("METADATA says Version: {}, which is not a PEP 440 version, and the file name says {}{}",
+                             m.version, w.filename.version, label))
+        .fix("make METADATA's Version and the file name's the same");
+  }
+  // What pip 23.2.1 does, command by command (tests/unit/test_metadata_referee.cpp asks it).
+  const std::string by_path = "pip install ./" + file;
+  const std::string pinned = "pip install " + name + "==" + w.filename.version;
+  const std::string unpinned = "pip install " + name;
+  return make(FindingKind::Metadata, severity)
+      .member(name + "-" + w.filename.version + ".dist-info/METADATA")
+      .library("Version")
+      .version(m.version)
+      .explain(fmt::format(
+          "METADATA says Version: {}, the file name says {}: pip installs the wheel from its path or URL (`{}`), "
+          "as {} {}, and refuses it where it finds it by name in an index or --find-links, pinned or not (`{}`, "
+          "`{}`: \"has inconsistent version: expected '{}', but metadata has '{}'\"): published to an "
+          "index, no `pip install {}` gets it{}",
+          m.version, w.filename.version, by_path, name, m.version, pinned, unpinned, w.filename.version, m.version,
+          name, label))
+      .fix("make METADATA's Version and the file name's the same")
+      .evidence(fmt::format("METADATA Version: {}; file name {}", m.version, file))
+      .evidence(fmt::format("{}: installs it (as {} {})", by_path, name, m.version))
+      .evidence(pinned + " (from an index or --find-links): refuses it")
+      .evidence(unpinned + " (from an index or --find-links): refuses it");
 }
 
 }  // namespace wheelcheck::verdict

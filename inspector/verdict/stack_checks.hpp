@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "wheelcheck/checks.hpp"
 #include "wheelcheck/image.hpp"
 #include "wheelcheck/profile.hpp"
 #include "wheelcheck/resolve.hpp"
@@ -12,9 +13,6 @@
 #include "wheelcheck/verdict.hpp"
 
 namespace wheelcheck::verdict {
-
-// A pure tag (py3-none-any) on a wheel with ELF members: a warning naming them and the tag they are built for.
-std::vector<Finding> check_pure_tag(const WheelProfile& wheel);
 
 // Members built against NumPy 1.x's C API where numpy 2 is installed (a wheel beside it, else the image's).
 std::vector<Finding> check_numpy_abi(const WheelProfile& wheel, const image::Image& image,

@@ -43,9 +43,9 @@
 #include <fmt/format.h>
 
 #include "inspector/verdict/stack_checks.hpp"
+#include "wheelcheck/checks.hpp"
 #include "wheelcheck/elf.hpp"
 #include "wheelcheck/error.hpp"
-#include "wheelcheck/lint.hpp"
 #include "wheelcheck/lock.hpp"
 #include "wheelcheck/util.hpp"
 #include "wheelcheck/verdict.hpp"
@@ -696,7 +696,7 @@ std::vector<Finding> check_wheel_tags(const WheelProfile& wheel, const image::Im
   for (auto& f : check_requires_python(wheel, image)) out.push_back(std::move(f));
   for (auto& f : check_members_arch(wheel, image)) out.push_back(std::move(f));
   // METADATA's Version against the file name's: pip installs the file, and no index install gets it (lint's words).
-  if (auto f = lint::version_mismatch(wheel, Severity::Warning)) out.push_back(std::move(*f));
+  if (auto f = version_mismatch(wheel, Severity::Warning)) out.push_back(std::move(*f));
   return out;
 }
 

@@ -14,6 +14,7 @@
 #include "support.hpp"
 #include "wheelcheck/image.hpp"
 #include "wheelcheck/run.hpp"
+#include "wheelcheck/toolkit.hpp"
 
 // Its own namespace: the tests are compiled in batches (a unity build), and each file's helpers stay its own.
 namespace unity_test_words_cli {
@@ -123,21 +124,27 @@ TEST(ImageFacts, DriverLabelIsTheVendorsWord) {
 
 // "a MACA", "a MUSA", "a CANN" (words), "an XRE", "a DTK" (said letter by letter).
 TEST(Words, ArticleBeforeAToolkitsName) {
-  EXPECT_EQ(wheelcheck::run::with_article("MACA 3.8.1.3"), "a MACA 3.8.1.3");
-  EXPECT_EQ(wheelcheck::run::with_article("MUSA 4.3.6"), "a MUSA 4.3.6");
-  EXPECT_EQ(wheelcheck::run::with_article("CANN"), "a CANN");
-  EXPECT_EQ(wheelcheck::run::with_article("CUDA 13.0"), "a CUDA 13.0");
-  EXPECT_EQ(wheelcheck::run::with_article("TOPS"), "a TOPS");
-  EXPECT_EQ(wheelcheck::run::with_article("XRE"), "an XRE");
-  EXPECT_EQ(wheelcheck::run::with_article("DTK 26.04"), "a DTK 26.04");
-  EXPECT_EQ(wheelcheck::run::with_article("MACA/CUDA"), "a MACA/CUDA");
-  EXPECT_EQ(wheelcheck::run::with_article("Ascend"), "an Ascend");
+  EXPECT_EQ(wheelcheck::toolkit::with_article("MACA 3.8.1.3"), "a MACA 3.8.1.3");
+  EXPECT_EQ(wheelcheck::toolkit::with_article("MUSA 4.3.6"), "a MUSA 4.3.6");
+  EXPECT_EQ(wheelcheck::toolkit::with_article("CANN"), "a CANN");
+  EXPECT_EQ(wheelcheck::toolkit::with_article("CUDA 13.0"), "a CUDA 13.0");
+  EXPECT_EQ(wheelcheck::toolkit::with_article("TOPS"), "a TOPS");
+  EXPECT_EQ(wheelcheck::toolkit::with_article("XRE"), "an XRE");
+  EXPECT_EQ(wheelcheck::toolkit::with_article("DTK 26.04"), "a DTK 26.04");
+  EXPECT_EQ(wheelcheck::toolkit::with_article("MACA/CUDA"), "a MACA/CUDA");
+  EXPECT_EQ(wheelcheck::toolkit::with_article("Ascend"), "an Ascend");
+  // A toolkit's name as people say it, from its kind (the word the db writes is image::toolkit_kind_name's).
+  EXPECT_EQ(wheelcheck::toolkit::display_name(wheelcheck::image::ToolkitKind::Cuda), "CUDA");
+  EXPECT_EQ(wheelcheck::toolkit::display_name(wheelcheck::image::ToolkitKind::Corex), "CoreX");
+  EXPECT_EQ(wheelcheck::toolkit::display_name(wheelcheck::image::ToolkitKind::Tangrt), "TangRT");
+  EXPECT_EQ(wheelcheck::toolkit::display_name(wheelcheck::image::ToolkitKind::Neuware), "Neuware");
+  EXPECT_EQ(wheelcheck::toolkit::display_name(wheelcheck::image::ToolkitKind::Tsm), "TSM");
   // The sentence the check says of a MACA build on another MACA release.
-  wheelcheck::run::WheelToolkit t;
-  t.kind = "maca";
+  wheelcheck::toolkit::WheelToolkit t;
+  t.kind = wheelcheck::image::ToolkitKind::Maca;
   t.version = "3.8.1.3";
   t.from_label = true;
-  EXPECT_EQ(wheelcheck::run::toolkit_mismatch(t, db_image("flagos-base-metax-maca3.7.2.1")),
+  EXPECT_EQ(wheelcheck::toolkit::mismatch(t, db_image("flagos-base-metax-maca3.7.2.1")),
             "a MACA 3.8.1.3 build, a MACA 3.7.2.0 image");
   // As the check prints it, of a wheel labelled +maca3.8.1.3 on the MACA 3.7.2.1 runtime image.
   TempDir d;

@@ -11,6 +11,8 @@
 #include "wheelcheck/image.hpp"
 #include "wheelcheck/lint.hpp"
 #include "wheelcheck/lock.hpp"
+#include "wheelcheck/policy.hpp"
+#include "wheelcheck/toolkit.hpp"
 #include "wheelcheck/wheel.hpp"
 
 // Its own namespace: the tests are compiled in batches (a unity build), and each file's helpers stay its own.
@@ -72,17 +74,17 @@ WheelProfile profile(const std::string& filename, const std::vector<std::string>
   return p;
 }
 
-std::vector<lint::Provider> providers() {
-  lint::Provider torch;
+std::vector<toolkit::Provider> providers() {
+  toolkit::Provider torch;
   torch.distributions = {"torch"};
   torch.kind = "package";
   torch.libraries = {"libc10.so", "libtorch_cpu.so"};
   torch.symbols = {"_ZN3c10*", "_ZN4c10d*"};
   torch.abi = "torch's C++ symbols change between releases";
-  lint::Provider cudart;
+  toolkit::Provider cudart;
   cudart.distributions = {"nvidia-cuda-runtime-cu12"};
   cudart.kind = "runtime";
-  cudart.toolkit = "cuda";
+  cudart.toolkit = image::ToolkitKind::Cuda;
   cudart.toolkit_version = "12";
   cudart.libraries = {"libcudart.so.12"};
   return {torch, cudart};
@@ -162,23 +164,73 @@ TEST(Lint, ProvidersComeFromTheDbsTableAndItsImageDistributions) {
            R"({"name": "vendor", "distributions": [
                  {"name": "vendor_plugin", "libraries": [{"soname": "libvendor_plugin.so"}, {"soname": "libtorch_npu.so"}]}]})");
   const image::Db d(db.path());
-  const auto ps = lint::load_providers(d);
-  const auto* npu = lint::provider_of(ps, "libtorch_npu.so");
+  const auto ps = toolkit::load_providers(d);
+  const auto* npu = toolkit::provider_of(ps, "libtorch_npu.so");
   ASSERT_NE(npu, nullptr);
   EXPECT_EQ(npu->distributions, std::vector<std::string>{"torch-npu"});
   EXPECT_EQ(npu->source, "db/providers.json");
-  const auto* plugin = lint::provider_of(ps, "libvendor_plugin.so");
+  const auto* plugin = toolkit::provider_of(ps, "libvendor_plugin.so");
   ASSERT_NE(plugin, nullptr);
   EXPECT_EQ(plugin->distributions, std::vector<std::string>{"vendor-plugin"});
   EXPECT_EQ(plugin->source, "db/images/vendor.json: distribution vendor-plugin");
-  EXPECT_EQ(lint::provider_of(ps, "libunknown.so"), nullptr);
+  EXPECT_EQ(toolkit::provider_of(ps, "libunknown.so"), nullptr);
   db.write("providers.json", R"({"schema": "wheelcheck-providers/1", "providers": [{"kind": "other"}]})");
   try {
-    lint::load_providers(d);
+    toolkit::load_providers(d);
     FAIL() << "a malformed providers.json was read";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("providers.json: providers[0]"), std::string::npos) << e.what();
   }
+}
+
+// A provider's toolkit is a kind (image::ToolkitKind), read from its word; a word no toolkit has is an error naming
+// the row, as a malformed row is.
+TEST(Lint, ProvidersNameTheirToolkitByKind) {
+  TempDir db;
+  db.write("providers.json", R"({"schema": "wheelcheck-providers/1", "providers": [
+                 {"distributions": ["nvidia-cuda-runtime-cu12"], "kind": "runtime", "toolkit": "cuda",
+                  "toolkit_version": "12", "libraries": ["libcudart.so.12"]},
+                 {"distributions": ["torch"], "kind": "package", "libraries": ["libc10.so"]}]})");
+  const image::Db d(db.path());
+  const auto ps = toolkit::load_providers(d);
+  const auto* cudart = toolkit::provider_of(ps, "libcudart.so.12");
+  ASSERT_NE(cudart, nullptr);
+  EXPECT_EQ(cudart->toolkit, image::ToolkitKind::Cuda);
+  EXPECT_EQ(cudart->toolkit_version, "12");
+  const auto* torch = toolkit::provider_of(ps, "libc10.so");
+  ASSERT_NE(torch, nullptr);
+  EXPECT_FALSE(torch->toolkit.has_value());
+  db.write("providers.json", R"({"schema": "wheelcheck-providers/1", "providers": [
+                 {"distributions": ["x"], "kind": "runtime", "toolkit": "cudaa", "libraries": ["libx.so"]}]})");
+  try {
+    toolkit::load_providers(d);
+    FAIL() << "a provider of an unknown toolkit was read";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("providers.json: providers[0]: unknown toolkit \"cudaa\""), std::string::npos) << what;
+  }
+}
+
+// toolkit::dependency_libraries: each library a member needs that a distribution the wheel declares without an
+// extra ships; not one only an extra declares, not one nobody declares, not the wheel's own.
+TEST(Lint, DependencyLibrariesAreWhatADeclaredDistributionShips) {
+  const std::string req = "nvidia-cuda-runtime-cu12==12.4.127";
+  const auto declared = toolkit::dependency_libraries(
+      profile("pkg-1.0-cp312-cp312-linux_x86_64.whl", {"libcudart.so.12", "libc10.so", "libc.so.6"}, {}, {req}),
+      providers());
+  ASSERT_EQ(declared.size(), 1u);
+  EXPECT_EQ(declared[0].soname, "libcudart.so.12");
+  EXPECT_EQ(declared[0].distribution, "nvidia-cuda-runtime-cu12");
+  EXPECT_EQ(declared[0].requirement, req);
+  EXPECT_TRUE(toolkit::dependency_libraries(profile("pkg-1.0-cp312-cp312-linux_x86_64.whl", {"libcudart.so.12"}, {},
+                                                    {"nvidia-cuda-runtime-cu12; extra == \"cuda\""}),
+                                            providers())
+                  .empty());
+  EXPECT_TRUE(
+      toolkit::dependency_libraries(profile("nvidia_cuda_runtime_cu12-12.4.127-py3-none-manylinux2014_x86_64.whl",
+                                            {"libcudart.so.12"}, {}, {req}),
+                                    providers())
+          .empty());
 }
 
 }  // namespace unity_test_lint

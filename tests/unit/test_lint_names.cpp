@@ -17,6 +17,7 @@
 #include "wheelcheck/cxx_names.hpp"
 #include "wheelcheck/image.hpp"
 #include "wheelcheck/lint.hpp"
+#include "wheelcheck/toolkit.hpp"
 
 // Its own namespace: the tests are compiled in batches (a unity build), and each file's helpers stay its own.
 namespace unity_test_lint_names {
@@ -157,14 +158,14 @@ TEST(LintNames, SymbolsTheWheelDefinesNeedNoDistribution) {
 // build's (PyPI's torch ships libtorch.so and libc10.so, never libtorch.so.2.6).
 TEST(LintNames, AProviderShipsOnlyTheSonamesItLists) {
   const image::Db db(db_dir());
-  const auto providers = lint::load_providers(db);
-  const auto* torch = lint::provider_of(providers, "libtorch.so");
+  const auto providers = toolkit::load_providers(db);
+  const auto* torch = toolkit::provider_of(providers, "libtorch.so");
   ASSERT_NE(torch, nullptr);
   EXPECT_EQ(torch->distributions.front(), "torch");
-  EXPECT_EQ(lint::provider_of(providers, "libtorch.so.2.6"), nullptr);
-  EXPECT_EQ(lint::provider_of(providers, "libc10.so.2.6"), nullptr);
-  ASSERT_NE(lint::provider_of(providers, "libcudart.so.12"), nullptr);
-  EXPECT_EQ(lint::provider_of(providers, "libcudart.so.12.4.127"), nullptr);
+  EXPECT_EQ(toolkit::provider_of(providers, "libtorch.so.2.6"), nullptr);
+  EXPECT_EQ(toolkit::provider_of(providers, "libc10.so.2.6"), nullptr);
+  ASSERT_NE(toolkit::provider_of(providers, "libcudart.so.12"), nullptr);
+  EXPECT_EQ(toolkit::provider_of(providers, "libcudart.so.12.4.127"), nullptr);
 }
 
 // `check`'s fix for a missing library names a distribution to install only when it ships that very soname: a member

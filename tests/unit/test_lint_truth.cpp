@@ -19,6 +19,7 @@
 #include "wheelcheck/lint.hpp"
 #include "wheelcheck/policy.hpp"
 #include "wheelcheck/profile.hpp"
+#include "wheelcheck/toolkit.hpp"
 #include "wheelcheck/verdict.hpp"
 
 // Its own namespace: the tests are compiled in batches (a unity build), and each file's helpers stay its own.
@@ -36,7 +37,7 @@ const image::Db& truth_db() {
 }
 
 lint::Report truth_lint(const std::string& wheel) {
-  static const std::vector<lint::Provider> providers = lint::load_providers(truth_db());
+  static const std::vector<toolkit::Provider> providers = toolkit::load_providers(truth_db());
   lint::Options o;
   o.providers = &providers;
   o.policies = &truth_db().policies();
@@ -145,7 +146,7 @@ TEST(LintTruth, DeclaredDependencysLibraryByRunpathIsNoTagClaim) {
   EXPECT_FALSE(c.constrained_by[0].auditwheel_judges);
   EXPECT_NE(c.constrained_by[0].detail.find("installs it in nvidia/cuda_runtime/lib"), std::string::npos)
       << c.constrained_by[0].detail;
-  EXPECT_EQ(lint::dependency_libraries(inspect_wheel(declared), lint::load_providers(truth_db())).size(), 1u);
+  EXPECT_EQ(toolkit::dependency_libraries(inspect_wheel(declared), toolkit::load_providers(truth_db())).size(), 1u);
 
   // Undeclared: the tag claims what the wheel alone does not deliver.
   const auto undeclared = truth_lint(make_wheel(d, "torchnodep-2.6.0-cp311-cp311-manylinux_2_28_x86_64.whl",

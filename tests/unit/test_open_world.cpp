@@ -13,6 +13,7 @@
 #include "wheelcheck/lint.hpp"
 #include "wheelcheck/probe.hpp"
 #include "wheelcheck/profile.hpp"
+#include "wheelcheck/toolkit.hpp"
 #include "wheelcheck/verdict.hpp"
 
 // Its own namespace: the tests are compiled in batches (a unity build), and each file's helpers stay its own.
@@ -38,7 +39,7 @@ std::vector<const verdict::Finding*> missing_libraries(const verdict::Report& r,
 
 verdict::Report check(const std::string& wheel, const image::Image& im) {
   verdict::CheckOptions o;
-  o.providers = &lint::cached_providers(db());
+  o.providers = &toolkit::cached_providers(db());
   return verdict::check(inspect_wheel(wheel), im, o);
 }
 
@@ -112,7 +113,7 @@ TEST(OpenWorld, CompositionKeepsCompletenessOnlyWhereNothingDeclaredAddsLibrarie
 }
 
 TEST(OpenWorld, AbsenceIsKnownOnlyWhereTheImageStatesIt) {
-  const auto& providers = lint::cached_providers(db());
+  const auto& providers = toolkit::cached_providers(db());
   const auto cuda = db().get("cuda13.0");
   const auto unstated = verdict::absence_of(cuda, "libnotstated.so.7", &providers);
   EXPECT_FALSE(unstated.known);

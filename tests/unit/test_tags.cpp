@@ -13,6 +13,7 @@
 #include "wheelcheck/image.hpp"
 #include "wheelcheck/profile.hpp"
 #include "wheelcheck/run.hpp"
+#include "wheelcheck/toolkit.hpp"
 #include "wheelcheck/verdict.hpp"
 #include "wheelcheck/wheel.hpp"
 
@@ -639,12 +640,13 @@ TEST(TagsPure, NativeCodeInAPureWheelIsAWarningNamingTheRealTag) {
   EXPECT_TRUE(kinds(verdict::check_wheel_tags(pure, glibc_image("x86_64", "2.39", {"3.10"}))).empty());
 }
 
-// Toolkit targeting from FlagOS's and PyTorch's label conventions (run::wheel_toolkits, run::not_targeted): the
+// Toolkit targeting from FlagOS's and PyTorch's label conventions (toolkit::wheel_toolkits, run::not_targeted): the
 // SDK and its release, or the vendor and the Triton line FlagTree builds on; a label decides the vendor.
 TEST(TagsToolkit, EveryVendorsLabelConventionNamesItsSdkAndRelease) {
   auto toolkit = [](const std::string& filename) {
-    const auto t = run::wheel_toolkits(wheel_named(filename));
-    return t.empty() ? std::string("-") : t.front().kind + " " + t.front().version + " " + t.front().chip;
+    const auto t = toolkit::wheel_toolkits(wheel_named(filename));
+    return t.empty() ? std::string("-")
+                     : image::toolkit_kind_name(t.front().kind) + " " + t.front().version + " " + t.front().chip;
   };
   EXPECT_EQ(toolkit("flagcx-0.9.0+cu130-cp312-cp312-linux_x86_64.whl"), "cuda 13.0 ");
   EXPECT_EQ(toolkit("flagcx-0.14.0+cuda13.3-cp312-cp312-linux_x86_64.whl"), "cuda 13.3 ");
@@ -663,7 +665,7 @@ TEST(TagsToolkit, EveryVendorsLabelConventionNamesItsSdkAndRelease) {
   EXPECT_EQ(toolkit("flagtree-0.7.0+hcu3.6-cp310-cp310-linux_x86_64.whl"), "dtk  ");
   EXPECT_EQ(toolkit("flagtree-0.7.0+xpu3.6-cp310-cp310-linux_x86_64.whl"), "xre  ");
   EXPECT_EQ(toolkit("flagtree-0.7.0+triton3.6-cp312-cp312-linux_x86_64.whl"), "cuda  ");
-  EXPECT_EQ(run::wheel_toolkits(wheel_named("flagtree-0.7.0+ascend3.5-cp311-cp311-linux_aarch64.whl")).front().line,
+  EXPECT_EQ(toolkit::wheel_toolkits(wheel_named("flagtree-0.7.0+ascend3.5-cp311-cp311-linux_aarch64.whl")).front().line,
             "3.5");
   EXPECT_EQ(toolkit("torch-2.11.0+cpu-cp312-cp312-linux_x86_64.whl"), "-");
   EXPECT_EQ(toolkit("torch_mlu-1.29.2+torch2.7.1-cp310-cp310-linux_x86_64.whl"), "neuware  ") << "by its name";
@@ -671,8 +673,8 @@ TEST(TagsToolkit, EveryVendorsLabelConventionNamesItsSdkAndRelease) {
   WheelProfile corex = wheel_named("flagcx-0.14.0+corex4.5.0-cp312-cp312-linux_x86_64.whl");
   add_member(corex, "flagcx/lib/libflagcx.so", k_em_x86_64);
   corex.members.back().elf->needed = {"libcudart.so.12"};
-  ASSERT_EQ(run::wheel_toolkits(corex).size(), 1U);
-  EXPECT_EQ(run::wheel_toolkits(corex).front().kind, "corex");
+  ASSERT_EQ(toolkit::wheel_toolkits(corex).size(), 1U);
+  EXPECT_EQ(toolkit::wheel_toolkits(corex).front().kind, image::ToolkitKind::Corex);
 }
 
 // Every local version label ../shared/reference/flagos-release.md shows, and the spellings people write that
@@ -680,8 +682,8 @@ TEST(TagsToolkit, EveryVendorsLabelConventionNamesItsSdkAndRelease) {
 // names no toolkit). A version is never guessed: +cu13 is CUDA 13 (not 1.3), +cu1300 names no version.
 TEST(TagsToolkit, EveryLabelIsReadAsPeopleWriteIt) {
   auto read = [](const std::string& label) {
-    const auto t = run::toolkit_of_label("1.0+" + label);
-    return t ? t->kind + " " + t->version + " " + t->chip + " " + t->line : std::string("-");
+    const auto t = toolkit::of_label("1.0+" + label);
+    return t ? image::toolkit_kind_name(t->kind) + " " + t->version + " " + t->chip + " " + t->line : std::string("-");
   };
   const std::pair<const char*, const char*> k_table[] = {
       // FlagCX's 20 SDK builds (the backend key without its vendor prefix)

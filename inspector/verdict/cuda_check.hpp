@@ -1,4 +1,4 @@
-// Internal to the verdict: the CUDA checks (inspector/verdict/cuda.cpp): the runtime a member needs
+// Internal to the verdict: the CUDA checks (inspector/verdict/cuda_check.cpp): the runtime a member needs
 // against the image's toolkit, the members' GPU code against the image's GPUs, and the driver all of it
 // needs against the image's driver.
 #pragma once

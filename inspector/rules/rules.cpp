@@ -1,4 +1,5 @@
-// Rule sets: JSON in, validated; which routes a member belongs to.
+// Rule sets (db/rules, include/wheelcheck/rules.hpp): JSON in, validated; which routes a member belongs to. The
+// data both checks read (the image check's routes and gates, the publisher check's own symbols) and the run chooses.
 #include "wheelcheck/rules.hpp"
 
 #include <dirent.h>

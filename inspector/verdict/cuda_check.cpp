@@ -5,7 +5,7 @@
 // The rules (which SASS runs on which GPU, which PTX the driver can JIT-compile) are NVIDIA's, in
 // inspector/cuda/coverage.cpp; the numbers (the driver each toolkit and each PTX ISA needs, the GPUs a
 // toolkit still supports) are NVIDIA's published tables, in inspector/cuda/tables.cpp and docs/cuda.md.
-#include "inspector/verdict/cuda.hpp"
+#include "inspector/verdict/cuda_check.hpp"
 
 #include <algorithm>
 #include <map>
@@ -16,7 +16,7 @@
 #include <fmt/format.h>
 
 #include "wheelcheck/elf.hpp"
-#include "wheelcheck/run.hpp"
+#include "wheelcheck/toolkit.hpp"
 #include "wheelcheck/util.hpp"
 
 namespace wheelcheck::verdict {
@@ -423,8 +423,8 @@ void explain_missing_cudart(Draft& f, const std::string& who, int major, const s
   } else {
     f.explain(fmt::format("{} needs the CUDA {} runtime ({}), and the image has none.", who, major, soname));
   }
-  const auto claim = wheel_version.empty() ? std::nullopt : run::toolkit_of_label(wheel_version);
-  if (claim && claim->kind == "cuda" && !claim->version.empty() &&
+  const auto claim = wheel_version.empty() ? std::nullopt : toolkit::of_label(wheel_version);
+  if (claim && claim->kind == image::ToolkitKind::Cuda && !claim->version.empty() &&
       claim->version.substr(0, claim->version.find('.')) != std::to_string(major)) {
     f.fix(
         fmt::format("the wheel's {} claims a CUDA {} build, but this member is a CUDA {} build: a defect of the "
