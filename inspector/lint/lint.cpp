@@ -79,10 +79,13 @@ Lint::Lint(const WheelProfile& wheel, const Options& options)
   for (const auto& text : w.metadata.requires_dist) {
     auto req = lock::read_requirement(text);
     if (req.error.empty() && req.marker.find("variant_") != std::string::npos) {
+      bool holds = true;
       try {
-        if (!lock::evaluate_marker(req.marker, variant_env)) continue;
+        holds = lock::evaluate_marker(req.marker, variant_env);
       } catch (const Error&) {
+        holds = true;  // one that cannot be read without an image counts (as above)
       }
+      if (!holds) continue;
     }
     reqs.push_back(std::move(req));
     const auto& r = reqs.back();
@@ -390,6 +393,9 @@ const std::vector<Provider>& cached_providers(const image::Db& db) {
   try {
     providers = load_providers(db);
   } catch (const Error&) {
+    // A run goes on without the table (its answer rests on the image's own facts), where lint and scan
+    // refuse a db whose providers.json does not read (exit 2).
+    providers.clear();
   }
   return loaded.emplace(db.dir(), std::move(providers)).first->second;
 }

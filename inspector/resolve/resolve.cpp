@@ -209,10 +209,13 @@ Space::Space(const image::Image& image, const WheelProfile& wheel, const std::ve
     if (r.find("extra ==") != std::string::npos || r.find("extra==") != std::string::npos) continue;
     const auto req = lock::read_requirement(r);
     if (req.error.empty() && !req.marker.empty()) {
+      bool holds = true;
       try {
-        if (!lock::evaluate_marker(req.marker, marker_env)) continue;
+        holds = lock::evaluate_marker(req.marker, marker_env);
       } catch (const Error&) {
+        holds = true;  // a marker that cannot be evaluated counts (as above)
       }
+      if (!holds) continue;
     }
     required.insert(requires_dist_name(r));
   }
