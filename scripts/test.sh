@@ -18,7 +18,7 @@
 #           the same every time).
 # The lane that is done first then runs realworld and fault against build/. Tests over the downloaded
 # corpus (label "corpus") skip with a message when it is absent (../shared/corpus/fetch-real-binaries.sh
-# and make-real-wheels.sh fetch it). The clang lane's output is in build-logs/clang.log (its end is
+# and ../shared/corpus/make-real-wheels.sh fetch it). The clang lane's output is in build-logs/clang.log (its end is
 # shown when it fails). Caches outside the clone (scripts/lib/cache.sh: ccache, the static packages'
 # libraries, the downloads) make a second run, even in a fresh clone, mostly tests.
 #
