@@ -7,7 +7,7 @@
 #   bench/lint-ab.sh BEFORE_BINARY AFTER_BINARY [WHEEL...]   (default: the corpus's torch and torch_python_ext wheels)
 # e.g. git worktree add --detach /tmp/base main && cmake -S /tmp/base -B /tmp/base/b && cmake --build /tmp/base/b
 #      --target wheelcheck && bench/lint-ab.sh /tmp/base/b/wheelcheck b/wheelcheck
-# The torch wheel is made by ../shared/corpus/fetch-real-binaries.sh --large && make-real-wheels.sh --large.
+# The torch wheel is made by ../shared/corpus/fetch-real-binaries.sh --large && ../shared/corpus/make-real-wheels.sh --large.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 (($# >= 2)) || { sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }

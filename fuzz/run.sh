@@ -49,14 +49,15 @@ fi
 root=$repo
 # shellcheck source=scripts/lib/cache.sh
 source "$repo/scripts/lib/cache.sh"
+# shellcheck source=scripts/lib/sanitize.sh
+source "$repo/scripts/lib/sanitize.sh"
 if ! grep -qs '^WHEELCHECK_FUZZ:BOOL=ON' "$build/CMakeCache.txt"; then
   if [[ -f $build/CMakeCache.txt ]] && ! grep -qs '^CMAKE_CXX_COMPILER:.*clang' "$build/CMakeCache.txt"; then
     echo "run.sh: $build is configured without clang; WHEELCHECK_FUZZ needs clang (remove it or set BUILD_DIR)" >&2
     exit 2
   fi
   echo "run.sh: configuring $build (clang-14, WHEELCHECK_FUZZ=ON)"
-  CC=clang-14 CXX=clang++-14 cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWHEELCHECK_WERROR=ON \
-    -DWHEELCHECK_FUZZ=ON "${cache_launcher[@]}" >/dev/null
+  configure_sanitized "$build"
 fi
 echo "run.sh: building the fuzz targets in $build"
 cmake --build "$build" --target fuzz_targets -j"$(nproc)" >"$build/fuzz-build.log" 2>&1 ||

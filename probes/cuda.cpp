@@ -16,6 +16,7 @@
 #include <optional>
 #include <regex>
 #include <set>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -45,34 +46,42 @@ image::Toolkit& ensure_cuda(std::optional<image::Toolkit>& cuda) {
   return *cuda;
 }
 
+// The text of one of the toolkit's own files, or nullopt when it is missing or cannot be read: each is one
+// source among several, and the next one is asked (a file that cannot be read is no finding here).
+std::optional<std::string> cuda_probe_text(const RootFs& root, const std::string& path, std::uint64_t max_size) {
+  try {
+    return root.read_file(path, max_size);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
 // The toolkit's manifest (version.json), else its version.txt, in each toolkit folder until one says.
 void read_toolkit_files(const RootFs& root, const std::vector<std::string>& cuda_roots,
                         std::optional<image::Toolkit>& cuda, std::vector<Problem>& findings) {
   for (const auto& dir : cuda_roots) {
     if (cuda && cuda->version.known()) break;
-    try {
-      const std::string text = root.read_file(dir + "/version.json", std::uint64_t{1} << 20);
-      const auto j = nlohmann::json::parse(text);
-      const std::string v = j.at("cuda").at("version").get<std::string>();
-      ensure_cuda(cuda).version =
-          Fact::known_as(major_minor(v), "cuda.version " + v + " in " + dir + "/version.json", Origin::Probed);
-      if (j.contains("cuda_cudart")) {
-        const std::string rt = j.at("cuda_cudart").at("version").get<std::string>();
-        cuda->runtime = Fact::known_as(rt, "cuda_cudart.version in " + dir + "/version.json", Origin::Probed);
+    if (const auto text = cuda_probe_text(root, dir + "/version.json", std::uint64_t{1} << 20)) {
+      try {
+        const auto j = nlohmann::json::parse(*text);
+        const std::string v = j.at("cuda").at("version").get<std::string>();
+        ensure_cuda(cuda).version =
+            Fact::known_as(major_minor(v), "cuda.version " + v + " in " + dir + "/version.json", Origin::Probed);
+        if (j.contains("cuda_cudart")) {
+          const std::string rt = j.at("cuda_cudart").at("version").get<std::string>();
+          cuda->runtime = Fact::known_as(rt, "cuda_cudart.version in " + dir + "/version.json", Origin::Probed);
+        }
+        continue;
+      } catch (const nlohmann::json::exception& e) {
+        findings.push_back({"malformed-version", dir + "/version.json", e.what()});
       }
-      continue;
-    } catch (const Error&) {
-    } catch (const nlohmann::json::exception& e) {
-      findings.push_back({"malformed-version", dir + "/version.json", e.what()});
     }
-    try {
-      const std::string text = root.read_file(dir + "/version.txt", std::uint64_t{1} << 20);
+    if (const auto text = cuda_probe_text(root, dir + "/version.txt", std::uint64_t{1} << 20)) {
       std::smatch m;
-      if (std::regex_search(text, m, std::regex(R"(CUDA Version ([0-9]+)\.([0-9]+)(\.[0-9]+)?)"))) {
+      if (std::regex_search(*text, m, std::regex(R"(CUDA Version ([0-9]+)\.([0-9]+)(\.[0-9]+)?)"))) {
         ensure_cuda(cuda).version = Fact::known_as(m[1].str() + "." + m[2].str(),
                                                    "\"" + m[0].str() + "\" in " + dir + "/version.txt", Origin::Probed);
       }
-    } catch (const Error&) {
     }
   }
 }
@@ -88,10 +97,9 @@ std::vector<std::pair<std::string, std::string>> runtime_distributions(const Roo
   }
   for (const auto& dir : cuda_roots) {
     for (const auto& p : root.glob(dir + "/dist-info/nvidia_cuda_runtime*.dist-info")) {
-      try {
-        const wheel::Metadata md = wheel::parse_metadata(root.read_file(p + "/METADATA", std::uint64_t{16} << 20));
+      if (const auto text = cuda_probe_text(root, p + "/METADATA", std::uint64_t{16} << 20)) {
+        const wheel::Metadata md = wheel::parse_metadata(*text);
         if (!md.version.empty()) found.emplace_back(md.version, p);
-      } catch (const Error&) {
       }
     }
   }

@@ -398,7 +398,7 @@ GPU_ARCHS = {"H20": ("sm_90", "NVIDIA H20 is a Hopper GPU, compute capability 9.
 ELIDED_PREFIX = {"ascend": "/usr/local/Ascend"}
 ASCEND_HOME = "/usr/local/Ascend/ascend-toolkit/latest"   # inferred: $ASCEND_HOME/lib64 is §2c's folder
 # Host libraries the Markdown does not list by name: Ascend's HAL (db/images/ascend-cann9.json, from
-# flagos-platforms.md) in the driver folder Ascend mounts.
+# ../shared/reference/flagos-platforms.md) in the driver folder Ascend mounts.
 HOST_EXTRA = {"ascend": [("libascend_hal.so", "/usr/local/Ascend/driver/lib64",
                           "the name from flagos-platforms.md (db/images/ascend-cann9.json); its folder "
                           "inferred: the driver mount and §2b's LD_LIBRARY_PATH")]}

@@ -6,7 +6,9 @@
 # folder: every target a fixed number of runs from a fixed seed (fuzz/run.sh --ci), or FUZZ_SECONDS a
 # target when that is set. scripts/test.sh runs the same steps in its clang lane.
 #
-#   scripts/sanitize.sh [CTEST ARGS...]     FUZZ=0 (or FUZZ_SECONDS=0) skips the fuzzing
+#   scripts/sanitize.sh [CTEST ARGS...]     FUZZ=0 (or FUZZ_SECONDS=0) skips the fuzzing;
+#                                          SANITIZE_BUILD_ONLY=1 stops after the build
+# The build's set-up is scripts/test.sh's clang lane's (scripts/lib/sanitize.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -14,17 +16,18 @@ scripts/install-deps.sh
 # After the install (ccache may have just been installed):
 # shellcheck source=scripts/lib/cache.sh
 source scripts/lib/cache.sh
+# shellcheck source=scripts/lib/sanitize.sh
+source scripts/lib/sanitize.sh
 build=${SANITIZE_BUILD_DIR:-build-sanitize}
-CC=clang-14 CXX=clang++-14 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWHEELCHECK_WERROR=ON \
-  -DWHEELCHECK_FUZZ=ON "${cache_launcher[@]}" >/dev/null
+# As scripts/test.sh: the unit tests in 8 ctest entries (googletest's shards), each its own with ctest arguments.
+configure_sanitized "$build" "$([[ $# -gt 0 ]] && echo 0 || echo 8)"
 start=$(date +%s)
 cmake --build "$build" -j"$(nproc)"
 echo "sanitize: built in $(($(date +%s) - start)) s"
-# Leaks are reported (LSan is part of ASan); a report of any kind fails the test that met it.
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=0}
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+[[ ${SANITIZE_BUILD_ONLY:-0} == 1 ]] && exit 0
+sanitizer_options
 start=$(date +%s)
-ctest --test-dir "$build" -j"$(nproc)" -L unit --output-on-failure --timeout 1200 "$@"
+ctest --test-dir "$build" -j"$(nproc)" -L unit --output-on-failure --timeout 1500 "$@"
 echo "sanitize: the sanitized suite passed in $(($(date +%s) - start)) s"
 if [[ ${FUZZ:-1} != 0 && ${FUZZ_SECONDS:-} != 0 ]]; then
   if [[ -n ${FUZZ_SECONDS:-} ]]; then BUILD_DIR=$build fuzz/run.sh "$FUZZ_SECONDS"; else BUILD_DIR=$build fuzz/run.sh --ci; fi

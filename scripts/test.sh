@@ -18,7 +18,7 @@
 #           the same every time).
 # The lane that is done first then runs realworld and fault against build/. Tests over the downloaded
 # corpus (label "corpus") skip with a message when it is absent (../shared/corpus/fetch-real-binaries.sh
-# and make-real-wheels.sh fetch it). The clang lane's output is in build-logs/clang.log (its end is
+# and ../shared/corpus/make-real-wheels.sh fetch it). The clang lane's output is in build-logs/clang.log (its end is
 # shown when it fails). Caches outside the clone (scripts/lib/cache.sh: ccache, the static packages'
 # libraries, the downloads) make a second run, even in a fresh clone, mostly tests.
 #
@@ -117,19 +117,15 @@ build_gcc() {
     "${cache_launcher[@]}" >/dev/null
   cmake --build build -j"$(nproc)"
 }
-build_clang() {
-  CC=clang-14 CXX=clang++-14 cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWHEELCHECK_WERROR=ON \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG" \
-    -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG" \
-    -DWHEELCHECK_FUZZ=ON -DCMAKE_EXE_LINKER_FLAGS=-no-pie -DWHEELCHECK_UNIT_SHARDS="$unit_shards" \
-    -DWHEELCHECK_UNITY=ON -DWHEELCHECK_TEST_UNITY=ON "${cache_launcher[@]}" >/dev/null
+build_clang() {  # the set-up scripts/sanitize.sh and fuzz/run.sh share (scripts/lib/sanitize.sh)
+  configure_sanitized build-sanitize "$unit_shards"
   cmake --build build-sanitize -j"$(nproc)"
 }
 sanitized_suite() {
-  # Leaks are reported (LSan is part of ASan); a report of any kind fails the test that met it.
-  ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=0} \
-  UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
+  (
+    sanitizer_options
     suite build-sanitize sanitized -L unit --timeout 1500 "${ctest_args[@]}"
+  )
 }
 fuzz() {
   if [[ -n ${FUZZ_SECONDS:-} ]]; then
@@ -263,6 +259,8 @@ stage - install scripts/install-deps.sh
 # After the install: on a fresh machine ccache has just been installed, and every build must use it.
 # shellcheck source=scripts/lib/cache.sh
 source scripts/lib/cache.sh
+# shellcheck source=scripts/lib/sanitize.sh
+source scripts/lib/sanitize.sh
 costs=$wheelcheck_cache/ctest-costs
 status=0
 # The real-world tier's downloads (about 7 minutes of network and little CPU on a fresh machine) start

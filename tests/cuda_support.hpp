@@ -62,6 +62,10 @@ inline const std::vector<KernelCase>& kernel_cases() {
   return cases;
 }
 
+// How to run the tests that need CUDA 13's nvcc, which an ordinary runner does not have: their skips say it.
+inline constexpr const char* k_cuda13_how =
+    "to run it, install NVIDIA's CUDA 13.0 toolkit in /usr/local/cuda-13.0 or set WHEELCHECK_NVCC to a CUDA 13 nvcc";
+
 inline std::string nvcc_path() {
   if (const char* e = std::getenv("WHEELCHECK_NVCC"); e != nullptr && *e != '\0') return e;
   for (const char* p : {"/usr/local/cuda-13.0/bin/nvcc", "/usr/local/cuda/bin/nvcc"}) {
@@ -88,7 +92,7 @@ inline std::string kernel_dir(std::string& error) {
   namespace fs = std::filesystem;
   const std::string nvcc = nvcc_path();
   if (nvcc.empty()) {
-    error = "no nvcc (CUDA 13.0 under /usr/local/cuda-13.0, or $WHEELCHECK_NVCC): kernels cannot be built here";
+    error = std::string("no nvcc: kernels cannot be built here; ") + k_cuda13_how;
     return "";
   }
   static const std::string source =
@@ -182,7 +186,7 @@ inline std::string nvcc_library(const std::string& name, const std::string& sour
   namespace fs = std::filesystem;
   const std::string nvcc = nvcc_path();
   if (nvcc.empty()) {
-    error = "no nvcc (CUDA 13.0 under /usr/local/cuda-13.0, or $WHEELCHECK_NVCC): libraries cannot be built here";
+    error = std::string("no nvcc: libraries cannot be built here; ") + k_cuda13_how;
     return "";
   }
   const auto version = run(shell_quote(nvcc) + " --version");

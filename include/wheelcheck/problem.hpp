@@ -7,7 +7,7 @@
 
 namespace wheelcheck {
 
-// `kind` is a stable identifier (documented in docs/inspect.md for wheels: "unsafe-name", ...; for a
+// `kind` is a stable identifier (documented in docs/inspect.schema.json for wheels: "unsafe-path", ...; for a
 // probe: "symlink-loop", "escapes-root", "unreadable", "too-large", "malformed-cache", "malformed-conf",
 // "not-elf", "malformed-elf", ...); `path` names the member or the image path, never a host path;
 // `detail` is for people.

@@ -155,6 +155,7 @@ std::string headers_key(const std::string& reader, const std::string& source);
 struct CachedInspect {
   WheelProfile profile;
   bool from_cache = false;
+  std::string cache_error = {};  // why the profile could not be cached (the answer stands; empty if it was)
 };
 CachedInspect inspect_cached(const std::string& path, const InspectOptions& options, const ProfileCache* cache);
 

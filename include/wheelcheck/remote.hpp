@@ -61,6 +61,7 @@ struct Fetched {
   bool from_cache = false;
   std::uint64_t bytes_fetched = 0;  // wheel bytes moved over the network for this wheel
   bool whole = false;               // downloaded whole (no ranges, or Mode::Full)
+  std::string cache_error = {};     // why the profile could not be cached (the answer stands; empty if it was)
 };
 
 // The profile of the wheel at `url`. `options.verify` is set from the mode. Throws Error(BadInput) for a

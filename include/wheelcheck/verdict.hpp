@@ -225,6 +225,8 @@ struct NeedReport {
   resolve::Attempt by;                     // the attempt that found it (its rule, entry and owner)
   std::vector<resolve::Attempt> tried;     // every place looked at before, in order
 };
+// The report of one resolved need, its requester named as the caller names it.
+NeedReport need_report(const resolve::Need& need, std::string requester);
 
 struct MemberReport {
   std::string path;

@@ -215,7 +215,7 @@ struct ElfScanner::Impl {
   void skip_to(std::uint64_t offset);
   std::optional<std::pair<std::uint64_t, std::uint64_t>> next_wanted() const;
   bool satisfied() const;
-  void plan();
+  bool plan();  // false while the plan waits for bytes or the layout does not parse (parse() says why)
   void plan_unchecked();
   Binary parse();
   std::optional<Binary> finish_pass();

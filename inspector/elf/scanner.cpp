@@ -175,12 +175,17 @@ bool ElfScanner::Impl::satisfied() const {
 }
 
 // --- planning: infer wanted ranges from what has been captured ---------------------------------------
-// Cheap and idempotent; runs whenever a capture completes. Parse errors are left for finish_pass().
-void ElfScanner::Impl::plan() {
+// Cheap and idempotent; runs whenever a capture completes. True once the plan is settled; false while it
+// needs bytes not captured yet (a later capture plans again) or the layout does not parse: parse errors are
+// left for finish_pass(), whose parse() reports them with the bytes it has.
+bool ElfScanner::Impl::plan() {
   try {
     plan_unchecked();
+    return true;
   } catch (const NeedBytes&) {
+    return false;
   } catch (const Error&) {
+    return false;
   }
 }
 

@@ -175,21 +175,25 @@ void toml_key_depth(std::string_view text, const std::string& path) {
   }
 }
 
+// A TOML text parsed, after toml_key_depth; Error(BadInput) naming PATH[:LINE] when it is not TOML.
+toml::table parse_toml(std::string_view text, const std::string& path) {
+  toml_key_depth(text, path);
+  try {
+    return toml::parse(text, std::string_view(path));
+  } catch (const toml::parse_error& e) {
+    const auto line = e.source().begin.line;
+    throw bad_input(path + (line > 0 ? ":" + std::to_string(line) : std::string()) +
+                    ": not valid TOML: " + shown(e.description()));
+  }
+}
+
 class PylockReader {
  public:
   PylockReader(const std::string& path, Lock& lock)
       : m_path(path), m_folder(folder_of(path)), m_lock(lock), m_warnings(lock.warnings) {}
 
   void read(std::string_view text) {
-    toml_key_depth(text, m_path);
-    toml::table root;
-    try {
-      root = toml::parse(text, std::string_view(m_path));
-    } catch (const toml::parse_error& e) {
-      const auto line = e.source().begin.line;
-      throw bad_input(m_path + (line > 0 ? ":" + std::to_string(line) : std::string()) +
-                      ": not valid TOML: " + shown(e.description()));
-    }
+    const toml::table root = parse_toml(text, m_path);
     read_version(root);
     if (auto rp = string_of(root, "requires-python", "requires-python")) m_lock.requires_python = *rp;
     const toml::node* packages = root.get("packages");
@@ -434,15 +438,7 @@ nlohmann::ordered_json to_json(const toml::node& n, const std::string& at, Docum
 }  // namespace
 
 Document parse(std::string_view text, const std::string& path) {
-  lock::detail::toml_key_depth(text, path);
-  toml::table root;
-  try {
-    root = toml::parse(text, std::string_view(path));
-  } catch (const toml::parse_error& e) {
-    const auto line = e.source().begin.line;
-    throw bad_input(path + (line > 0 ? ":" + std::to_string(line) : std::string()) +
-                    ": not valid TOML: " + lock::detail::shown(e.description()));
-  }
+  const toml::table root = lock::detail::parse_toml(text, path);
   Document doc;
   doc.root = to_json(root, "", doc);
   return doc;

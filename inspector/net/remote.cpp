@@ -349,7 +349,8 @@ Fetched inspect_url(const std::string& url, const Fetch& fetch, InspectOptions o
   if (cache != nullptr) {
     try {
       cache->store(f.profile);
-    } catch (const Error&) {
+    } catch (const Error& e) {
+      f.cache_error = e.what();
     }
   }
   return f;

@@ -587,7 +587,8 @@ CachedInspect inspect_cached(const std::string& path, const InspectOptions& opti
     try {
       cache->store(r.profile);
       cache->remember_sha256(path, r.profile.sha256);
-    } catch (const Error&) {
+    } catch (const Error& e) {
+      r.cache_error = e.what();
     }
   }
   return r;

@@ -34,6 +34,15 @@ void write_optional(JsonWriter& w, std::string_view key, const std::optional<std
     w.null();
 }
 
+// KEY: the text, or null when it is empty (no interpreter, no version; for a reason, nothing went unread).
+void text_or_null(JsonWriter& w, const char* key, const std::string& text) {
+  w.key(key);
+  if (text.empty())
+    w.null();
+  else
+    w.value(text);
+}
+
 void write_elf(JsonWriter& w, const elf::Binary& b) {
   w.begin_object();
   w.field("class", b.elf_class == elf::Class::Elf64 ? "ELF64" : "ELF32");
@@ -43,11 +52,7 @@ void write_elf(JsonWriter& w, const elf::Binary& b) {
   w.field("e_machine", static_cast<unsigned>(b.machine));
   w.field("type", elf::type_name(b.type));
   w.field("os_abi", elf::os_abi_name(b.os_abi));
-  w.key("interpreter");
-  if (b.interpreter.empty())
-    w.null();
-  else
-    w.value(b.interpreter);
+  text_or_null(w, "interpreter", b.interpreter);
   write_optional(w, "soname", b.soname);
   w.key("needed");
   write_strings(w, b.needed);
@@ -92,11 +97,7 @@ void write_elf(JsonWriter& w, const elf::Binary& b) {
   for (const auto& s : b.symbols) {
     if (!s.exported()) continue;
     w.begin_object().field("name", s.name);
-    w.key("version");
-    if (s.version.empty())
-      w.null();
-    else
-      w.value(s.version);
+    text_or_null(w, "version", s.version);
     if (s.version_hidden) w.field("hidden", true);
     w.field("type", ascii_lower(elf::symbol_type_name(s.type)));
     if (s.binding != elf::Binding::Global) w.field("binding", ascii_lower(elf::binding_name(s.binding)));
@@ -107,30 +108,13 @@ void write_elf(JsonWriter& w, const elf::Binary& b) {
   for (const auto& s : b.symbols) {
     if (s.defined) continue;
     w.begin_object().field("name", s.name);
-    w.key("version");
-    if (s.version.empty())
-      w.null();
-    else
-      w.value(s.version);
-    w.key("library");
-    if (s.version_file.empty())
-      w.null();
-    else
-      w.value(s.version_file);
+    text_or_null(w, "version", s.version);
+    text_or_null(w, "library", s.version_file);
     w.field("weak", s.weak());
     w.end_object();
   }
   w.end_array();
   w.end_object();
-}
-
-// A reason, or null when there is none ("" means nothing went unread).
-void reason_or_null(JsonWriter& w, const char* key, const std::string& reason) {
-  w.key(key);
-  if (reason.empty())
-    w.null();
-  else
-    w.value(reason);
 }
 
 // members[].cuda: what the member's fatbins hold (docs/inspect.schema.json).
@@ -166,13 +150,13 @@ void write_cuda(JsonWriter& w, const cuda::Fatbins& f) {
     w.field("entries", v.entries).end_object();
   }
   w.end_array();
-  reason_or_null(w, "unread", f.unread);
+  text_or_null(w, "unread", f.unread);
   w.key("loaded_by_the_library").begin_object();
   w.field("containers", f.embedded_containers).field("entries", f.embedded_entries);
   w.key("sections").begin_array();
   for (const auto& s : f.embedded_sections) w.value(s);
   w.end_array();
-  reason_or_null(w, "unread", f.embedded_unread);
+  text_or_null(w, "unread", f.embedded_unread);
   w.end_object();
   w.end_object();
 }

@@ -31,7 +31,10 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <set>
+#include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -120,6 +123,54 @@ std::unique_ptr<Object> member_object(const MemberProfile& m, const std::string&
   return o;
 }
 
+// A library the image's description states, an image library or a distribution's (image::Library,
+// image::DistLibrary): the facts both record, as the loader sees them.
+template <class Described>
+std::unique_ptr<Object> described_object(Object::Source source, std::string path, std::string label,
+                                         const Described& l) {
+  auto o = std::make_unique<Object>();
+  o->source = source;
+  o->path = std::move(path);
+  o->label = std::move(label);
+  o->soname = l.soname;
+  o->machine = l.machine;
+  o->elf_class = l.elf_class;
+  o->needed = l.needed;
+  o->versions = l.versions;
+  o->versions_known = !l.versions.empty() || !l.exports.empty();
+  o->rpath = l.rpath;
+  o->runpath = l.runpath;
+  o->flags_1 = l.flags_1;
+  o->version_needs = l.version_needs;
+  o->dynamic_recorded = l.dynamic_recorded;
+  o->exports_file = l.exports_file;
+  o->exports_unknown = l.exports_unknown;
+  return o;
+}
+
+// What pip installs with the wheel: its Requires-Dist whose markers hold for the image's Python and the
+// wheel's variant (a marker that cannot be evaluated counts, as before markers were read; extras never do).
+std::set<std::string> pip_installs(const image::Image& image, const image::Python* python, const WheelProfile& wheel) {
+  std::set<std::string> required;
+  lock::MarkerEnv marker_env = lock::marker_env(image, python);
+  lock::set_variant(marker_env, wheel);
+  for (const auto& r : wheel.metadata.requires_dist) {
+    if (r.find("extra ==") != std::string::npos || r.find("extra==") != std::string::npos) continue;
+    const auto req = lock::read_requirement(r);
+    if (req.error.empty() && !req.marker.empty()) {
+      bool holds = true;
+      try {
+        holds = lock::evaluate_marker(req.marker, marker_env);
+      } catch (const Error&) {
+        holds = true;  // a marker that cannot be evaluated counts
+      }
+      if (!holds) continue;
+    }
+    required.insert(requires_dist_name(r));
+  }
+  return required;
+}
+
 // The versions the description declares, as version-node ceilings: glibc's GLIBC_X.Y, libstdc++'s GLIBCXX_
 // and CXXABI_. They bound the image's own libraries, not the distributions'.
 std::vector<std::string> declared_ceilings(const image::Image& image) {
@@ -147,25 +198,10 @@ Space::Space(const image::Image& image, const WheelProfile& wheel, const std::ve
   if (m_site.empty()) m_site = "/site-packages";
   const std::vector<std::string> declared = declared_ceilings(image);
   for (const auto& l : image.libraries) {
-    auto o = std::make_unique<Object>();
-    o->source = Object::Source::Image;
-    o->path = l.path;
-    o->label = "image library" + (l.layer.empty() ? "" : " (" + l.layer + ")");
-    o->soname = l.soname;
-    o->machine = l.machine;
-    o->elf_class = l.elf_class;
-    o->needed = l.needed;
-    o->versions = l.versions;
-    o->versions_known = !l.versions.empty() || !l.exports.empty();
-    o->rpath = l.rpath;
-    o->runpath = l.runpath;
-    o->flags_1 = l.flags_1;
-    o->version_needs = l.version_needs;
-    o->dynamic_recorded = l.dynamic_recorded;
-    o->exports_file = l.exports_file;
+    auto o = described_object(Object::Source::Image, l.path,
+                              "image library" + (l.layer.empty() ? "" : " (" + l.layer + ")"), l);
     o->exports_upto = l.exports_upto;
     o->declared_upto = declared;
-    o->exports_unknown = l.exports_unknown;
     if (!l.exports_lent.empty()) {  // another build's table: what it lacks is unknown, not absent
       o->exports_partial = true;
       o->exports_lent = l.exports_lent;
@@ -200,22 +236,7 @@ Space::Space(const image::Image& image, const WheelProfile& wheel, const std::ve
     m_interpreter = o.get();
     m_objects.push_back(std::move(o));
   }
-  // What pip installs with it: its Requires-Dist whose markers hold for the image's Python and the wheel's
-  // variant (a marker that cannot be evaluated counts, as before markers were read; extras never do).
-  std::set<std::string> required;
-  lock::MarkerEnv marker_env = lock::marker_env(image, m_python);
-  lock::set_variant(marker_env, wheel);
-  for (const auto& r : wheel.metadata.requires_dist) {
-    if (r.find("extra ==") != std::string::npos || r.find("extra==") != std::string::npos) continue;
-    const auto req = lock::read_requirement(r);
-    if (req.error.empty() && !req.marker.empty()) {
-      try {
-        if (!lock::evaluate_marker(req.marker, marker_env)) continue;
-      } catch (const Error&) {
-      }
-    }
-    required.insert(requires_dist_name(r));
-  }
+  std::set<std::string> required = pip_installs(image, m_python, wheel);
   // Imported first without a Requires-Dist (a rule set says so): why, for the note.
   std::map<std::string, std::string> imported;
   for (const auto& [name, why] : imports_first) {
@@ -246,24 +267,10 @@ Space::Space(const image::Image& image, const WheelProfile& wheel, const std::ve
     }
     const bool pre = required.count(wheel::normalize_project_name(d.name)) != 0;
     for (const auto& l : d.libraries) {
-      auto o = std::make_unique<Object>();
-      o->source = Object::Source::Distribution;
-      o->path = normal(d.location + "/" + l.path);
-      o->label = d.name + " " + d.version;
+      auto o = described_object(Object::Source::Distribution, normal(d.location + "/" + l.path),
+                                d.name + " " + d.version, l);
       o->dist = o->label;
-      o->soname = l.soname;
-      o->machine = l.machine;
-      o->elf_class = l.elf_class;
-      o->needed = l.needed;
-      o->versions = l.versions;
-      o->version_needs = l.version_needs;
-      o->rpath = l.rpath;
-      o->runpath = l.runpath;
-      o->flags_1 = l.flags_1;
-      o->dynamic_recorded = l.dynamic_recorded;
-      o->versions_known = !l.versions.empty() || !l.exports.empty();
-      o->exports_file = l.exports_file;
-      o->exports_unknown = !l.exports_unknown.empty() ? l.exports_unknown : d.exports_unknown;
+      if (o->exports_unknown.empty()) o->exports_unknown = d.exports_unknown;
       o->cxx11_abi = d.cxx11_abi;
       const Object* raw = o.get();
       add(std::move(o), {});

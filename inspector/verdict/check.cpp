@@ -274,15 +274,7 @@ class Checker {
   MissingByObject resolve_needs(const Object& root, const resolve::Load& load, MemberReport& mr) {
     MissingByObject missing;
     for (const auto& need : load.needs) {
-      NeedReport nr;
-      nr.requester = object_name(*need.requester);
-      nr.name = need.name;
-      nr.found = need.found != nullptr;
-      nr.rule = need.rule;
-      nr.where = need.where;
-      nr.by = need.by;
-      nr.tried = need.tried;
-      mr.needs.push_back(nr);
+      mr.needs.push_back(need_report(need, object_name(*need.requester)));
       if (need.found == nullptr) {
         missing[need.requester].push_back(need.name);
         if (std::find(mr.missing_libraries.begin(), mr.missing_libraries.end(), need.name) ==

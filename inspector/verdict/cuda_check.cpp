@@ -11,6 +11,8 @@
 #include <map>
 #include <regex>
 #include <set>
+#include <stdexcept>
+#include <string>
 #include <utility>
 
 #include <fmt/format.h>
@@ -23,13 +25,18 @@ namespace wheelcheck::verdict {
 
 namespace {
 
-std::optional<int> major_of(const image::Fact& f) {
-  if (!f.known()) return std::nullopt;
+// The number a version part starts with ("12" of "12.4"), as std::stoi reads it; nullopt when it has none.
+std::optional<int> cuda_check_int(const std::string& text) {
   try {
-    return std::stoi(*f.value);
-  } catch (...) {
+    return std::stoi(text);
+  } catch (const std::logic_error&) {  // std::invalid_argument, std::out_of_range
     return std::nullopt;
   }
+}
+
+std::optional<int> major_of(const image::Fact& f) {
+  if (!f.known()) return std::nullopt;
+  return cuda_check_int(*f.value);
 }
 
 // An image without a toolkit is taken for NVIDIA's (a runtime the wheel brings, or --with, still needs
@@ -331,17 +338,17 @@ class CudaCheck {
       }
     }
     if (const auto tk = m_image.toolkit ? m_image.toolkit->version.value : std::nullopt) {
+      // A toolkit version that is not MAJOR.MINOR numbers (an odd image description) adds no note.
       const auto parts = split(*tk, ".", false);
-      try {
-        if (parts.size() >= 2) {
-          if (const auto d = cuda::toolkit_driver(std::stoi(parts[0]), std::stoi(parts[1]))) {
-            need.notes.push_back(
-                fmt::format("the image's CUDA {} toolkit itself ships with driver >= {} (its new "
-                            "features and JIT of its own PTX need that one)",
-                            *tk, *d));
-          }
+      const auto major = parts.size() >= 2 ? cuda_check_int(parts[0]) : std::nullopt;
+      const auto minor = parts.size() >= 2 ? cuda_check_int(parts[1]) : std::nullopt;
+      if (major && minor) {
+        if (const auto d = cuda::toolkit_driver(*major, *minor)) {
+          need.notes.push_back(
+              fmt::format("the image's CUDA {} toolkit itself ships with driver >= {} (its new "
+                          "features and JIT of its own PTX need that one)",
+                          *tk, *d));
         }
-      } catch (...) {
       }
     }
     // Every floor the image's driver does not meet is an error; an unknown driver, one condition.

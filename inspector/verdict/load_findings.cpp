@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -94,6 +96,18 @@ Finding member_missing_version(const image::Image& image, const resolve::Missing
     if (!cause.empty()) out.explanation += " Why: " + cause + ".";
   }
   return out;
+}
+
+NeedReport need_report(const resolve::Need& need, std::string requester) {
+  NeedReport nr;
+  nr.requester = std::move(requester);
+  nr.name = need.name;
+  nr.found = need.found != nullptr;
+  nr.rule = need.rule;
+  nr.where = need.where;
+  nr.by = need.by;
+  nr.tried = need.tried;
+  return nr;
 }
 
 std::string image_object_name(const resolve::Object& o) {

@@ -332,14 +332,8 @@ class PolicyChecker {
       mr.path = o->member;
       mr.kind = o->python_extension ? "extension" : resolve::is_program(*o->binary) ? "executable" : "library";
       for (const auto& need : resolve::load(space, *o).needs) {
-        NeedReport nr;
-        nr.requester = need.requester->member.empty() ? need.requester->path : need.requester->member;
-        nr.name = need.name;
-        nr.found = need.found != nullptr;
-        nr.rule = need.rule;
-        nr.where = need.where;
-        nr.by = need.by;
-        nr.tried = need.tried;
+        NeedReport nr =
+            need_report(need, need.requester->member.empty() ? need.requester->path : need.requester->member);
         if (!nr.found) mr.missing_libraries.push_back(nr.name);
         m_needs.push_back(nr);
         mr.needs.push_back(std::move(nr));

@@ -30,19 +30,19 @@ import tempfile
 import time
 import urllib.request
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
+from wheelcheck_test import Checks  # noqa: E402
+
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 SERVER = os.path.join(HERE, "..", "net", "server.py")
-FAILURES = []
+CHECKS = Checks()
+check, FAILURES = CHECKS.check, CHECKS.failures
 A = None
 ENV = {}       # the environment of every wheelcheck run of the current case
 MOUNTS = []    # tmpfs mounted by the current case (unmounted at its end)
 REFS = {}      # --no-cache references, by command
 
-def check(cond, what, detail=""):
-    print(f"  ok    {what}" if cond else f"  FAIL  {what}\n{detail}".rstrip(), flush=True)
-    if not cond:
-        FAILURES.append(what)
-    return cond
 
 # --- running wheelcheck ---------------------------------------------------------------------------------------
 

@@ -30,18 +30,14 @@ import make_wheel  # noqa: E402
 sys.path.insert(0, HERE)
 import native  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
+from wheelcheck_test import Checks  # noqa: E402
+
+
 A = None
-FAILURES = []
+CHECKS = Checks(context=lambda: CURRENT)
+check, FAILURES = CHECKS.check, CHECKS.failures
 CURRENT = ""
-
-
-def check(cond, what, detail=""):
-    if cond:
-        print(f"  ok    {CURRENT} {what}")
-    else:
-        print(f"  FAIL  {CURRENT} {what}\n{detail}")
-        FAILURES.append(f"{CURRENT} {what}")
-    return cond
 
 
 # --- building -----------------------------------------------------------------------------------------

@@ -22,15 +22,14 @@ import re
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
+from wheelcheck_test import Checks  # noqa: E402
+
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-FAILURES = []
-
-
-def check(cond, what, detail=""):
-    print(("  ok    " if cond else "  FAIL  ") + what + ("" if cond else "\n" + detail))
-    if not cond:
-        FAILURES.append(what)
+CHECKS = Checks()
+check, FAILURES = CHECKS.check, CHECKS.failures
 
 
 def label_line(version):

@@ -59,16 +59,12 @@ import shards_job  # noqa: E402
 import sentences_job  # noqa: E402
 import truth_job  # noqa: E402
 
-FAILURES = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
+from wheelcheck_test import Checks  # noqa: E402
+
+CHECKS = Checks()
+check, FAILURES = CHECKS.check, CHECKS.failures
 A = None
-
-
-def check(cond, what, detail=""):
-    if cond:
-        print(f"  ok    {what}")
-    else:
-        print(f"  FAIL  {what}\n{detail}")
-        FAILURES.append(what)
 
 
 def wc(*args, env=None, cwd=None):

@@ -339,7 +339,8 @@ def pip_would_install(wheel, arch, glibc, python, tmp):
 
 def pip_referee(J, wc, wheels, tmp):
     if subprocess.run([sys.executable, "-m", "pip", "--version"], capture_output=True).returncode != 0:
-        print("  skip  g. pip is not installed for this Python: no referee for \"pip would not install\"")
+        print("  skip  g. pip is not installed for this Python: no referee for \"pip would not install\" "
+              "(to run it, install python3-pip)")
         return
     compared, diff = 0, []
     for name, w in sorted(wheels.items()):

@@ -52,8 +52,8 @@ EXPECTED = {
         ("undeclared-dependency", "error", "Debian's libtorch_python.so.2.6 packed alone, declaring nothing: it needs "
                                            "torch's libtorch.so.2.6 and libc10.so.2.6"),
         ("tag-floor", "warning", "linux_x86_64, and Debian's build needs GLIBC_2.38 and torch's libraries")],
-    # the --large corpus wheels (make-real-wheels.sh --large): NVIDIA's cuBLAS as published is clean; Debian's CUDA
-    # build of PyTorch 2.6 packed as a wheel ships libc10.so.2.6 and libtorch_cpu.so.2.6, which define the c10:: and
+    # the --large corpus wheels (../shared/corpus/make-real-wheels.sh --large): NVIDIA's cuBLAS as published is
+    # clean; Debian's CUDA build of PyTorch 2.6 packed as a wheel ships libc10.so.2.6 and libtorch_cpu.so.2.6, which define the c10:: and
     # at:: symbols its other libraries leave undefined (no distribution is needed for them: issue 60), while
     # libtorch_python.so.2.6 needs libtorch.so.2.6 and libshm.so.2.6, which Debian ships in other packages and no
     # wheel ships (shown, not a finding: no distribution to declare); its CUDA libraries (libcudart.so.12, cuDNN,

@@ -22,23 +22,19 @@ import subprocess
 import sys
 import zipfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
+from wheelcheck_test import Checks  # noqa: E402
+
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "tests", "flagos"))
 import incidents as inc  # noqa: E402
 
 A = None
-FAILURES = []
+CHECKS = Checks(context=lambda: CURRENT)
+check, FAILURES = CHECKS.check, CHECKS.failures
 CURRENT = ""
-
-
-def check(cond, what, detail=""):
-    if cond:
-        print(f"  ok    {CURRENT} {what}")
-    else:
-        print(f"  FAIL  {CURRENT} {what}\n{detail}")
-        FAILURES.append(f"{CURRENT} {what}")
-    return cond
 
 
 def lint(wheel, fmt="json", extra=()):

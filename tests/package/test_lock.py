@@ -26,15 +26,12 @@ import subprocess
 import sys
 import urllib.request
 
-FAILURES = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
+from wheelcheck_test import Checks  # noqa: E402
+
+CHECKS = Checks(indent="")
+check, FAILURES = CHECKS.check, CHECKS.failures
 BROKEN_DEB = "3.0.22-1~deb12u99"  # a libssl-dev version Debian never published
-
-
-def check(ok, what):
-    print(("ok    " if ok else "FAIL  ") + what, flush=True)
-    if not ok:
-        FAILURES.append(what)
-    return ok
 
 
 def stale_lock(real, out):

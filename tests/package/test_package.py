@@ -30,18 +30,15 @@ import tarfile
 import tempfile
 import threading
 
-FAILURES = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
+from wheelcheck_test import Checks  # noqa: E402
+
+CHECKS = Checks(indent="")
+check, FAILURES = CHECKS.check, CHECKS.failures
 # A name only the chroot's /etc/hosts knows: libcurl answers `localhost` itself (RFC 6761) without asking
 # glibc, so only another name shows that the static glibc's own lookup works.
 INDEX_HOST = "index.wheelcheck.test"
 CHROOT = shutil.which("chroot") or "/usr/sbin/chroot"  # the tests' environments have no PATH to find it with
-
-
-def check(ok, what):
-    print(("ok    " if ok else "FAIL  ") + what, flush=True)
-    if not ok:
-        FAILURES.append(what)
-    return ok
 
 
 def run(cmd, **kw):

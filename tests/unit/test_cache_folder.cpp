@@ -244,4 +244,31 @@ TEST(ProfileCacheTrust, ADamagedEntryIsAMissAndIsRewritten) {
   EXPECT_EQ(json->json, profile_to_json(cold.profile));
 }
 
+// A cache that cannot be written costs speed, never the answer: the profile comes back as read, and
+// cache_error says why it was not kept. (Run as root, a folder's mode stops nothing: here each entry's name
+// is taken by a folder that is not empty, so that the write's rename fails.)
+TEST(ProfileCacheTrust, ACacheThatCannotBeWrittenStillAnswers) {
+  TempDir dir;
+  const auto b = build_members(dir);
+  const auto w = make_wheel(dir, k_name, layout(b));
+  const ProfileCache cache(dir.file("cache"));
+  InspectOptions options;
+  const auto first = inspect_cached(w, options, &cache);
+  ASSERT_FALSE(first.from_cache);
+  EXPECT_TRUE(first.cache_error.empty());
+  std::vector<fs::path> entries;
+  for (const auto& e : fs::recursive_directory_iterator(dir.file("cache/profiles"))) {
+    if (e.is_regular_file()) entries.push_back(e.path());
+  }
+  ASSERT_FALSE(entries.empty());
+  for (const auto& e : entries) {
+    fs::remove(e);
+    fs::create_directories(e / "taken");
+  }
+  const auto r = inspect_cached(w, options, &cache);
+  EXPECT_FALSE(r.from_cache);
+  EXPECT_NE(r.cache_error.find("cannot write"), std::string::npos) << r.cache_error;
+  EXPECT_EQ(profile_to_json(r.profile), profile_to_json(first.profile));
+}
+
 }  // namespace unity_test_cache_folder

@@ -222,7 +222,7 @@ TEST_F(Fatbin, SeekingAcrossTinyChunks) {
 TEST(FatbinRealLibraries, Cuda13LibrariesRead) {
   namespace fs = std::filesystem;
   const std::string lib64 = "/usr/local/cuda-13.0/lib64";
-  if (!is_dir(lib64)) GTEST_SKIP() << "no CUDA 13.0 under /usr/local/cuda-13.0 on this machine";
+  if (!is_dir(lib64)) GTEST_SKIP() << "no CUDA 13.0 under /usr/local/cuda-13.0 on this machine; " << k_cuda13_how;
   std::vector<std::string> libs;
   for (const auto& e : fs::directory_iterator(lib64)) {
     const auto name = e.path().filename().string();

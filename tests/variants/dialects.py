@@ -30,20 +30,17 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "tests", "tools"))
 import make_wheel  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
+from wheelcheck_test import Checks  # noqa: E402
+
+
 A = None
-FAILURES = []
+CHECKS = Checks(detail_limit=1500)
+check, FAILURES = CHECKS.check, CHECKS.failures
 V003 = "https://variants-schema.wheelnext.dev/v0.0.3.json"
 V011 = "https://variants-schema.wheelnext.dev/peps/825/v0.1.1.json"
 NVIDIA_PROVIDER = {"plugin-api": "nvidia_variant_provider.plugin:NvidiaVariantPlugin",
                    "requires": ["nvidia-variant-provider>=0.0.2,<1.0.0"]}
-
-
-def check(cond, what, detail=""):
-    if cond:
-        print(f"  ok    {what}")
-    else:
-        print(f"  FAIL  {what}\n        {detail[:1500]}")
-        FAILURES.append(what)
 
 
 def run(*args):

@@ -36,8 +36,13 @@ import make_wheel  # noqa: E402
 import native  # noqa: E402
 from env_job import Server  # noqa: E402  (tests/net/server.py on loopback: index(), stats(), close())
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
+from wheelcheck_test import Checks  # noqa: E402
+
+
 A = None
-FAILURES = []
+CHECKS = Checks(context=lambda: CURRENT)
+check, FAILURES = CHECKS.check, CHECKS.failures
 CURRENT = ""
 NVCC_PATHS = ("/usr/local/cuda-13.0/bin/nvcc", "/usr/local/cuda/bin/nvcc")
 CUDA13_LIB = "/usr/local/cuda-13.0/targets/x86_64-linux/lib"
@@ -52,15 +57,6 @@ KERNEL = """
 __global__ void scale(float* x, float a) { x[threadIdx.x] *= a; }
 extern "C" void torch_scale(float* x, float a) { scale<<<1, 32>>>(x, a); }
 """
-
-
-def check(cond, what, detail=""):
-    if cond:
-        print(f"  ok    {CURRENT} {what}")
-    else:
-        print(f"  FAIL  {CURRENT} {what}\n{detail}")
-        FAILURES.append(f"{CURRENT} {what}")
-    return cond
 
 
 def nvcc():
@@ -245,7 +241,7 @@ def main():
     A.nvcc = nvcc()
     if not A.nvcc or not native.have_compiler("x86_64") or not os.path.exists(os.path.join(CUDA13_LIB, "libcudart.so.13")):
         print("skipped: no nvcc and CUDA 13.0's libcudart under /usr/local/cuda-13.0 (or no gcc): the variants' GPU code "
-              "cannot be built here")
+              "cannot be built here; to run it, install NVIDIA's CUDA 13.0 toolkit there (or set WHEELCHECK_NVCC) and gcc")
         return 77
     os.makedirs(A.work, exist_ok=True)
     CURRENT = "build"
