@@ -79,10 +79,10 @@ struct Wheel {
   std::optional<std::string> upload_time;
   bool yanked = false;
   std::string yanked_reason;
-  bool is_new = true;                  // "new": every wheel a scan reports is
-  std::string integrity;               // "full", "headers-only"
-  std::optional<std::string> error;    // why it could not be fetched, read or checked (set: exit code 2)
-  std::vector<Checked> results;        // one per image, in the scan's order
+  bool is_new = true;                     // "new": every wheel a scan reports is
+  std::string integrity;                  // "full", "headers-only"
+  std::optional<std::string> error;       // why it could not be fetched, read or checked (set: exit code 2)
+  std::vector<Checked> results;           // one per image, in the scan's order
   std::optional<lint::Report> publisher;  // the wheel on its own (`wheelcheck lint`), once it was read
   bool failed() const { return error.has_value(); }
 };
@@ -94,8 +94,8 @@ struct Pick {
   Gates gates;
   std::string url;  // credentials redacted
   std::string sha256;
-  std::optional<std::string> variant;   // the wheel variant's label
-  std::vector<std::string> undecided;   // the release's variants whose support on the image is unknown
+  std::optional<std::string> variant;  // the wheel variant's label
+  std::vector<std::string> undecided;  // the release's variants whose support on the image is unknown
 };
 struct Passed {
   std::string filename, version, reason;

@@ -198,10 +198,11 @@ int run_scan(const ScanArgs& given) {
   if (!a.summary.empty()) append_to_file(a.summary, scan::report_markdown(report));
   const std::string step_outputs = !a.github_output.empty() ? a.github_output : getenv_or("GITHUB_OUTPUT", "");
   if (!step_outputs.empty()) {
-    append_to_file(step_outputs, github_output_lines(
-                                     {{"verdict", verdict_rc == k_exit_bad_input ? "error"
-                                                                             : verdict::verdict_name(report.worst_new_verdict())},
-                                      {"exit-code", std::to_string(rc)}}));
+    append_to_file(
+        step_outputs,
+        github_output_lines(
+            {{"verdict", verdict_rc == k_exit_bad_input ? "error" : verdict::verdict_name(report.worst_new_verdict())},
+             {"exit-code", std::to_string(rc)}}));
   }
   if (format == "json" || format == "sarif" || format == "junit") {
     print_out(render(*output::format_named(format)));

@@ -270,8 +270,10 @@ Json to_json(const Pin& p) {
     if (!p.pick->undecided.empty()) pick["undecided"] = p.pick->undecided;
   }
   Json passed = Json::array();
-  for (const auto& o : p.passed) passed.push_back(Json{{"filename", o.filename}, {"version", o.version}, {"reason", o.reason}});
-  return Json{{"image", p.image}, {"project", p.project}, {"pick", std::move(pick)}, {"passed_over", std::move(passed)}};
+  for (const auto& o : p.passed)
+    passed.push_back(Json{{"filename", o.filename}, {"version", o.version}, {"reason", o.reason}});
+  return Json{
+      {"image", p.image}, {"project", p.project}, {"pick", std::move(pick)}, {"passed_over", std::move(passed)}};
 }
 
 Json to_json(const Report& r) {
@@ -303,7 +305,8 @@ Report report_from_json(const Json& j) {
   const char* what = "document";
   if (!j.is_object()) throw bad_input("a scan report must be a JSON object");
   if (const std::string schema = report_json_string(j, what, "schema"); schema != k_report_schema)
-    throw bad_input("not a wheelcheck scan report (" + std::string(k_report_schema) + "): its schema is '" + schema + "'");
+    throw bad_input("not a wheelcheck scan report (" + std::string(k_report_schema) + "): its schema is '" + schema +
+                    "'");
   Report r;
   r.generated_at = report_json_string(j, what, "generated_at");
   r.wheelcheck_version = report_json_string(j, what, "wheelcheck_version");

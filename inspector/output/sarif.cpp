@@ -211,7 +211,8 @@ std::vector<Case> cases_of_scan(const scan::Report& report) {
   for (const auto& w : report.wheels) {
     const Location where{w.url.empty() ? w.filename : w.url, 0};
     if (w.error && !w.error->empty()) {
-      for (const auto& image : report.images) out.push_back(failed_case(image, w.filename, where, std::nullopt, *w.error));
+      for (const auto& image : report.images)
+        out.push_back(failed_case(image, w.filename, where, std::nullopt, *w.error));
       continue;
     }
     // The wheel on its own, once (the publisher check): its findings as a case of the image "publisher".

@@ -142,13 +142,13 @@ std::string gates_html(const Gates& gates) {
 
 std::string finding_html(const verdict::Finding& f) {
   const std::string severity = verdict::severity_name(f.severity);
-  std::string out = fmt::format("<li class=\"finding sev-{}\"><span class=\"sev\">{}</span><code>{}</code>",
-                                esc(one_line(severity)), esc(severity.empty() ? "finding" : severity),
-                                esc(verdict::kind_name(f.kind)));
+  std::string out =
+      fmt::format("<li class=\"finding sev-{}\"><span class=\"sev\">{}</span><code>{}</code>", esc(one_line(severity)),
+                  esc(severity.empty() ? "finding" : severity), esc(verdict::kind_name(f.kind)));
   std::string dl;
   const std::pair<const std::string*, const char*> k_fields[] = {
-      {&f.member, "member"},       {&f.object, "image library"}, {&f.library, "library"},
-      {&f.symbol, "symbol"},       {&f.demangled, "demangled"},  {&f.required_version, "needs"}};
+      {&f.member, "member"}, {&f.object, "image library"}, {&f.library, "library"},
+      {&f.symbol, "symbol"}, {&f.demangled, "demangled"},  {&f.required_version, "needs"}};
   for (const auto& [v, label] : k_fields)
     if (!v->empty()) dl += fmt::format("<dt>{}</dt><dd><code>{}</code></dd>", label, esc(*v));
   if (!dl.empty()) out += "<dl class=\"f\">" + dl + "</dl>";

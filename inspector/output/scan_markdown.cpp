@@ -169,9 +169,9 @@ std::string report_markdown(const Report& report) {
                              md_code(verdict::kind_name(f.kind), false), md_text(f.explanation));
       }
       if (lines.empty()) continue;
-      publisher += fmt::format("- {} ({})\n", md_code(w.filename, false),
-                               md_text(lint::status_name(w.publisher->status))) +
-                   lines;
+      publisher +=
+          fmt::format("- {} ({})\n", md_code(w.filename, false), md_text(lint::status_name(w.publisher->status))) +
+          lines;
     }
     if (!publisher.empty())
       out +=

@@ -122,11 +122,18 @@ Pin pin_of(const PinSource& s, const std::string& project, const std::vector<con
         } else if (cell->cell.report.verdict == verdict::Verdict::Incompatible) {
           reason = "incompatible: " + cell->cell.headline;
         } else {
-          Pick pick{l->file.filename,          version,          cell->cell.report.verdict, cell->gates,
-                    net::redact_url(l->file.url), l->file.sha256(), std::nullopt,             {}};
+          Pick pick{l->file.filename,
+                    version,
+                    cell->cell.report.verdict,
+                    cell->gates,
+                    net::redact_url(l->file.url),
+                    l->file.sha256(),
+                    std::nullopt,
+                    {}};
           if (!places[l].label.empty()) pick.variant = places[l].label;
           for (const auto* other : files) {  // variants of the release whose support is unknown on the image
-            if (version_of(*other) == version && places[other].undecided) pick.undecided.push_back(places[other].refusal);
+            if (version_of(*other) == version && places[other].undecided)
+              pick.undecided.push_back(places[other].refusal);
           }
           pin.pick = std::move(pick);
           break;
@@ -234,15 +241,17 @@ std::string pins_env(const Report& report) {
     const Pick& pick = *p.pick;
     std::string gates;
     for (const auto& [k, v] : pick.gates) gates += (gates.empty() ? "" : " ") + k + "=" + v;
-    out += fmt::format("# {} on {}: {} ({}{})\n", p.project, p.image, pick.filename, verdict::verdict_name(pick.verdict),
-                       pick.variant ? ", variant " + *pick.variant : std::string());
+    out +=
+        fmt::format("# {} on {}: {} ({}{})\n", p.project, p.image, pick.filename, verdict::verdict_name(pick.verdict),
+                    pick.variant ? ", variant " + *pick.variant : std::string());
     const std::string suffix = images.size() == 1 ? "" : "_" + image;
     out += fmt::format("{}_VERSION{}={}\n", project, suffix, gates::shell_single_quote(pick.version));
     out += fmt::format("{}_WHEEL{}={}\n", project, suffix, gates::shell_single_quote(pick.filename));
     out += fmt::format("{}_URL{}={}\n", project, suffix, gates::shell_single_quote(pick.url));
     out += fmt::format("{}_SHA256{}={}\n", project, suffix, gates::shell_single_quote(pick.sha256));
     out += fmt::format("{}_GATES{}={}\n", project, suffix, gates::shell_single_quote(gates));
-    if (pick.variant) out += fmt::format("{}_VARIANT{}={}\n", project, suffix, gates::shell_single_quote(*pick.variant));
+    if (pick.variant)
+      out += fmt::format("{}_VARIANT{}={}\n", project, suffix, gates::shell_single_quote(*pick.variant));
   }
   return out;
 }

@@ -42,7 +42,7 @@ struct PinSource {
   const std::vector<ScanTarget>& targets;
   const std::map<std::string, Releases>& releases;  // by project as asked
   State& state;
-  bool images_given;                  // every image is pinned, whether the project publishes for it or not
+  bool images_given;                        // every image is pinned, whether the project publishes for it or not
   const std::optional<std::string>& since;  // files uploaded before it are not new
 };
 // Step 4: for each project and image, the newest usable file, and why each newer one was passed over.

@@ -370,8 +370,9 @@ class Scan {
   // A wheel read, in the state: from the typed cells, in the one shape of a cell (run::to_json: a record, the
   // report's results one size up); images the wheel is not for, with why.
   void remember(const Listing& l, const Wheel& w, const std::vector<run::Cell>& cells) {
-    Json remembered{{"filename", l.file.filename}, {"project", l.project},   {"version", version_of(l)},
-                    {"sha256", l.file.sha256()},   {"first_seen", now_iso()}, {"error", w.error ? Json(*w.error) : Json()},
+    Json remembered{{"filename", l.file.filename}, {"project", l.project},
+                    {"version", version_of(l)},    {"sha256", l.file.sha256()},
+                    {"first_seen", now_iso()},     {"error", w.error ? Json(*w.error) : Json()},
                     {"results", Json::object()}};
     for (const auto& c : cells) remembered["results"][c.image] = run::to_json(c, run::Size::Record);
     m_state.wheels()[wheel_key(l.file.filename, l.file.sha256())] = remembered;
@@ -455,8 +456,9 @@ class Scan {
     try {
       w = wheel_from_json(entry["report"]);
     } catch (const Error& err) {
-      throw bad_input(fmt::format("scan --merge: {} records {} in a form this wheelcheck cannot read ({}): rerun the shard",
-                                  m_merge->where(owner), l.file.filename, err.what()));
+      throw bad_input(
+          fmt::format("scan --merge: {} records {} in a form this wheelcheck cannot read ({}): rerun the shard",
+                      m_merge->where(owner), l.file.filename, err.what()));
     }
     for (const auto& line : entry["errors"]) m_errors.push_back(line.get<std::string>());
     // A published table is read once a process: a line another shard said first is not said again.
@@ -468,7 +470,8 @@ class Scan {
     }
     entry["published"] = std::move(published);
     for (const auto& c : w.results) {
-      if (m_explicit || (c.cell.targeted && !labelled_elsewhere(l.file, c.cell.image))) m_used_images.insert(c.cell.image);
+      if (m_explicit || (c.cell.targeted && !labelled_elsewhere(l.file, c.cell.image)))
+        m_used_images.insert(c.cell.image);
     }
     if (remembered != nullptr) m_state.wheels()[key] = *remembered;
     m_entries.push_back(std::move(entry));
@@ -562,10 +565,10 @@ class Scan {
   bool m_explicit;                          // images were given: every one is reported, targeted or not
   std::vector<ScanTarget> m_targets;
   std::map<std::string, std::vector<const WheelProfile*>> m_environments;  // by target name (--with)
-  std::vector<Listing> m_listings;  // every wheel file the indexes list
+  std::vector<Listing> m_listings;                                         // every wheel file the indexes list
   std::map<std::string, detail::Releases> m_releases;  // by project as asked: its releases' variants files
   std::set<std::string> m_used_images;
-  std::vector<Wheel> m_wheels;  // the new ones, every cell (run() keeps the report's images')
+  std::vector<Wheel> m_wheels;      // the new ones, every cell (run() keeps the report's images')
   const detail::Shards* m_merge;    // `scan --merge`: the shards whose results this run joins (null: a scan)
   std::string m_base;               // the digest of the state this run started from
   Json m_options;                   // what the shards of one scan share (the record's "options")

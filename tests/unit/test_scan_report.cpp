@@ -231,7 +231,9 @@ TEST(ScanReport, MarkdownHeadingAndCounts) {
   EXPECT_NE(md.find("🟡 1 degraded"), std::string::npos) << md;
   Json incompatible = example_report();
   incompatible["wheels"].erase(3);  // the wheel that failed
-  EXPECT_EQ(markdown_of(incompatible).rfind("## ❌ wheelcheck scan: a new wheel is incompatible with an image its tags target\n", 0), 0U);
+  EXPECT_EQ(markdown_of(incompatible)
+                .rfind("## ❌ wheelcheck scan: a new wheel is incompatible with an image its tags target\n", 0),
+            0U);
   // An incompatible cell the scan does not count (a label names another image's build) fails nothing.
   Json ok = incompatible;
   ok["wheels"][2]["results"][0]["counted"] = false;
