@@ -24,88 +24,86 @@ using Json = nlohmann::ordered_json;
 
 // --- reading: a missing field reads as its default; a field of another type is an error naming it ---
 
-const Json* report_json_field(const Json& j, const char* key) {
-  const auto it = j.find(key);
-  return it == j.end() || it->is_null() ? nullptr : &*it;
-}
-
-[[noreturn]] void report_json_wrong(const char* what, const char* key, const char* expected) {
-  throw bad_input(std::string("a scan report's ") + what + " has a \"" + key + "\" that is not " + expected);
-}
-
-std::string report_json_string(const Json& j, const char* what, const char* key) {
-  const Json* v = report_json_field(j, key);
-  if (v == nullptr) return {};
-  if (!v->is_string()) report_json_wrong(what, key, "text");
-  return v->get<std::string>();
-}
-
-std::optional<std::string> report_json_optional(const Json& j, const char* what, const char* key) {
-  if (report_json_field(j, key) == nullptr) return std::nullopt;
-  return report_json_string(j, what, key);
-}
-
-bool report_json_bool(const Json& j, const char* what, const char* key, bool otherwise) {
-  const Json* v = report_json_field(j, key);
-  if (v == nullptr) return otherwise;
-  if (!v->is_boolean()) report_json_wrong(what, key, "true or false");
-  return v->get<bool>();
-}
-
-std::uint64_t report_json_count(const Json& j, const char* what, const char* key) {
-  const Json* v = report_json_field(j, key);
-  if (v == nullptr) return 0;
-  if (!v->is_number_integer() || (!v->is_number_unsigned() && v->get<std::int64_t>() < 0))
-    report_json_wrong(what, key, "a count");
-  return v->get<std::uint64_t>();
-}
-
-const Json& report_json_array(const Json& j, const char* what, const char* key) {
-  static const Json empty = Json::array();
-  const Json* v = report_json_field(j, key);
-  if (v == nullptr) return empty;
-  if (!v->is_array()) report_json_wrong(what, key, "a list");
-  return *v;
-}
-
-std::vector<std::string> report_json_strings(const Json& j, const char* what, const char* key) {
-  std::vector<std::string> out;
-  for (const auto& s : report_json_array(j, what, key)) {
-    if (!s.is_string()) report_json_wrong(what, key, "a list of texts");
-    out.push_back(s.get<std::string>());
+// The fields of one object of a report (`what` names it in the errors).
+class ReportFields {
+ public:
+  ReportFields(const Json& j, const char* what) : m_j(j), m_what(what) {
+    if (!j.is_object()) throw bad_input(std::string("a scan report's ") + what + " is not an object");
   }
-  return out;
-}
 
-const Json& report_json_object(const Json& j, const char* what) {
-  if (!j.is_object()) throw bad_input(std::string("a scan report's ") + what + " is not an object");
-  return j;
-}
-
-Gates report_json_gates(const Json& j, const char* what) {
-  Gates out;
-  const Json* v = report_json_field(j, "gates");
-  if (v == nullptr) return out;
-  if (!v->is_object()) report_json_wrong(what, "gates", "an object");
-  for (const auto& [name, value] : v->items()) {
-    if (!value.is_string()) report_json_wrong(what, "gates", "an object of texts");
-    out.emplace_back(name, value.get<std::string>());
+  const Json* field(const char* key) const {
+    const auto it = m_j.find(key);
+    return it == m_j.end() || it->is_null() ? nullptr : &*it;
   }
-  return out;
-}
+  std::string text(const char* key) const {
+    const Json* v = field(key);
+    if (v == nullptr) return {};
+    if (!v->is_string()) wrong(key, "text");
+    return v->get<std::string>();
+  }
+  std::optional<std::string> optional_text(const char* key) const {
+    if (field(key) == nullptr) return std::nullopt;
+    return text(key);
+  }
+  bool flag(const char* key, bool otherwise) const {
+    const Json* v = field(key);
+    if (v == nullptr) return otherwise;
+    if (!v->is_boolean()) wrong(key, "true or false");
+    return v->get<bool>();
+  }
+  std::uint64_t count(const char* key) const {
+    const Json* v = field(key);
+    if (v == nullptr) return 0;
+    if (!v->is_number_integer() || (!v->is_number_unsigned() && v->get<std::int64_t>() < 0)) wrong(key, "a count");
+    return v->get<std::uint64_t>();
+  }
+  const Json& list(const char* key) const {
+    static const Json empty = Json::array();
+    const Json* v = field(key);
+    if (v == nullptr) return empty;
+    if (!v->is_array()) wrong(key, "a list");
+    return *v;
+  }
+  std::vector<std::string> texts(const char* key) const {
+    std::vector<std::string> out;
+    for (const auto& s : list(key)) {
+      if (!s.is_string()) wrong(key, "a list of texts");
+      out.push_back(s.get<std::string>());
+    }
+    return out;
+  }
+  Gates gates() const {
+    Gates out;
+    const Json* v = field("gates");
+    if (v == nullptr) return out;
+    if (!v->is_object()) wrong("gates", "an object");
+    for (const auto& [name, value] : v->items()) {
+      if (!value.is_string()) wrong("gates", "an object of texts");
+      out.emplace_back(name, value.get<std::string>());
+    }
+    return out;
+  }
+  verdict::Verdict verdict(const char* key) const {
+    const std::string word = text(key);
+    for (auto v : {verdict::Verdict::Compatible, verdict::Verdict::Degraded, verdict::Verdict::Incompatible,
+                   verdict::Verdict::Unknown}) {
+      if (verdict::verdict_name(v) == word) return v;
+    }
+    throw bad_input(std::string("a scan report's ") + m_what + " has an unknown verdict '" + word + "'");
+  }
+
+ private:
+  [[noreturn]] void wrong(const char* key, const char* expected) const {
+    throw bad_input(std::string("a scan report's ") + m_what + " has a \"" + key + "\" that is not " + expected);
+  }
+  const Json& m_j;
+  const char* m_what;
+};
 
 Json gates_to_json(const Gates& gates) {
   Json out = Json::object();
   for (const auto& [name, value] : gates) out[name] = value;
   return out;
-}
-
-verdict::Verdict report_json_verdict(const std::string& word, const char* what) {
-  for (auto v : {verdict::Verdict::Compatible, verdict::Verdict::Degraded, verdict::Verdict::Incompatible,
-                 verdict::Verdict::Unknown}) {
-    if (verdict::verdict_name(v) == word) return v;
-  }
-  throw bad_input(std::string("a scan report's ") + what + " has an unknown verdict '" + word + "'");
 }
 
 // --- the publisher check: lint::to_json less the wheel's own fields, with its headline ---
@@ -121,60 +119,42 @@ Json publisher_to_json(const lint::Report& r) {
 }
 
 lint::Report publisher_from_json(const Json& j, const Wheel& w) {
-  const char* what = "publisher check";
-  report_json_object(j, what);
+  const ReportFields f(j, "publisher check");
   lint::Report r;
   r.wheel = w.filename;
   r.sha256 = w.sha256;
   r.source = w.url;
   r.integrity = w.integrity;
-  const std::string status = report_json_string(j, what, "status");
+  const std::string status = f.text("status");
   bool known = false;
   for (auto s : {lint::Status::Clean, lint::Status::Warnings, lint::Status::Errors}) {
     if (lint::status_name(s) == status) r.status = s, known = true;
   }
   if (!known) throw bad_input("a scan report's publisher check has an unknown status '" + status + "'");
-  if (const Json* claims = report_json_field(j, "claims")) {
-    report_json_object(*claims, "publisher claims");
-    r.claims.said = report_json_strings(*claims, "publisher claims", "said");
-    r.claims.shown = report_json_strings(*claims, "publisher claims", "shown");
+  if (const Json* claims = f.field("claims")) {
+    const ReportFields c(*claims, "publisher claims");
+    r.claims = {c.texts("said"), c.texts("shown")};
   }
-  for (const auto& f : report_json_array(j, what, "findings")) r.findings.push_back(verdict::finding_from_json(f));
-  r.notes = report_json_strings(j, what, "notes");
+  for (const auto& finding : f.list("findings")) r.findings.push_back(verdict::finding_from_json(finding));
+  r.notes = f.texts("notes");
   // Its exit code says what the status does not: 2, a wheel that fails its own integrity.
-  if (const Json* rc = report_json_field(j, "exit_code"); rc != nullptr && rc->is_number_integer())
+  if (const Json* rc = f.field("exit_code"); rc != nullptr && rc->is_number_integer())
     r.intact = rc->get<int>() != k_exit_bad_input;
   return r;
 }
 
-Passed passed_from_json(const Json& j) {
-  const char* what = "pin's passed_over entry";
-  report_json_object(j, what);
-  return {report_json_string(j, what, "filename"), report_json_string(j, what, "version"),
-          report_json_string(j, what, "reason")};
-}
-
 Pin pin_from_json(const Json& j) {
-  const char* what = "pin";
-  report_json_object(j, what);
-  Pin p;
-  p.image = report_json_string(j, what, "image");
-  p.project = report_json_string(j, what, "project");
-  if (const Json* pj = report_json_field(j, "pick")) {
-    const char* pick_what = "pin's pick";
-    report_json_object(*pj, pick_what);
-    Pick pick;
-    pick.filename = report_json_string(*pj, pick_what, "filename");
-    pick.version = report_json_string(*pj, pick_what, "version");
-    pick.verdict = report_json_verdict(report_json_string(*pj, pick_what, "verdict"), pick_what);
-    pick.gates = report_json_gates(*pj, pick_what);
-    pick.url = report_json_string(*pj, pick_what, "url");
-    pick.sha256 = report_json_string(*pj, pick_what, "sha256");
-    pick.variant = report_json_optional(*pj, pick_what, "variant");
-    pick.undecided = report_json_strings(*pj, pick_what, "undecided");
-    p.pick = std::move(pick);
+  const ReportFields f(j, "pin");
+  Pin p{f.text("image"), f.text("project"), std::nullopt, {}};
+  if (const Json* pj = f.field("pick")) {
+    const ReportFields k(*pj, "pin's pick");
+    p.pick = Pick{k.text("filename"), k.text("version"), k.verdict("verdict"),       k.gates(),
+                  k.text("url"),      k.text("sha256"),  k.optional_text("variant"), k.texts("undecided")};
   }
-  for (const auto& passed : report_json_array(j, what, "passed_over")) p.passed.push_back(passed_from_json(passed));
+  for (const auto& passed : f.list("passed_over")) {
+    const ReportFields o(passed, "pin's passed_over entry");
+    p.passed.push_back({o.text("filename"), o.text("version"), o.text("reason")});
+  }
   return p;
 }
 
@@ -210,8 +190,9 @@ Json to_json(const Checked& c) {
 Checked checked_from_json(const Json& j) {
   Checked c;
   c.cell = run::cell_from_json(j);
-  c.gates = report_json_gates(j, "result");
-  c.counted = c.cell.targeted && report_json_bool(j, "result", "counted", true);
+  const ReportFields f(j, "result");
+  c.gates = f.gates();
+  c.counted = c.cell.targeted && f.flag("counted", true);
   return c;
 }
 
@@ -237,23 +218,25 @@ Json to_json(const Wheel& w) {
 }
 
 Wheel wheel_from_json(const Json& j) {
-  const char* what = "wheel";
-  report_json_object(j, what);
-  Wheel w;
-  w.filename = report_json_string(j, what, "filename");
-  w.project = report_json_string(j, what, "project");
-  w.version = report_json_string(j, what, "version");
-  w.url = report_json_string(j, what, "url");
-  w.sha256 = report_json_string(j, what, "sha256");
-  if (report_json_field(j, "size") != nullptr) w.size = report_json_count(j, what, "size");
-  w.upload_time = report_json_optional(j, what, "upload_time");
-  w.yanked = report_json_bool(j, what, "yanked", false);
-  w.yanked_reason = report_json_string(j, what, "yanked_reason");
-  w.is_new = report_json_bool(j, what, "new", true);
-  w.integrity = report_json_string(j, what, "integrity");
-  w.error = report_json_optional(j, what, "error");
-  for (const auto& r : report_json_array(j, what, "results")) w.results.push_back(checked_from_json(r));
-  if (const Json* p = report_json_field(j, "publisher")) w.publisher = publisher_from_json(*p, w);
+  const ReportFields f(j, "wheel");
+  std::optional<std::uint64_t> size;
+  if (f.field("size") != nullptr) size = f.count("size");
+  Wheel w{.filename = f.text("filename"),
+          .project = f.text("project"),
+          .version = f.text("version"),
+          .url = f.text("url"),
+          .sha256 = f.text("sha256"),
+          .size = size,
+          .upload_time = f.optional_text("upload_time"),
+          .yanked = f.flag("yanked", false),
+          .yanked_reason = f.text("yanked_reason"),
+          .is_new = f.flag("new", true),
+          .integrity = f.text("integrity"),
+          .error = f.optional_text("error"),
+          .results = {},
+          .publisher = std::nullopt};
+  for (const auto& r : f.list("results")) w.results.push_back(checked_from_json(r));
+  if (const Json* p = f.field("publisher")) w.publisher = publisher_from_json(*p, w);
   return w;
 }
 
@@ -302,33 +285,29 @@ Json to_json(const Report& r) {
 }
 
 Report report_from_json(const Json& j) {
-  const char* what = "document";
   if (!j.is_object()) throw bad_input("a scan report must be a JSON object");
-  if (const std::string schema = report_json_string(j, what, "schema"); schema != k_report_schema)
+  const ReportFields f(j, "document");
+  if (const std::string schema = f.text("schema"); schema != k_report_schema) {
     throw bad_input("not a wheelcheck scan report (" + std::string(k_report_schema) + "): its schema is '" + schema +
                     "'");
+  }
   Report r;
-  r.generated_at = report_json_string(j, what, "generated_at");
-  r.wheelcheck_version = report_json_string(j, what, "wheelcheck_version");
-  r.indexes = report_json_strings(j, what, "indexes");
-  r.projects = report_json_strings(j, what, "projects");
-  r.images = report_json_strings(j, what, "images");
-  if (const Json* shard = report_json_field(j, "shard")) {
-    report_json_object(*shard, "shard");
-    r.shard.merged = report_json_bool(*shard, "shard", "merged", false);
-    r.shard.index = static_cast<int>(report_json_count(*shard, "shard", "index"));
-    r.shard.count = static_cast<int>(report_json_count(*shard, "shard", "count"));
+  r.generated_at = f.text("generated_at");
+  r.wheelcheck_version = f.text("wheelcheck_version");
+  r.indexes = f.texts("indexes");
+  r.projects = f.texts("projects");
+  r.images = f.texts("images");
+  if (const Json* shard = f.field("shard")) {
+    const ReportFields s(*shard, "shard");
+    r.shard = {static_cast<int>(s.count("index")), static_cast<int>(s.count("count")), s.flag("merged", false)};
   }
-  r.since = report_json_optional(j, what, "since");
-  r.environment = report_json_strings(j, what, "environment");
-  if (const Json* summary = report_json_field(j, "summary")) {
-    report_json_object(*summary, "summary");
-    r.wheels_seen = report_json_count(*summary, "summary", "wheels_seen");
-  }
-  for (const auto& w : report_json_array(j, what, "wheels")) r.wheels.push_back(wheel_from_json(w));
-  for (const auto& p : report_json_array(j, what, "pins")) r.pins.push_back(pin_from_json(p));
-  r.warnings = report_json_strings(j, what, "warnings");
-  r.errors = report_json_strings(j, what, "errors");
+  r.since = f.optional_text("since");
+  r.environment = f.texts("environment");
+  if (const Json* summary = f.field("summary")) r.wheels_seen = ReportFields(*summary, "summary").count("wheels_seen");
+  for (const auto& w : f.list("wheels")) r.wheels.push_back(wheel_from_json(w));
+  for (const auto& p : f.list("pins")) r.pins.push_back(pin_from_json(p));
+  r.warnings = f.texts("warnings");
+  r.errors = f.texts("errors");
   return r;
 }
 

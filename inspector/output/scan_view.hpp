@@ -1,6 +1,6 @@
-// What the two renderings of a scan report share (inspector/output/scan_markdown.cpp, scan_html.cpp), built from
-// the typed report (include/wheelcheck/scan.hpp): a cell per wheel and image, the verdict styles, the columns and
-// rows, the outcome in words, gates as shell lines, the pin grid.
+// What the two renderings of a scan report share (inspector/output/scan_markdown.cpp,
+// inspector/output/scan_html.cpp), built from the typed report (include/wheelcheck/scan.hpp): a cell per wheel
+// and image, the verdict styles, the columns and rows, the outcome in words, gates as shell lines, the pin grid.
 #pragma once
 
 #include <algorithm>

@@ -1,10 +1,10 @@
-// The renderings of a `wheelcheck scan` report (inspector/output/scan_markdown.cpp, scan_html.cpp), each of
-// the typed report read from its JSON (scan::report_from_json, inspector/output/report_json.cpp), and its
-// schema (docs/scan.schema.json): Markdown table shapes, a cell for each verdict kind, escaping of `|`,
-// newlines and HTML in both outputs, the pins section, a <details> in every HTML matrix cell, no
-// script anywhere, a clear error for what is no report; the example report validates against the schema
-// (Python's jsonschema) and a broken one does not; headless Chromium parses the page into the DOM
-// expected and paints a screenshot.
+// The renderings of a `wheelcheck scan` report (inspector/output/scan_markdown.cpp,
+// inspector/output/scan_html.cpp), each of the typed report read from its JSON (scan::report_from_json,
+// inspector/output/report_json.cpp), and its schema (docs/scan.schema.json): Markdown table shapes, a cell for
+// each verdict kind, escaping of `|`, newlines and HTML in both outputs, the pins section, a <details> in every
+// HTML matrix cell, no script anywhere, a clear error for what is no report; the example report validates
+// against the schema (Python's jsonschema) and a broken one does not; headless Chromium parses the page into
+// the DOM expected and paints a screenshot.
 #include <algorithm>
 #include <fstream>
 #include <map>
