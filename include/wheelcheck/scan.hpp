@@ -65,9 +65,10 @@ using Gates = std::vector<std::pair<std::string, std::string>>;  // VARIABLE=VAL
 struct Checked {
   run::Cell cell;
   Gates gates;
-  bool counted = true;  // targeted: pip installs it there and its label names no other image's build
+  bool counted = true;  // the scan counts it (exit code, step verdict): targeted, and no label names another build
 };
-// A cell of the run as the report holds it (what report_from_json reads back).
+// A cell of the run in the report: its gates, and whether the scan counts it (a cell the wheel is not for never is).
+// The report's JSON holds it at its size (to_json below): what the scan keeps of a wheel is what that says.
 Checked checked_of(const run::Cell& cell, bool counted);
 
 // A listed wheel the scan found new, and what its check found.
@@ -97,7 +98,7 @@ struct Pick {
   std::optional<std::string> variant;  // the wheel variant's label
   std::vector<std::string> undecided;  // the release's variants whose support on the image is unknown
 };
-struct Passed {
+struct Passed {  // a newer file passed over, and why
   std::string filename, version, reason;
 };
 struct Pin {

@@ -173,13 +173,6 @@ Json summary_to_json(const Summary& s) {
 
 }  // namespace
 
-Checked checked_of(const run::Cell& cell, bool counted) {
-  // The cell as the report holds it, written and read back by the one writer and reader: a scan's report, its
-  // record for a merge and the merge's report all say the same of it.
-  Checked c{cell, run::cell_gates(cell), counted};
-  return checked_from_json(to_json(c));
-}
-
 Json to_json(const Checked& c) {
   Json j = run::to_json(c.cell, c.cell.targeted ? run::Size::Result : run::Size::Record);
   j["gates"] = gates_to_json(c.gates);

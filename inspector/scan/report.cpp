@@ -1,13 +1,18 @@
-// What the scan's typed report says of itself (include/wheelcheck/scan.hpp): its exit code and worst verdict,
-// computed from its cells, and its counts (summary_of).
+// What the scan's typed report says of itself (include/wheelcheck/scan.hpp): its cells (checked_of), its exit code
+// and worst verdict, computed from them, and its counts (summary_of).
 #include <cstdint>
 #include <vector>
 
 #include "wheelcheck/error.hpp"
+#include "wheelcheck/run.hpp"
 #include "wheelcheck/scan.hpp"
 #include "wheelcheck/verdict.hpp"
 
 namespace wheelcheck::scan {
+
+Checked checked_of(const run::Cell& cell, bool counted) {
+  return {cell, run::cell_gates(cell), cell.targeted && counted};
+}
 
 int Report::exit_code() const {
   // Each index or wheel that could not be read is an error of the report (a wheel's is also its "error").

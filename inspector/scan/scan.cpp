@@ -537,7 +537,7 @@ class Scan {
     std::vector<Checked> results;
     // Every cell: run() keeps the report's images', one not targeted counted so, never a missing result.
     for (const auto& c : cells) {
-      results.push_back({c, run::cell_gates(c), counts(c, f)});
+      results.push_back(checked_of(c, counts(c, f)));
       if (m_explicit || counts(c, f)) m_used_images.insert(c.image);
     }
     return results;

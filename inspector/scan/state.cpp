@@ -253,6 +253,9 @@ ShardFolder read_shard_folder(const std::string& dir) {
       for (const auto& line : w["published"]) {
         if (!line.is_string()) throw std::runtime_error("a wheel entry's published line is not text");
       }
+      for (const auto& line : w["errors"]) {
+        if (!line.is_string()) throw std::runtime_error("a wheel entry's error is not text");
+      }
     }
     for (const auto& [url, outcome] : f.record["fetched"].items()) {
       const bool read = outcome.is_object() && outcome.contains("sha256") && outcome["sha256"].is_string();
