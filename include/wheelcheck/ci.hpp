@@ -13,6 +13,10 @@
 #include "wheelcheck/run.hpp"
 #include "wheelcheck/verdict.hpp"
 
+namespace wheelcheck::scan {
+struct Report;
+}
+
 namespace wheelcheck::ci {
 
 // Where a wheel was named: the line of a lock, pins or requirements file, else the wheel's path or URL.
@@ -25,7 +29,7 @@ Location location_of(const std::string& source);
 
 // One wheel against one image, where it was named: the run's own cell (run::Cell: the image, whether the
 // wheel targets it, the report with its verdict, findings and routes), or why it could not be checked.
-// Every rendering of CI's formats reads this, for check, gates, environments and a scan report read back
+// Every rendering of CI's formats reads this, for check, gates, environments and a scan's report
 // (cases_of_scan): one typed result, never a copy of its fields.
 struct Case {
   run::Cell cell;
@@ -52,9 +56,9 @@ Case case_of(const run::Cell& cell, const Location& where);
 // image (incompatible), with the reason.
 Case failed_case(const std::string& image, const std::string& wheel, const Location& where,
                  std::optional<verdict::Verdict> verdict, const std::string& why);
-// Every result of a scan report (docs/scan.schema.json) read back into the run's cells (run::cell_from_json);
-// located by each wheel's URL.
-std::vector<Case> cases_of_scan(const nlohmann::ordered_json& report);
+// Every cell of a scan's report, the publisher check of each new wheel as a case of the image "publisher", and a
+// wheel that could not be read as a case of each image; located by each wheel's URL.
+std::vector<Case> cases_of_scan(const scan::Report& report);
 
 // The SARIF rule a finding counts under: its kind, or for a missing symbol or version the classification
 // that says more (signature-changed, cxx-abi-mismatch, version-too-new).

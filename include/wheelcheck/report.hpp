@@ -1,24 +1,28 @@
-// Renderings of a `wheelcheck scan` report (docs/scan.schema.json): Markdown for a CI job summary
-// ($GITHUB_STEP_SUMMARY) and one self-contained static HTML page (inline CSS, no JavaScript).
+// Renderings of a `wheelcheck scan` report (scan::Report, include/wheelcheck/scan.hpp): Markdown for a CI job
+// summary ($GITHUB_STEP_SUMMARY), one self-contained static HTML page (inline CSS, no JavaScript), and the text
+// the scan prints for people.
 //
-// Both read the report as untrusted: a missing or mistyped optional field renders as absent rather
-// than throwing, every text from the report is escaped (HTML entities; Markdown punctuation, `|` and
-// newlines in table cells), and links are only made for http(s) URLs. The output depends on nothing
-// but the report, so the same report always renders byte for byte the same.
+// Every text of the report is escaped (HTML entities; Markdown punctuation, `|` and newlines in table cells),
+// and links are only made for http(s) URLs. The output depends on nothing but the report, so the same report
+// always renders byte for byte the same.
 #pragma once
 
 #include <string>
 
-#include <nlohmann/json_fwd.hpp>
-
 namespace wheelcheck::scan {
+
+struct Report;
 
 // GitHub-flavoured Markdown: outcome heading, counts, a wheels x images verdict table, a bullet per
 // non-compatible targeted cell, the pins (image x project) with what was passed over, the warnings.
-std::string report_markdown(const nlohmann::ordered_json& report);
+std::string report_markdown(const Report& report);
 
 // One HTML5 page: summary header, a wheels x images matrix whose cells are coloured by verdict and
 // open their findings with <details>, a legend, the pins table, the warnings and a footer.
-std::string report_html(const nlohmann::ordered_json& report);
+std::string report_html(const Report& report);
+
+// The scan's standard output for people (--format text): the counts, a row per new wheel's targeted cell, its
+// publisher check's worst finding, the pins (a shard's are left to its merge) and the warnings.
+std::string report_text(const Report& report);
 
 }  // namespace wheelcheck::scan

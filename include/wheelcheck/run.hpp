@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "wheelcheck/exports.hpp"
@@ -89,6 +90,8 @@ nlohmann::ordered_json to_json(const Cell& cell, Size size);
 // A cell read back from any size: its report holds what that size carries (a record: no findings or
 // routes). Throws Error(BadInput) for a verdict, finding kind or severity it does not know.
 Cell cell_from_json(const nlohmann::ordered_json& j);
+// The gates a cell's routes that are off set, as `wheelcheck gates` exports them for its report alone (its "gates").
+std::vector<std::pair<std::string, std::string>> cell_gates(const Cell& cell);
 
 // The one rule that decides what a report's headline names, whatever words a rendering says it in (run's
 // summary, SARIF's and JUnit's pip phrases): for degraded and incompatible the route that is off (one the

@@ -7,11 +7,13 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "wheelcheck/image.hpp"
+#include "wheelcheck/lint.hpp"
 #include "wheelcheck/net.hpp"
 #include "wheelcheck/profile.hpp"
 #include "wheelcheck/remote.hpp"
@@ -53,23 +55,119 @@ std::pair<int, int> parse_shard(const std::string& text);
 int shard_of(const std::string& filename, int count);
 bool in_shard(const std::string& filename, int index, int count);
 
+// --- The report: one typed value (docs/scan.schema.json is its JSON, inspector/output/report_json.cpp) -----------
+
+using Gates = std::vector<std::pair<std::string, std::string>>;  // VARIABLE=VALUE, in the routes' order
+
+// One image's cell of a new wheel, as the report holds it (#/$defs/result): the run's cell at the report's size
+// (findings and routes where the wheel is for the image; a record, without them, where it is not), the gates its
+// routes set (kept: a record has no routes to compute them from), and whether the scan counts it.
+struct Checked {
+  run::Cell cell;
+  Gates gates;
+  bool counted = true;  // the scan counts it (exit code, step verdict): targeted, and no label names another build
+};
+// A cell of the run in the report: its gates, and whether the scan counts it (a cell the wheel is not for never is).
+// The report's JSON holds it at its size (to_json below): what the scan keeps of a wheel is what that says.
+Checked checked_of(const run::Cell& cell, bool counted);
+
+// A listed wheel the scan found new, and what its check found.
+struct Wheel {
+  std::string filename, project, version;
+  std::string url;  // credentials redacted
+  std::string sha256;
+  std::optional<std::uint64_t> size;
+  std::optional<std::string> upload_time;
+  bool yanked = false;
+  std::string yanked_reason;
+  bool is_new = true;                     // "new": every wheel a scan reports is
+  std::string integrity;                  // "full", "headers-only"
+  std::optional<std::string> error;       // why it could not be fetched, read or checked (set: exit code 2)
+  std::vector<Checked> results;           // one per image, in the scan's order
+  std::optional<lint::Report> publisher;  // the wheel on its own (`wheelcheck lint`), once it was read
+  bool failed() const { return error.has_value(); }
+};
+
+// Pins: per image and project, the newest usable file, and why each newer one was passed over.
+struct Pick {
+  std::string filename, version;
+  verdict::Verdict verdict = verdict::Verdict::Compatible;  // compatible, degraded or unknown
+  Gates gates;
+  std::string url;  // credentials redacted
+  std::string sha256;
+  std::optional<std::string> variant;  // the wheel variant's label
+  std::vector<std::string> undecided;  // the release's variants whose support on the image is unknown
+};
+struct Passed {  // a newer file passed over, and why
+  std::string filename, version, reason;
+};
+struct Pin {
+  std::string image, project;
+  std::optional<Pick> pick;  // none: nothing usable
+  std::vector<Passed> passed;
+};
+
+struct Shard {
+  int index = 1, count = 1;  // a merge: 0 of the shards' count
+  bool merged = false;
+};
+
+// The report's counts (not-targeted cells apart).
+struct Summary {
+  std::uint64_t wheels_seen = 0, fresh = 0, checked = 0, errors = 0;
+  std::uint64_t compatible = 0, degraded = 0, incompatible = 0, unknown = 0, not_targeted = 0;
+};
+
+inline constexpr const char* k_report_schema = "wheelcheck-scan/1";
+
+struct Report {
+  std::string generated_at;
+  std::string wheelcheck_version;
+  std::vector<std::string> indexes;  // credentials redacted
+  std::vector<std::string> projects;
+  std::vector<std::string> images;  // the report's columns
+  Shard shard;
+  std::optional<std::string> since;
+  std::vector<std::string> environment;  // --with, as given
+  std::uint64_t wheels_seen = 0;         // the wheel files the indexes list
+  std::vector<Wheel> wheels;             // the new ones
+  std::vector<Pin> pins;
+  std::vector<std::string> warnings;
+  std::vector<std::string> errors;  // what makes the exit code 2, each said as an error too
+
+  // 0 nothing new is incompatible, 1 a new wheel is incompatible with an image its tags target (a counted
+  // cell), 2 an index unreadable after the retries or a wheel that could not be read (errors says each).
+  int exit_code() const;
+  // The worst verdict of the new wheels on the images they are counted on: compatible when none fails.
+  verdict::Verdict worst_new_verdict() const;
+  bool a_shard() const { return shard.count > 1 && !shard.merged; }  // one shard's share, not a whole scan
+};
+
+// The report's JSON (report.json) and back: the one writer and the one reader (inspector/output/report_json.cpp).
+// The readers throw Error(BadInput) naming what a document lacks.
+nlohmann::ordered_json to_json(const Report& report);
+Report report_from_json(const nlohmann::ordered_json& j);
+nlohmann::ordered_json to_json(const Wheel& wheel);  // a report's wheel entry (and the shard record's)
+Wheel wheel_from_json(const nlohmann::ordered_json& j);
+nlohmann::ordered_json to_json(const Checked& checked);
+Checked checked_from_json(const nlohmann::ordered_json& j);  // a report's result or a state's record
+nlohmann::ordered_json to_json(const Pin& pin);
+
 // A scan's outcome: the report, and the commit of its state, for the caller to run once it has written
 // the report's files, the pins and its standard output (a scan commits last: one that could not write its
 // outputs leaves the state as it was). Until commit() runs or the Result is gone, the state is locked.
 struct Result {
-  nlohmann::ordered_json report;
+  Report report;
   std::function<void()> commit;  // throws Error(Io) when the state cannot be saved
 };
 
-// Runs a scan. The report's exit_code: 0 nothing new is incompatible, 1 a new wheel is incompatible with
-// an image its tags target, 2 an index unreadable after the retries or a wheel that could not be read
-// (the report is still complete for the rest; "errors" says each).
+// Runs a scan (its exit code: Report::exit_code; the report is complete for what could be read).
 Result run(const Options& options, const image::Db& db, net::Client& client, const ProfileCache* cache);
 
-// The report's "summary" for a list of checked wheels (counts by verdict; not-targeted cells apart).
-nlohmann::ordered_json summary_of(const nlohmann::ordered_json& wheels, std::uint64_t wheels_seen);
+// The report's counts for a list of checked wheels (counts by verdict; not-targeted cells apart).
+Summary summary_of(const std::vector<Wheel>& wheels, std::uint64_t wheels_seen);
 
 // The pins as shell assignments a setup script sources (the shape of FlagOS's version-pins.env).
-std::string pins_env(const nlohmann::ordered_json& report);
+std::string pins_env(const Report& report);
 
 }  // namespace wheelcheck::scan

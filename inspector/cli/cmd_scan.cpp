@@ -9,11 +9,13 @@
 #include <optional>
 
 #include "commands.hpp"
+#include "wheelcheck/ci.hpp"
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/format.hpp"
 #include "wheelcheck/report.hpp"
 #include "wheelcheck/scan.hpp"
 #include "wheelcheck/util.hpp"
+#include "wheelcheck/verdict.hpp"
 
 namespace wheelcheck::cli {
 
@@ -78,100 +80,13 @@ Exit codes: 0 nothing new is incompatible; 1 a new wheel is incompatible with an
 Environment: PIP_INDEX_URL / PIP_EXTRA_INDEX_URL when no --index is given; credentials from the URL or
 ~/.netrc ($NETRC), never sent to another host; proxies from http_proxy/https_proxy/no_proxy.)";
 
-// Text from the network may hold invalid UTF-8 (an index that answers garbage): replaced, never fatal.
-std::string dump(const nlohmann::ordered_json& j) {
-  return output::dump(j);
-}
-
-// Each file whole or not at all (and on the disk before the state that counts on them is saved).
-void write_reports(const nlohmann::ordered_json& report, const std::string& dir) {
+// Each file whole or not at all (and on the disk before the state that counts on them is saved). JSON from the
+// network may hold invalid UTF-8 (an index that answers garbage): output::dump replaces it, never fatal.
+void write_reports(const scan::Report& report, const std::string& dir) {
   make_dirs(dir);
-  write_file_atomic(dir + "/report.json", dump(report), true);
+  write_file_atomic(dir + "/report.json", output::dump(scan::to_json(report)), true);
   write_file_atomic(dir + "/report.md", scan::report_markdown(report), true);
   write_file_atomic(dir + "/report.html", scan::report_html(report), true);
-}
-
-// "1 wheel", "2 wheels", "0 errors".
-std::string scan_count(std::uint64_t n, std::string_view one, std::string_view many) {
-  return fmt::format("{} {}", n, n == 1 ? one : many);
-}
-
-std::string summary_text(const nlohmann::ordered_json& r) {
-  const auto& s = r["summary"];
-  std::string out = fmt::format("scan: {} listed, {} new, {} checked, {}\n",
-                                scan_count(s["wheels_seen"].get<std::uint64_t>(), "wheel", "wheels"),
-                                s["new"].get<std::uint64_t>(), s["checked"].get<std::uint64_t>(),
-                                scan_count(static_cast<std::uint64_t>(s["errors"].get<int>()), "error", "errors"));
-  for (const auto& w : r["wheels"]) {
-    out += "  " + w["filename"].get<std::string>() + "\n";
-    if (!w["error"].is_null()) out += "    error: " + w["error"].get<std::string>() + "\n";
-    // What was checked, a row each; the images the wheel is not for (its tags, Requires-Python) only counted:
-    // report.json, .md and .html keep every cell, with why.
-    std::vector<std::string> skipped;
-    for (const auto& c : w["results"]) {
-      if (!c["targeted"].get<bool>()) {
-        skipped.push_back(c["image"].get<std::string>());
-        continue;
-      }
-      out += fmt::format("    {:<16} {:<13}{}{}\n", c["image"].get<std::string>(), c["verdict"].get<std::string>(),
-                         c["headline"].get<std::string>().empty() ? "" : "  ", c["headline"].get<std::string>());
-    }
-    if (!skipped.empty()) {
-      out +=
-          fmt::format("    not targeted on {}{} (the report says why)\n", scan_count(skipped.size(), "image", "images"),
-                      skipped.size() <= 3 ? ": " + join(skipped, ", ") : std::string());
-    }
-    // The wheel on its own (`wheelcheck lint`), once: its worst finding, when it has one above information.
-    if (w.contains("publisher") && !w["publisher"].value("headline", std::string()).empty()) {
-      const auto& p = w["publisher"];
-      std::size_t more = 0;
-      for (const auto& f : p["findings"]) more += f.value("severity", std::string()) != "info" ? 1 : 0;
-      out += fmt::format("    {:<16} {:<13}  {}{}\n", "publisher", p["status"].get<std::string>(),
-                         p["headline"].get<std::string>(),
-                         more > 1 ? fmt::format(" (+{} more in the report)", more - 1) : "");
-    }
-  }
-  // A shard's pins see only its own share of the new wheels: a project another shard checks would read
-  // "nothing usable". The merge pins from every shard's results; a shard says so once.
-  const auto shard = r.value("shard", nlohmann::ordered_json());
-  const bool a_shard = shard.is_object() && shard.value("count", 1) > 1 && !shard.value("merged", false);
-  if (a_shard) {
-    out += fmt::format(
-        "pins: shard {} of {} checks a share of the new wheels; `scan --merge` pins from every shard's results\n",
-        shard.value("index", 0), shard.value("count", 1));
-  }
-  static const nlohmann::ordered_json no_pins = nlohmann::ordered_json::array();
-  for (const auto& p : a_shard ? no_pins : r["pins"]) {
-    const auto& pick = p["pick"];
-    out += fmt::format("pin {} on {}: {}\n", p["project"].get<std::string>(), p["image"].get<std::string>(),
-                       pick.is_null()
-                           ? "nothing usable"
-                           : pick["version"].get<std::string>() +
-                                 (pick.contains("variant") ? ", variant " + pick["variant"].get<std::string>() : "") +
-                                 " (" + pick["verdict"].get<std::string>() + ")");
-    // A variant whose support waits on a fact the image leaves unknown (driver, GPUs): said beside the pin.
-    if (!pick.is_null() && pick.contains("undecided")) {
-      for (const auto& why : pick["undecided"]) out += "    it depends: " + why.get<std::string>() + "\n";
-    }
-  }
-  for (const auto& w : r["warnings"]) out += "wheelcheck: warning: " + w.get<std::string>() + "\n";
-  return out;
-}
-
-// The worst verdict of the new wheels on the images their tags target: "compatible" when none fails.
-std::string worst_new_verdict(const nlohmann::ordered_json& report) {
-  verdict::Verdict worst = verdict::Verdict::Compatible;
-  for (const auto& w : report["wheels"]) {
-    if (!w.value("new", false)) continue;
-    for (const auto& r : w.value("results", nlohmann::ordered_json::array())) {
-      if (!r.value("targeted", true) || !r.value("counted", true)) continue;  // as the exit code counts them
-      const std::string v = r.value("verdict", "");
-      for (auto candidate : {verdict::Verdict::Incompatible, verdict::Verdict::Unknown, verdict::Verdict::Degraded}) {
-        if (verdict::verdict_name(candidate) == v) worst = verdict::worst(worst, candidate);
-      }
-    }
-  }
-  return verdict::verdict_name(worst);
 }
 
 int run_scan(const ScanArgs& given) {
@@ -190,7 +105,7 @@ int run_scan(const ScanArgs& given) {
     throw usage_error("--json and --format " + a.format + " conflict");
   const std::string format = a.json ? "json" : a.format.empty() ? "text" : a.format;
   const auto outputs = parse_outputs(a.outputs, output::k_scan);
-  nlohmann::ordered_json report;
+  scan::Report report;
   std::function<void()> commit;
   {
     scan::Options o;
@@ -271,32 +186,31 @@ int run_scan(const ScanArgs& given) {
   // The outputs first, each whole; the state last, once they are safe (a scan commits last).
   if (!a.report.empty()) write_reports(report, a.report);
   if (!a.pins.empty()) write_file_atomic(a.pins, scan::pins_env(report), true);
-  const int verdict_rc = report["exit_code"].get<int>();
+  const int verdict_rc = report.exit_code();
   CheckArgs exit_args;
   exit_args.exit_zero = a.exit_zero;
   const int rc = exit_with(exit_args, verdict_rc);
   // The one dispatcher of the output room (the report's own JSON and Markdown).
-  const output::Run run{[&] { return ci::cases_of_scan(report); }, rc, [&] { return report; },
+  const output::Run run{[&] { return ci::cases_of_scan(report); }, rc, [&] { return scan::to_json(report); },
                         [&] { return scan::report_markdown(report); }};
   auto render = [&](output::Format f) { return output::render(f, run); };
   for (const auto& [what, path] : outputs) write_file_atomic(path, render(what), true);
   if (!a.summary.empty()) append_to_file(a.summary, scan::report_markdown(report));
   const std::string step_outputs = !a.github_output.empty() ? a.github_output : getenv_or("GITHUB_OUTPUT", "");
   if (!step_outputs.empty()) {
-    append_to_file(step_outputs, github_output_lines(
-                                     {{"verdict", verdict_rc == k_exit_bad_input ? "error" : worst_new_verdict(report)},
-                                      {"exit-code", std::to_string(rc)}}));
+    append_to_file(
+        step_outputs,
+        github_output_lines(
+            {{"verdict", verdict_rc == k_exit_bad_input ? "error" : verdict::verdict_name(report.worst_new_verdict())},
+             {"exit-code", std::to_string(rc)}}));
   }
   if (format == "json" || format == "sarif" || format == "junit") {
     print_out(render(*output::format_named(format)));
   } else {
-    print_out(summary_text(report));
+    print_out(scan::report_text(report));
   }
   flush_stdout();
-  if (report.contains("errors")) {
-    for (const auto& e : report["errors"])
-      std::fprintf(stderr, "wheelcheck: error: %s\n", e.get<std::string>().c_str());
-  }
+  for (const auto& e : report.errors) std::fprintf(stderr, "wheelcheck: error: %s\n", e.c_str());
   if (commit) commit();
   return rc;
 }

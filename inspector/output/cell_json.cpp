@@ -3,6 +3,7 @@
 // scan report rendered as SARIF or JUnit, the state's records when pins are chosen, shards merged). The
 // finding and route parts are the verdict document's own (verdict::finding_to_json, route_to_json).
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "wheelcheck/error.hpp"
@@ -68,11 +69,9 @@ std::vector<verdict::FindingKind> every_kind() {
   return out;
 }
 
-// The gates a cell's routes that are off set, as `wheelcheck gates` exports them for its report alone.
 Json gates_json(const run::Cell& c) {
   Json gates = Json::object();
-  const std::vector<verdict::Report> reports{c.report};
-  for (const auto& g : gates::merge(reports).gates) gates[g.variable] = g.value;
+  for (const auto& [variable, value] : run::cell_gates(c)) gates[variable] = value;
   return gates;
 }
 
@@ -156,6 +155,13 @@ Json to_json(const Cell& c, Size size) {
               {"findings", std::move(findings)},
               {"conditions", c.report.conditions},
               {"routes", std::move(routes)}};
+}
+
+std::vector<std::pair<std::string, std::string>> cell_gates(const Cell& c) {
+  std::vector<std::pair<std::string, std::string>> out;
+  const std::vector<verdict::Report> reports{c.report};
+  for (const auto& g : gates::merge(reports).gates) out.emplace_back(g.variable, g.value);
+  return out;
 }
 
 Cell cell_from_json(const Json& j) {

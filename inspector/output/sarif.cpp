@@ -11,7 +11,9 @@
 
 #include "wheelcheck/ci.hpp"
 #include "wheelcheck/error.hpp"
+#include "wheelcheck/lint.hpp"
 #include "wheelcheck/run.hpp"
+#include "wheelcheck/scan.hpp"
 #include "wheelcheck/util.hpp"
 
 namespace wheelcheck::ci {
@@ -24,16 +26,6 @@ using verdict::Severity;
 
 constexpr const char* k_docs = "https://github.com/flagos-ai/wheelcheck/blob/main/docs/verdict.md";
 constexpr const char* k_sarif_schema = "https://json.schemastore.org/sarif-2.1.0.json";
-
-// j[key] when it is an array, else an empty one: loops over a report's parts.
-const nlohmann::ordered_json& part(const nlohmann::ordered_json& j, const char* key) {
-  static const nlohmann::ordered_json empty_array = nlohmann::ordered_json::array();
-  return j.is_object() && j.contains(key) && j[key].is_array() ? j[key] : empty_array;
-}
-
-std::string string_of(const nlohmann::ordered_json& j, const char* key) {
-  return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
-}
 
 // A fingerprint that stays the same from one run (and one release of the wheel) to the next: what the
 // finding is about, not where the text of its message happens to be.
@@ -214,34 +206,30 @@ Case failed_case(const std::string& image, const std::string& wheel, const Locat
   return c;
 }
 
-std::vector<Case> cases_of_scan(const nlohmann::ordered_json& report) {
+std::vector<Case> cases_of_scan(const scan::Report& report) {
   std::vector<Case> out;
-  for (const auto& w : part(report, "wheels")) {
-    const std::string filename = string_of(w, "filename");
-    const Location where{string_of(w, "url").empty() ? filename : string_of(w, "url"), 0};
-    if (w.contains("error") && w["error"].is_string() && !w["error"].get<std::string>().empty()) {
-      for (const auto& image : part(report, "images"))
-        if (image.is_string())
-          out.push_back(failed_case(image.get<std::string>(), filename, where, std::nullopt, string_of(w, "error")));
+  for (const auto& w : report.wheels) {
+    const Location where{w.url.empty() ? w.filename : w.url, 0};
+    if (w.error && !w.error->empty()) {
+      for (const auto& image : report.images)
+        out.push_back(failed_case(image, w.filename, where, std::nullopt, *w.error));
       continue;
     }
     // The wheel on its own, once (the publisher check): its findings as a case of the image "publisher".
-    if (w.contains("publisher") && w["publisher"].is_object()) {
-      const auto& p = w["publisher"];
+    if (w.publisher) {
       run::Cell cell;
       cell.image = k_publisher;
       cell.report.image = k_publisher;
-      cell.report.wheel = filename;
-      for (const auto& f : part(p, "findings")) cell.report.findings.push_back(verdict::finding_from_json(f));
-      const std::string status = string_of(p, "status");
-      cell.report.verdict = status == "errors"     ? verdict::Verdict::Incompatible
-                            : status == "warnings" ? verdict::Verdict::Degraded
-                                                   : verdict::Verdict::Compatible;
+      cell.report.wheel = w.filename;
+      cell.report.findings = w.publisher->findings;
+      cell.report.verdict = w.publisher->status == lint::Status::Errors     ? verdict::Verdict::Incompatible
+                            : w.publisher->status == lint::Status::Warnings ? verdict::Verdict::Degraded
+                                                                            : verdict::Verdict::Compatible;
       out.push_back(Case{std::move(cell), where, true, ""});
     }
-    for (const auto& r : part(w, "results")) {
-      Case c{run::cell_from_json(r), where, true, ""};
-      c.cell.report.wheel = filename;
+    for (const auto& r : w.results) {
+      Case c{r.cell, where, true, ""};
+      c.cell.report.wheel = w.filename;
       out.push_back(std::move(c));
     }
   }

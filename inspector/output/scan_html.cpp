@@ -4,22 +4,30 @@
  * report_markdown: GitHub-flavoured Markdown for $GITHUB_STEP_SUMMARY. report_html: one static page,
  * inline CSS only and no JavaScript; each matrix cell is a <details> that opens its findings.
  *
- * The report is read as untrusted input. Every access goes through the small readers below, which
- * turn a missing or mistyped field into "absent" instead of throwing; strings from the report are
- * escaped for the output (HTML entities, Markdown punctuation and table pipes, newlines folded to
- * spaces) and only http(s) URLs become links. Nothing here reads the clock or the environment, so a
- * report renders to the same bytes every time.
+ * Both render the typed report (scan::Report; inspector/output/scan_view.hpp holds what they share). Its
+ * text came from indexes and wheels, so it is untrusted: every string is escaped for the output (HTML
+ * entities, Markdown punctuation and table pipes, newlines folded to spaces) and only http(s) URLs become
+ * links. Nothing here reads the clock or the environment, so a report renders to the same bytes every time.
  */
 
-#include "wheelcheck/report.hpp"
+#include <fmt/format.h>
 
-#include "inspector/scan/report_model.hpp"
+#include <cctype>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "inspector/output/scan_view.hpp"
+#include "wheelcheck/lint.hpp"
+#include "wheelcheck/report.hpp"
+#include "wheelcheck/scan.hpp"
+#include "wheelcheck/util.hpp"
 
 namespace wheelcheck::scan {
 
-using namespace detail;  // NOLINT: the shared model
-
 namespace {
+
+using namespace view;  // NOLINT: the shared model
 
 // Text and attribute values alike: the five significant characters become entities; control
 // characters other than newline and tab are dropped (they are not allowed in HTML text).
@@ -121,10 +129,10 @@ footer{margin-top:2rem;border-top:1px solid var(--line);padding-top:.5rem;color:
 
 std::string summary_html(const Cell& c) {
   const Style s = style(c.kind);
-  return fmt::format("<summary><span class=\"g\" aria-hidden=\"true\">{}</span> {}</summary>", s.glyph, esc(c.word));
+  return fmt::format("<summary><span class=\"g\" aria-hidden=\"true\">{}</span> {}</summary>", s.glyph, esc(c.word()));
 }
 
-std::string gates_html(const Json& gates) {
+std::string gates_html(const Gates& gates) {
   const auto lines = gate_lines(gates, true);
   if (lines.empty()) return {};
   std::string out = "<div class=\"label\">Gates</div><pre class=\"gates\">";
@@ -132,36 +140,38 @@ std::string gates_html(const Json& gates) {
   return out + "</pre>";
 }
 
-std::string finding_html(const Json& f) {
-  std::string out = fmt::format("<li class=\"finding sev-{}\"><span class=\"sev\">{}</span><code>{}</code>",
-                                esc(one_line(str(f, "severity"))),
-                                esc(str(f, "severity").empty() ? "finding" : str(f, "severity")), esc(str(f, "kind")));
+std::string finding_html(const verdict::Finding& f) {
+  const std::string severity = verdict::severity_name(f.severity);
+  std::string out =
+      fmt::format("<li class=\"finding sev-{}\"><span class=\"sev\">{}</span><code>{}</code>", esc(one_line(severity)),
+                  esc(severity.empty() ? "finding" : severity), esc(verdict::kind_name(f.kind)));
   std::string dl;
-  const char* k_fields[][2] = {{"member", "member"}, {"object", "image library"}, {"library", "library"},
-                               {"symbol", "symbol"}, {"demangled", "demangled"},  {"required_version", "needs"}};
-  for (const auto& kf : k_fields)
-    if (auto v = str(f, kf[0]); !v.empty()) dl += fmt::format("<dt>{}</dt><dd><code>{}</code></dd>", kf[1], esc(v));
+  const std::pair<const std::string*, const char*> k_fields[] = {
+      {&f.member, "member"}, {&f.object, "image library"}, {&f.library, "library"},
+      {&f.symbol, "symbol"}, {&f.demangled, "demangled"},  {&f.required_version, "needs"}};
+  for (const auto& [v, label] : k_fields)
+    if (!v->empty()) dl += fmt::format("<dt>{}</dt><dd><code>{}</code></dd>", label, esc(*v));
   if (!dl.empty()) out += "<dl class=\"f\">" + dl + "</dl>";
-  if (auto v = str(f, "explanation"); !v.empty()) out += "<div>" + esc(v) + "</div>";
-  if (auto v = str(f, "fix"); !v.empty()) out += "<div class=\"fix\"><b>Fix:</b> " + esc(v) + "</div>";
+  if (!f.explanation.empty()) out += "<div>" + esc(f.explanation) + "</div>";
+  if (!f.fix.empty()) out += "<div class=\"fix\"><b>Fix:</b> " + esc(f.fix) + "</div>";
   return out + "</li>";
 }
 
-std::string cell_html(const Json& wheel, const Cell& c) {
+std::string cell_html(const Wheel& wheel, const Cell& c) {
   std::string body;
   switch (c.kind) {
     case CellKind::Error:
-      body = "<p class=\"headline\">" + esc(str(wheel, "error")) +
+      body = "<p class=\"headline\">" + esc(wheel.error.value_or("")) +
              "</p><p>The wheel could not be fetched or read; no image was checked.</p>";
       break;
     case CellKind::Missing: body = "<p>The report has no result for this wheel on this image.</p>"; break;
     default: {
-      const Json& r = *c.result;
+      const run::Cell& r = c.result->cell;
       if (c.kind == CellKind::NotTargeted) {
         body += "<p>The wheel is not for this image (pip would not install it there).</p>";
       }
-      if (auto h = str(r, "headline"); !h.empty()) body += "<p class=\"headline\">" + esc(h) + "</p>";
-      const Json& findings = list(r, "findings");
+      if (!r.headline.empty()) body += "<p class=\"headline\">" + esc(r.headline) + "</p>";
+      const auto& findings = r.report.findings;
       if (!findings.empty()) {
         body += "<div class=\"label\">Findings</div><ul class=\"findings\">";
         for (const auto& f : findings) body += finding_html(f);
@@ -169,65 +179,59 @@ std::string cell_html(const Json& wheel, const Cell& c) {
       } else if (c.kind != CellKind::NotTargeted) {
         body += "<p>No findings.</p>";
       }
-      if (auto conds = strings(r, "conditions"); !conds.empty()) {
+      if (const auto& conds = r.report.conditions; !conds.empty()) {
         body += "<div class=\"label\">Conditions</div><ul class=\"conditions\">";
         for (const auto& s : conds) body += "<li>" + esc(s) + "</li>";
         body += "</ul>";
       }
-      body += gates_html(field(r, "gates"));
+      body += gates_html(c.result->gates);
     }
   }
   return fmt::format("<td class=\"{}\"><details>{}<div class=\"body\">{}</div></details></td>", style(c.kind).css,
                      summary_html(c), body);
 }
 
-std::string wheel_header_html(const Json& w) {
+std::string wheel_header_html(const Wheel& w) {
   const std::string name = wheel_name(w);
-  const std::string url = str(w, "url");
   std::string out = "<th scope=\"row\">";
-  if (http_url(url))
-    out += fmt::format("<a href=\"{}\" rel=\"noreferrer\"><code>{}</code></a>", esc(url), esc(name));
+  if (http_url(w.url))
+    out += fmt::format("<a href=\"{}\" rel=\"noreferrer\"><code>{}</code></a>", esc(w.url), esc(name));
   else
     out += "<code>" + esc(name) + "</code>";
-  out += is_true(w, "new") ? "<span class=\"badge new\">new</span>" : "<span class=\"badge seen\">seen before</span>";
-  if (is_true(w, "yanked")) out += "<span class=\"badge yanked\">yanked</span>";
+  out += w.is_new ? "<span class=\"badge new\">new</span>" : "<span class=\"badge seen\">seen before</span>";
+  if (w.yanked) out += "<span class=\"badge yanked\">yanked</span>";
   std::vector<std::string> sub;
-  if (auto p = str(w, "project"); !p.empty()) sub.push_back(esc(p) + " " + esc(str(w, "version")));
-  if (auto t = str(w, "upload_time"); !t.empty()) sub.push_back("uploaded " + esc(t));
-  if (const Json& sz = field(w, "size"); sz.is_number_unsigned())
-    sub.push_back(esc(format_size(sz.get<std::uint64_t>())));
-  if (auto h = str(w, "sha256"); !h.empty())
-    sub.push_back(fmt::format("sha256 <code title=\"{}\">{}</code>", esc(h), esc(h.substr(0, 12))));
-  if (auto i = str(w, "integrity"); !i.empty()) sub.push_back("integrity " + esc(i));
-  if (is_true(w, "yanked")) {
-    const std::string reason = str(w, "yanked_reason");
-    sub.push_back(reason.empty() ? std::string("yanked") : "yanked: " + esc(reason));
-  }
+  if (!w.project.empty()) sub.push_back(esc(w.project) + " " + esc(w.version));
+  if (w.upload_time && !w.upload_time->empty()) sub.push_back("uploaded " + esc(*w.upload_time));
+  if (w.size) sub.push_back(esc(format_size(*w.size)));
+  if (!w.sha256.empty())
+    sub.push_back(fmt::format("sha256 <code title=\"{}\">{}</code>", esc(w.sha256), esc(w.sha256.substr(0, 12))));
+  if (!w.integrity.empty()) sub.push_back("integrity " + esc(w.integrity));
+  if (w.yanked) sub.push_back(w.yanked_reason.empty() ? std::string("yanked") : "yanked: " + esc(w.yanked_reason));
   if (!sub.empty()) out += fmt::format("<div class=\"sub\">{}</div>", fmt::join(sub, " · "));
   return out + "</th>";
 }
 
-std::string pin_cell_html(const Json* pin) {
+std::string pin_cell_html(const Pin* pin) {
   if (pin == nullptr) return "<td class=\"v-missing\">—</td>";
-  const Json& pick = field(*pin, "pick");
   std::string out;
-  if (!pick.is_object()) {
+  if (!pin->pick) {
     out = "<td class=\"pin-none\"><b>nothing usable</b>";
   } else {
-    const std::string v = str(pick, "verdict");
-    const Style s = style(verdict_kind(v));
+    const Pick& pick = *pin->pick;
+    const std::string v = verdict::verdict_name(pick.verdict);
+    const Style s = style(kind_of(pick.verdict));
     out = fmt::format("<td class=\"{}\"><b>{}</b> <span class=\"g\" aria-hidden=\"true\">{}</span> {}", s.css,
-                      esc(str(pick, "version")), s.glyph, esc(v.empty() ? "unknown" : v));
-    if (auto f = str(pick, "filename"); !f.empty()) out += "<div class=\"sub\"><code>" + esc(f) + "</code></div>";
-    out += gates_html(field(pick, "gates"));
+                      esc(pick.version), s.glyph, esc(v));
+    if (!pick.filename.empty()) out += "<div class=\"sub\"><code>" + esc(pick.filename) + "</code></div>";
+    out += gates_html(pick.gates);
   }
-  const Json& passed = list(*pin, "passed_over");
-  if (!passed.empty()) {
+  if (!pin->passed.empty()) {
     out += "<div class=\"label\">Passed over</div><ul class=\"passed\">";
-    for (const auto& p : passed) {
-      out += "<li><b>" + esc(str(p, "version")) + "</b>";
-      if (auto f = str(p, "filename"); !f.empty()) out += " <code>" + esc(f) + "</code>";
-      out += ": " + esc(str(p, "reason")) + "</li>";
+    for (const auto& p : pin->passed) {
+      out += "<li><b>" + esc(p.version) + "</b>";
+      if (!p.filename.empty()) out += " <code>" + esc(p.filename) + "</code>";
+      out += ": " + esc(p.reason) + "</li>";
     }
     out += "</ul>";
   }
@@ -236,13 +240,11 @@ std::string pin_cell_html(const Json* pin) {
 
 }  // namespace
 
-std::string report_html(const nlohmann::ordered_json& report) {
+std::string report_html(const Report& report) {
   const std::string outcome = outcome_words(report, nullptr);
-  const Json& exit_code = field(report, "exit_code");
+  const int exit_code = report.exit_code();
   const std::string outcome_class =
-      exit_code.is_number_integer() && exit_code.get<std::int64_t>() >= 0 && exit_code.get<std::int64_t>() <= 2
-          ? "outcome-" + text(exit_code)
-          : "outcome-other";
+      exit_code >= 0 && exit_code <= 2 ? "outcome-" + std::to_string(exit_code) : "outcome-other";
 
   std::string out;
   out += "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
@@ -258,13 +260,11 @@ std::string report_html(const nlohmann::ordered_json& report) {
                                                      : "?";
   out += fmt::format("<header class=\"{}\">\n<h1><span aria-hidden=\"true\">{}</span> wheelcheck scan: {}</h1>\n",
                      outcome_class, glyph, esc(outcome));
-  const Json& summary = field(report, "summary");
+  const Summary summary = summary_of(report.wheels, report.wheels_seen);
   out += "<ul class=\"counts\">";
-  for (const auto& k : k_count_keys) out += fmt::format("<li><b>{}</b> {}</li>", esc(count_text(summary, k[0])), k[1]);
-  const Json& verdicts = field(summary, "verdicts");
+  for (const auto& k : counts_of(summary)) out += fmt::format("<li><b>{}</b> {}</li>", k.n, k.words);
   out += "<li class=\"sep\">verdicts:</li>";
-  for (const auto& k : k_verdict_keys)
-    out += fmt::format("<li><b>{}</b> {}</li>", esc(count_text(verdicts, k[0])), k[1]);
+  for (const auto& k : verdict_counts_of(summary)) out += fmt::format("<li><b>{}</b> {}</li>", k.n, k.words);
   out += "</ul>\n<dl class=\"meta\">";
   auto meta = [&](const char* label, const std::vector<std::string>& values) {
     if (values.empty()) return;
@@ -274,10 +274,10 @@ std::string report_html(const nlohmann::ordered_json& report) {
   };
   const std::vector<std::string> images = image_columns(report);
   meta("Images", images);
-  meta("Projects", strings(report, "projects"));
-  meta("Indexes", strings(report, "indexes"));
-  if (auto s = shard_text(report); !s.empty()) out += "<dt>Shard</dt><dd>" + esc(s) + "</dd>";
-  out += "<dt>Since</dt><dd>" + esc(str(report, "since").empty() ? "the beginning" : str(report, "since")) + "</dd>";
+  meta("Projects", report.projects);
+  meta("Indexes", report.indexes);
+  out += "<dt>Shard</dt><dd>" + esc(shard_text(report)) + "</dd>";
+  out += "<dt>Since</dt><dd>" + esc(report.since && !report.since->empty() ? *report.since : "the beginning") + "</dd>";
   out += "</dl>\n</header>\n<main>\n";
 
   // The matrix.
@@ -289,15 +289,15 @@ std::string report_html(const nlohmann::ordered_json& report) {
                        s.word, s.meaning);
   }
   out += "</ul>\n";
-  const std::vector<const Json*> wheels = ordered_wheels(report);
+  const std::vector<const Wheel*> wheels = ordered_wheels(report);
   if (wheels.empty()) {
     out += "<p>No wheels in this report.</p>\n";
   } else {
     out += "<div class=\"scroll\">\n<table class=\"matrix\">\n<thead><tr><th scope=\"col\">Wheel</th>";
     for (const auto& img : images) out += "<th scope=\"col\"><code>" + esc(img) + "</code></th>";
     out += "</tr></thead>\n<tbody>\n";
-    for (const Json* w : wheels) {
-      out += is_true(*w, "new") ? "<tr class=\"new\">" : "<tr class=\"seen\">";
+    for (const Wheel* w : wheels) {
+      out += w->is_new ? "<tr class=\"new\">" : "<tr class=\"seen\">";
       out += wheel_header_html(*w);
       for (const auto& img : images) out += cell_html(*w, cell_for(*w, img));
       out += "</tr>\n";
@@ -309,18 +309,17 @@ std::string report_html(const nlohmann::ordered_json& report) {
   // The publisher check of each new wheel, once (not per image).
   {
     std::string items;
-    for (const auto& w : list(report, "wheels")) {
-      const Json& p = field(w, "publisher");
+    for (const auto& w : report.wheels) {
+      if (!w.publisher) continue;
       std::string lines;
-      for (const auto& f : list(p, "findings")) {
-        const std::string sev = str(f, "severity");
-        if (sev != "error" && sev != "warning") continue;
-        lines += "<li><strong>" + esc(sev) + "</strong> <code>" + esc(str(f, "kind")) +
-                 "</code>: " + esc(str(f, "explanation")) + "</li>";
+      for (const auto& f : w.publisher->findings) {
+        if (f.severity != verdict::Severity::Error && f.severity != verdict::Severity::Warning) continue;
+        lines += "<li><strong>" + esc(verdict::severity_name(f.severity)) + "</strong> <code>" +
+                 esc(verdict::kind_name(f.kind)) + "</code>: " + esc(f.explanation) + "</li>";
       }
       if (lines.empty()) continue;
-      items += "<li><code>" + esc(str(w, "filename")) + "</code> (" + esc(str(p, "status")) + ")<ul>" + lines +
-               "</ul></li>\n";
+      items += "<li><code>" + esc(w.filename) + "</code> (" + esc(lint::status_name(w.publisher->status)) + ")<ul>" +
+               lines + "</ul></li>\n";
     }
     if (!items.empty()) {
       out +=
@@ -331,37 +330,34 @@ std::string report_html(const nlohmann::ordered_json& report) {
   }
 
   // Pins.
-  if (field(report, "pins").is_array()) {
-    out += "<section id=\"pins\">\n<h2>Pins</h2>\n";
-    const PinGrid g = pin_grid(report);
-    if (g.images.empty()) {
-      out += "<p>No pins.</p>\n";
-    } else {
-      out += "<div class=\"scroll\">\n<table class=\"pins\">\n<thead><tr><th scope=\"col\">Image</th>";
-      for (const auto& p : g.projects) out += "<th scope=\"col\"><code>" + esc(p) + "</code></th>";
-      out += "</tr></thead>\n<tbody>\n";
-      for (const auto& img : g.images) {
-        out += "<tr><th scope=\"row\"><code>" + esc(img) + "</code></th>";
-        for (const auto& proj : g.projects) out += pin_cell_html(find_pin(report, img, proj));
-        out += "</tr>\n";
-      }
-      out += "</tbody>\n</table>\n</div>\n";
+  out += "<section id=\"pins\">\n<h2>Pins</h2>\n";
+  const PinGrid g = pin_grid(report);
+  if (g.images.empty()) {
+    out += "<p>No pins.</p>\n";
+  } else {
+    out += "<div class=\"scroll\">\n<table class=\"pins\">\n<thead><tr><th scope=\"col\">Image</th>";
+    for (const auto& p : g.projects) out += "<th scope=\"col\"><code>" + esc(p) + "</code></th>";
+    out += "</tr></thead>\n<tbody>\n";
+    for (const auto& img : g.images) {
+      out += "<tr><th scope=\"row\"><code>" + esc(img) + "</code></th>";
+      for (const auto& proj : g.projects) out += pin_cell_html(find_pin(report, img, proj));
+      out += "</tr>\n";
     }
-    out += "</section>\n";
+    out += "</tbody>\n</table>\n</div>\n";
   }
+  out += "</section>\n";
 
-  if (auto warnings = strings(report, "warnings"); !warnings.empty()) {
+  if (!report.warnings.empty()) {
     out += "<section id=\"warnings\">\n<h2>Warnings</h2>\n<ul class=\"warnings\">";
-    for (const auto& w : warnings) out += "<li>" + esc(w) + "</li>";
+    for (const auto& w : report.warnings) out += "<li>" + esc(w) + "</li>";
     out += "</ul>\n</section>\n";
   }
 
-  const std::string version = str(report, "wheelcheck_version");
-  const std::string generated = str(report, "generated_at");
   out += fmt::format(
       "</main>\n<footer>wheelcheck {} · report format <code>{}</code> · generated <time>{}</time></footer>\n"
       "</body>\n</html>\n",
-      esc(version.empty() ? "?" : version), esc(str(report, "schema")), esc(generated.empty() ? "?" : generated));
+      esc(report.wheelcheck_version.empty() ? "?" : report.wheelcheck_version), esc(k_report_schema),
+      esc(report.generated_at.empty() ? "?" : report.generated_at));
   return out;
 }
 

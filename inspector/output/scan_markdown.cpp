@@ -4,22 +4,28 @@
  * report_markdown: GitHub-flavoured Markdown for $GITHUB_STEP_SUMMARY. report_html: one static page,
  * inline CSS only and no JavaScript; each matrix cell is a <details> that opens its findings.
  *
- * The report is read as untrusted input. Every access goes through the small readers below, which
- * turn a missing or mistyped field into "absent" instead of throwing; strings from the report are
- * escaped for the output (HTML entities, Markdown punctuation and table pipes, newlines folded to
- * spaces) and only http(s) URLs become links. Nothing here reads the clock or the environment, so a
- * report renders to the same bytes every time.
+ * Both render the typed report (scan::Report; inspector/output/scan_view.hpp holds what they share). Its
+ * text came from indexes and wheels, so it is untrusted: every string is escaped for the output (HTML
+ * entities, Markdown punctuation and table pipes, newlines folded to spaces) and only http(s) URLs become
+ * links. Nothing here reads the clock or the environment, so a report renders to the same bytes every time.
  */
 
-#include "wheelcheck/report.hpp"
+#include <fmt/format.h>
 
-#include "inspector/scan/report_model.hpp"
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "inspector/output/scan_view.hpp"
+#include "wheelcheck/lint.hpp"
+#include "wheelcheck/report.hpp"
+#include "wheelcheck/scan.hpp"
 
 namespace wheelcheck::scan {
 
 namespace {
 
-using namespace detail;  // NOLINT: the shared model
+using namespace view;  // NOLINT: the shared model
 
 // ---- Markdown -----------------------------------------------------------------------------------
 
@@ -57,7 +63,7 @@ std::string md_code(std::string_view s, bool in_table) {
   return pad ? fence + " " + body + " " + fence : fence + body + fence;
 }
 
-std::string md_gates(const Json& gates, bool in_table) {
+std::string md_gates(const Gates& gates, bool in_table) {
   std::string out;
   for (const auto& line : gate_lines(gates, false)) {
     if (!out.empty()) out += ' ';
@@ -67,29 +73,28 @@ std::string md_gates(const Json& gates, bool in_table) {
 }
 
 std::string md_cell(const Cell& c) {
-  return std::string(style(c.kind).emoji) + " " + md_text(c.word);
+  return std::string(style(c.kind).emoji) + " " + md_text(c.word());
 }
 
 }  // namespace
 
-std::string report_markdown(const nlohmann::ordered_json& report) {
+std::string report_markdown(const Report& report) {
   std::string out;
   const char* symbol = "";
   const std::string outcome = outcome_words(report, &symbol);
   out += fmt::format("## {} wheelcheck scan: {}\n\n", symbol, md_text(outcome));
 
-  const Json& summary = field(report, "summary");
+  const Summary summary = summary_of(report.wheels, report.wheels_seen);
   {
     std::vector<std::string> parts;
-    for (const auto& k : k_count_keys) parts.push_back("**" + md_text(count_text(summary, k[0])) + "** " + k[1]);
+    for (const auto& k : counts_of(summary)) parts.push_back("**" + md_text(std::to_string(k.n)) + "** " + k.words);
     std::string verdicts;
-    const Json& v = field(summary, "verdicts");
+    const auto v = verdict_counts_of(summary);
     const CellKind kinds[] = {CellKind::Compatible, CellKind::Degraded, CellKind::Incompatible, CellKind::Unknown,
                               CellKind::NotTargeted};
     for (std::size_t i = 0; i < std::size(kinds); ++i) {
       if (!verdicts.empty()) verdicts += ", ";
-      verdicts += fmt::format("{} {} {}", style(kinds[i]).emoji, md_text(count_text(v, k_verdict_keys[i][0])),
-                              k_verdict_keys[i][1]);
+      verdicts += fmt::format("{} {} {}", style(kinds[i]).emoji, md_text(std::to_string(v[i].n)), v[i].words);
     }
     out += fmt::format("{} · verdicts: {}\n\n", fmt::join(parts, " · "), verdicts);
   }
@@ -103,15 +108,15 @@ std::string report_markdown(const nlohmann::ordered_json& report) {
       return fmt::format("{}", fmt::join(c, ", "));
     };
     if (!images.empty()) meta.push_back("Images: " + code_list(images));
-    if (auto p = strings(report, "projects"); !p.empty()) meta.push_back("Projects: " + code_list(p));
-    if (auto i = strings(report, "indexes"); !i.empty()) meta.push_back("Indexes: " + code_list(i));
-    if (auto s = shard_text(report); !s.empty()) meta.push_back(md_text(s));
-    if (auto s = str(report, "since"); !s.empty()) meta.push_back("Since " + md_text(s));
-    if (!meta.empty()) out += fmt::format("{}\n\n", fmt::join(meta, " · "));
+    if (!report.projects.empty()) meta.push_back("Projects: " + code_list(report.projects));
+    if (!report.indexes.empty()) meta.push_back("Indexes: " + code_list(report.indexes));
+    meta.push_back(md_text(shard_text(report)));
+    if (report.since && !report.since->empty()) meta.push_back("Since " + md_text(*report.since));
+    out += fmt::format("{}\n\n", fmt::join(meta, " · "));
   }
 
   // The matrix.
-  const std::vector<const Json*> wheels = ordered_wheels(report);
+  const std::vector<const Wheel*> wheels = ordered_wheels(report);
   if (wheels.empty()) {
     out += "_No wheels in this report._\n\n";
   } else {
@@ -120,10 +125,10 @@ std::string report_markdown(const nlohmann::ordered_json& report) {
     out += "\n|---|";
     for (std::size_t i = 0; i < images.size(); ++i) out += "---|";
     out += "\n";
-    for (const Json* w : wheels) {
+    for (const Wheel* w : wheels) {
       out += "| " + md_code(wheel_name(*w), true);
-      if (!is_true(*w, "new")) out += " _(seen before)_";
-      if (is_true(*w, "yanked")) out += " _(yanked)_";
+      if (!w->is_new) out += " _(seen before)_";
+      if (w->yanked) out += " _(yanked)_";
       out += " |";
       for (const auto& img : images) out += " " + md_cell(cell_for(*w, img)) + " |";
       out += "\n";
@@ -132,21 +137,21 @@ std::string report_markdown(const nlohmann::ordered_json& report) {
 
     // A bullet for every targeted cell that is not compatible, and for every wheel that failed.
     std::string details;
-    for (const Json* w : wheels) {
+    for (const Wheel* w : wheels) {
       if (has_error(*w)) {
         details += fmt::format("- {} **error** · {}: {}\n", style(CellKind::Error).emoji,
-                               md_code(wheel_name(*w), false), md_text(str(*w, "error")));
+                               md_code(wheel_name(*w), false), md_text(*w->error));
         continue;
       }
       for (const auto& img : images) {
         const Cell c = cell_for(*w, img);
         if (!needs_detail(c.kind)) continue;
-        details += fmt::format("- {} **{}** · {} on {}", style(c.kind).emoji, md_text(c.word),
+        details += fmt::format("- {} **{}** · {} on {}", style(c.kind).emoji, md_text(c.word()),
                                md_code(wheel_name(*w), false), md_code(img, false));
-        if (auto h = str(*c.result, "headline"); !h.empty()) details += ": " + md_text(h);
-        if (auto g = md_gates(field(*c.result, "gates"), false); !g.empty()) details += " — gates: " + g;
+        if (const auto& h = c.result->cell.headline; !h.empty()) details += ": " + md_text(h);
+        if (auto g = md_gates(c.result->gates, false); !g.empty()) details += " — gates: " + g;
         details += "\n";
-        for (const auto& cond : strings(*c.result, "conditions")) details += "  - condition: " + md_text(cond) + "\n";
+        for (const auto& cond : c.result->cell.report.conditions) details += "  - condition: " + md_text(cond) + "\n";
       }
     }
     if (!details.empty()) out += "### Not compatible\n\n" + details + "\n";
@@ -155,18 +160,18 @@ std::string report_markdown(const nlohmann::ordered_json& report) {
   // The publisher check of each new wheel, once (not per image).
   {
     std::string publisher;
-    for (const auto& w : list(report, "wheels")) {
-      const Json& p = field(w, "publisher");
-      if (!p.is_object() || list(p, "findings").empty()) continue;
+    for (const auto& w : report.wheels) {
+      if (!w.publisher || w.publisher->findings.empty()) continue;
       std::string lines;
-      for (const auto& f : list(p, "findings")) {
-        const std::string sev = str(f, "severity");
-        if (sev != "error" && sev != "warning") continue;
-        lines += fmt::format("  - {} {}: {}\n", sev == "error" ? "⛔" : "⚠️", md_code(str(f, "kind"), false),
-                             md_text(str(f, "explanation")));
+      for (const auto& f : w.publisher->findings) {
+        if (f.severity != verdict::Severity::Error && f.severity != verdict::Severity::Warning) continue;
+        lines += fmt::format("  - {} {}: {}\n", f.severity == verdict::Severity::Error ? "⛔" : "⚠️",
+                             md_code(verdict::kind_name(f.kind), false), md_text(f.explanation));
       }
       if (lines.empty()) continue;
-      publisher += fmt::format("- {} ({})\n", md_code(str(w, "filename"), false), md_text(str(p, "status"))) + lines;
+      publisher +=
+          fmt::format("- {} ({})\n", md_code(w.filename, false), md_text(lint::status_name(w.publisher->status))) +
+          lines;
     }
     if (!publisher.empty())
       out +=
@@ -176,66 +181,60 @@ std::string report_markdown(const nlohmann::ordered_json& report) {
   }
 
   // Pins.
-  if (field(report, "pins").is_array()) {
-    out += "### Pins\n\n";
-    const PinGrid g = pin_grid(report);
-    if (g.images.empty()) {
-      out += "_No pins._\n\n";
-    } else {
-      out += "| Image |";
-      for (const auto& p : g.projects) out += " " + md_code(p, true) + " |";
-      out += "\n|---|";
-      for (std::size_t i = 0; i < g.projects.size(); ++i) out += "---|";
-      out += "\n";
-      for (const auto& img : g.images) {
-        out += "| " + md_code(img, true) + " |";
-        for (const auto& proj : g.projects) {
-          const Json* pin = find_pin(report, img, proj);
-          const Json& pick = pin != nullptr ? field(*pin, "pick") : null_json();
-          if (pin == nullptr) {
-            out += " — |";
-          } else if (!pick.is_object()) {
-            out += " ⛔ nothing usable |";
-          } else {
-            const std::string v = str(pick, "verdict");
-            std::string inner = std::string(style(verdict_kind(v)).emoji) + " " + md_text(v.empty() ? "unknown" : v);
-            if (auto gl = md_gates(field(pick, "gates"), true); !gl.empty()) inner += "; " + gl;
-            out += " **" + md_text(str(pick, "version")) + "** (" + inner + ") |";
-          }
-        }
-        out += "\n";
-      }
-      out += "\n";
-      std::string passed;
-      for (const auto& img : g.images) {
-        for (const auto& proj : g.projects) {
-          const Json* pin = find_pin(report, img, proj);
-          if (pin == nullptr || list(*pin, "passed_over").empty()) continue;
-          const Json& pick = field(*pin, "pick");
-          passed += fmt::format("- {} · {}: {}\n", md_code(img, false), md_code(proj, false),
-                                pick.is_object() ? "picked " + md_text(str(pick, "version")) : "nothing usable");
-          for (const auto& p : list(*pin, "passed_over"))
-            passed += fmt::format("  - passed over {} ({}): {}\n", md_text(str(p, "version")),
-                                  md_code(str(p, "filename"), false), md_text(str(p, "reason")));
+  out += "### Pins\n\n";
+  const PinGrid g = pin_grid(report);
+  if (g.images.empty()) {
+    out += "_No pins._\n\n";
+  } else {
+    out += "| Image |";
+    for (const auto& p : g.projects) out += " " + md_code(p, true) + " |";
+    out += "\n|---|";
+    for (std::size_t i = 0; i < g.projects.size(); ++i) out += "---|";
+    out += "\n";
+    for (const auto& img : g.images) {
+      out += "| " + md_code(img, true) + " |";
+      for (const auto& proj : g.projects) {
+        const Pin* pin = find_pin(report, img, proj);
+        if (pin == nullptr) {
+          out += " — |";
+        } else if (!pin->pick) {
+          out += " ⛔ nothing usable |";
+        } else {
+          const std::string v = verdict::verdict_name(pin->pick->verdict);
+          std::string inner = std::string(style(kind_of(pin->pick->verdict)).emoji) + " " + md_text(v);
+          if (auto gl = md_gates(pin->pick->gates, true); !gl.empty()) inner += "; " + gl;
+          out += " **" + md_text(pin->pick->version) + "** (" + inner + ") |";
         }
       }
-      if (!passed.empty()) out += passed + "\n";
+      out += "\n";
     }
+    out += "\n";
+    std::string passed;
+    for (const auto& img : g.images) {
+      for (const auto& proj : g.projects) {
+        const Pin* pin = find_pin(report, img, proj);
+        if (pin == nullptr || pin->passed.empty()) continue;
+        passed += fmt::format("- {} · {}: {}\n", md_code(img, false), md_code(proj, false),
+                              pin->pick ? "picked " + md_text(pin->pick->version) : "nothing usable");
+        for (const auto& p : pin->passed)
+          passed += fmt::format("  - passed over {} ({}): {}\n", md_text(p.version), md_code(p.filename, false),
+                                md_text(p.reason));
+      }
+    }
+    if (!passed.empty()) out += passed + "\n";
   }
 
-  if (auto warnings = strings(report, "warnings"); !warnings.empty()) {
+  if (!report.warnings.empty()) {
     out += "### Warnings\n\n";
-    for (const auto& w : warnings) out += "- ⚠️ " + md_text(w) + "\n";
+    for (const auto& w : report.warnings) out += "- ⚠️ " + md_text(w) + "\n";
     out += "\n";
   }
 
-  std::string version = str(report, "wheelcheck_version");
   out += fmt::format("_Generated {} by wheelcheck {}; report format {}._\n",
-                     md_text(str(report, "generated_at").empty() ? "(no date)" : str(report, "generated_at")),
-                     md_text(version.empty() ? "?" : version), md_code(str(report, "schema"), false));
+                     md_text(report.generated_at.empty() ? "(no date)" : report.generated_at),
+                     md_text(report.wheelcheck_version.empty() ? "?" : report.wheelcheck_version),
+                     md_code(k_report_schema, false));
   return out;
 }
-
-// ---- HTML ---------------------------------------------------------------------------------------
 
 }  // namespace wheelcheck::scan

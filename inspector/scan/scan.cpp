@@ -18,8 +18,10 @@
 // 4. Pins. For each image and project, versions newest first: the first wheel that is not yanked, that is
 //    for the image (run::not_targeted, run::label_elsewhere: +cu126 on a CUDA 13 image is passed over), and
 //    whose verdict there is compatible, degraded (with its gates) or unknown (with its conditions); every newer
-//    one is listed with why it was passed over. No pin is made for an image no file of the project is for.
-//    The state is written from the typed cells, never read back from the report's JSON.
+//    one is listed with why it was passed over. No pin is made for an image no file of the project is for
+//    (inspector/scan/pins.cpp). The state is written from the typed cells, never read back from the report's JSON.
+//    The report is one typed value (scan::Report); its JSON is written and read only at the file's edge
+//    (inspector/output/report_json.cpp).
 // 5. The state commits last: the caller writes the report (JSON, Markdown, HTML), the pins and standard
 //    output, then calls Result::commit, which writes the state in one rename. A scan whose outputs could
 //    not be written leaves the state as it was, so the next one reports the same new wheels. A lock in
@@ -61,7 +63,10 @@ namespace wheelcheck::scan {
 namespace {
 
 using Json = nlohmann::ordered_json;
+using detail::Listing;
+using detail::ScanTarget;
 using detail::State;
+using detail::version_of;
 using detail::wheel_key;
 
 std::string now_iso() {
@@ -73,20 +78,7 @@ std::string now_iso() {
   return buf;
 }
 
-// --- pages -----------------------------------------------------------------------------------------------
-
-struct Listing {
-  std::string project;  // as asked
-  std::string index;
-  index::File file;
-};
-
 // --- the run ---------------------------------------------------------------------------------------------
-
-struct ScanTarget {
-  std::string name;  // as the report and the state name it
-  run::Target target;
-};
 
 class Scan {
  public:
@@ -125,42 +117,31 @@ class Scan {
   Scan(const Scan&) = delete;  // m_published's warn holds `this`
   Scan& operator=(const Scan&) = delete;
 
-  Json run() {
+  Report run() {
     read_pages();
     check_new_wheels();
-    Json report = Json::object();
-    report["schema"] = "wheelcheck-scan/1";
-    report["generated_at"] = now_iso();
-    report["wheelcheck_version"] = WHEELCHECK_VERSION;
-    Json indexes = Json::array();
-    for (const auto& i : m_o.indexes) indexes.push_back(net::redact_url(i));
-    report["indexes"] = indexes;
-    report["projects"] = m_o.projects;
-    report["images"] = report_images();
-    report["shard"] = m_merge ? Json{{"index", 0}, {"count", m_merge->count()}, {"merged", true}}
-                              : Json{{"index", m_o.shard_index}, {"count", m_o.shard_count}};
-    report["since"] = m_o.since ? Json(*m_o.since) : Json(nullptr);
-    report["environment"] = m_o.environment_args;
-    report["exit_code"] = exit_code();
-    Json wheels = m_wheels;
-    const Json images = report["images"];
-    for (auto& w : wheels) {
-      if (!w.contains("results")) continue;
-      Json kept = Json::array();
-      for (auto& r : w["results"]) {
-        if (std::find(images.begin(), images.end(), r["image"]) != images.end()) kept.push_back(std::move(r));
-      }
-      w["results"] = std::move(kept);
+    Report report;
+    report.generated_at = now_iso();
+    report.wheelcheck_version = WHEELCHECK_VERSION;
+    for (const auto& i : m_o.indexes) report.indexes.push_back(net::redact_url(i));
+    report.projects = m_o.projects;
+    report.images = report_images();
+    report.shard = m_merge ? Shard{0, m_merge->count(), true} : Shard{m_o.shard_index, m_o.shard_count, false};
+    report.since = m_o.since;
+    report.environment = m_o.environment_args;
+    report.wheels_seen = m_listings.size();
+    report.wheels = m_wheels;
+    for (auto& w : report.wheels) {  // the cells of the report's images
+      std::erase_if(w.results, [&](const Checked& c) {
+        return std::find(report.images.begin(), report.images.end(), c.cell.image) == report.images.end();
+      });
     }
-    report["summary"] = summary_of(wheels, m_listings.size());
-    report["wheels"] = wheels;
-    report["pins"] = pins();
-    Json warnings = m_warnings;
+    report.pins = detail::pins({m_o.projects, m_listings, m_targets, m_releases, m_state, m_explicit, m_o.since});
+    report.warnings = m_warnings;
     std::vector<std::string> names;
     for (const auto& t : m_targets) names.push_back(t.target.image.name);
-    for (auto& line : detail::published_warnings(m_published_lines, names)) warnings.push_back(std::move(line));
-    report["warnings"] = warnings;
-    report["errors"] = m_errors;
+    for (auto& line : detail::published_warnings(m_published_lines, names)) report.warnings.push_back(std::move(line));
+    report.errors = m_errors;
     m_state.record = record();
     return report;
   }
@@ -189,8 +170,7 @@ class Scan {
       if (f.body) {
         for (const auto& line : f.failed) {
           m_warnings.push_back(line);
-          m_errors.push_back(line);
-          m_index_failed = true;
+          m_errors.push_back(line);  // exit code 2
         }
       }
       m_fetched[url] = f.outcome;
@@ -255,16 +235,18 @@ class Scan {
             if (!seen_urls.insert(f.url).second) continue;  // an index that lists a file twice
             m_listings.push_back({project, idx, std::move(f)});
           }
-        } catch (const net::NotFound&) {
-          // Not on this index: normal when each vendor has its own index (pip reads a 404 the same way).
+        } catch (const net::NotFound& e) {
+          // Not on this index: normal when each vendor has its own index (pip reads a 404 the same way), whether
+          // the index said so now or, in a merge, to the shard that read it. Said on the progress line; the
+          // report names a project only when no index has it.
+          say(fmt::format("page: {} is not on {} ({})", project, net::redact_url(idx), e.what()));
         } catch (const Error& e) {
-          m_index_failed = failed = true;
+          failed = true;  // its error makes the exit code 2
           m_warnings.push_back(fmt::format("{}: {} unreadable: {}", net::redact_url(idx), project, e.what()));
           m_errors.push_back(m_warnings.back());
         }
       }
       if (found_on == 0 && !failed) {
-        m_index_failed = true;
         m_warnings.push_back(fmt::format("project {} is on none of the indexes (a misspelt name?)", project));
         m_errors.push_back(m_warnings.back());
       }
@@ -291,37 +273,24 @@ class Scan {
     }
   }
 
-  static std::string version_of(const Listing& l) {
-    try {
-      return wheel::parse_filename(l.file.filename).version;
-    } catch (const Error&) {
-      return "";
-    }
-  }
-
-  const detail::Releases& releases_of(const std::string& project) { return m_releases[project]; }
-
   bool is_new(const Listing& l) const {
     if (m_o.since && l.file.upload_time && l.file.upload_time->substr(0, 10) < *m_o.since) return false;
     return true;
   }
 
   // The report's entry of a listed wheel before it is read.
-  Json listing_json(const Listing& l) const {
-    Json w = Json::object();
-    w["filename"] = l.file.filename;
-    w["project"] = l.project;
-    w["version"] = version_of(l);
-    w["url"] = net::redact_url(l.file.url);
-    w["sha256"] = l.file.sha256();
-    w["size"] = l.file.size ? Json(*l.file.size) : Json(nullptr);
-    w["upload_time"] = l.file.upload_time ? Json(*l.file.upload_time) : Json(nullptr);
-    w["yanked"] = l.file.yanked;
-    w["yanked_reason"] = l.file.yanked_reason;
-    w["new"] = true;
-    w["integrity"] = m_o.mode == remote::Mode::Full ? k_integrity_full : k_integrity_headers;
-    w["error"] = nullptr;
-    w["results"] = Json::array();
+  Wheel listing_wheel(const Listing& l) const {
+    Wheel w;
+    w.filename = l.file.filename;
+    w.project = l.project;
+    w.version = version_of(l);
+    w.url = net::redact_url(l.file.url);
+    w.sha256 = l.file.sha256();
+    w.size = l.file.size;
+    w.upload_time = l.file.upload_time;
+    w.yanked = l.file.yanked;
+    w.yanked_reason = l.file.yanked_reason;
+    w.integrity = m_o.mode == remote::Mode::Full ? k_integrity_full : k_integrity_headers;
     return w;
   }
 
@@ -341,10 +310,10 @@ class Scan {
         adopt(*l);
         continue;
       }
-      Json w = listing_json(*l);
+      Wheel w = listing_wheel(*l);
       say(fmt::format("wheel {}/{}: {}", n, todo.size(), l->file.filename));
       const std::size_t errors_before = m_errors.size(), published_before = m_published_lines.size();
-      bool read = false, failed = false, incompatible = false;
+      bool read = false;
       std::vector<run::Cell> cells;
       try {
         remote::Fetch fetch;
@@ -358,55 +327,55 @@ class Scan {
           };
         }
         const auto fetched = remote::inspect_url(l->file.url, fetch, m_o.inspect, m_cache, m_client);
-        w["integrity"] = fetched.profile.integrity;
+        w.integrity = fetched.profile.integrity;
         if (fetched.profile.has_problems()) {
           const auto& pr = !fetched.profile.problems.empty() ? fetched.profile.problems.front()
                                                              : fetched.profile.record_problems.front();
-          w["error"] = fmt::format("{}: {} {}", pr.kind, pr.path, pr.detail);
-          m_errors.push_back(l->file.filename + ": " + w["error"].get<std::string>());
-          failed = true;
+          w.error = fmt::format("{}: {} {}", pr.kind, pr.path, pr.detail);
+          m_errors.push_back(l->file.filename + ": " + *w.error);
         }
         read = true;
-        w["publisher"] = publisher(fetched.profile);
+        w.publisher = publisher(fetched.profile);
         cells = check(fetched.profile);
-        w["results"] = results_json(cells, l->file);
-        for (const auto& c : cells) {
-          if (counts(c, l->file) && c.report.verdict == verdict::Verdict::Incompatible) incompatible = true;
-        }
+        w.results = results_of(cells, l->file);
       } catch (const Error& e) {
-        w["error"] = e.what();
+        w.error = e.what();
         m_errors.push_back(l->file.filename + ": " + e.what());
-        failed = true;
       }
-      m_wheel_failed = m_wheel_failed || failed;
-      m_new_incompatible = m_new_incompatible || incompatible;
+      // As the report and the shard's record hold it (the one writer and reader): a merge says the same of it.
+      w = wheel_from_json(to_json(w));
+      const bool incompatible = std::any_of(w.results.begin(), w.results.end(), [](const Checked& c) {
+        return c.counted && c.cell.report.verdict == verdict::Verdict::Incompatible;
+      });
       // The run's record of the wheel (shard.json): what a merge of the shards needs to say what this run says.
       Json entry{{"key", wheel_key(l->file.filename, l->file.sha256())},
-                 {"report", w},
-                 {"errors", Json(m_errors.begin() + static_cast<std::ptrdiff_t>(errors_before), m_errors.end())},
+                 {"report", to_json(w)},
+                 {"errors", std::vector<std::string>(m_errors.begin() + static_cast<std::ptrdiff_t>(errors_before),
+                                                     m_errors.end())},
                  {"published",
                   std::vector<std::string>(m_published_lines.begin() + static_cast<std::ptrdiff_t>(published_before),
                                            m_published_lines.end())},
-                 {"failed", failed},
+                 {"failed", w.failed()},
                  {"incompatible", incompatible},
                  {"remembered", read}};
       m_entries.push_back(std::move(entry));
       // A wheel that could not be fetched (the network, a hash mismatch, a server that stopped answering)
       // is not remembered: the next scan tries it again. One that was read is remembered, problems and
       // all: a broken wheel is reported once, not every night.
-      if (!read) {
-        m_wheels.push_back(std::move(w));
-        continue;
-      }
-      Json remembered{{"filename", l->file.filename}, {"project", l->project},   {"version", version_of(*l)},
-                      {"sha256", l->file.sha256()},   {"first_seen", now_iso()}, {"error", w["error"]},
-                      {"results", Json::object()}};
-      // From the typed cells, in the one shape of a cell (run::to_json: a record, the report's results one
-      // size up); images the wheel is not for, with why.
-      for (const auto& c : cells) remembered["results"][c.image] = run::to_json(c, run::Size::Record);
-      m_state.wheels()[wheel_key(l->file.filename, l->file.sha256())] = remembered;
+      if (read) remember(*l, w, cells);
       m_wheels.push_back(std::move(w));
     }
+  }
+
+  // A wheel read, in the state: from the typed cells, in the one shape of a cell (run::to_json: a record, the
+  // report's results one size up); images the wheel is not for, with why.
+  void remember(const Listing& l, const Wheel& w, const std::vector<run::Cell>& cells) {
+    Json remembered{{"filename", l.file.filename}, {"project", l.project},
+                    {"version", version_of(l)},    {"sha256", l.file.sha256()},
+                    {"first_seen", now_iso()},     {"error", w.error ? Json(*w.error) : Json()},
+                    {"results", Json::object()}};
+    for (const auto& c : cells) remembered["results"][c.image] = run::to_json(c, run::Size::Record);
+    m_state.wheels()[wheel_key(l.file.filename, l.file.sha256())] = remembered;
   }
 
   // --- shards and their merge (inspector/scan/shards.cpp reads and checks the set) ---
@@ -475,17 +444,23 @@ class Scan {
     if (e == nullptr || (e->value("remembered", false) && remembered == nullptr)) {
       // Its shard did not check it (it read the index before the file was uploaded, or it could not read the
       // index): an error, never a smaller report; not remembered, so the next scan checks it.
-      Json w = listing_json(l);
-      w["error"] = fmt::format("not checked: {} did not check it (its record has no entry for it); rerun the shard",
-                               m_merge->where(owner));
-      m_errors.push_back(l.file.filename + ": " + w["error"].get<std::string>());
-      m_wheel_failed = true;
+      Wheel w = listing_wheel(l);
+      w.error = fmt::format("not checked: {} did not check it (its record has no entry for it); rerun the shard",
+                            m_merge->where(owner));
+      m_errors.push_back(l.file.filename + ": " + *w.error);
       m_wheels.push_back(std::move(w));
       return;
     }
     Json entry = *e;
-    m_wheels.push_back(entry["report"]);
-    for (const auto& line : entry["errors"]) m_errors.push_back(line);
+    Wheel w;
+    try {
+      w = wheel_from_json(entry["report"]);
+    } catch (const Error& err) {
+      throw bad_input(
+          fmt::format("scan --merge: {} records {} in a form this wheelcheck cannot read ({}): rerun the shard",
+                      m_merge->where(owner), l.file.filename, err.what()));
+    }
+    for (const auto& line : entry["errors"]) m_errors.push_back(line.get<std::string>());
     // A published table is read once a process: a line another shard said first is not said again.
     Json published = Json::array();
     for (const auto& line : entry["published"]) {
@@ -494,18 +469,17 @@ class Scan {
       published.push_back(line);
     }
     entry["published"] = std::move(published);
-    m_wheel_failed = m_wheel_failed || e->value("failed", false);
-    m_new_incompatible = m_new_incompatible || e->value("incompatible", false);
-    for (const auto& r : entry["report"]["results"]) {
-      const std::string image = r.value("image", std::string());
-      if (m_explicit || (r.value("targeted", false) && !labelled_elsewhere(l.file, image))) m_used_images.insert(image);
+    for (const auto& c : w.results) {
+      if (m_explicit || (c.cell.targeted && !labelled_elsewhere(l.file, c.cell.image)))
+        m_used_images.insert(c.cell.image);
     }
     if (remembered != nullptr) m_state.wheels()[key] = *remembered;
     m_entries.push_back(std::move(entry));
+    m_wheels.push_back(std::move(w));
   }
 
   // The wheel on its own, once (not per image): what it claims against its binaries (`wheelcheck lint`).
-  Json publisher(const WheelProfile& profile) {
+  lint::Report publisher(const WheelProfile& profile) {
     lint::Options o;
     o.providers = &m_providers;
     o.policies = m_db.policies_if_present();
@@ -517,14 +491,7 @@ class Scan {
         o.release = releases.of(profile.filename.version);
       }
     }
-    const auto r = lint::lint(profile, o);
-    Json j = lint::to_json(r);
-    j["headline"] = lint::headline(r);  // the worst finding's line, for the scan's stdout
-    j.erase("wheel");                   // the wheel's own entry names it
-    j.erase("source");
-    j.erase("sha256");
-    j.erase("integrity");
-    return j;
+    return lint::lint(profile, o);
   }
 
   // The cells of one wheel, through the one check every command shares; by default only the images it is
@@ -563,161 +530,25 @@ class Scan {
   // the cell's verdict, shown wherever the image is, is still the loader's ("counted": false beside it).
   bool counts(const run::Cell& c, const index::File& f) const { return c.targeted && !labelled_elsewhere(f, c.image); }
   bool labelled_elsewhere(const index::File& f, const std::string& image) const {
-    const auto t = std::find_if(m_targets.begin(), m_targets.end(), [&](const auto& s) { return s.name == image; });
-    try {
-      return t != m_targets.end() && !run::label_elsewhere(detail::listing_profile(f), t->target.image).empty();
-    } catch (const Error&) {
-      return false;  // a file name that does not parse claims nothing
-    }
+    return detail::labelled_elsewhere(f, image, m_targets);
   }
 
-  Json results_json(const std::vector<run::Cell>& cells, const index::File& f) {
-    Json results = Json::array();
-    // Every cell: report() keeps the report's images', one not targeted counted so, never a missing result.
+  std::vector<Checked> results_of(const std::vector<run::Cell>& cells, const index::File& f) {
+    std::vector<Checked> results;
+    // Every cell: run() keeps the report's images', one not targeted counted so, never a missing result.
     for (const auto& c : cells) {
-      results.push_back(run::to_json(c, c.targeted ? run::Size::Result : run::Size::Record));
-      if (c.targeted) results.back()["counted"] = counts(c, f);
+      results.push_back(checked_of(c, counts(c, f)));
       if (m_explicit || counts(c, f)) m_used_images.insert(c.image);
     }
     return results;
   }
 
-  Json report_images() const {
-    Json out = Json::array();
+  std::vector<std::string> report_images() const {
+    std::vector<std::string> out;
     for (const auto& t : m_targets) {
       if (m_explicit || m_used_images.count(t.name) != 0) out.push_back(t.name);
     }
     return out;
-  }
-
-  int exit_code() const {
-    if (m_index_failed || m_wheel_failed) return 2;
-    return m_new_incompatible ? 1 : 0;
-  }
-
-  // Step 4: pin advice from the state (every wheel checked by this or an earlier run).
-  Json pins() {
-    Json out = Json::array();
-    for (const auto& project : m_o.projects) {
-      std::vector<const Listing*> files;
-      for (const auto& l : m_listings) {
-        if (l.project == project) files.push_back(&l);
-      }
-      std::stable_sort(files.begin(), files.end(), [](const Listing* a, const Listing* b) {
-        const std::string va = version_of(*a), vb = version_of(*b);
-        const auto c = wheel::compare_versions(va, vb);
-        return c ? *c > 0 : va > vb;
-      });
-      for (const auto& t : m_targets) {
-        if (files.empty() || !(m_explicit || targets_any(files, t))) continue;
-        // Within a release, the order an installer with variants prefers on this image.
-        std::map<const Listing*, detail::Place> places;
-        std::vector<std::string> versions;
-        std::vector<std::size_t> ranks;
-        for (const auto* l : files) {
-          try {
-            places[l] = detail::place_of(wheel::parse_filename(l->file.filename), releases_of(project), t.target.image);
-          } catch (const Error&) {
-          }
-          versions.push_back(version_of(*l));
-          ranks.push_back(places[l].rank);
-        }
-        std::vector<const Listing*> ordered;
-        for (const auto i : detail::release_order(versions, ranks)) ordered.push_back(files[i]);
-        out.push_back(pin(project, ordered, t, places));
-      }
-    }
-    return out;
-  }
-
-  // Whether the project publishes anything for the image (pins only where it does): a file pip installs there
-  // whose label does not name another image's build, and whose check did not find pip would not install it.
-  bool targets_any(const std::vector<const Listing*>& files, const ScanTarget& t) {
-    for (const auto* l : files) {
-      try {
-        if (!run::not_targeted(detail::listing_profile(l->file), t.target.image).empty()) continue;
-      } catch (const Error&) {
-        continue;
-      }
-      if (labelled_elsewhere(l->file, t.name)) continue;
-      const auto it = m_state.wheels().find(wheel_key(l->file.filename, l->file.sha256()));
-      if (it == m_state.wheels().end() || !(*it)["results"].contains(t.name)) return true;
-      try {
-        if (run::cell_from_json((*it)["results"][t.name]).targeted) return true;
-      } catch (const Error&) {
-        return true;  // a record that cannot be read: pin() says so
-      }
-    }
-    return false;
-  }
-
-  Json pin(const std::string& project, const std::vector<const Listing*>& files, const ScanTarget& t,
-           std::map<const Listing*, detail::Place>& places) {
-    Json passed = Json::array();
-    Json pick = nullptr;
-    for (const auto* l : files) {
-      std::string version, reason;
-      try {
-        const auto p = detail::listing_profile(l->file);
-        version = p.filename.version;
-        if (l->file.yanked) {
-          reason = "yanked" + (l->file.yanked_reason.empty() ? "" : ": " + l->file.yanked_reason);
-        } else if (!places[l].refusal.empty()) {
-          reason = places[l].refusal;
-        } else if (auto variant = detail::variant_mismatch(p, t.target.image); !variant.empty()) {
-          reason = "wrong toolkit variant: " + variant;
-        } else if (auto why = run::not_targeted(p, t.target.image); !why.empty()) {
-          reason = "not for this image: " + why;
-        } else if (auto label = run::label_elsewhere(p, t.target.image); !label.empty()) {
-          reason = "its label names another build: " + label;
-        }
-      } catch (const Error& e) {
-        reason = std::string("unreadable file name: ") + e.what();
-      }
-      if (reason.empty()) {
-        const auto it = m_state.wheels().find(wheel_key(l->file.filename, l->file.sha256()));
-        if (it == m_state.wheels().end()) {
-          reason = is_new(*l) ? "not checked yet (another shard checks it)" : "not checked (older than --since)";
-        } else if (!(*it)["error"].is_null()) {
-          reason = "could not be read: " + (*it)["error"].get<std::string>();
-        } else if (!(*it)["results"].contains(t.name)) {
-          reason = "not checked against " + t.name;
-        } else {
-          // The state's record read back into a typed cell: the pick compares verdicts, not words.
-          const auto& r = (*it)["results"][t.name];
-          run::Cell cell;
-          bool readable = true;
-          try {
-            cell = run::cell_from_json(r);
-          } catch (const Error& e) {
-            readable = false;
-            reason = std::string("its record in the state cannot be read: ") + e.what();
-          }
-          if (!readable) {
-            // the reason says why; the next file is tried
-          } else if (!cell.targeted) {
-            reason = cell.headline.empty() ? "not targeted" : cell.headline;
-          } else if (cell.report.verdict == verdict::Verdict::Incompatible) {
-            reason = "incompatible: " + cell.headline;
-          } else {
-            pick = Json{{"filename", l->file.filename},
-                        {"version", version},
-                        {"verdict", verdict::verdict_name(cell.report.verdict)},
-                        {"gates", r["gates"]},
-                        {"url", net::redact_url(l->file.url)},
-                        {"sha256", l->file.sha256()}};
-            if (!places[l].label.empty()) pick["variant"] = places[l].label;
-            for (const auto* other : files) {  // variants of the release whose support is unknown on the image
-              if (version_of(*other) == version && places[other].refusal.find(" is unknown") != std::string::npos)
-                pick["undecided"].push_back(places[other].refusal);
-            }
-            break;
-          }
-        }
-      }
-      passed.push_back(Json{{"filename", l->file.filename}, {"version", version}, {"reason", reason}});
-    }
-    return Json{{"image", t.name}, {"project", project}, {"pick", pick}, {"passed_over", passed}};
   }
 
   const Options& m_o;
@@ -725,22 +556,19 @@ class Scan {
   net::Client& m_client;
   const ProfileCache* m_cache;
   run::Published m_published;  // how run::judge reads the tables an image's published distributions lack
-  Json m_warnings = Json::array();
+  std::vector<std::string> m_warnings;
   std::vector<std::string> m_published_lines;  // "DIST on IMAGE: ..." from run::fill_published
-  Json m_errors = Json::array();               // what makes the exit code 2, each said as an error too
+  std::vector<std::string> m_errors;           // what makes the exit code 2, each said as an error too
   State m_state;
   run::RuleChoice m_rules;
   std::vector<toolkit::Provider> m_providers;  // db/providers.json: the publisher check of each new wheel
   bool m_explicit;                             // images were given: every one is reported, targeted or not
   std::vector<ScanTarget> m_targets;
   std::map<std::string, std::vector<const WheelProfile*>> m_environments;  // by target name (--with)
-  std::vector<Listing> m_listings;
+  std::vector<Listing> m_listings;                                         // every wheel file the indexes list
   std::map<std::string, detail::Releases> m_releases;  // by project as asked: its releases' variants files
   std::set<std::string> m_used_images;
-  Json m_wheels = Json::array();
-  bool m_index_failed = false;
-  bool m_wheel_failed = false;
-  bool m_new_incompatible = false;  // a new wheel incompatible with an image it is for
+  std::vector<Wheel> m_wheels;      // the new ones, every cell (run() keeps the report's images')
   const detail::Shards* m_merge;    // `scan --merge`: the shards whose results this run joins (null: a scan)
   std::string m_base;               // the digest of the state this run started from
   Json m_options;                   // what the shards of one scan share (the record's "options")

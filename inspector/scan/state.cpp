@@ -56,7 +56,7 @@ std::string keys_digest(const Json& wheels) {
   return sha256_text(text);
 }
 
-State::State(std::string dir, Json& warnings) : m_dir(std::move(dir)) {
+State::State(std::string dir, std::vector<std::string>& warnings) : m_dir(std::move(dir)) {
   if (m_dir.empty()) return;
   struct stat st {};
   if (::stat(m_dir.c_str(), &st) == 0) {
@@ -87,6 +87,24 @@ State::State(std::string dir, Json& warnings) : m_dir(std::move(dir)) {
   if (!m_json.is_object() || m_json.value("schema", "") != k_state_schema) {
     throw bad_input(file + " is not a wheelcheck scan state (" + k_state_schema + ")");
   }
+}
+
+std::optional<Remembered> State::remembered(const std::string& filename, const std::string& sha256) {
+  const Json& all = wheels();
+  const auto it = all.find(wheel_key(filename, sha256));
+  if (it == all.end()) return std::nullopt;
+  Remembered r;
+  if (const auto error = it->find("error"); error != it->end() && !error->is_null())
+    r.error = error->is_string() ? error->get<std::string>() : error->dump();
+  if (const auto results = it->find("results"); results != it->end() && results->is_object()) r.results = &*results;
+  return r;
+}
+
+std::optional<Checked> Remembered::on(const std::string& image) const {
+  if (results == nullptr) return std::nullopt;
+  const auto it = results->find(image);
+  if (it == results->end()) return std::nullopt;
+  return checked_from_json(*it);
 }
 
 Json& State::slot(const char* name) {
@@ -234,6 +252,9 @@ ShardFolder read_shard_folder(const std::string& dir) {
       }
       for (const auto& line : w["published"]) {
         if (!line.is_string()) throw std::runtime_error("a wheel entry's published line is not text");
+      }
+      for (const auto& line : w["errors"]) {
+        if (!line.is_string()) throw std::runtime_error("a wheel entry's error is not text");
       }
     }
     for (const auto& [url, outcome] : f.record["fetched"].items()) {

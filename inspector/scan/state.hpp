@@ -15,10 +15,12 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "wheelcheck/net.hpp"
+#include "wheelcheck/scan.hpp"
 #include "wheelcheck/util.hpp"
 
 namespace wheelcheck::scan::detail {
@@ -35,16 +37,28 @@ std::string wheel_key(const std::string& filename, const std::string& sha256);
 // The digest of a set of wheel keys (sorted): which state a run started from.
 std::string keys_digest(const Json& wheels);
 
+// A wheel the state remembers (state.json's "wheels"), read: why it could not be read, and its cells by image
+// (records: run::Size::Record, with their gates).
+struct Remembered {
+  std::optional<std::string> error;
+  const Json* results = nullptr;  // image -> its record
+  // Its cell on the image, as the record holds it: nullopt when it was not checked there; Error(BadInput) for a
+  // record that cannot be read.
+  std::optional<Checked> on(const std::string& image) const;
+};
+
 // What a scan knows from earlier runs, read under the state's lock and written back by commit() only once the
 // scan's outputs are safe (its report, pins and standard output). Page bodies are named by their content, so
 // until state.json is replaced (one rename, the commit) it names only bodies of its own run; a body whose
 // sha256 is not the one recorded is not used.
 class State {
  public:
-  State(std::string dir, Json& warnings);
+  State(std::string dir, std::vector<std::string>& warnings);
 
   Json& pages() { return slot("pages"); }
   Json& wheels() { return slot("wheels"); }
+  // A wheel's record, read (nullopt when the state has none).
+  std::optional<Remembered> remembered(const std::string& filename, const std::string& sha256);
   const std::string& dir() const { return m_dir; }
   bool kept() const { return !m_dir.empty() && m_refused.empty(); }  // read and saved
   bool empty() const { return !m_json.contains("wheels") || m_json["wheels"].empty(); }

@@ -58,6 +58,7 @@ Place place_of(const wheel::Filename& name, const Releases& releases, const imag
     if (r.state == variant::Ranked::State::Incompatible) {
       p.refusal = "variant " + p.label + ": the image does not support " + join(r.why_not, "; ");
     } else if (r.state == variant::Ranked::State::Undecided) {
+      p.undecided = true;
       p.refusal =
           "variant " + p.label + ": whether the image supports it is unknown (" + join(r.depends_on, "; ") + ")";
     }

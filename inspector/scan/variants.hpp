@@ -32,8 +32,9 @@ struct Releases {
 inline constexpr std::size_t k_plain = std::size_t{1} << 20;
 struct Place {
   std::size_t rank = k_plain;
-  std::string label;    // "" for a plain wheel
-  std::string refusal;  // the variant is not for the image: unsupported, undecided, or no variants file
+  std::string label;       // "" for a plain wheel
+  std::string refusal;     // the variant is not for the image: unsupported, undecided, or no variants file
+  bool undecided = false;  // the refusal is that its support on the image is unknown (an image fact not stated)
 };
 Place place_of(const wheel::Filename& name, const Releases& releases, const image::Image& image);
 // Files listed newest version first (`versions`, runs of one version together), reordered within each version

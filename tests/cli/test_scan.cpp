@@ -23,6 +23,9 @@
 
 #include "net_server.hpp"
 #include "support.hpp"
+#include "wheelcheck/format.hpp"
+#include "wheelcheck/report.hpp"
+#include "wheelcheck/scan.hpp"
 #include "wheelcheck/util.hpp"
 
 namespace wheelcheck::test {
@@ -691,6 +694,25 @@ TEST_F(ScanCli, PinsFileIsShellASetupScriptSources) {
   ASSERT_EQ(sourced.exit_code, 0) << sourced.err << read_file(pins);
   EXPECT_EQ(sourced.out, "0.6.1\n0.9.0+cu130\nUSE_TLE_DIST=0\n5.4.0\n") << read_file(pins);
   EXPECT_TRUE(sourced.err.empty()) << sourced.err;
+}
+
+// The files a scan writes are its typed report's renderings: report.json read back by the one reader
+// (scan::report_from_json) and written again is the same bytes, and the Markdown, the HTML and the pins of the
+// report read back are the files the scan wrote.
+TEST_F(ScanCli, ReportFilesAreTheTypedReportsRenderings) {
+  const auto run1 = scan_run(m_work, "r1");
+  const auto pins = m_work.file("pins.env");
+  ASSERT_EQ(wheelcheck("scan " + index().flagos_args() + " " + run1.args() + " --pins " + shell_quote(pins)).exit_code,
+            1);
+  const std::string written = read_file(run1.report + "/report.json");
+  const scan::Report back = scan::report_from_json(nlohmann::ordered_json::parse(written));
+  EXPECT_EQ(back.exit_code(), 1);
+  EXPECT_FALSE(back.wheels.empty());
+  EXPECT_FALSE(back.pins.empty());
+  EXPECT_EQ(output::dump(scan::to_json(back)), written);
+  EXPECT_EQ(scan::report_markdown(back), read_file(run1.report + "/report.md"));
+  EXPECT_EQ(scan::report_html(back), read_file(run1.report + "/report.html"));
+  EXPECT_EQ(scan::pins_env(back), read_file(pins));
 }
 
 // The message a scan leaves for people: stdout (the summary and warnings) and stderr (errors).

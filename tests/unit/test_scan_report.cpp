@@ -1,9 +1,10 @@
-// The renderings of a `wheelcheck scan` report (inspector/scan/report.cpp) and its schema
-// (docs/scan.schema.json): Markdown table shapes, a cell for each verdict kind, escaping of `|`,
-// newlines and HTML in both outputs, the pins section, a <details> in every HTML matrix cell, no
-// script anywhere, tolerance of missing fields; the example report validates against the schema
-// (Python's jsonschema) and a broken one does not; headless Chromium parses the page into the DOM
-// expected and paints a screenshot.
+// The renderings of a `wheelcheck scan` report (inspector/output/scan_markdown.cpp,
+// inspector/output/scan_html.cpp), each of the typed report read from its JSON (scan::report_from_json,
+// inspector/output/report_json.cpp), and its schema (docs/scan.schema.json): Markdown table shapes, a cell for
+// each verdict kind, escaping of `|`, newlines and HTML in both outputs, the pins section, a <details> in every
+// HTML matrix cell, no script anywhere, a clear error for what is no report; the example report validates
+// against the schema (Python's jsonschema) and a broken one does not; headless Chromium parses the page into
+// the DOM expected and paints a screenshot.
 #include <algorithm>
 #include <fstream>
 #include <map>
@@ -14,7 +15,9 @@
 #include <nlohmann/json.hpp>
 
 #include "support.hpp"
+#include "wheelcheck/error.hpp"
 #include "wheelcheck/report.hpp"
+#include "wheelcheck/scan.hpp"
 
 // Its own namespace: the tests are compiled in batches (a unity build), and each file's helpers stay its own.
 namespace unity_test_scan_report {
@@ -154,6 +157,15 @@ Json hostile_report() {
   return r;
 }
 
+// The renderings of a report's JSON, read by the one reader.
+std::string markdown_of(const Json& j) {
+  return scan::report_markdown(scan::report_from_json(j));
+}
+
+std::string html_of(const Json& j) {
+  return scan::report_html(scan::report_from_json(j));
+}
+
 std::vector<std::string> lines_of(const std::string& s) {
   std::vector<std::string> out;
   std::size_t start = 0;
@@ -211,20 +223,28 @@ std::string section(const std::string& html, const std::string& id) {
 }  // namespace
 
 TEST(ScanReport, MarkdownHeadingAndCounts) {
-  const std::string md = scan::report_markdown(example_report());
-  EXPECT_EQ(md.rfind("## ❌ wheelcheck scan: a new wheel is incompatible with an image its tags target\n", 0), 0U) << md;
-  EXPECT_NE(md.find("**7** wheels seen · **3** new · **3** checked · **1** errors"), std::string::npos) << md;
+  // The outcome is the exit code the cells and errors make: a wheel that could not be read, 2.
+  const std::string md = markdown_of(example_report());
+  EXPECT_EQ(md.rfind("## ⛔ wheelcheck scan: bad input or an unreadable index\n", 0), 0U) << md;
+  // The counts are the wheels': four listed in the report, one of them failed.
+  EXPECT_NE(md.find("**7** wheels seen · **4** new · **3** checked · **1** errors"), std::string::npos) << md;
   EXPECT_NE(md.find("🟡 1 degraded"), std::string::npos) << md;
-  Json ok = example_report();
-  ok["exit_code"] = 0;
-  EXPECT_EQ(scan::report_markdown(ok).rfind("## ✅ wheelcheck scan: nothing new is incompatible", 0), 0U);
-  ok["exit_code"] = 2;
-  EXPECT_EQ(scan::report_markdown(ok).rfind("## ⛔ wheelcheck scan: bad input or an unreadable index", 0), 0U);
+  Json incompatible = example_report();
+  incompatible["wheels"].erase(3);  // the wheel that failed
+  EXPECT_EQ(markdown_of(incompatible)
+                .rfind("## ❌ wheelcheck scan: a new wheel is incompatible with an image its tags target\n", 0),
+            0U);
+  // An incompatible cell the scan does not count (a label names another image's build) fails nothing.
+  Json ok = incompatible;
+  ok["wheels"][2]["results"][0]["counted"] = false;
+  EXPECT_EQ(markdown_of(ok).rfind("## ✅ wheelcheck scan: nothing new is incompatible", 0), 0U);
+  ok["errors"] = {"http://127.0.0.1:8123/: flagcx unreadable: HTTP 503"};
+  EXPECT_EQ(markdown_of(ok).rfind("## ⛔ wheelcheck scan: bad input or an unreadable index", 0), 0U);
 }
 
 TEST(ScanReport, MarkdownTableShapeAndOrder) {
   const Json report = example_report();
-  const std::string md = scan::report_markdown(report);
+  const std::string md = markdown_of(report);
   const auto table = md_table(md, "| Wheel |");
   ASSERT_EQ(table.size(), 2U + report["wheels"].size()) << md;
   EXPECT_EQ(table[0], "| Wheel | `cuda13.0` | `ascend-cann9` |");
@@ -240,7 +260,7 @@ TEST(ScanReport, MarkdownTableShapeAndOrder) {
 }
 
 TEST(ScanReport, MarkdownCellForEachVerdictKind) {
-  const auto table = md_table(scan::report_markdown(example_report()), "| Wheel |");
+  const auto table = md_table(markdown_of(example_report()), "| Wheel |");
   ASSERT_EQ(table.size(), 6U);
   EXPECT_NE(table[2].find("| 🟡 degraded | ➖ not targeted |"), std::string::npos) << table[2];
   EXPECT_NE(table[3].find("| ❌ incompatible | ✅ compatible |"), std::string::npos) << table[3];
@@ -249,7 +269,7 @@ TEST(ScanReport, MarkdownCellForEachVerdictKind) {
 }
 
 TEST(ScanReport, MarkdownBulletsForNonCompatibleTargetedCells) {
-  const std::string md = scan::report_markdown(example_report());
+  const std::string md = markdown_of(example_report());
   const std::size_t at = md.find("### Not compatible\n");
   ASSERT_NE(at, std::string::npos) << md;
   const std::string part = md.substr(at, md.find("### Pins") - at);
@@ -271,7 +291,7 @@ TEST(ScanReport, MarkdownBulletsForNonCompatibleTargetedCells) {
 }
 
 TEST(ScanReport, MarkdownEscapesPipesNewlinesAndHtml) {
-  const std::string md = scan::report_markdown(hostile_report());
+  const std::string md = markdown_of(hostile_report());
   const auto table = md_table(md, "| Wheel |");
   ASSERT_EQ(table.size(), 6U) << md;
   for (const auto& line : table) EXPECT_EQ(cell_pipes(line), 4U) << line;
@@ -295,7 +315,7 @@ TEST(ScanReport, MarkdownEscapesPipesNewlinesAndHtml) {
 }
 
 TEST(ScanReport, MarkdownPinsSection) {
-  const std::string md = scan::report_markdown(example_report());
+  const std::string md = markdown_of(example_report());
   const auto table = md_table(md, "| Image |");
   ASSERT_EQ(table.size(), 4U) << md;  // header, separator, cuda13.0, ascend-cann9
   EXPECT_EQ(table[0], "| Image | `flagtree` | `flag-gems-cpp-cuda` | `flagcx` |");
@@ -312,37 +332,53 @@ TEST(ScanReport, MarkdownPinsSection) {
             std::string::npos);
 }
 
-TEST(ScanReport, DeterministicAndToleratesMissingFields) {
-  EXPECT_EQ(scan::report_markdown(example_report()), scan::report_markdown(example_report()));
-  EXPECT_EQ(scan::report_html(example_report()), scan::report_html(example_report()));
+TEST(ScanReport, DeterministicAndRefusesWhatIsNoReport) {
+  EXPECT_EQ(markdown_of(example_report()), markdown_of(example_report()));
+  EXPECT_EQ(html_of(example_report()), html_of(example_report()));
+  // What is no report, or a report with a field of another type or an unknown word, is a clear error
+  // (Error(BadInput) naming it), never a crash nor a page that guesses.
+  const auto refused = [](const Json& j, const std::string& says) {
+    try {
+      scan::report_from_json(j);
+      ADD_FAILURE() << "read: " << j.dump();
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::BadInput) << e.what();
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    }
+  };
+  refused(Json(), "must be a JSON object");
+  refused(Json::array(), "must be a JSON object");
+  refused(Json("text"), "must be a JSON object");
+  refused(Json::object(), "not a wheelcheck scan report");
   Json odd = example_report();
   odd["wheels"].push_back(42);
-  odd["wheels"].push_back({{"filename", 7}, {"results", "no"}, {"new", "yes"}});
+  refused(odd, "wheel is not an object");
+  odd = example_report();
   odd["wheels"][0]["results"][1]["verdict"] = "<maybe>";
-  odd["wheels"][0]["results"][1].erase("targeted");
+  refused(odd, "'<maybe>'");
+  odd = example_report();
   odd["wheels"][1]["results"][0]["gates"] = {{"N", 3}};
-  odd["pins"].push_back({{"image", "cuda13.0"}});
-  odd["summary"] = "none";
+  refused(odd, "\"gates\" that is not an object of texts");
+  odd = example_report();
   odd["images"].push_back(nullptr);
-  for (const Json& r : {Json(), Json::object(), Json::array(), Json("text"), odd}) {
-    std::string md, html;
-    EXPECT_NO_THROW(md = scan::report_markdown(r)) << r.dump();
-    EXPECT_NO_THROW(html = scan::report_html(r)) << r.dump();
-    EXPECT_NE(md.find("wheelcheck scan"), std::string::npos);
-    EXPECT_EQ(html.rfind("<!doctype html>", 0), 0U);
-    EXPECT_EQ(lower(html).find("<script"), std::string::npos);
-  }
-  const std::string md = scan::report_markdown(odd);
-  EXPECT_NE(md.find("❔ \\<maybe\\>"), std::string::npos) << md;  // an odd verdict word, shown, styled unknown
-  EXPECT_NE(md.find("`N='3'`"), std::string::npos) << md;
-  EXPECT_NE(scan::report_markdown(Json::object()).find("_No wheels in this report._"), std::string::npos);
+  refused(odd, "\"images\" that is not a list of texts");
+  odd = example_report();
+  odd["pins"][0]["pick"]["verdict"] = "fine";
+  refused(odd, "pin's pick has an unknown verdict 'fine'");
+  // The least report: no wheels, no pins.
+  const Json least{{"schema", "wheelcheck-scan/1"}};
+  const std::string md = markdown_of(least), html = html_of(least);
+  EXPECT_NE(md.find("_No wheels in this report._"), std::string::npos) << md;
+  EXPECT_NE(md.find("_No pins._"), std::string::npos) << md;
+  EXPECT_EQ(html.rfind("<!doctype html>", 0), 0U);
+  EXPECT_EQ(lower(html).find("<script"), std::string::npos);
 }
 
 TEST(ScanReport, HtmlDocumentShape) {
-  const std::string html = scan::report_html(example_report());
+  const std::string html = html_of(example_report());
   EXPECT_EQ(html.rfind("<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">", 0), 0U);
   EXPECT_NE(html.find("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"), std::string::npos);
-  EXPECT_NE(html.find("<title>wheelcheck scan: a new wheel is incompatible"), std::string::npos);
+  EXPECT_NE(html.find("<title>wheelcheck scan: bad input or an unreadable index"), std::string::npos);
   EXPECT_EQ(lower(html).find("<script"), std::string::npos);
   EXPECT_EQ(count(html, "<style>"), 1U);
   EXPECT_EQ(html.find("<link"), std::string::npos);  // self-contained: no external stylesheet
@@ -359,7 +395,7 @@ TEST(ScanReport, HtmlDocumentShape) {
 
 TEST(ScanReport, HtmlEveryMatrixCellHasDetails) {
   const Json report = example_report();
-  const std::string html = scan::report_html(report);
+  const std::string html = html_of(report);
   const std::string matrix = section(html, "matrix");
   ASSERT_FALSE(matrix.empty());
   const std::size_t cells = report["wheels"].size() * report["images"].size();
@@ -396,7 +432,7 @@ TEST(ScanReport, HtmlEveryMatrixCellHasDetails) {
 }
 
 TEST(ScanReport, HtmlEscapesEverything) {
-  const std::string html = scan::report_html(hostile_report());
+  const std::string html = html_of(hostile_report());
   EXPECT_EQ(lower(html).find("<script"), std::string::npos);
   EXPECT_EQ(html.find("<img"), std::string::npos);
   EXPECT_EQ(html.find("<b>\n"), std::string::npos);
@@ -462,7 +498,7 @@ TEST(ScanReport, ChromiumParsesTheDomAsWritten) {
   if (chromium().empty()) GTEST_SKIP() << "chromium not installed: apt-get install chromium";
   TempDir dir;
   const Json report = hostile_report();
-  const std::string page = dir.write("report.html", scan::report_html(report));
+  const std::string page = dir.write("report.html", html_of(report));
   const auto r = run_chromium(dir, "--dump-dom", page);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const std::string& dom = r.out;
@@ -485,7 +521,7 @@ TEST(ScanReport, ChromiumParsesTheDomAsWritten) {
 TEST(ScanReport, ChromiumPaintsAScreenshot) {
   if (chromium().empty()) GTEST_SKIP() << "chromium not installed: apt-get install chromium";
   TempDir dir;
-  const std::string page = dir.write("report.html", scan::report_html(example_report()));
+  const std::string page = dir.write("report.html", html_of(example_report()));
   const std::string png = dir.file("report.png");
   const auto r = run_chromium(dir, "--screenshot=" + shell_quote(png) + " --window-size=1280,900", page);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
