@@ -25,6 +25,10 @@
 #include "wheelcheck/run.hpp"
 #include "wheelcheck/verdict.hpp"
 
+namespace wheelcheck::scan {
+struct Report;
+}
+
 namespace wheelcheck::output {
 
 // A wheel that could not be read: its entry in the JSON ({"wheel", "error": {kind, message, exit_code}})
@@ -71,6 +75,12 @@ struct LintAnswer {
   int exit_code = 0;
 };
 
+// The nightly scan: its typed report (include/wheelcheck/scan.hpp) and the exit code (--exit-zero applied).
+struct ScanAnswer {
+  const scan::Report* report = nullptr;
+  int exit_code = 0;
+};
+
 // A run that could not be made at all (an unknown image, a settings file with errors): its one failed
 // case, for the SARIF or JUnit document an upload step expects; no other format has a document of it.
 struct FailedRun {
@@ -79,7 +89,7 @@ struct FailedRun {
 };
 
 struct Answer {
-  std::variant<CheckAnswer, EnvironmentAnswer, LintAnswer, FailedRun> value;
+  std::variant<CheckAnswer, EnvironmentAnswer, LintAnswer, ScanAnswer, FailedRun> value;
 };
 
 // Where an answer goes: standard output and error, the files, the terminal's traits. The command line fills

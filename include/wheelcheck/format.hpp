@@ -7,17 +7,12 @@
 // format only renders it.
 #pragma once
 
-#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
-
-namespace wheelcheck::ci {
-struct Case;
-}
 
 namespace wheelcheck::output {
 
@@ -63,15 +58,6 @@ std::vector<std::string> written_by(Commands command);
 // "text (people), json (...), ...": the --format help of a command, from the rows' help.
 std::string format_help(Commands command);
 
-// The scan's documents until its report is an answer of its own (cmd_scan.cpp): its cases, exit code, JSON
-// document and Markdown summary, made only when a format asks for them.
-struct Run {
-  std::function<std::vector<ci::Case>()> cases;
-  int exit_code = 0;
-  std::function<nlohmann::ordered_json()> json;
-  std::function<std::string()> markdown;
-};
-std::string render(Format format, const Run& run);
 // JSON as wheelcheck writes it: two-space indents, invalid UTF-8 from the network replaced, a final newline.
 std::string dump(const nlohmann::ordered_json& j);
 

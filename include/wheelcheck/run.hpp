@@ -145,6 +145,18 @@ struct Published {
 };
 void fill_published(Target& target, const std::vector<const WheelProfile*>& wheels, const Published& published);
 
+// What keeps a run's gates from vouching for it (exit 2, the gates fail closed), as a fact: a package that fails
+// its own integrity (its archive or RECORD: verdict::integrity_problems), a lock's file that is not the one its
+// hash names, a package that could not be read. `text` is the line printed ("W fails its own integrity
+// check (...): do not pin it", "NAME: why").
+struct Problem {
+  enum class Kind { OwnIntegrity, LockHash, Unread };
+  Kind kind = Kind::Unread;
+  std::string text;
+  bool operator==(const Problem&) const = default;
+};
+std::vector<std::string> texts_of(const std::vector<Problem>& problems);
+
 // One image's run: every package judged on its own (its own members; the others only provide), the
 // environment's verdict, and what keeps its gates from vouching for it.
 struct Environment {
@@ -155,7 +167,7 @@ struct Environment {
   verdict::Verdict verdict = verdict::Verdict::Compatible;  // environment_verdict over its cells
   // Why its gates cannot vouch for it: each integrity problem of a package (verdict::integrity_problems),
   // then each package that could not be read ("NAME: why"). Non-empty: the gates fail closed, exit 2.
-  std::vector<std::string> problems;
+  std::vector<Problem> problems;
   const Cell* cell_of(std::size_t package) const;  // null for a package without a cell
 };
 // The one loop: fills the image's published tables the packages need (when `published` is given), then
@@ -175,7 +187,7 @@ struct Request {
     std::vector<std::string> missing;
     // Problems of the run on this image that no cell shows (a lock's wheel no installer picks here that
     // fails its own integrity): exit 2 and fail-closed gates, as a checked wheel's would.
-    std::vector<std::string> problems;
+    std::vector<Problem> problems;
   };
   std::vector<On> images;
   Context context;
@@ -191,7 +203,7 @@ struct Result {
   // `--image all` fail), degraded at worst by a package beside them whose routes are off; installed
   // together (an environment), the worst environment, incompatible where a package has no wheel.
   verdict::Verdict verdict = verdict::Verdict::Compatible;
-  std::vector<std::string> problems;  // every environment's, each once: non-empty, exit 2, the gates fail closed
+  std::vector<Problem> problems;  // every environment's, each once: non-empty, exit 2, the gates fail closed
   // 2 with problems; else gates' 0 (WHEELCHECK_VERDICT carries the verdict), check's verdict::exit_code.
   int exit_code(bool gates) const;
   // The gates of every environment under the run's verdict (gates_of).

@@ -175,20 +175,24 @@ void add_check_options(CLI::App& c, CheckArgs& a, bool image_required) {
   add_limit_options(c, a.limits, true);
 }
 
+void require_images(const CheckArgs& a) {
+  if (a.images.empty())
+    throw usage_error(
+        "no image given: --image NAME (`wheelcheck images` lists them), a file, a root folder, or all (or images = "
+        "[...] in wheelcheck.toml)");
+}
+
 namespace {
 
 int check_and_print(const CheckArgs& a, output::Format format, bool gates_output) {
   refuse_misnamed_locks(a);
   if (names_a_lock(a)) return check_environment(a, format, gates_output);
   if (a.wheels.empty()) throw usage_error("no wheel given (wheelcheck WHEEL --image NAME; see --help)");
-  if (a.images.empty())
-    throw usage_error(
-        "no image given: --image NAME (`wheelcheck images` lists them), a file, a root folder, or all (or images = "
-        "[...] in wheelcheck.toml)");
+  require_images(a);
   image::Db db(image::Db::locate(a.db));
   const std::optional<ProfileCache> cache = open_cache(a.no_cache, a.cache_dir, a.cache_max_size);
-  const ProfileCache* cache_ptr = cache ? &*cache : nullptr;
   std::unique_ptr<net::Client> client;
+  const ProfileCache* cache_ptr = cache ? &*cache : nullptr;
   const bool progress = show_progress(a.quiet);
   // Each wheel is read on its own: one that cannot be read is reported (an entry of the JSON that
   // carries its error) and the others are still checked. A --with wheel is part of every check.
@@ -249,7 +253,7 @@ int check_and_print(const CheckArgs& a, output::Format format, bool gates_output
       if (env.roles[c] == run::Role::Beside) answer.beside.push_back(env.cells[c]);
     }
   }
-  for (const auto& line : result.problems) std::fprintf(stderr, "wheelcheck: error: %s\n", line.c_str());
+  for (const auto& p : result.problems) std::fprintf(stderr, "wheelcheck: error: %s\n", p.text.c_str());
   answer.overall = result.verdict;
   // The same exit code in every format: check's is the verdict's (or 2), gates' 0 once it could evaluate.
   const int rc = a.gates ? result.exit_code(true) : exit_with(a, result.exit_code(false));

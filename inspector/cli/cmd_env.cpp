@@ -184,7 +184,7 @@ EnvLookup index_files(const lock::Package& p, net::Client& client, std::optional
       read_release(page, p, client, release, release_error);
       for (auto& f : lock::files_for(page, p)) out.files.push_back(std::move(f));
     } catch (const net::NotFound&) {
-      // not on this index: the others may have it
+      continue;  // not on this index (a 404 is an answer, not a failure): the others may have it
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::Internal) throw;
       out.failed.push_back(e.what());
@@ -496,10 +496,7 @@ std::function<std::vector<const WheelProfile*>(const image::Image&)> installed_b
 }
 
 int check_environment(const CheckArgs& a, output::Format format, bool gates_output) {
-  if (a.images.empty())
-    throw usage_error(
-        "no image given: --image NAME (`wheelcheck images` lists them), a file, a root folder, or all (or images = "
-        "[...] in wheelcheck.toml)");
+  require_images(a);
   image::Db db(image::Db::locate(a.db));
   const std::optional<ProfileCache> cache = open_cache(a.no_cache, a.cache_dir, a.cache_max_size);
   const ProfileCache* cache_ptr = cache ? &*cache : nullptr;
@@ -553,10 +550,12 @@ int check_environment(const CheckArgs& a, output::Format format, bool gates_outp
       // (not looked up, not read offline) makes it unknown at least, below; a file that is not the lock's
       // is an integrity failure (exit 2, the gates fail closed), one that could not be read an error (exit 2).
       if (e.state == Entry::State::NoWheel) on.missing.push_back(e.name);
-      if (e.state == Entry::State::Integrity) on.problems.push_back(e.name + ": " + e.reason);
+      if (e.state == Entry::State::Integrity)
+        on.problems.push_back({run::Problem::Kind::LockHash, e.name + ": " + e.reason});
       for (const std::size_t u : e.unpicked) {
         if (!wheels[u].profile) continue;  // unread: no installer takes it here, so its error is not this image's
-        for (auto& line : verdict::integrity_problems(*wheels[u].profile)) on.problems.push_back(std::move(line));
+        for (auto& line : verdict::integrity_problems(*wheels[u].profile))
+          on.problems.push_back({run::Problem::Kind::OwnIntegrity, std::move(line)});
       }
       if (e.state == Entry::State::Error) {
         on.packages.push_back({nullptr, e.name + ": " + e.reason, run::Role::Checked});
@@ -588,8 +587,8 @@ int check_environment(const CheckArgs& a, output::Format format, bool gates_outp
     }
     env.verdict = env.judged->verdict;
     env.bad_input = !env.judged->problems.empty();
-    for (const auto& line : env.judged->problems) {
-      if (line.find(" fails its own integrity check") != std::string::npos) env.integrity.push_back(line);
+    for (const auto& p : env.judged->problems) {
+      if (p.kind == run::Problem::Kind::OwnIntegrity) env.integrity.push_back(p.text);
     }
   }
   for (const Environment& env : envs) {
@@ -597,9 +596,8 @@ int check_environment(const CheckArgs& a, output::Format format, bool gates_outp
       if (e.state == Entry::State::Integrity) std::fprintf(stderr, "wheelcheck: error: %s\n", e.reason.c_str());
     }
   }
-  for (const auto& line : result.problems) {
-    if (line.find(" fails its own integrity check") != std::string::npos)
-      std::fprintf(stderr, "wheelcheck: error: %s\n", line.c_str());
+  for (const auto& p : result.problems) {
+    if (p.kind == run::Problem::Kind::OwnIntegrity) std::fprintf(stderr, "wheelcheck: error: %s\n", p.text.c_str());
   }
   // The answer: the environments as judged, and their gates (a package without a wheel for the image makes
   // the environment's verdict, whatever its wheels say; a wheel that could not be read, or whose hash is not

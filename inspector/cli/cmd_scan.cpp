@@ -42,8 +42,8 @@ struct ScanArgs {
   std::vector<std::string> merge;
   bool json = false;
   bool quiet = false;
-  std::string format;                // text, json, sarif, junit ("" = text, or json with --json)
-  std::vector<std::string> outputs;  // FORMAT=PATH
+  std::optional<output::Format> format;  // --format (default: text, or json with --json)
+  std::vector<std::string> outputs;      // FORMAT=PATH
   bool exit_zero = false;
   std::string summary;        // report.md appended here ($GITHUB_STEP_SUMMARY)
   std::string github_output;  // verdict and exit-code step outputs (default: $GITHUB_OUTPUT)
@@ -101,10 +101,13 @@ int run_scan(const ScanArgs& given) {
   if (a.outputs.empty() && settings.outputs) a.outputs = settings.outputs->values;
   if (!a.exit_zero && settings.exit_zero) a.exit_zero = settings.exit_zero->values.front() == "true";
   warn_expired(settings);
-  if (a.json && !a.format.empty() && a.format != "json")
-    throw usage_error("--json and --format " + a.format + " conflict");
-  const std::string format = a.json ? "json" : a.format.empty() ? "text" : a.format;
-  const auto outputs = parse_outputs(a.outputs, output::k_scan);
+  if (a.json && a.format && a.format != output::Format::Json)
+    throw usage_error("--json and --format " + std::string(output::format_name(*a.format)) + " conflict");
+  const output::Format format = a.json ? output::Format::Json : a.format.value_or(output::Format::Text);
+  output::Sinks sinks = stdout_sinks();
+  sinks.files = parse_outputs(a.outputs, output::k_scan);
+  // Each file whole and on the disk before the state that counts on it is saved.
+  sinks.write = [](const std::string& path, const std::string& text) { write_file_atomic(path, text, true); };
   scan::Report report;
   std::function<void()> commit;
   {
@@ -190,12 +193,9 @@ int run_scan(const ScanArgs& given) {
   CheckArgs exit_args;
   exit_args.exit_zero = a.exit_zero;
   const int rc = exit_with(exit_args, verdict_rc);
-  // The one dispatcher of the output room (the report's own JSON and Markdown).
-  const output::Run run{[&] { return ci::cases_of_scan(report); }, rc, [&] { return scan::to_json(report); },
-                        [&] { return scan::report_markdown(report); }};
-  auto render = [&](output::Format f) { return output::render(f, run); };
-  for (const auto& [what, path] : outputs) write_file_atomic(path, render(what), true);
-  if (!a.summary.empty()) append_to_file(a.summary, scan::report_markdown(report));
+  // The answer, through the one printer: -o files, then stdout; the step summary and outputs beside them.
+  const output::Answer answer{output::ScanAnswer{&report, rc}};
+  if (!a.summary.empty()) append_to_file(a.summary, output::render(answer, output::Format::Markdown, sinks));
   const std::string step_outputs = !a.github_output.empty() ? a.github_output : getenv_or("GITHUB_OUTPUT", "");
   if (!step_outputs.empty()) {
     append_to_file(
@@ -204,11 +204,7 @@ int run_scan(const ScanArgs& given) {
             {{"verdict", verdict_rc == k_exit_bad_input ? "error" : verdict::verdict_name(report.worst_new_verdict())},
              {"exit-code", std::to_string(rc)}}));
   }
-  if (format == "json" || format == "sarif" || format == "junit") {
-    print_out(render(*output::format_named(format)));
-  } else {
-    print_out(scan::report_text(report));
-  }
+  output::print(answer, format, sinks);
   flush_stdout();
   for (const auto& e : report.errors) std::fprintf(stderr, "wheelcheck: error: %s\n", e.c_str());
   if (commit) commit();
@@ -247,8 +243,7 @@ Command add_scan(CLI::App& app) {
                 "Join the --state folders of the shard runs of one scan (every shard 1..N) into the report, pins and "
                 "--state one process would write; nothing is fetched. Give it the shard runs' other options");
   c->add_flag("--json", a->json, "Print the report JSON on stdout (the same as --format json)");
-  c->add_option("--format", a->format, "What stdout gets: " + output::format_help(output::k_scan))
-      ->check(CLI::IsMember(output::printed_by(output::k_scan)));
+  add_format_option(*c, a->format, output::k_scan, "What stdout gets: " + output::format_help(output::k_scan));
   c->add_option("--output,-o", a->outputs,
                 "FORMAT=FILE: also write " + join(output::written_by(output::k_scan), ", ") + " to FILE (repeatable)")
       ->allow_extra_args(false);

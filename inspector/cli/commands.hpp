@@ -216,6 +216,8 @@ Command add_check(CLI::App& app);
 Command add_gates(CLI::App& app);
 
 // Shared by check, gates and the environment check (inspector/cli/cmd_check.cpp).
+// Error(Usage) saying how to name an image when --image (or the settings' images) names none.
+void require_images(const CheckArgs& a);
 // The rule sets whose gates a failed gates run turns off: the one --rules names, else every rule set of
 // the db (a setup script reads only the variables it knows); none when even they cannot be read.
 std::vector<rules::RuleSet> fail_closed_sets(const std::string& rules_arg, const std::string& db_arg);

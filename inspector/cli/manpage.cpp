@@ -2,7 +2,7 @@
 // command, its options with their help, its examples) and the texts `--help` prints (exit codes, settings,
 // environment). One source: an option added to the CLI is in the man page of the next build
 // (CMakeLists.txt makes build/wheelcheck.1 from it; scripts/package.sh installs it as
-// share/man/man1/wheelcheck.1), and tests/cli/test_manpage.py checks the rendered page against --help.
+// share/man/man1/wheelcheck.1), and tests/docs/test_manpage.py checks the rendered page against --help.
 
 #include <CLI/CLI.hpp>
 #include <string>

@@ -83,21 +83,4 @@ std::string dump(const nlohmann::ordered_json& j) {
   return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
-std::string render(Format format, const Run& run) {
-  switch (format) {
-    case Format::Json: return dump(run.json());
-    case Format::Sarif: return dump(ci::sarif(run.cases(), run.exit_code));
-    case Format::Junit: return ci::junit(run.cases());
-    case Format::Markdown: return run.markdown();
-    case Format::Text:
-    case Format::Sh:
-    case Format::Github:
-    case Format::Html: break;
-#ifdef WHEELCHECK_TOY_FORMAT
-    case Format::Toy: break;
-#endif
-  }
-  throw Error(ErrorKind::Internal, "no file renderer for format " + std::string(format_name(format)));
-}
-
 }  // namespace wheelcheck::output

@@ -11,6 +11,8 @@
 #include "wheelcheck/format.hpp"
 #include "wheelcheck/gates.hpp"
 #include "wheelcheck/lint.hpp"
+#include "wheelcheck/report.hpp"
+#include "wheelcheck/scan.hpp"
 
 namespace wheelcheck::output {
 
@@ -19,7 +21,7 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 [[noreturn]] void no_rendering(const Answer& answer, Format format) {
-  static constexpr const char* k_names[] = {"check", "environment", "lint", "failed run"};
+  static constexpr const char* k_names[] = {"check", "environment", "lint", "scan", "failed run"};
   throw Error(ErrorKind::Internal,
               "no " + std::string(format_name(format)) + " rendering of a " + k_names[answer.value.index()]);
 }
@@ -107,6 +109,7 @@ std::vector<ci::Case> cases_of(const Answer& answer) {
       out.push_back(lint::publisher_case((*l->reports)[i], (*l->where)[i]));
     return out;
   }
+  if (const auto* s = std::get_if<ScanAnswer>(&answer.value)) return ci::cases_of_scan(*s->report);
   return std::get<FailedRun>(answer.value).cases;
 }
 
@@ -136,6 +139,7 @@ std::string render_text(const Answer& answer, const Sinks& sinks) {
       out += (i == 0 ? "" : "\n") + lint::render_text((*l->reports)[i], sinks.color);
     return out;
   }
+  if (const auto* s = std::get_if<ScanAnswer>(&answer.value)) return scan::report_text(*s->report);
   return "";  // a failed run: its error is on stderr
 }
 
@@ -161,6 +165,7 @@ std::string render_json(const Answer& answer, const Sinks&) {
     return dump(arr.size() == 1 ? arr.front() : arr);
   }
   if (const auto* l = std::get_if<LintAnswer>(&answer.value)) return dump(lint::document(*l->entries, l->exit_code));
+  if (const auto* s = std::get_if<ScanAnswer>(&answer.value)) return dump(scan::to_json(*s->report));
   no_rendering(answer, Format::Json);
 }
 
@@ -209,6 +214,7 @@ std::string render_junit(const Answer& answer, const Sinks&) {
 std::string render_markdown(const Answer& answer, const Sinks&) {
   if (const gates::Result* g = gates_in(answer)) return gates::markdown_summary(*g);
   if (const auto* l = std::get_if<LintAnswer>(&answer.value)) return lint::render_markdown(*l->reports);
+  if (const auto* s = std::get_if<ScanAnswer>(&answer.value)) return scan::report_markdown(*s->report);
   no_rendering(answer, Format::Markdown);
 }
 

@@ -341,11 +341,11 @@ Environment judge(const std::vector<Package>& packages, Target& target, const Co
     if (p.wheel != nullptr) read.push_back(p.wheel);
   }
   if (published != nullptr) fill_published(target, read, *published);
-  std::vector<std::string> unread;
+  std::vector<Problem> unread;
   for (std::size_t i = 0; i < packages.size(); ++i) {
     const Package& p = packages[i];
     if (p.wheel == nullptr) {
-      unread.push_back(p.error);
+      unread.push_back({Problem::Kind::Unread, p.error});
       continue;
     }
     if (p.role == Role::Provider) continue;
@@ -363,8 +363,9 @@ Environment judge(const std::vector<Package>& packages, Target& target, const Co
     env.package_of.push_back(i);
     env.roles.push_back(p.role);
     for (auto& line : verdict::integrity_problems(env.cells.back().report)) {
-      if (std::find(env.problems.begin(), env.problems.end(), line) == env.problems.end())
-        env.problems.push_back(std::move(line));
+      Problem problem{Problem::Kind::OwnIntegrity, std::move(line)};
+      if (std::find(env.problems.begin(), env.problems.end(), problem) == env.problems.end())
+        env.problems.push_back(std::move(problem));
     }
   }
   env.problems.insert(env.problems.end(), unread.begin(), unread.end());
@@ -379,7 +380,7 @@ gates::Result gates_of(const std::vector<const Environment*>& environments,
                        const std::vector<rules::RuleSet>& fail_closed_sets, const gates::Options& options) {
   std::vector<verdict::Report> reports;
   std::vector<bool> beside;
-  std::vector<std::string> problems;
+  std::vector<Problem> problems;
   verdict::Verdict v = verdict::Verdict::Compatible;
   for (const Environment* e : environments) {
     for (std::size_t i = 0; i < e->cells.size(); ++i) {
@@ -397,7 +398,7 @@ gates::Result gates_of(const std::vector<const Environment*>& environments,
   g.beside = std::move(beside);
   g.verdict = v;
   if (!problems.empty()) {
-    gates::close(g, fail_closed_sets, problems);
+    gates::close(g, fail_closed_sets, texts_of(problems));
   } else if (options.export_on) {
     gates::add_on_values(g, fail_closed_sets);
   }
@@ -412,11 +413,11 @@ Result run(const Request& request) {
     out.environments.push_back(judge(on.packages, *on.target, request.context, request.how, request.published));
     Environment& env = out.environments.back();
     if (!on.missing.empty()) env.verdict = verdict::worst(env.verdict, verdict::Verdict::Incompatible);
-    for (const auto& line : on.problems) {
-      if (std::find(env.problems.begin(), env.problems.end(), line) == env.problems.end()) env.problems.push_back(line);
+    for (const auto& p : on.problems) {
+      if (std::find(env.problems.begin(), env.problems.end(), p) == env.problems.end()) env.problems.push_back(p);
     }
-    for (const auto& line : env.problems) {
-      if (std::find(out.problems.begin(), out.problems.end(), line) == out.problems.end()) out.problems.push_back(line);
+    for (const auto& p : env.problems) {
+      if (std::find(out.problems.begin(), out.problems.end(), p) == out.problems.end()) out.problems.push_back(p);
     }
   }
   if (request.how == Installed::Together) {
@@ -435,6 +436,12 @@ Result run(const Request& request) {
     }
   }
   for (const auto& [package, cells] : of_package) out.verdict = verdict::worst(out.verdict, overall(cells));
+  return out;
+}
+
+std::vector<std::string> texts_of(const std::vector<Problem>& problems) {
+  std::vector<std::string> out;
+  for (const auto& p : problems) out.push_back(p.text);
   return out;
 }
 

@@ -18,7 +18,9 @@
 #include "wheelcheck/image.hpp"
 #include "wheelcheck/lint.hpp"
 #include "wheelcheck/profile.hpp"
+#include "wheelcheck/report.hpp"
 #include "wheelcheck/run.hpp"
+#include "wheelcheck/scan.hpp"
 
 // Its own namespace: the tests are compiled in batches (a unity build), and each file's helpers stay its own.
 namespace unity_test_print {
@@ -116,7 +118,8 @@ TEST(RunRun, OneAnswerForTheWheelsAndTheImages) {
   EXPECT_EQ(env.cell_of(0)->report.verdict, verdict::Verdict::Degraded) << env.cell_of(0)->headline;
   EXPECT_FALSE(env.cell_of(1)->targeted);
   ASSERT_EQ(f.result.problems.size(), 1u);
-  EXPECT_EQ(f.result.problems.front(), "missing.whl: no such file");
+  EXPECT_EQ(f.result.problems.front().text, "missing.whl: no such file");
+  EXPECT_EQ(f.result.problems.front().kind, run::Problem::Kind::Unread);
   EXPECT_EQ(f.result.exit_code(false), 2);
   EXPECT_EQ(f.result.exit_code(true), 2);
   // The gates fail closed: the error says why, and every gate of the rule sets is at its off value.
@@ -276,6 +279,23 @@ TEST(Print, LintAndFailedRun) {
   EXPECT_NE(s.out.find("no image named cuda99"), std::string::npos);
   EXPECT_EQ(Json::parse(s.out)["runs"][0]["invocations"][0]["exitCode"], 2);
   EXPECT_THROW(output::render(none, output::Format::Json, capture(s)), Error);
+}
+
+// The scan's answer: each format the scan prints or writes is its typed report's rendering.
+TEST(Print, ScanAnswerIsItsReportsRenderings) {
+  scan::Report report;
+  report.errors.push_back("https://example.invalid/simple/x/: unreadable after 5 retries");
+  const output::Answer answer{output::ScanAnswer{&report, 2}};
+  for (const auto& row : output::formats()) {
+    if ((row.prints & output::k_scan) == 0 && (row.files & output::k_scan) == 0) continue;
+    SCOPED_TRACE(std::string(row.name));
+    Captured c;
+    output::print(answer, row.format, capture(c));
+    if (row.format == output::Format::Json) EXPECT_EQ(c.out, output::dump(scan::to_json(report)));
+    if (row.format == output::Format::Text) EXPECT_EQ(c.out, scan::report_text(report));
+    if (row.format == output::Format::Markdown) EXPECT_EQ(c.out, scan::report_markdown(report));
+    if (row.format == output::Format::Sarif) EXPECT_EQ(Json::parse(c.out), ci::sarif(ci::cases_of_scan(report), 2));
+  }
 }
 
 }  // namespace unity_test_print

@@ -15,6 +15,7 @@
 #include "support.hpp"
 #include "wheelcheck/answer.hpp"
 #include "wheelcheck/format.hpp"
+#include "wheelcheck/scan.hpp"
 
 namespace wheelcheck::output {
 
@@ -28,6 +29,9 @@ std::string render_toy(const Answer& answer, const Sinks&) {
            std::to_string(e->exit_code) + "\n";
   if (const auto* l = std::get_if<LintAnswer>(&answer.value))
     return "toy lint: " + std::to_string(l->reports->size()) + " reports, exit " + std::to_string(l->exit_code) + "\n";
+  if (const auto* s = std::get_if<ScanAnswer>(&answer.value))
+    return "toy scan: " + std::to_string(s->report->wheels.size()) + " wheels, exit " + std::to_string(s->exit_code) +
+           "\n";
   return "toy failed run, exit " + std::to_string(std::get<FailedRun>(answer.value).exit_code) + "\n";
 }
 
@@ -95,6 +99,20 @@ TEST(ToyFormat, EveryCommandPrintsIt) {
   EXPECT_EQ(gates.second, 0);
   const auto lint = run_command({"lint", flagtree, "--db", db, "--no-cache", "--no-config", "-q", "--format", "toy"});
   EXPECT_EQ(lint.first.rfind("toy lint: 1 reports, exit ", 0), 0u) << lint.first;
+}
+
+// The scan's answer and a failed run's go through the same row (the scan itself needs an index: its command
+// line is tests/cli/test_scan.cpp's).
+TEST(ToyFormat, ScanAndFailedRunAnswers) {
+  scan::Report report;
+  std::string out;
+  output::Sinks sinks;
+  sinks.out = [&out](std::string_view t) { out += t; };
+  output::print({output::ScanAnswer{&report, 1}}, output::Format::Toy, sinks);
+  EXPECT_EQ(out, "toy scan: 0 wheels, exit 1\n");
+  out.clear();
+  output::print({output::FailedRun{{}, 2}}, output::Format::Toy, sinks);
+  EXPECT_EQ(out, "toy failed run, exit 2\n");
 }
 
 }  // namespace unity_test_toy_format
