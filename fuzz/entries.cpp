@@ -92,7 +92,8 @@ void scan_in_chunks(const std::uint8_t* data, std::size_t size, const elf::Reade
   std::uint32_t hash = 2166136261u;
   for (std::size_t i = size - std::min<std::size_t>(size, 8); i < size; ++i) hash = (hash ^ data[i]) * 16777619u;
   std::size_t chunk = std::max<std::size_t>(1 + hash % 8192, size / 512);
-  elf::ElfScanner scanner(size, limits);
+  cuda::CodeReader code(size);  // the GPU code as a streamed member's, read along
+  elf::ElfScanner scanner(size, limits, &code);
   for (int pass = 0; pass <= limits.max_passes + 1; ++pass) {
     std::size_t offset = 0;
     while (offset < size) {
@@ -103,6 +104,7 @@ void scan_in_chunks(const std::uint8_t* data, std::size_t size, const elf::Reade
     }
     if (auto binary = scanner.finish_pass()) {
       touch(*binary);
+      if (code.fatbins()) (void)cuda::runs_on_text(*code.fatbins());
       return;
     }
     chunk = chunk * 3 + 1;
@@ -119,14 +121,18 @@ int fuzz_elf(const std::uint8_t* data, std::size_t size) {
   // A short speculative prefix makes tables beyond it need a second pass.
   limits.speculative_prefix = size >= 3 ? (std::size_t{data[size - 3]} << 6) : 64;
   const BufferSource source(as_bytes(data, size), "fuzz.so");
-  refusal_ok([&] { touch(elf::read_elf(source, elf::ReaderKind::Fast, limits)); });
+  refusal_ok([&] {
+    cuda::CodeReader code(size);
+    touch(elf::read_elf(source, elf::ReaderKind::Fast, limits, &code));
+  });
   refusal_ok([&] { scan_in_chunks(data, size, limits); });
   refusal_ok([&] {
     auto read_at = [&](std::uint64_t offset, std::span<std::byte> out) {
       if (offset > size || out.size() > size - offset) fail("read_elf_random read past the end");
       if (!out.empty()) std::memcpy(out.data(), data + offset, out.size());
     };
-    touch(elf::read_elf_random(size, read_at, limits));
+    cuda::CodeReader code(size, read_at);
+    touch(elf::read_elf_random(size, read_at, limits, &code));
   });
   return 0;
 }

@@ -41,7 +41,7 @@ void read_file(ElfFile& file, bool want_table) {
       }
       return;
     }
-    file.binary = elf::read_elf_file(file.host_path, {}, "a probe reads no GPU code");
+    file.binary = elf::read_elf_file(file.host_path);
     // ET_DYN only, except for programs: executables are not loaded as libraries.
     if (file.binary.type != elf::FileType::Shared && !(file.program && file.binary.type == elf::FileType::Executable))
       return;

@@ -58,7 +58,7 @@ Interpreter find_interpreter(const RootFs& root, std::vector<Problem>& findings)
       auto r = root.resolve(p, &findings);
       if (!r || root.type(r->image_path) != RootFs::Type::File) continue;
       try {
-        const elf::Binary b = elf::read_elf_file(r->host_path, {}, "a probe reads no GPU code");
+        const elf::Binary b = elf::read_elf_file(r->host_path);
         interp.arch = elf::machine_name(b.machine, b.elf_class, b.endian, b.e_flags);
         interp.elf_class = b.elf_class == elf::Class::Elf64 ? 64 : 32;
         interp.musl = base_name(p).rfind("ld-musl-", 0) == 0;

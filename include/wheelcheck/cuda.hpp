@@ -10,11 +10,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "wheelcheck/elf.hpp"
 
 namespace wheelcheck::cuda {
 
@@ -63,7 +66,7 @@ struct Variant {
   bool operator==(const Variant&) const = default;
 };
 
-// What one ELF member's fatbins hold. Absent (no value in elf::Binary::cuda) for a member without any.
+// What one ELF member's fatbins hold. Absent (no value in MemberProfile::cuda) for a member without any.
 struct Fatbins {
   std::uint64_t containers = 0;
   std::uint64_t entries = 0;
@@ -146,5 +149,54 @@ bool driver_at_least(std::string_view have, std::string_view need);
 // entries' headers only. A container whose headers do not hold together leaves `unread` saying where
 // (a member's GPU code is beside the point of whether it loads, so this never throws).
 Fatbins read_fatbins(std::span<const std::byte> section);
+
+// --- The GPU code of an ELF file, read along with it (inspector/cuda/sections.cpp) ---------------------
+
+// The ELF readers' SectionReader for the GPU code: the `.nv_fatbin` section's containers and those in the
+// sections that may hold GPU code the library loads itself. The file is read once: the containers as a
+// member streams by, or header by header through the random access the ELF read uses.
+//
+// Streamed, the section headers (which say where `.nv_fatbin` lies) are the last bytes of the file, so a
+// seeking walk over the whole first pass finds containers by their magic and skips their payloads; once
+// the headers are known, those inside `.nv_fatbin` are kept. Without the section names (an unusual
+// layout), the section that holds the first container is taken for `.nv_fatbin`. `__nv_relfatbin`
+// (relocatable device code kept for a later device link) is never read: the runtime loads what
+// `.nv_fatbin` holds. NVIDIA's GPU code ships in little-endian files only.
+class CodeReader final : public elf::SectionReader {
+ public:
+  // A member streamed whole (ElfScanner, read_elf with the fast reader): every byte of its first pass.
+  explicit CodeReader(std::uint64_t file_size);
+  // Random access to `file_size` bytes (read_elf_random, read_elf_file): the fatbin's entries header by
+  // header through `read_at`, unless `skip_fatbins` says why not (a deflated member read headers-only: its
+  // fatbin lies where only a full inflate reaches); the fatbins then name the section and give that
+  // reason. The other sections are looked through (every byte between containers) unless
+  // `skip_loaded_code` says why not (a headers-only read, which fetches no data sections); `embedded_unread`
+  // then gives that reason.
+  CodeReader(std::uint64_t file_size, elf::ReadAt read_at, std::string skip_fatbins = {},
+             std::string skip_loaded_code = {});
+  // The whole file in memory (the LIEF reader's copy), read with the LIEF reader.
+  explicit CodeReader(std::span<const std::byte> whole);
+  ~CodeReader() override;
+  CodeReader(const CodeReader&) = delete;
+  CodeReader& operator=(const CodeReader&) = delete;
+
+  bool wants(elf::Endian endian) const override;
+  void stream(std::uint64_t offset, std::span<const std::byte> data) override;
+  void sections(const std::vector<elf::SectionHeader>& headers, bool names) override;
+
+  // What the file's fatbins hold, once the read is done; nullopt without any (or before).
+  const std::optional<Fatbins>& fatbins() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> m;
+};
+
+// A file on disk read as elf::read_elf_file reads it, with its GPU code.
+struct FileCode {
+  elf::Binary binary;
+  std::optional<Fatbins> fatbins;
+};
+FileCode read_file(const std::string& path, elf::ReaderLimits limits = {});
 
 }  // namespace wheelcheck::cuda

@@ -15,7 +15,6 @@
 #include <vector>
 
 #include "wheelcheck/bytes.hpp"
-#include "wheelcheck/cuda.hpp"
 
 namespace wheelcheck::elf {
 
@@ -122,9 +121,8 @@ struct Binary {
   std::vector<Symbol> symbols;  // .dynsym without the null entry at index 0
   std::vector<VersionNeed> version_needs;
   std::vector<VersionDefinition> version_definitions;
-  std::optional<int> x86_isa_level;   // 1..4 from GNU_PROPERTY_X86_ISA_1_NEEDED (x86-64-v1..v4)
-  std::optional<AbiTag> abi_tag;      // NT_GNU_ABI_TAG; absent without one (or with a damaged one)
-  std::optional<cuda::Fatbins> cuda;  // the GPU code of its .nv_fatbin section; absent without one
+  std::optional<int> x86_isa_level;  // 1..4 from GNU_PROPERTY_X86_ISA_1_NEEDED (x86-64-v1..v4)
+  std::optional<AbiTag> abi_tag;     // NT_GNU_ABI_TAG; absent without one (or with a damaged one)
   bool operator==(const Binary&) const = default;
 };
 
@@ -150,16 +148,43 @@ struct ReaderLimits {
   int max_passes = 4;
 };
 
+// One section header (`readelf -S`), with its name from .shstrtab.
+struct SectionHeader {
+  std::optional<std::string> name;  // nullopt when the names could not be read, or this one's lies outside them
+  std::uint32_t type = 0;           // sh_type
+  std::uint64_t flags = 0;          // sh_flags
+  std::uint64_t offset = 0;         // sh_offset
+  std::uint64_t size = 0;           // sh_size
+};
+
+// Something that reads the contents of some sections along with one read of an ELF file, for a caller
+// that wants them (the GPU code of CUDA fatbins: inspector/cuda/sections.cpp); the ELF readers know
+// nothing of what those sections hold, and the file is still read once.
+class SectionReader {
+ public:
+  virtual ~SectionReader() = default;
+  // Whether it wants this file's section table (asked once the ELF header is read). A reader that wants
+  // it makes a read with random access fetch .shstrtab when the first pass did not keep it.
+  virtual bool wants(Endian endian) const = 0;
+  // A member streamed whole: each chunk of the first pass, in file order (every byte goes by once).
+  virtual void stream(std::uint64_t offset, std::span<const std::byte> data) = 0;
+  // The section headers in table order, once the read has everything else (once per read, when wanted);
+  // `names`: whether .shstrtab could be read. A read with random access gives the reader the same access.
+  virtual void sections(const std::vector<SectionHeader>& headers, bool names) = 0;
+};
+
 // The streaming scanner as a push sink, so a caller that already streams the bytes (hashing a wheel
 // member) feeds the same chunks to it. Usage:
 //   ElfScanner s(size);  for each chunk: s.feed(chunk);  then s.finish_pass() -> Binary or nullopt;
 //   on nullopt, stream the member again from offset 0 (s.wants(offset) tells what to keep) and repeat.
 class ElfScanner {
  public:
-  // `stream_fatbins`: every byte of the file passes through feed() on the first pass (a member streamed
-  // whole), so the fatbin containers are read as they pass; otherwise fatbin_section() says where they
-  // are and the caller reads them (read_elf_random).
-  explicit ElfScanner(std::uint64_t file_size, ReaderLimits limits = {}, bool stream_fatbins = true);
+  // `sections`, when given, hears the sections (SectionReader; it must outlive the scanner). `random_access`:
+  // the caller feeds only what next_wanted() asks for (read_elf_random), so .shstrtab is asked for when
+  // the first pass did not keep it; otherwise every byte of the file passes through feed() on the first
+  // pass (a member streamed whole).
+  explicit ElfScanner(std::uint64_t file_size, ReaderLimits limits = {}, SectionReader* sections = nullptr,
+                      bool random_access = false);
   ~ElfScanner();
   ElfScanner(const ElfScanner&) = delete;
   ElfScanner& operator=(const ElfScanner&) = delete;
@@ -174,11 +199,6 @@ class ElfScanner {
   std::optional<std::pair<std::uint64_t, std::uint64_t>> next_wanted() const;
   void skip_to(std::uint64_t offset);
   int passes() const;
-  // The file range of .nv_fatbin, once the section headers are parsed; nullopt without one.
-  std::optional<std::pair<std::uint64_t, std::uint64_t>> fatbin_section() const;
-  // The sections that may hold GPU code the library loads itself (cuda::Fatbins::embedded_*), in file
-  // order, once the section headers and their names are parsed.
-  const std::vector<cuda::SectionSpan>& loaded_code_sections() const;
 
  private:
   struct Impl;
@@ -188,31 +208,28 @@ class ElfScanner {
 enum class ReaderKind { Fast, Lief };
 std::string reader_name(ReaderKind kind);
 
-// Reads a whole ELF from a source with the chosen reader (the fast one streams, LIEF loads it whole).
-Binary read_elf(const ByteSource& source, ReaderKind kind = ReaderKind::Fast, ReaderLimits limits = {});
-// A file on disk, read with pread: only the header, tables and dynamic section, never the code (the
-// fatbins' headers, and the bytes between containers in sections that may hold GPU code the library
-// loads itself, unless `skip_loaded_code` says why not).
-Binary read_elf_file(const std::string& path, ReaderLimits limits = {}, std::string_view skip_loaded_code = {});
+// Reads a whole ELF from a source with the chosen reader (the fast one streams, LIEF loads it whole);
+// `sections`, when given, hears the sections (SectionReader).
+Binary read_elf(const ByteSource& source, ReaderKind kind = ReaderKind::Fast, ReaderLimits limits = {},
+                SectionReader* sections = nullptr);
+// A file on disk, read with pread: only the header, tables and dynamic section, never the code (what
+// `sections` reads it reads through the same file).
+Binary read_elf_file(const std::string& path, ReaderLimits limits = {}, SectionReader* sections = nullptr);
 // The same over any random access to `size` bytes (a zip member read headers-only): `read_at` fills the
 // span with the bytes at the offset; it is asked only for what the scanner wants, in increasing order
-// within a pass.
-// The fatbin's entries are read header by header the same way, unless `skip_fatbins` says why not
-// (a deflated member read headers-only: its fatbin lies where only a full inflate reaches); Binary::cuda
-// then names the section and gives that reason. The other sections that may hold GPU code are looked
-// through (every byte between containers) unless `skip_loaded_code` says why not (a headers-only read,
-// which fetches no data sections); Fatbins::embedded_unread then gives that reason.
+// within a pass. `sections` hears the section headers after the last pass (and reads what it wants of
+// them through its own access to the same bytes).
 // `hint`, when given, first hears what the section headers predict about the dynamic section (see
 // predict_dynamic): a reader that cannot seek (a deflate member's middle) uses it to place what it decodes.
 using ReadAt = std::function<void(std::uint64_t, std::span<std::byte>)>;
 Binary read_elf_random(std::uint64_t size, const ReadAt& read_at, ReaderLimits limits = {},
-                       std::string_view skip_fatbins = {}, std::string_view skip_loaded_code = {},
-                       const std::function<void(const ContentHint&)>& hint = {});
+                       SectionReader* sections = nullptr, const std::function<void(const ContentHint&)>& hint = {});
 // The dynamic section's content as the section headers predict it (inspector/elf/predict.cpp): anchors
 // at exact offsets (the GOT's first word) and the DT_* entries whose values the headers give. nullopt
 // when the file has no usable section headers or nothing to predict; throws what read_at throws.
 std::optional<ContentHint> predict_dynamic(std::uint64_t size, const ReadAt& read_at);
-// LIEF on bytes in memory (only the LIEF path ever holds a whole member).
-Binary read_elf_lief(const std::vector<std::uint8_t>& bytes, const std::string& name);
+// LIEF on bytes in memory (only the LIEF path ever holds a whole member); `sections` as read_elf's.
+Binary read_elf_lief(const std::vector<std::uint8_t>& bytes, const std::string& name,
+                     SectionReader* sections = nullptr);
 
 }  // namespace wheelcheck::elf

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "wheelcheck/cuda.hpp"
 #include "wheelcheck/elf.hpp"
 #include "wheelcheck/wheel.hpp"
 
@@ -21,7 +22,8 @@ inline constexpr int k_profile_schema_version = 1;
 struct MemberProfile {
   std::string path;
   std::uint64_t size = 0;
-  std::optional<elf::Binary> elf;  // absent when `error` says why the ELF could not be read
+  std::optional<elf::Binary> elf;     // absent when `error` says why the ELF could not be read
+  std::optional<cuda::Fatbins> cuda;  // the GPU code its fatbins hold (read with the ELF); absent without any
   std::string error;
   // The NumPy C API its code imports, from the module name its compiled-in _import_array() asks for: 2
   // ("numpy._core._multiarray_umath", NumPy 2's headers), 1 ("numpy.core._multiarray_umath" or

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "wheelcheck/cuda.hpp"
 #include "wheelcheck/elf.hpp"
 #include "wheelcheck/exports.hpp"
 #include "wheelcheck/image.hpp"
@@ -41,8 +42,9 @@ struct Object {
   // (a probe does); without it they are unknown and the library is searched without them.
   bool dynamic_recorded = false;
   bool versions_known = false;
-  const elf::Binary* binary = nullptr;  // wheel members: every symbol is known
-  std::string exports_file;             // image and distribution libraries with a table
+  const elf::Binary* binary = nullptr;      // wheel members: every symbol is known
+  const cuda::Fatbins* gpu_code = nullptr;  // wheel members with GPU code: what their fatbins hold
+  std::string exports_file;                 // image and distribution libraries with a table
   std::string exports_upto;
   // The versions the image's description declares (glibc 2.35: GLIBC_2.35; GLIBCXX_3.4.30; CXXABI_1.3.13):
   // a version of that family beyond it is not defined there, whatever a layer's table lists (glibc's

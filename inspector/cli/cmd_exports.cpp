@@ -36,7 +36,7 @@ int run_exports(const ExportsArgs& a) {
     const auto slash = a.file.find_last_of('/');
     elf::Binary binary;
     try {
-      binary = elf::read_elf_file(a.file, {}, "an export table holds no GPU code");
+      binary = elf::read_elf_file(a.file);
     } catch (const Error& e) {
       if (std::string(e.what()).find(a.file) != std::string::npos) throw;
       throw Error(e.kind(), a.file + ": " + e.what());

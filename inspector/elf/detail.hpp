@@ -7,7 +7,8 @@
 //   dynamic.cpp   the dynamic section, where its tables lie, and the dynamic relocations;
 //   symbols.cpp   .dynsym and the hash tables that count it;
 //   versions.cpp  .gnu.version_r and .gnu.version_d;
-//   notes.cpp     the GNU property note (the x86 ISA level).
+//   notes.cpp     the GNU property note (the x86 ISA level);
+//   sections.cpp  the section table with its names, for a SectionReader.
 #pragma once
 
 #include <cstddef>
@@ -20,7 +21,6 @@
 #include <utility>
 #include <vector>
 
-#include "inspector/cuda/fatbin.hpp"
 #include "wheelcheck/elf.hpp"
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/util.hpp"
@@ -255,16 +255,13 @@ struct ElfScanner::Impl {
   std::optional<AbiTag> abi_tag(const Segment& s);
   std::optional<AbiTag> abi_tag(const std::vector<Section>& secs);
 
-  // The CUDA fatbin (fatbins.cpp): its containers as the first pass streams by, and .nv_fatbin's range.
-  std::unique_ptr<cuda::FatbinWalker> fatbin_walker;  // seeking over the whole first pass, when streamed
-  std::optional<Range> fatbin_range;
-  // Sections that may hold GPU code the library loads itself (cuda::may_hold_loaded_code), in file order;
-  // empty when the section names could not be read (embedded_unknown then says so).
-  std::vector<cuda::SectionSpan> embedded_spans;
-  bool embedded_unknown = false;
+  // The section table for a SectionReader (sections.cpp): .shstrtab's window on the first pass, then the
+  // headers with their names (and whether they could be read), handed to the reader once the read is done.
+  SectionReader* section_reader = nullptr;
+  bool random_access = false;  // fed only what next_wanted() asks for (read_elf_random)
+  std::optional<std::pair<std::vector<SectionHeader>, bool>> section_table;
   void want_section_names(const Header& h);
-  std::optional<Range> find_fatbin_section(const Header& h, const std::vector<Section>& secs);
-  void read_fatbins(const Header& h, const std::vector<Section>& secs, Binary& bin);
+  void read_section_table(const Header& h, const std::vector<Section>& secs);
 };
 
 }  // namespace wheelcheck::elf

@@ -424,36 +424,17 @@ void mark_copy_relocations(const L::Binary& lief, Binary& bin) {
   }
 }
 
-// The .nv_fatbin section's containers, read from the whole copy (inspector/cuda/fatbin.cpp), and those in
-// the other sections that may hold GPU code the library loads itself.
-std::optional<cuda::Fatbins> fatbins(const std::vector<const L::Section*>& sections,
-                                     const std::vector<std::uint8_t>& bytes, Endian endian) {
-  if (endian != Endian::Little) return std::nullopt;
-  std::optional<cuda::Fatbins> f;
-  std::vector<cuda::SectionSpan> spans;
+// The section headers as a SectionReader hears them: LIEF's names, always read.
+std::vector<SectionHeader> section_headers(const std::vector<const L::Section*>& sections) {
+  std::vector<SectionHeader> out;
+  out.reserve(sections.size());
   for (const auto* s : sections) {
-    if (s->size() == 0 || s->file_offset() > bytes.size() || s->size() > bytes.size() - s->file_offset()) continue;
-    if (s->name() == ".nv_fatbin" && raw(s->type()) == 1) {
-      if (f) continue;
-      const auto* p = reinterpret_cast<const std::byte*>(bytes.data()) + s->file_offset();
-      f = cuda::read_fatbins(std::span<const std::byte>(p, static_cast<std::size_t>(s->size())));
-    } else if (cuda::may_hold_loaded_code(s->name(), static_cast<std::uint32_t>(raw(s->type())), s->flags())) {
-      spans.push_back({s->name(), s->file_offset(), s->file_offset() + s->size()});
-    }
+    out.push_back({s->name(), static_cast<std::uint32_t>(raw(s->type())), s->flags(), s->file_offset(), s->size()});
   }
-  if (spans.empty()) return f;
-  std::sort(spans.begin(), spans.end(),
-            [](const cuda::SectionSpan& a, const cuda::SectionSpan& b) { return a.begin < b.begin; });
-  const auto read_at = [&](std::uint64_t at, std::span<std::byte> out) {
-    std::memcpy(out.data(), bytes.data() + at, out.size());
-  };
-  cuda::Fatbins all = f ? *f : cuda::Fatbins{};
-  cuda::add_embedded(all, cuda::seek_containers(spans, bytes.size(), read_at), spans);
-  if (f || all.embedded_containers > 0) f = std::move(all);
-  return f;
+  return out;
 }
 
-Binary translate(const L::Binary& lief, const std::vector<std::uint8_t>& bytes) {
+Binary translate(const L::Binary& lief, const std::vector<std::uint8_t>& bytes, SectionReader* reader) {
   const L::Header& h = lief.header();
   Binary bin;
   bin.elf_class = static_cast<Class>(raw(h.identity_class()));
@@ -473,7 +454,7 @@ Binary translate(const L::Binary& lief, const std::vector<std::uint8_t>& bytes) 
   const auto sections = usable_sections(lief, bytes);
   bin.x86_isa_level = x86_isa_level(lief, sections, bytes, bin.endian, bin.elf_class);
   bin.abi_tag = abi_tag(lief, sections, bytes, bin.endian, bin.elf_class);
-  bin.cuda = fatbins(sections, bytes, bin.endian);
+  if (reader != nullptr && reader->wants(bin.endian)) reader->sections(section_headers(sections), true);
   if (!bin.has_dynamic) return bin;
   check_dynamic_complete(lief);
   const auto entries = dynamic_entries(lief);
@@ -493,13 +474,13 @@ Binary translate(const L::Binary& lief, const std::vector<std::uint8_t>& bytes) 
 
 }  // namespace
 
-Binary read_elf_lief(const std::vector<std::uint8_t>& bytes, const std::string& name) {
+Binary read_elf_lief(const std::vector<std::uint8_t>& bytes, const std::string& name, SectionReader* sections) {
   const auto fail = [&name](const std::string& what) { return bad_input("LIEF: " + name + ": " + what); };
   try {
     check_ident(bytes);
     silence_lief();
     const auto lief = parse(bytes, name);
-    return translate(*lief, bytes);
+    return translate(*lief, bytes, sections);
   } catch (const Error& e) {
     throw fail(e.what());
   } catch (const LIEF::exception& e) {

@@ -149,7 +149,8 @@ void ElfScanner::Impl::feed(const std::byte* data, std::size_t size) {
     if (c.complete()) completed_something = true;
   }
   pos = chunk_end;
-  if (fatbin_walker && pass == 1) fatbin_walker->feed(chunk_begin, std::span<const std::byte>(data, size));
+  if (section_reader != nullptr && pass == 1)
+    section_reader->stream(chunk_begin, std::span<const std::byte>(data, size));
   if (completed_something) plan();
 }
 
@@ -209,7 +210,7 @@ void ElfScanner::Impl::plan_unchecked() {
       }
     }
   }
-  // The section names, for .nv_fatbin (fatbins.cpp): exactly, once the section headers are captured.
+  // The section names, for a SectionReader (sections.cpp): exactly, once the section headers are captured.
   if (const auto secs = sections(h); h.shstrndx < secs.size()) want(secs[h.shstrndx].offset, secs[h.shstrndx].size);
   const Segment* dyn = nullptr;
   for (const auto& s : segs) {
@@ -255,7 +256,7 @@ Binary ElfScanner::Impl::parse() {
   });
   if (!bin.x86_isa_level && !note_segments) bin.x86_isa_level = x86_isa_level(secs);
   if (!bin.abi_tag && !note_segments) bin.abi_tag = abi_tag(secs);
-  read_fatbins(h, secs, bin);
+  read_section_table(h, secs);
   if (dyn == nullptr) return bin;
   bin.has_dynamic = true;
   const auto entries = dynamic_entries(*dyn);
@@ -283,6 +284,7 @@ std::optional<Binary> ElfScanner::Impl::finish_pass() {
     Binary b = parse();
     captures.clear();
     captures.shrink_to_fit();
+    if (section_table) section_reader->sections(section_table->first, section_table->second);
     return b;
   } catch (const NeedBytes& need) {
     if (pass >= limits.max_passes) {
@@ -308,9 +310,10 @@ std::optional<Binary> ElfScanner::Impl::finish_pass() {
 
 // --- the public scanner and the readers --------------------------------------------------------------
 
-ElfScanner::ElfScanner(std::uint64_t file_size, ReaderLimits limits, bool stream_fatbins)
+ElfScanner::ElfScanner(std::uint64_t file_size, ReaderLimits limits, SectionReader* sections, bool random_access)
     : m_impl(std::make_unique<Impl>(file_size, limits)) {
-  if (stream_fatbins) m_impl->fatbin_walker = std::make_unique<cuda::FatbinWalker>(0, file_size, true);
+  m_impl->section_reader = sections;
+  m_impl->random_access = random_access;
   // The first pass keeps a speculative prefix: the ELF header and, in practice, every dynamic table.
   m_impl->want(0, std::min(file_size, std::max<std::uint64_t>(limits.speculative_prefix, 64)));
 }
@@ -335,13 +338,6 @@ std::optional<Binary> ElfScanner::finish_pass() {
 int ElfScanner::passes() const {
   return m_impl->pass;
 }
-std::optional<std::pair<std::uint64_t, std::uint64_t>> ElfScanner::fatbin_section() const {
-  if (!m_impl->fatbin_range) return std::nullopt;
-  return std::pair{m_impl->fatbin_range->begin, m_impl->fatbin_range->end};
-}
-const std::vector<cuda::SectionSpan>& ElfScanner::loaded_code_sections() const {
-  return m_impl->embedded_spans;
-}
 
 bool has_elf_magic(const void* data, std::size_t size) {
   return size >= 4 && std::memcmp(data,
@@ -356,8 +352,8 @@ std::string reader_name(ReaderKind kind) {
 
 namespace {
 
-Binary read_elf_fast(const ByteSource& source, const ReaderLimits& limits) {
-  ElfScanner scanner(source.size(), limits);
+Binary read_elf_fast(const ByteSource& source, const ReaderLimits& limits, SectionReader* sections) {
+  ElfScanner scanner(source.size(), limits, sections);
   // A chunk of 1 MiB, or less for a small source (util.hpp).
   const ReadBuffer read_buffer(source.size(), std::size_t{1} << 20);
   const std::span<std::byte> buf = read_buffer.span();
@@ -374,45 +370,8 @@ Binary read_elf_fast(const ByteSource& source, const ReaderLimits& limits) {
 
 }  // namespace
 
-namespace {
-
-// The fatbin's entries through random access: a directed walk that reads only their headers; then the
-// other sections that may hold GPU code, looked through between containers.
-void read_fatbins_at(ElfScanner& scanner, std::uint64_t size, Binary& bin,
-                     const std::function<void(std::uint64_t, std::span<std::byte>)>& read_at,
-                     std::string_view skip_fatbins, std::string_view skip_loaded_code) {
-  if (const auto range = scanner.fatbin_section(); range && bin.cuda) {
-    if (!skip_fatbins.empty()) {
-      bin.cuda->unread = std::string(skip_fatbins);
-      return;
-    }
-    cuda::FatbinWalker walker(range->first, range->second, false);
-    std::vector<std::byte> buf;
-    while (!walker.done()) {
-      buf.resize(walker.wanted_length());
-      read_at(walker.wanted(), buf);
-      walker.feed(walker.wanted(), buf);
-    }
-    auto f = cuda::merge_containers(walker.containers(), range->first, range->second);
-    if (!walker.failure().empty()) f.unread = walker.failure();
-    f.embedded_unread = bin.cuda->embedded_unread;  // the section names could not be read
-    bin.cuda = std::move(f);
-  }
-  const auto& spans = scanner.loaded_code_sections();
-  if (spans.empty()) return;
-  if (!skip_loaded_code.empty()) {
-    if (bin.cuda) bin.cuda->embedded_unread = std::string(skip_loaded_code);
-    return;
-  }
-  cuda::Fatbins f = bin.cuda ? *bin.cuda : cuda::Fatbins{};
-  cuda::add_embedded(f, cuda::seek_containers(spans, size, read_at), spans);
-  if (bin.cuda || f.embedded_containers > 0) bin.cuda = std::move(f);
-}
-
-}  // namespace
-
-Binary read_elf_random(std::uint64_t size, const ReadAt& read_at, ReaderLimits limits, std::string_view skip_fatbins,
-                       std::string_view skip_loaded_code, const std::function<void(const ContentHint&)>& hint) {
+Binary read_elf_random(std::uint64_t size, const ReadAt& read_at, ReaderLimits limits, SectionReader* sections,
+                       const std::function<void(const ContentHint&)>& hint) {
   if (hint) {
     // Advice only: a damaged header or table is the scanner's to report, as it reads them below.
     try {
@@ -422,7 +381,7 @@ Binary read_elf_random(std::uint64_t size, const ReadAt& read_at, ReaderLimits l
     }
   }
   limits.speculative_prefix = std::min<std::uint64_t>(limits.speculative_prefix, 64 << 10);
-  ElfScanner scanner(size, limits, false);
+  ElfScanner scanner(size, limits, sections, true);
   std::vector<std::byte> buf;
   for (;;) {
     while (auto range = scanner.next_wanted()) {
@@ -432,21 +391,18 @@ Binary read_elf_random(std::uint64_t size, const ReadAt& read_at, ReaderLimits l
       scanner.feed(buf.data(), buf.size());
     }
     scanner.skip_to(size);
-    if (auto b = scanner.finish_pass()) {
-      read_fatbins_at(scanner, size, *b, read_at, skip_fatbins, skip_loaded_code);
-      return std::move(*b);
-    }
+    if (auto b = scanner.finish_pass()) return std::move(*b);
   }
 }
 
-Binary read_elf_file(const std::string& path, ReaderLimits limits, std::string_view skip_loaded_code) {
+Binary read_elf_file(const std::string& path, ReaderLimits limits, SectionReader* sections) {
   const FileRandomAccess file(path);
   return read_elf_random(
-      file.size(), [&](std::uint64_t offset, std::span<std::byte> out) { file.read_at(offset, out); }, limits, {},
-      skip_loaded_code);
+      file.size(), [&](std::uint64_t offset, std::span<std::byte> out) { file.read_at(offset, out); }, limits,
+      sections);
 }
 
-Binary read_elf(const ByteSource& source, ReaderKind kind, ReaderLimits limits) {
+Binary read_elf(const ByteSource& source, ReaderKind kind, ReaderLimits limits, SectionReader* sections) {
   if (kind == ReaderKind::Lief) {
     if (source.size() > (std::uint64_t{4} << 30)) throw bad_input(source.name() + ": too large for the LIEF reader");
     std::vector<std::uint8_t> bytes;
@@ -457,9 +413,9 @@ Binary read_elf(const ByteSource& source, ReaderKind kind, ReaderLimits limits) 
       const auto* p = reinterpret_cast<const std::uint8_t*>(buf.data());
       bytes.insert(bytes.end(), p, p + n);
     }
-    return read_elf_lief(bytes, source.name());
+    return read_elf_lief(bytes, source.name(), sections);
   }
-  return read_elf_fast(source, limits);
+  return read_elf_fast(source, limits, sections);
 }
 
 }  // namespace wheelcheck::elf

@@ -252,8 +252,7 @@ class VariantLint {
     if (const auto it = features.find("sm_arch"); it != features.end()) {
       std::vector<const MemberProfile*> gpu;
       for (const auto& m : w.members) {
-        if (m.elf && m.elf->cuda &&
-            (m.elf->cuda->containers > 0 || m.elf->cuda->embedded_containers > 0 || !m.elf->cuda->unread.empty()))
+        if (m.elf && m.cuda && (m.cuda->containers > 0 || m.cuda->embedded_containers > 0 || !m.cuda->unread.empty()))
           gpu.push_back(&m);
       }
       if (gpu.empty()) {
@@ -263,7 +262,7 @@ class VariantLint {
                     .fix("drop sm_arch, or check that the GPU code is in the wheel"));
       }
       for (const auto* m : gpu) {
-        const cuda::Fatbins& f = *m->elf->cuda;
+        const cuda::Fatbins& f = *m->cuda;
         if (!f.unread.empty()) {
           m_l.notes.push_back(m->path + ": its GPU code was not read (" + f.unread +
                               "): nvidia :: sm_arch is not checked against it");

@@ -17,8 +17,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 
 #include "cache_folder.hpp"
+#include "wheelcheck/cuda.hpp"
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/profile.hpp"
 #include "wheelcheck/util.hpp"
@@ -121,7 +123,7 @@ std::vector<wheel::Problem> get_problems(In& in) {
   return v;
 }
 
-void put_elf(Out& o, const elf::Binary& b) {
+void put_elf(Out& o, const elf::Binary& b, const std::optional<cuda::Fatbins>& gpu_code) {
   o.u8(static_cast<std::uint8_t>(b.elf_class));
   o.u8(static_cast<std::uint8_t>(b.endian));
   o.u8(b.os_abi);
@@ -172,9 +174,10 @@ void put_elf(Out& o, const elf::Binary& b) {
     o.str(d.name);
     o.strs(d.parents);
   }
-  o.u8(b.cuda ? 1 : 0);
-  if (!b.cuda) return;
-  const auto& c = *b.cuda;
+  // The member's GPU code (MemberProfile::cuda) follows its ELF, where elf::Binary held it before.
+  o.u8(gpu_code ? 1 : 0);
+  if (!gpu_code) return;
+  const auto& c = *gpu_code;
   o.u64(c.containers);
   o.u64(c.entries);
   o.u64(c.section_size);
@@ -200,7 +203,7 @@ void put_elf(Out& o, const elf::Binary& b) {
   }
 }
 
-elf::Binary get_elf(In& in) {
+elf::Binary get_elf(In& in, std::optional<cuda::Fatbins>& gpu_code) {
   elf::Binary b;
   b.elf_class = static_cast<elf::Class>(in.u8());
   b.endian = static_cast<elf::Endian>(in.u8());
@@ -257,7 +260,7 @@ elf::Binary get_elf(In& in) {
     d.parents = in.strs();
   }
   if (in.u8() == 0) return b;
-  auto& c = b.cuda.emplace();
+  auto& c = gpu_code.emplace();
   c.containers = in.u64();
   c.entries = in.u64();
   c.section_size = in.u64();
@@ -346,7 +349,7 @@ std::string serialize_profile(const WheelProfile& p) {
     o.str(m.error);
     o.u8(m.numpy_c_api ? static_cast<std::uint8_t>(*m.numpy_c_api) : 0);
     o.u8(m.elf ? 1 : 0);
-    if (m.elf) put_elf(o, *m.elf);
+    if (m.elf) put_elf(o, *m.elf, m.cuda);
   }
   return s;
 }
@@ -411,7 +414,7 @@ WheelProfile deserialize_profile(std::string_view bytes) {
     m.size = in.u64();
     m.error = in.str();
     if (const auto numpy = in.u8()) m.numpy_c_api = numpy;
-    if (in.u8() != 0) m.elf = get_elf(in);
+    if (in.u8() != 0) m.elf = get_elf(in, m.cuda);
   }
   if (!in.at_end()) throw bad_input("damaged cache entry: trailing bytes");
   return p;

@@ -15,9 +15,11 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <span>
 #include <thread>
 
 #include "inspector/wheel/record.hpp"
+#include "wheelcheck/cuda.hpp"
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/profile.hpp"
 #include "wheelcheck/util.hpp"
@@ -173,6 +175,7 @@ MemberResult process_member(const wheel::ZipArchive& archive, const wheel::Membe
   const std::span<std::byte> buf = read_buffer.span();
   std::optional<Hasher> hasher;
   if (options.verify_record) hasher.emplace(algorithm);
+  std::unique_ptr<cuda::CodeReader> code;  // the GPU code, read as the scanner streams (inspector/cuda/)
   std::unique_ptr<elf::ElfScanner> scanner;
   std::vector<std::uint8_t> whole;  // the LIEF reader's copy (only with --elf-reader lief)
   bool is_elf = false;
@@ -201,7 +204,8 @@ MemberResult process_member(const wheel::ZipArchive& archive, const wheel::Membe
     is_elf = elf::has_elf_magic(buf.data(), n);
     if (is_elf && NumpyApiSearch::wanted(info.name)) numpy.emplace();
     if (is_elf && options.reader == elf::ReaderKind::Fast) {
-      scanner = std::make_unique<elf::ElfScanner>(info.size, options.elf_limits);
+      code = std::make_unique<cuda::CodeReader>(info.size);
+      scanner = std::make_unique<elf::ElfScanner>(info.size, options.elf_limits, code.get());
     }
     if (n != 0) consume(buf.data(), n);
     if (pipeline && n != 0) {
@@ -256,10 +260,14 @@ MemberResult process_member(const wheel::ZipArchive& archive, const wheel::Membe
   m.size = info.size;
   if (numpy) m.numpy_c_api = numpy->result();
   try {
-    if (scanner)
+    if (scanner) {
       m.elf = finish_elf(*scanner, archive, info.index, buf);
-    else
-      m.elf = elf::read_elf_lief(whole, info.name);
+      m.cuda = code->fatbins();
+    } else {
+      cuda::CodeReader whole_code(std::as_bytes(std::span<const std::uint8_t>(whole)));
+      m.elf = elf::read_elf_lief(whole, info.name, &whole_code);
+      m.cuda = whole_code.fatbins();
+    }
   } catch (const Error& e) {
     m.error = e.what();
     r.problem = wheel::Problem{"malformed-elf", info.name, e.what()};
@@ -295,14 +303,15 @@ MemberResult process_member_headers(const wheel::ZipArchive& archive, const whee
     const char* skip = info.method == 0 ? ""
                                         : "a headers-only read does not inflate the middle of a compressed member, "
                                           "where its fatbin lies (read the wheel in full to see it)";
-    m.elf = elf::read_elf_random(
-        info.size, [&](std::uint64_t offset, std::span<std::byte> out) { reader->read(offset, out); },
-        options.elf_limits, skip,
-        "a headers-only read fetches no data sections, where a library may keep GPU code it loads itself "
-        "(read the wheel in full to see it)",
-        reader->takes_hints()
-            ? std::function<void(const ContentHint&)>([&](const ContentHint& h) { reader->expect(h); })
-            : std::function<void(const ContentHint&)>());
+    const elf::ReadAt read_at = [&](std::uint64_t offset, std::span<std::byte> out) { reader->read(offset, out); };
+    cuda::CodeReader code(info.size, read_at, skip,
+                          "a headers-only read fetches no data sections, where a library may keep GPU code it "
+                          "loads itself (read the wheel in full to see it)");
+    m.elf = elf::read_elf_random(info.size, read_at, options.elf_limits, &code,
+                                 reader->takes_hints() ? std::function<void(const ContentHint&)>(
+                                                             [&](const ContentHint& h) { reader->expect(h); })
+                                                       : std::function<void(const ContentHint&)>());
+    m.cuda = code.fatbins();
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::Io) throw;
     m.error = e.what();

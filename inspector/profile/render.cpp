@@ -3,6 +3,7 @@
 
 #include <map>
 
+#include "wheelcheck/cuda.hpp"
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/profile.hpp"
 #include "wheelcheck/util.hpp"
@@ -285,9 +286,9 @@ void write_json(JsonWriter& w, const WheelProfile& p) {
       write_elf(w, *m.elf);
     else
       w.null();
-    if (m.elf && m.elf->cuda) {
+    if (m.elf && m.cuda) {
       w.key("cuda");
-      write_cuda(w, *m.elf->cuda);
+      write_cuda(w, *m.cuda);
     }
     w.end_object();
   }
@@ -414,7 +415,7 @@ std::string profile_to_text(const WheelProfile& p, bool color) {
     out += fmt::format("  symbols   {} undefined ({} weak), {} exported", undef, weak, exported);
     if (!b.version_definitions.empty()) out += fmt::format(", {} version definitions", b.version_definitions.size());
     out += "\n";
-    if (b.cuda) out += "  cuda      " + cuda_line(*b.cuda) + "\n";
+    if (m.cuda) out += "  cuda      " + cuda_line(*m.cuda) + "\n";
   }
   return out;
 }

@@ -119,6 +119,7 @@ std::unique_ptr<Object> member_object(const MemberProfile& m, const std::string&
   }
   o->versions_known = true;
   o->binary = &b;
+  if (m.cuda) o->gpu_code = &*m.cuda;
   o->python_extension = is_extension_module(m.path, b);
   return o;
 }

@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "wheelcheck/cuda.hpp"
 #include "wheelcheck/elf.hpp"
 #include "wheelcheck/toolkit.hpp"
 #include "wheelcheck/util.hpp"
@@ -106,9 +107,9 @@ class CudaCheck {
     runtime_floors();
     dropped_archs();
     for (const resolve::Object* o : m_space.wheel_members()) {
-      if (o->binary == nullptr || !o->binary->cuda) continue;
-      built_by(*o, *o->binary->cuda);
-      member_code(*o, *o->binary->cuda);
+      if (o->binary == nullptr || o->gpu_code == nullptr) continue;
+      built_by(*o, *o->gpu_code);
+      member_code(*o, *o->gpu_code);
     }
     unknown_gpu_conditions();
     driver_need();

@@ -71,13 +71,14 @@ class CudaFloor : public ::testing::Test {
 // The library itself: no libcudart.so.N need and no import of the runtime's registration function (the
 // runtime is inside), SASS only, and cubins of CUDA 13's format.
 TEST_F(CudaFloor, StaticRuntimeLeavesNoRuntimeNeed) {
-  const auto bin = elf::read_elf_file(m_static);
+  const auto file = cuda::read_file(m_static);
+  const auto& bin = file.binary;
   for (const auto& n : bin.needed) EXPECT_EQ(n.rfind("libcudart", 0), std::string::npos) << n;
   for (const auto& s : bin.symbols) EXPECT_FALSE(!s.defined && s.name == "__cudaRegisterFatBinary");
-  ASSERT_TRUE(bin.cuda.has_value());
-  EXPECT_TRUE(bin.cuda->ptx().empty());  // no PTX: the floor cannot come from a PTX ISA
-  ASSERT_TRUE(bin.cuda->newest_cubin.has_value());
-  EXPECT_EQ(cuda::cubin_toolkit_major(*bin.cuda->newest_cubin), 13) << bin.cuda->newest_cubin->text();
+  ASSERT_TRUE(file.fatbins.has_value());
+  EXPECT_TRUE(file.fatbins->ptx().empty());  // no PTX: the floor cannot come from a PTX ISA
+  ASSERT_TRUE(file.fatbins->newest_cubin.has_value());
+  EXPECT_EQ(cuda::cubin_toolkit_major(*file.fatbins->newest_cubin), 13) << file.fatbins->newest_cubin->text();
 }
 
 TEST_F(CudaFloor, StaticRuntimeNeedsCuda13sDriver) {

@@ -13,6 +13,7 @@
 
 #include "cuda_support.hpp"
 #include "inspector/cuda/fatbin.hpp"
+#include "wheelcheck/cuda.hpp"
 #include "wheelcheck/elf.hpp"
 #include "wheelcheck/profile.hpp"
 
@@ -79,16 +80,17 @@ class Fatbin : public ::testing::Test {
 };
 
 TEST_F(Fatbin, FilesReadAsBuilt) {
-  for (const auto& c : kernel_cases()) expect_case(c, elf::read_elf_file(lib(c)).cuda, "pread");
+  for (const auto& c : kernel_cases()) expect_case(c, cuda::read_file(lib(c)).fatbins, "pread");
 }
 
 TEST_F(Fatbin, LiefReadsTheSame) {
   for (const auto& c : kernel_cases()) {
     const std::string bytes = read_file(lib(c));
     const std::vector<std::uint8_t> v(bytes.begin(), bytes.end());
-    const auto lief = elf::read_elf_lief(v, c.name);
-    expect_case(c, lief.cuda, "LIEF");
-    EXPECT_EQ(lief.cuda, elf::read_elf_file(lib(c)).cuda) << c.name;
+    cuda::CodeReader code(std::as_bytes(std::span<const std::uint8_t>(v)));
+    (void)elf::read_elf_lief(v, c.name, &code);
+    expect_case(c, code.fatbins(), "LIEF");
+    EXPECT_EQ(code.fatbins(), cuda::read_file(lib(c)).fatbins) << c.name;
   }
 }
 
@@ -105,12 +107,12 @@ TEST_F(Fatbin, StreamedMembersReadAsBuilt) {
                                  [&](const MemberProfile& m) { return m.path == "kern/libk_" + c.name + ".so"; });
     ASSERT_NE(it, p.members.end());
     ASSERT_TRUE(it->elf.has_value()) << it->error;
-    expect_case(c, it->elf->cuda, "stream");
-    EXPECT_EQ(it->elf->cuda, elf::read_elf_file(lib(c)).cuda) << c.name;
+    expect_case(c, it->cuda, "stream");
+    EXPECT_EQ(it->cuda, cuda::read_file(lib(c)).fatbins) << c.name;
   }
   // The cache's binary form keeps them.
   const auto back = deserialize_profile(serialize_profile(p));
-  for (std::size_t i = 0; i < p.members.size(); ++i) EXPECT_EQ(back.members[i].elf->cuda, p.members[i].elf->cuda);
+  for (std::size_t i = 0; i < p.members.size(); ++i) EXPECT_EQ(back.members[i].cuda, p.members[i].cuda);
 }
 
 // Headers-only: a stored member's fatbin is read header by header; a deflated one's is named, unread.
@@ -123,7 +125,7 @@ TEST_F(Fatbin, HeadersOnlyStoredAndDeflated) {
   o.verify = Verify::Headers;
   const auto ps = inspect_wheel(stored, o);
   ASSERT_EQ(ps.members.size(), 1U);
-  auto head = ps.members[0].elf->cuda;
+  auto head = ps.members[0].cuda;
   ASSERT_TRUE(head.has_value());
   // A headers-only read fetches no data sections: it says so, and reads .nv_fatbin alone.
   EXPECT_NE(head->embedded_unread.find("headers-only"), std::string::npos);
@@ -131,10 +133,10 @@ TEST_F(Fatbin, HeadersOnlyStoredAndDeflated) {
   expect_case(c, head, "headers-only stored");
   const auto pd = inspect_wheel(deflated, o);
   ASSERT_EQ(pd.members.size(), 1U);
-  ASSERT_TRUE(pd.members[0].elf->cuda.has_value());
-  EXPECT_NE(pd.members[0].elf->cuda->unread.find("headers-only"), std::string::npos);
-  EXPECT_TRUE(pd.members[0].elf->cuda->variants.empty());
-  EXPECT_EQ(pd.members[0].elf->cuda->section_size, ps.members[0].elf->cuda->section_size);
+  ASSERT_TRUE(pd.members[0].cuda.has_value());
+  EXPECT_NE(pd.members[0].cuda->unread.find("headers-only"), std::string::npos);
+  EXPECT_TRUE(pd.members[0].cuda->variants.empty());
+  EXPECT_EQ(pd.members[0].cuda->section_size, ps.members[0].cuda->section_size);
 }
 
 // Code a library keeps in another section to load itself: a full read finds it (the streamed member
@@ -145,10 +147,10 @@ TEST_F(Fatbin, LoadedCodeOutsideNvFatbin) {
   ASSERT_NE(it, kernel_cases().end());
   TempDir tmp;
   const auto stored = make_wheel(tmp, "st-1.0-py3-none-linux_x86_64.whl", {{"k/libk.so", lib(*it)}}, {"--stored"});
-  expect_case(*it, inspect_wheel(stored).members.at(0).elf->cuda, "stored, full read");
+  expect_case(*it, inspect_wheel(stored).members.at(0).cuda, "stored, full read");
   InspectOptions o;
   o.verify = Verify::Headers;
-  const auto head = inspect_wheel(stored, o).members.at(0).elf->cuda;
+  const auto head = inspect_wheel(stored, o).members.at(0).cuda;
   ASSERT_TRUE(head.has_value());
   EXPECT_NE(head->embedded_unread.find("headers-only"), std::string::npos);
   EXPECT_EQ(head->embedded_containers, 0U);
@@ -165,7 +167,7 @@ TEST_F(Fatbin, DamagedContainersSayWhy) {
   std::memcpy(section.data(), r.out.data(), r.out.size());
   const auto whole = cuda::read_fatbins(section);
   EXPECT_EQ(whole.unread, "");
-  EXPECT_EQ(whole, elf::read_elf_file(lib(c)).cuda.value());
+  EXPECT_EQ(whole, cuda::read_file(lib(c)).fatbins.value());
 
   auto cut = section;
   cut.resize(section.size() - 40);  // the last entry's payload runs past the end
@@ -237,43 +239,42 @@ TEST(FatbinRealLibraries, Cuda13LibrariesRead) {
   for (const auto& name : libs) {
     SCOPED_TRACE(name);
     const auto t0 = std::chrono::steady_clock::now();
-    const auto b = elf::read_elf_file(lib64 + "/" + name);
+    const auto b = cuda::read_file(lib64 + "/" + name).fatbins;
     const auto ms =
         std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
-    if (!b.cuda) continue;
+    if (!b) continue;
     with_fatbins.insert(name);
-    containers += b.cuda->containers;
-    entries += b.cuda->entries;
-    EXPECT_EQ(b.cuda->unread, "");
-    EXPECT_GT(b.cuda->entries + b.cuda->embedded_entries, 0U);
-    EXPECT_EQ(b.cuda->section_size == 0, b.cuda->containers == 0);  // libcupti: its code is all elsewhere
-    EXPECT_EQ(b.cuda->embedded_unread, "");
-    EXPECT_FALSE(b.cuda->sass().empty() && b.cuda->ptx().empty());
+    containers += b->containers;
+    entries += b->entries;
+    EXPECT_EQ(b->unread, "");
+    EXPECT_GT(b->entries + b->embedded_entries, 0U);
+    EXPECT_EQ(b->section_size == 0, b->containers == 0);  // libcupti: its code is all elsewhere
+    EXPECT_EQ(b->embedded_unread, "");
+    EXPECT_FALSE(b->sass().empty() && b->ptx().empty());
     // The toolkit's own registered code is for sm_75 and up. cuDNN 9's precompiled engines (a product of
     // its own) still carry two sm_70 entries, and cuSPARSE keeps sm_70 SASS among the code it loads itself.
-    if (name.rfind("libcudnn", 0) != 0 && b.cuda->embedded_containers == 0) {
-      for (const auto& a : b.cuda->sass()) EXPECT_GE(a.number(), 75) << "CUDA 13 builds for sm_75 and up";
+    if (name.rfind("libcudnn", 0) != 0 && b->embedded_containers == 0) {
+      for (const auto& a : b->sass()) EXPECT_GE(a.number(), 75) << "CUDA 13 builds for sm_75 and up";
     }
-    embedded += b.cuda->embedded_entries;
+    embedded += b->embedded_entries;
     std::printf(
         "  %s: %llu containers, %llu entries in .nv_fatbin; %llu containers, %llu entries in %s; SASS %zu "
         "archs, PTX %zu archs (%lld ms)\n",
-        name.c_str(), static_cast<unsigned long long>(b.cuda->containers),
-        static_cast<unsigned long long>(b.cuda->entries), static_cast<unsigned long long>(b.cuda->embedded_containers),
-        static_cast<unsigned long long>(b.cuda->embedded_entries),
-        b.cuda->embedded_sections.empty() ? "no other section" : join(b.cuda->embedded_sections, ", ").c_str(),
-        b.cuda->sass().size(), b.cuda->ptx().size(), static_cast<long long>(ms));
+        name.c_str(), static_cast<unsigned long long>(b->containers), static_cast<unsigned long long>(b->entries),
+        static_cast<unsigned long long>(b->embedded_containers), static_cast<unsigned long long>(b->embedded_entries),
+        b->embedded_sections.empty() ? "no other section" : join(b->embedded_sections, ", ").c_str(), b->sass().size(),
+        b->ptx().size(), static_cast<long long>(ms));
     // cuFFT registers one small container and loads its kernels itself from .ldata: read only .nv_fatbin,
     // it would seem to run on Turing alone.
     if (name == "libcufft.so.12") {
-      EXPECT_EQ(b.cuda->embedded_sections, std::vector<std::string>{".ldata"});
-      EXPECT_GT(b.cuda->embedded_containers, 1000U);
-      EXPECT_TRUE(cuda::coverage(*b.cuda, cuda::Arch{9, 0, 0}).runs);
-      EXPECT_TRUE(cuda::coverage(*b.cuda, cuda::Arch{12, 0, 0}).runs);
+      EXPECT_EQ(b->embedded_sections, std::vector<std::string>{".ldata"});
+      EXPECT_GT(b->embedded_containers, 1000U);
+      EXPECT_TRUE(cuda::coverage(*b, cuda::Arch{9, 0, 0}).runs);
+      EXPECT_TRUE(cuda::coverage(*b, cuda::Arch{12, 0, 0}).runs);
     }
     if (name == "libcublasLt.so.13") {
-      EXPECT_NE(std::find(b.cuda->embedded_sections.begin(), b.cuda->embedded_sections.end(), ".cask_resource"),
-                b.cuda->embedded_sections.end());
+      EXPECT_NE(std::find(b->embedded_sections.begin(), b->embedded_sections.end(), ".cask_resource"),
+                b->embedded_sections.end());
     }
   }
   const auto total =

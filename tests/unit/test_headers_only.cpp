@@ -11,6 +11,7 @@
 #include "inspector/wheel/deflate_tail.hpp"
 #include "net_server.hpp"
 #include "support.hpp"
+#include "wheelcheck/cuda.hpp"
 #include "wheelcheck/elf.hpp"
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/net.hpp"
@@ -248,9 +249,9 @@ TEST(HeadersOnly, LargeMemberIsReadFromItsStartAndItsEnd) {
   ASSERT_GT(info.compressed_size, std::uint64_t{8} << 20) << "the blob should not compress";
   auto reader = archive->random_member(*index);
   // As a headers-only inspect reads it: no data section is looked through for GPU code.
-  const auto headers = elf::read_elf_random(
-      info.size, [&](std::uint64_t off, std::span<std::byte> out) { reader->read(off, out); }, {}, {},
-      "a headers-only read");
+  const elf::ReadAt read_at = [&](std::uint64_t off, std::span<std::byte> out) { reader->read(off, out); };
+  cuda::CodeReader code(info.size, read_at, {}, "a headers-only read");
+  const auto headers = elf::read_elf_random(info.size, read_at, {}, &code);
   EXPECT_GT(reader->tail_bytes(), 0U) << "the dynamic section should come from the decoded end";
   EXPECT_LT(reader->inflated_from_start(), info.size / 4) << "the member was inflated nearly whole";
   const auto full = elf::read_elf_file(*lib);
@@ -349,9 +350,10 @@ TEST(HeadersOnly, DynamicSectionInTheMiddleIsPlacedByItsContent) {
   const auto& info = archive->members()[*index];
   auto reader = archive->random_member(*index);
   ASSERT_TRUE(reader->takes_hints());
-  const auto headers = elf::read_elf_random(
-      info.size, [&](std::uint64_t off, std::span<std::byte> out) { reader->read(off, out); }, {}, {},
-      "a headers-only read", [&](const ContentHint& h) { reader->expect(h); });
+  const elf::ReadAt read_at = [&](std::uint64_t off, std::span<std::byte> out) { reader->read(off, out); };
+  cuda::CodeReader code(info.size, read_at, {}, "a headers-only read");
+  const auto headers =
+      elf::read_elf_random(info.size, read_at, {}, &code, [&](const ContentHint& h) { reader->expect(h); });
   EXPECT_EQ(headers, full);
   EXPECT_EQ(reader->middle_pieces(), 1U) << "the dynamic section should come from a placed piece of the middle";
   EXPECT_GT(reader->middle_bytes(), 0U);
@@ -363,9 +365,9 @@ TEST(HeadersOnly, DynamicSectionInTheMiddleIsPlacedByItsContent) {
   // Without the hint, the same reader inflates the member from its start up to the dynamic section (its
   // end is too far to decode), and answers the same.
   auto plain = archive->random_member(*index);
-  const auto fallback = elf::read_elf_random(
-      info.size, [&](std::uint64_t off, std::span<std::byte> out) { plain->read(off, out); }, {}, {},
-      "a headers-only read");
+  const elf::ReadAt plain_at = [&](std::uint64_t off, std::span<std::byte> out) { plain->read(off, out); };
+  cuda::CodeReader plain_code(info.size, plain_at, {}, "a headers-only read");
+  const auto fallback = elf::read_elf_random(info.size, plain_at, {}, &plain_code);
   EXPECT_EQ(fallback, full);
   EXPECT_EQ(plain->middle_pieces(), 0U);
   EXPECT_GT(plain->inflated_from_start(), std::uint64_t{8} << 20);

@@ -522,7 +522,7 @@ TEST(TagsArch, UnknownArchIsOneCondition) {
   EXPECT_EQ(findings[0].required_version, "x86_64");
   // Members the reader could not parse are not judged.
   WheelProfile broken = wheel_named("name-1.0-py3-none-any.whl");
-  broken.members.push_back(MemberProfile{"bad.so", 10, std::nullopt, "truncated"});
+  broken.members.push_back(MemberProfile{"bad.so", 10, std::nullopt, std::nullopt, "truncated"});
   EXPECT_TRUE(verdict::check_wheel_tags(broken, glibc_image("x86_64", "2.39", {"3.12"})).empty());
 }
 
