@@ -126,6 +126,11 @@ std::string render_markdown(const Answer& answer, const Sinks& sinks);
 std::string render_toy(const Answer& answer, const Sinks& sinks);  // defined by the toy format's test
 #endif
 
+// Whether printing in `format` and to sinks.files reads an answer's gates (sh, github, markdown; json when the
+// answer is printed as gates): a command fills the answer's gates only then (merging them copies every report
+// of the run: 40 images' worth for --image all).
+bool reads_gates(Format format, bool as_gates, const Sinks& sinks);
+
 // The cases SARIF and JUnit render, for any answer (each holds its cell whole).
 std::vector<ci::Case> cases_of(const Answer& answer);
 // A wheel that could not be read as an entry of a JSON document that still parses (docs/*.schema.json:

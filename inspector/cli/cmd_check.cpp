@@ -261,9 +261,10 @@ int check_and_print(const CheckArgs& a, output::Format format, bool gates_output
   gates::Options o = a.gate_options;  // a vendor's path is set only on that vendor's image (one image here)
   if (images.size() == 1 && images.front().image.toolkit)
     o.image_toolkit = image::toolkit_kind_name(images.front().image.toolkit->kind);
-  answer.gates = result.gates(fail_closed_sets(a.rules, a.db), o);
   answer.as_gates = gates_output;
-  output::print({std::move(answer)}, format, sinks_for(a));
+  const output::Sinks sinks = sinks_for(a);
+  if (output::reads_gates(format, gates_output, sinks)) answer.gates = result.gates(fail_closed_sets(a.rules, a.db), o);
+  output::print({std::move(answer)}, format, sinks);
   return rc;
 }
 

@@ -608,8 +608,9 @@ int check_environment(const CheckArgs& a, output::Format format, bool gates_outp
   gates::Options o = a.gate_options;  // a vendor's path is set only on that vendor's image
   if (images.size() == 1 && images.front().image.toolkit)
     o.image_toolkit = image::toolkit_kind_name(images.front().image.toolkit->kind);
-  answer.gates = result.gates(closed, o);
-  output::print({std::move(answer)}, format, sinks_for(a));
+  const output::Sinks sinks = sinks_for(a);
+  if (output::reads_gates(format, gates_output, sinks)) answer.gates = result.gates(closed, o);
+  output::print({std::move(answer)}, format, sinks);
   return rc;
 }
 

@@ -1,6 +1,8 @@
 // The one printer (include/wheelcheck/answer.hpp): every answer in every format, through the format
 // table's renderers. Each renderer reads the answer as the command filled it; nothing here decides a
 // verdict, a gate or an exit code.
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "wheelcheck/answer.hpp"
@@ -216,6 +218,12 @@ std::string render_markdown(const Answer& answer, const Sinks&) {
   if (const auto* l = std::get_if<LintAnswer>(&answer.value)) return lint::render_markdown(*l->reports);
   if (const auto* s = std::get_if<ScanAnswer>(&answer.value)) return scan::report_markdown(*s->report);
   no_rendering(answer, Format::Markdown);
+}
+
+bool reads_gates(Format format, bool as_gates, const Sinks& sinks) {
+  auto reads = [](Format f) { return f == Format::Sh || f == Format::Github || f == Format::Markdown; };
+  if (reads(format) || (as_gates && format == Format::Json)) return true;
+  return std::any_of(sinks.files.begin(), sinks.files.end(), [&](const auto& file) { return reads(file.first); });
 }
 
 std::string render(const Answer& answer, Format format, const Sinks& sinks) {
