@@ -60,7 +60,8 @@ class CudaFloor : public ::testing::Test {
   void SetUp() override {
     if (nvcc_path().empty()) GTEST_SKIP() << "no nvcc; " << k_cuda13_how;
     // The floor asserted is CUDA 13's: the library must be built by a CUDA 13 nvcc.
-    if (nvcc_release_major() != 13) GTEST_SKIP() << nvcc_path() << " is not CUDA 13's nvcc (the floor asserted is 13's); " << k_cuda13_how;
+    if (nvcc_release_major() != 13)
+      GTEST_SKIP() << nvcc_path() << " is not CUDA 13's nvcc (the floor asserted is 13's); " << k_cuda13_how;
     std::string error;
     m_static = nvcc_library("libstatic_rt.so", k_kernel, "-cudart static -gencode arch=compute_80,code=sm_80", error);
     if (m_static.empty()) FAIL() << error;
