@@ -167,6 +167,17 @@ const std::array<KindText, k_kind_count> k_kind_texts = {{
      "The wheel's variant.json is of a schema version uv's preview does not read, breaks the draft's rules "
      "(priorities, values, labels), or differs from the release's -variants.json on the index.",
      false},
+    {FindingKind::ExecStack, "exec-stack", "ExecStack", "A library asks for an executable stack",
+     "Its PT_GNU_STACK header asks for an executable stack (or it has none, which means the same): glibc 2.41 "
+     "and later refuse to dlopen it (\"cannot enable executable stack as shared object requires\"), older "
+     "ones make every thread's stack executable. Link it with -z noexecstack (or clear the flag with "
+     "patchelf --clear-execstack).",
+     false},
+    {FindingKind::PythonLoad, "python-load", "PythonLoad", "The wheel's Python code loads a native file",
+     "A load no DT_NEEDED shows: a module of the wheel calls ctypes.CDLL, torch.ops.load_library or "
+     "ffi.dlopen on a native file, at its import or later. The file is resolved and bound as glibc would; "
+     "where that fails at import, the module's import raises OSError, and so does every import that runs it.",
+     false},
 }};
 
 }  // namespace
