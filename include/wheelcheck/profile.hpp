@@ -13,6 +13,7 @@
 
 #include "wheelcheck/cuda.hpp"
 #include "wheelcheck/elf.hpp"
+#include "wheelcheck/python.hpp"
 #include "wheelcheck/wheel.hpp"
 
 namespace wheelcheck {
@@ -51,6 +52,8 @@ struct WheelProfile {
   // *.dist-info/variant.json as the wheel holds it (a wheel variant's properties, PEP 825 draft; read with
   // variant::parse); "" when it has none.
   std::string variant_json;
+  // Its Python sources as read (python.hpp): the native files they load and the modules they import.
+  python::Sources python;
   std::string reader;              // "fast" or "lief"
   std::string integrity = "full";  // "full", or "headers-only" (k_integrity_headers)
   std::string source;              // the URL a remote wheel was read from; "" for a file
@@ -82,6 +85,9 @@ struct InspectOptions {
   // it reads and verifies more, and below this size it costs less than the headers-only read's fixed
   // work). 0: never. The command line sets k_read_whole_below; a RandomAccess (a URL) is never read whole.
   std::uint64_t read_whole_below = 0;
+  // Read the .py members for the native files they load (python::Sources). A headers-only read that skips
+  // them says so (the check then makes it a condition: what they load at import is not known).
+  bool python_sources = true;
 };
 // Measured on the corpus (inspector/profile/inspect.cpp says how).
 extern const std::uint64_t k_read_whole_below;

@@ -29,7 +29,8 @@ namespace wheelcheck {
 
 namespace {
 
-constexpr char k_magic[8] = {'W', 'C', 'P', 'R', 'O', 'F', '\0', '\4'};  // 3: integrity, source; 4: device_code
+// 3: integrity, source; 4: device_code; 5: python (the Python sources' loads and imports)
+constexpr char k_magic[8] = {'W', 'C', 'P', 'R', 'O', 'F', '\0', '\5'};
 
 class Out {
  public:
@@ -121,6 +122,86 @@ std::vector<wheel::Problem> get_problems(In& in) {
     p.detail = in.str();
   }
   return v;
+}
+
+void put_caught(Out& o, python::When when, const std::vector<std::string>& caught) {
+  o.u8(static_cast<std::uint8_t>(when));
+  o.strs(caught);
+}
+
+void put_python(Out& o, const python::Sources& py) {
+  o.u8(py.read ? 1 : 0);
+  o.u64(py.files);
+  o.u64(py.bytes);
+  o.str(py.skipped);
+  o.u64(py.modules.size());
+  for (const auto& m : py.modules) {
+    o.str(m.file);
+    o.str(m.name);
+    o.str(m.error);
+    o.u64(m.imports.size());
+    for (const auto& i : m.imports) {
+      o.u64(static_cast<std::uint64_t>(i.line));
+      o.str(i.module);
+      put_caught(o, i.when, i.caught);
+    }
+    o.u64(m.loads.size());
+    for (const auto& l : m.loads) {
+      o.u64(static_cast<std::uint64_t>(l.line));
+      o.str(l.call);
+      o.u8(static_cast<std::uint8_t>(l.target));
+      o.str(l.path);
+      o.str(l.expression);
+      o.str(l.unresolved);
+      o.u8(l.global ? 1 : 0);
+      o.str(l.condition);
+      put_caught(o, l.when, l.caught);
+    }
+  }
+}
+
+python::When get_when(In& in) {
+  const auto w = in.u8();
+  if (w > static_cast<std::uint8_t>(python::When::Never)) throw bad_input("damaged profile: python context " + std::to_string(w));
+  return static_cast<python::When>(w);
+}
+
+python::Sources get_python(In& in) {
+  python::Sources py;
+  py.read = in.u8() != 0;
+  py.files = in.u64();
+  py.bytes = in.u64();
+  py.skipped = in.str();
+  py.modules.resize(in.count());
+  for (auto& m : py.modules) {
+    m.file = in.str();
+    m.name = in.str();
+    m.error = in.str();
+    m.imports.resize(in.count());
+    for (auto& i : m.imports) {
+      i.line = static_cast<int>(in.u64());
+      i.module = in.str();
+      i.when = get_when(in);
+      i.caught = in.strs();
+    }
+    m.loads.resize(in.count());
+    for (auto& l : m.loads) {
+      l.line = static_cast<int>(in.u64());
+      l.call = in.str();
+      const auto target = in.u8();
+      if (target > static_cast<std::uint8_t>(python::Load::Target::Unresolved))
+        throw bad_input("damaged profile: python load target " + std::to_string(target));
+      l.target = static_cast<python::Load::Target>(target);
+      l.path = in.str();
+      l.expression = in.str();
+      l.unresolved = in.str();
+      l.global = in.u8() != 0;
+      l.condition = in.str();
+      l.when = get_when(in);
+      l.caught = in.strs();
+    }
+  }
+  return py;
 }
 
 void put_elf(Out& o, const elf::Binary& b, const std::optional<cuda::Fatbins>& gpu_code) {
@@ -339,6 +420,7 @@ std::string serialize_profile(const WheelProfile& p) {
   o.u64(p.member_count);
   o.strs(p.device_code);
   o.str(p.variant_json);
+  put_python(o, p.python);
   o.str(p.reader);
   o.str(p.integrity);
   o.str(p.source);
@@ -405,6 +487,7 @@ WheelProfile deserialize_profile(std::string_view bytes) {
   p.member_count = in.u64();
   p.device_code = in.strs();
   p.variant_json = in.str();
+  p.python = get_python(in);
   p.reader = in.str();
   p.integrity = in.str();
   p.source = in.str();
@@ -435,8 +518,8 @@ namespace {
 // ABI tag note; 4: GPU code outside .nv_fatbin) or the entries change (5: every entry framed with its
 // kind, key and CRC-64; the stat index sharded), so an older entry is a miss rather than a profile read
 // without the new facts. 8: a wheel variant's label and variant.json. 9: the newest cubin format of the
-// members' SASS.
-constexpr int k_cache_format = 9;
+// members' SASS. 10: the Python sources' loads and imports (python::Sources).
+constexpr int k_cache_format = 10;
 
 // "profiles/ab/<sha256>.<reader>.v<schema>.<format>": an entry's files are this plus ".bin", ".json", ...
 // The name is the entry's key, and every file of the entry carries it in its frame.

@@ -18,6 +18,8 @@
 #include <span>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "inspector/wheel/record.hpp"
 #include "wheelcheck/cuda.hpp"
 #include "wheelcheck/error.hpp"
@@ -37,7 +39,26 @@ struct MemberResult {
   wheel::MemberDigest digest;
   std::optional<MemberProfile> member;  // set for ELF members
   std::optional<wheel::Problem> problem;
+  std::optional<python::Module> python;  // set for .py members that were read
 };
+
+// A Python source the check reads for its loads (python::read_module): a .py member no larger than
+// python::k_max_source, outside .dist-info/ and .data/.
+bool python_source(const wheel::MemberInfo& m) {
+  return m.name.ends_with(".py") && !m.directory && !m.refused && !python::module_name(m.name).empty();
+}
+
+python::Module read_python(const wheel::MemberInfo& m, std::string_view text) {
+  if (m.size > python::k_max_source) {
+    python::Module out;
+    out.file = m.name;
+    out.name = python::module_name(m.name);
+    out.error = fmt::format("{} is {}: larger than the {} read for Python loads", m.name, format_size(m.size),
+                            format_size(python::k_max_source));
+    return out;
+  }
+  return python::read_module(m.name, text);
+}
 
 class ProgressReporter {
  public:
@@ -181,8 +202,11 @@ MemberResult process_member(const wheel::ZipArchive& archive, const wheel::Membe
   bool is_elf = false;
   std::optional<NumpyApiSearch> numpy;
   std::uint64_t total = 0;
+  const bool source = options.python_sources && python_source(info) && info.size <= python::k_max_source;
+  std::string text;  // a Python source's bytes
   auto consume = [&](const std::byte* data, std::size_t n) {
     total += n;
+    if (source && text.size() + n <= python::k_max_source) text.append(reinterpret_cast<const char*>(data), n);
     if (hasher) hasher->update(data, n);
     if (scanner) scanner->feed(data, n);
     if (numpy) numpy->feed(data, n);
@@ -254,6 +278,7 @@ MemberResult process_member(const wheel::ZipArchive& archive, const wheel::Membe
     r.problem = wheel::Problem{"corrupt-member", info.name, e.what()};
     return r;
   }
+  if (options.python_sources && python_source(info)) r.python = read_python(info, text);
   if (!is_elf) return r;
   MemberProfile m;
   m.path = info.name;
@@ -500,10 +525,21 @@ WheelProfile inspect_input(WheelInput input, const std::string& filename, const 
   std::vector<std::int64_t> jobs;
   std::uint64_t total_bytes = headers ? 0 : p.size;
   for (const auto& m : members) {
-    if (m.directory || m.refused || (headers && never_loaded(m.name))) continue;
+    if (python_source(m)) {
+      ++p.python.files;
+      p.python.bytes += m.size;
+    }
+    // A headers-only read reads the Python sources whole (they are small), unless told not to.
+    const bool source = headers && options.python_sources && python_source(m);
+    if (m.directory || m.refused || (headers && never_loaded(m.name) && !source)) continue;
     jobs.push_back(static_cast<std::int64_t>(m.index));
     total_bytes += m.size;
   }
+  p.python.read = options.python_sources;
+  if (!options.python_sources && p.python.files != 0)
+    p.python.skipped = fmt::format("{} .py members ({}) not read (--no-python-sources): the native files they load "
+                                   "are not known",
+                                   p.python.files, format_size(p.python.bytes));
   if (headers && input.file) {
     // Every member that will be read starts with its local header, its ELF header and its dynamic symbols:
     // asked for at once, they come in as few requests as the layout allows.
@@ -539,6 +575,17 @@ WheelProfile inspect_input(WheelInput input, const std::string& filename, const 
     if (worker != 0 && !own[worker]) own[worker] = input.open(options.limits);
     const wheel::ZipArchive& za = worker != 0 ? *own[worker] : *archive;
     const auto& info = members[jobs[j]];
+    if (headers && options.python_sources && python_source(info)) {
+      MemberResult& r = results[info.index];
+      progress.add(info.size, info.name);
+      try {
+        r.python = read_python(info, info.size <= python::k_max_source ? za.read_small(info.index) : std::string());
+      } catch (const Error& e) {
+        if (e.kind() == ErrorKind::Io) throw;
+        r.problem = wheel::Problem{"corrupt-member", info.name, e.what()};
+      }
+      return;
+    }
     if (headers) {
       results[info.index] = process_member_headers(za, info, options, progress);
       return;
@@ -558,6 +605,8 @@ WheelProfile inspect_input(WheelInput input, const std::string& filename, const 
     auto& r = results[m.index];
     if (r.problem) p.problems.push_back(*r.problem);
     if (r.member) p.members.push_back(std::move(*r.member));
+    if (r.python && (!r.python->imports.empty() || !r.python->loads.empty() || !r.python->error.empty()))
+      p.python.modules.push_back(std::move(*r.python));
     if (r.digest.read) digests[m.name] = r.digest;
   }
   if (record_ok && options.verify_record && !headers) {

@@ -222,6 +222,35 @@ void write_variant(JsonWriter& w, const WheelProfile& p) {
   w.end_object();
 }
 
+// The Python sources: what was read, and every load of a native file they make (imports are the check's).
+void write_python(JsonWriter& w, const python::Sources& py) {
+  w.key("python").begin_object().field("read", py.read).field("files", py.files).field("bytes", py.bytes);
+  w.key("skipped");
+  if (py.skipped.empty())
+    w.null();
+  else
+    w.value(py.skipped);
+  w.key("loads").begin_array();
+  for (const auto& m : py.modules) {
+    for (const auto& l : m.loads) {
+      w.begin_object().field("file", m.file).field("module", m.name).field("line", static_cast<std::uint64_t>(l.line));
+      w.field("call", l.call).field("target", python::target_name(l.target)).field("path", l.path);
+      w.field("expression", l.expression).field("unresolved", l.unresolved).field("global", l.global);
+      w.field("when", python::when_name(l.when)).field("condition", l.condition);
+      w.key("caught");
+      write_strings(w, l.caught);
+      w.end_object();
+    }
+  }
+  w.end_array();
+  w.key("errors").begin_array();
+  for (const auto& m : py.modules) {
+    if (!m.error.empty()) w.begin_object().field("file", m.file).field("error", m.error).end_object();
+  }
+  w.end_array();
+  w.end_object();
+}
+
 void write_json(JsonWriter& w, const WheelProfile& p) {
   w.begin_object();
   w.field("schema_version", p.schema_version);
@@ -293,6 +322,7 @@ void write_json(JsonWriter& w, const WheelProfile& p) {
     w.end_object();
   }
   w.end_array();
+  write_python(w, p.python);
   w.end_object();
 }
 
@@ -322,6 +352,31 @@ void write_profile_json(const WheelProfile& p, std::FILE* f, std::string_view he
   out.push_back('\n');
   sink(out);
 }
+
+namespace {
+
+// The loads of native files the Python sources make, one line each.
+std::string python_text(const python::Sources& py, const Paint& paint) {
+  if (!py.read) return py.files == 0 ? "" : "\n" + paint.yellow("Python sources not read") + ": " + py.skipped + "\n";
+  std::string out;
+  for (const auto& m : py.modules) {
+    for (const auto& l : m.loads) {
+      std::string when = l.when == python::When::Import        ? "at import"
+                         : l.when == python::When::Conditional ? "at import if " + l.condition
+                         : l.when == python::When::Called      ? "when called"
+                                                               : "never at import";
+      const std::string what = l.target == python::Load::Target::Unresolved
+                                   ? "(not resolved: " + l.unresolved + ")"
+                                   : l.path;
+      out += fmt::format("  {}:{} {} {}{} {}\n", printable(m.file), l.line, l.call, printable(what),
+                         l.global ? " RTLD_GLOBAL" : "", when);
+    }
+  }
+  if (out.empty()) return "";
+  return "\n" + paint.bold("Python loads") + fmt::format(" ({} .py files read)\n", py.files) + out;
+}
+
+}  // namespace
 
 std::string profile_to_text(const WheelProfile& p, bool color) {
   const Paint paint{color};
@@ -417,6 +472,7 @@ std::string profile_to_text(const WheelProfile& p, bool color) {
     out += "\n";
     if (m.cuda) out += "  cuda      " + cuda_line(*m.cuda) + "\n";
   }
+  out += python_text(p.python, paint);
   return out;
 }
 
