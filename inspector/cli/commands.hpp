@@ -88,6 +88,7 @@ struct LimitArgs {
   long max_redirects = 10;
   int retries = 5;
   long low_speed_time = 30;
+  bool no_python_sources = false;  // --no-python-sources
 };
 void add_limit_options(CLI::App& app, LimitArgs& a, bool network);
 void apply_limits(const LimitArgs& a, InspectOptions& options);

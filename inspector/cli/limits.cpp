@@ -33,6 +33,11 @@ void add_limit_options(CLI::App& app, LimitArgs& a, bool network) {
       ->check(size_check())
       ->group(group);
   app.add_option("--max-members", a.max_members, "Most members a wheel may have (default 200000)")->group(group);
+  app.add_flag("--no-python-sources", a.no_python_sources,
+               "Do not read the wheel's .py members for the native files they load (ctypes.CDLL, "
+               "torch.ops.load_library): a headers-only read of a URL moves less, and the check says what they "
+               "load is not known (a condition). Such a profile is never cached")
+      ->group(group);
   app.add_option("--max-ratio", a.max_ratio,
                  "Highest compression ratio of a member over 16 MiB (default 100; real libraries have 2-5, "
                  "a zip bomb about 1000)")
@@ -55,6 +60,7 @@ void add_limit_options(CLI::App& app, LimitArgs& a, bool network) {
 }
 
 void apply_limits(const LimitArgs& a, InspectOptions& options) {
+  options.python_sources = !a.no_python_sources;
   options.limits.max_member_size = parse_size(a.max_member_size);
   options.limits.max_total_size = parse_size(a.max_total_size);
   options.limits.max_members = a.max_members;

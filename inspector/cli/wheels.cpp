@@ -75,6 +75,8 @@ CachedInspect inspect_any(const std::string& where, InspectOptions options, cons
                           const ProfileCache* cache, std::unique_ptr<net::Client>& client, bool progress,
                           const LimitArgs& limits) {
   apply_limits(limits, options);
+  // A profile without its Python sources is never cached: a later read with them would take it for theirs.
+  if (!options.python_sources) cache = nullptr;
   if (const std::string why = not_a_wheel_file(where); !why.empty()) throw bad_input(why);
   if (!net::is_url(where)) {
     if (verify == "headers") {
