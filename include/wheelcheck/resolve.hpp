@@ -90,6 +90,11 @@ class Space {
   // Requires-Dist (torch: `import torch` loads torch/lib/*), when the image has them.
   // A wheel beside it (--with, a lock's set) that the wheel requires counts the same: its libraries.
   std::vector<const Object*> preloaded() const { return m_preloaded; }
+  // Libraries the wheel's own Python code loads with RTLD_GLOBAL at import (ctypes.CDLL(path,
+  // mode=RTLD_GLOBAL) in a package's __init__.py): loaded, and in the global scope, before its extension
+  // modules. Set once the space is made (the check reads the loads from the wheel's Python sources).
+  const std::vector<const Object*>& python_globals() const { return m_python_globals; }
+  void set_python_globals(std::vector<const Object*> objects) { m_python_globals = std::move(objects); }
   std::vector<std::string> preloaded_notes() const { return m_preloaded_notes; }
   // What pip installs replaces what was there: an image distribution of the same (normalized) name as the
   // checked wheel or a wheel beside it is left out of the space, each said in words.
@@ -112,6 +117,7 @@ class Space {
   std::map<std::string, const Object*> m_by_path;
   std::multimap<std::string, const Object*> m_declared;
   std::vector<const Object*> m_preloaded;
+  std::vector<const Object*> m_python_globals;
   const Object* m_interpreter = nullptr;
   std::vector<std::string> m_preloaded_notes;
   std::vector<std::string> m_replaced_notes;

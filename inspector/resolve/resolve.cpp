@@ -720,11 +720,23 @@ Load load(const Space& space, const Object& root) {
       result.global.push_back(rtld);
   }
   for (const Object* p : pre) st.mark_loaded(p, "");
+  // What the wheel's Python code loaded with RTLD_GLOBAL before (Space::python_globals): loaded, and in the
+  // global scope, searched after the interpreter's.
+  std::vector<const Object*> globals;
+  if (!result.program) {
+    for (const Object* g : space.python_globals()) {
+      if (g == &root) continue;
+      globals.push_back(g);
+      st.mark_loaded(g, "");
+      if (std::find(result.global.begin(), result.global.end(), g) == result.global.end()) result.global.push_back(g);
+    }
+  }
   // `import torch` also loaded what torch's libraries need (the nvidia-* wheels its RUNPATH reaches):
   // loaded under the names they were found by, though not in the module's scope until a need reaches them.
   const bool provider_root = std::find(pre.begin(), pre.end(), &root) != pre.end();
   if (!provider_root) {
     std::vector<const Object*> imported(pre.begin(), pre.end());
+    imported.insert(imported.end(), globals.begin(), globals.end());
     for (std::size_t i = 0; i < imported.size(); ++i) {
       for (const auto& name : imported[i]->needed) {
         Need need = st.search(name, *imported[i]);

@@ -30,6 +30,7 @@
 #include "inspector/verdict/import_rules.hpp"
 #include "inspector/verdict/load_findings.hpp"
 #include "inspector/verdict/policy_check.hpp"
+#include "inspector/verdict/python_loads.hpp"
 #include "inspector/verdict/routes.hpp"
 #include "inspector/verdict/stack_checks.hpp"
 #include "wheelcheck/absence.hpp"
@@ -89,6 +90,7 @@ class Checker {
 
   Report run() {
     Report r = report_for(m_wheel, m_image);
+    m_space.set_python_globals(python_global_loads(m_wheel, m_space));
     wheel_findings();
     r.notes = notes();
     if (const auto* py = m_space.python(); py != nullptr && m_python_fits) {
@@ -98,6 +100,9 @@ class Checker {
     provider_findings(r);
     flush_unknown();
     count_symbols_of_missing_libraries();
+    // The loads the wheel's Python code makes, and the imports a failing one breaks (python_loads.cpp).
+    for (auto& f : python_load_findings(m_wheel, m_options.with, m_space, m_image, m_options.providers, m_findings))
+      add(std::move(f));
     auto cuda = cuda_check(m_space, m_image, m_findings);
     for (auto& f : cuda.findings) add(std::move(f));
     r.driver = std::move(cuda.driver);
@@ -238,6 +243,8 @@ class Checker {
       if (o->binary == nullptr || o->source != Object::Source::Wheel) continue;
       for (const auto& n : o->needed) needed_by_members.insert(n);
     }
+    // A library the Python code loads by path is a load of its own, whoever else needs it.
+    const std::set<std::string> loaded_by_python = python_loaded_members(m_wheel);
     std::vector<const Object*> out;
     for (const Object* root : m_space.wheel_members()) {
       if (root->binary == nullptr ||
@@ -245,7 +252,9 @@ class Checker {
         continue;
       const bool needed =
           needed_by_members.count(root->soname) != 0 || needed_by_members.count(base_of(root->path)) != 0;
-      if (needed && !root->python_extension && root->binary->type == elf::FileType::Shared) continue;
+      if (needed && !root->python_extension && root->binary->type == elf::FileType::Shared &&
+          loaded_by_python.count(root->member) == 0)
+        continue;
       out.push_back(root);
     }
     // Members of the wheels beside it are never roots here: each package is judged in its own check, under

@@ -255,6 +255,13 @@ std::string summary(const Finding& f) {
                          f.member.empty() ? std::string("which its label or its pins contradict")
                                           : "which " + f.member + " contradicts");
     case FindingKind::VariantMetadata: return fmt::format("variant {}: {}", f.library, f.required_version);
+    case FindingKind::PythonLoad:
+      // python_loads.cpp: library is what the code loads ("" when the sources were not read or the load is
+      // not resolved statically).
+      if (f.library.empty()) return f.member.empty() ? "Python sources not read" : "loads a file it names at run time";
+      if (f.severity == Severity::Error) return "import fails: loads " + f.library + " at import, which fails";
+      if (f.severity == Severity::Condition) return "import may fail: loads " + f.library + " at import";
+      return "loads " + f.library;
     case FindingKind::TagClaim:
       // library: the tag claimed; required_version: the most compatible tag the binaries are consistent with.
       return f.required_version.rfind("linux_", 0) == 0

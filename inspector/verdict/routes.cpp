@@ -33,6 +33,10 @@ Route route_of(const rules::Route& route, const resolve::Space& space, const Whe
     if (o->binary == nullptr || o->source != Object::Source::Wheel) continue;
     if (rules::route_has(route, o->wheel, o->member)) rt.members.push_back(o->member);
   }
+  // The Python modules its globs name (a module whose import fails takes the route with it).
+  for (const auto& m : wheel.python.modules) {
+    if (rules::route_has(route, main_wheel, m.file)) rt.members.push_back(m.file);
+  }
   // Device code that is not ELF (FlagCX's libflagcx_device.bc) belongs to a route its globs name, too.
   for (const auto& path : wheel.device_code) {
     if (rules::route_has(route, main_wheel, path)) rt.members.push_back(path);
@@ -80,6 +84,9 @@ std::set<std::string> off_members(const Report& r) {
 bool covered(const Finding& f, const std::set<std::string>& off) {
   if (is_integrity(f.kind) || f.provider) return false;
   if (!f.member.empty() && off.count(f.member)) return true;
+  // A failing Python import (python-load) is its member's: the modules and extension modules it takes down
+  // with it (loaded_by) do not confine it to their routes.
+  if (f.kind == FindingKind::PythonLoad) return false;
   return std::any_of(f.roots.begin(), f.roots.end(), [&](const std::string& m) { return off.count(m) != 0; });
 }
 
