@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """FlagOS's documented load failures, each rebuilt here with compiled code and checked against the FlagOS
-image it happened on (../shared/reference/flagos-release.md section 5, I1..I15).
+image it happened on (../shared/reference/flagos-release.md section 5, I1..I15), and FlagTree#1234 (FT1234, the
+load issue 62 describes: a Python-side ctypes.CDLL at import).
 
   incidents.py --wheelcheck BIN --db DIR --work DIR [--only I1,I5]
 
@@ -531,8 +532,98 @@ def i15():
     expect_finding(r, "wrong-arch", ["x86_64"], "Ascend (aarch64)")
 
 
+def gates(whl, img, with_=()):
+    """`wheelcheck gates` as a setup script runs it: (exit code, stdout)."""
+    cmd = [A.wheelcheck, "gates", whl, "--image", img, "--db", A.db] + [a for w in with_ for a in ("--with", w)]
+    p = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, WHEELCHECK_OFFLINE="1"))
+    return p.returncode, p.stdout + p.stderr
+
+
+# The wrapper's load sits on line 514, as in FlagTree#1234's flagcx_wrapper.py.
+FT1234_PAD = "".join(f"# flagcx_wrapper.py line {n}\n" for n in range(1, 511))
+FT1234_AT_IMPORT = FT1234_PAD + """import ctypes
+import os
+_lib_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "_C")
+_flagcx = ctypes.CDLL(os.path.join(_lib_dir, "libflagcx.so"))
+"""
+FT1234_LAZY = FT1234_PAD + """import ctypes
+import os
+def _load():
+    return ctypes.CDLL(os.path.join(os.path.dirname(__file__), "..", "..", "..", "_C", "libflagcx.so"))
+"""
+
+
+def ft1234_wheels(wrapper, label):
+    """FlagTree with TLE's wrapper (at import or lazy), and a FlagGems that probes TLE under `except ImportError`."""
+    cudart12 = stub("x86_64", "libcudart.so.12", [("libcudart.so.12", ["cudaMalloc", "cudaFree"])])
+    flagcx = member("ft1234/libflagcx.so", "x86_64", ["cudaMalloc"], [cudart12], defines=("flagcxCommInitRank",))
+    triton = member("ft1234/libtriton.so", "x86_64", [], [], defines=("triton_init",))
+    gems_cpp = member("ft1234/c_operators.cpython-312-x86_64-linux-gnu.so", "x86_64", [], [],
+                      defines=("PyInit_c_operators",))
+    tree = wheel(f"{label}/flagtree-0.6.1-cp312-cp312-linux_x86_64.whl", [
+        ("triton/__init__.py", py("from . import _C\n", "triton.py")),
+        ("triton/_C/__init__.py", py()),
+        ("triton/_C/libtriton.so", triton),
+        ("triton/_C/libflagcx.so", flagcx),
+        ("triton/experimental/__init__.py", py()),
+        ("triton/experimental/tle/__init__.py", py("from .language import flagcx_wrapper\n", "tle.py")),
+        ("triton/experimental/tle/language/__init__.py", py("from . import flagcx_wrapper\n", "lang.py")),
+        ("triton/experimental/tle/language/flagcx_wrapper.py", py(wrapper, "flagcx_wrapper.py"))])
+    gems = wheel(f"{label}/flag_gems-4.2.0-cp312-cp312-linux_x86_64.whl", [
+        ("flag_gems/__init__.py", py("import triton\n"
+                                     "try:\n"
+                                     "    import triton.experimental.tle as tle\n"
+                                     "    HAS_TLE = True\n"
+                                     "except ImportError:\n"
+                                     "    HAS_TLE = False\n", "gems.py")),
+        ("flag_gems/c_operators.cpython-312-x86_64-linux-gnu.so", gems_cpp)])
+    return tree, gems
+
+
+def ft1234():
+    """FlagTree#1234 (FlagOS 2.2 rc2, issue 62): flagcx_wrapper.py loads libflagcx.so (CUDA 12) at import."""
+    tree, gems = ft1234_wheels(FT1234_AT_IMPORT, "at-import")
+    where = "flagcx_wrapper.py:514"
+    # FlagGems beside FlagTree on the CUDA 13.3 image: `import flag_gems` fails (OSError escapes its probe).
+    rc, r, err = run_check(gems, "flagos-runtime-nvidia-cuda13.3", with_=[tree])
+    expect(r, "incompatible", "FlagGems with FlagTree (load at import), CUDA 13.3")
+    expect_finding(r, "python-load", ["import flag_gems", where, "triton/_C/libflagcx.so", "libcudart.so.12",
+                                      "except ImportError"], "CUDA 13.3: import flag_gems", severity="error")
+    core = route(r, "flaggems-core")
+    check(core is not None and not core["available"], "CUDA 13.3: the core route flaggems-core is off",
+          f"    routes: {json.dumps((r or {}).get('routes'))}")
+    code, out = gates(gems, "flagos-runtime-nvidia-cuda13.3", with_=[tree])
+    # gates exit 0 whenever they could evaluate (docs/gates.md): the core path fails as the verdict and the route.
+    check(code == 0 and "WHEELCHECK_VERDICT='incompatible'" in out and "route flaggems-core (core) is off" in out
+          and "export USE_TLE_DIST='0'" in out,
+          "CUDA 13.3: gates fail the core path (incompatible, the core route off and named)", "    " + out)
+    # FlagTree itself there: `import triton` works; TLE's import fails, and its route goes off.
+    rc, r, err = run_check(tree, "flagos-runtime-nvidia-cuda13.3")
+    expect(r, "degraded", "FlagTree (load at import) alone, CUDA 13.3")
+    expect_finding(r, "python-load", ["import triton.experimental.tle.language.flagcx_wrapper", where],
+                   "CUDA 13.3: TLE's import", severity="error")
+    tle = route(r, "flagtree-tle-dist")
+    check(tle is not None and not tle["available"] and any(where.split(":")[0] in x for x in tle["reasons"]),
+          "CUDA 13.3: flagtree-tle-dist is off, the wrapper named", f"    route: {json.dumps(tle)}")
+    # CUDA 12.8 has libcudart.so.12: the load works, and FlagGems imports.
+    rc, r, err = run_check(gems, "flagos-runtime-nvidia-cuda12.8", with_=[tree])
+    check(not findings(r, "python-load", "error"), "CUDA 12.8: no import fails",
+          f"    {json.dumps(findings(r, 'python-load'))[:2000]}")
+    # The same wheels with the load made lazy: nothing fails at import; FlagTree is degraded only.
+    tree, gems = ft1234_wheels(FT1234_LAZY, "lazy")
+    rc, r, err = run_check(tree, "flagos-runtime-nvidia-cuda13.3")
+    expect(r, "degraded", "FlagTree (lazy load) alone, CUDA 13.3")
+    check(not findings(r, "python-load", "error"), "lazy: no import fails",
+          f"    {json.dumps(findings(r, 'python-load'))[:2000]}")
+    expect_finding(r, "python-load", [where, "when the function around it is called"], "lazy: the load listed",
+                   severity="info")
+    rc, r, err = run_check(gems, "flagos-runtime-nvidia-cuda13.3", with_=[tree])
+    check((r or {}).get("verdict") in ("compatible", "degraded") and not findings(r, "python-load", "error"),
+          "lazy: FlagGems imports on CUDA 13.3", f"    {json.dumps(r)[:2000]}")
+
+
 INCIDENTS = {"I1": i1, "I2": i2, "I3": i3, "I4": i4, "I5": i5, "I6": i6, "I7": i7, "I8": i8, "I9": i9, "I10": i10,
-             "I11": i11, "I12": i12, "I13": i13, "I14": i14, "I15": i15}
+             "I11": i11, "I12": i12, "I13": i13, "I14": i14, "I15": i15, "FT1234": ft1234}
 
 
 def main():
