@@ -1,6 +1,6 @@
 # shellcheck shell=bash disable=SC2034
 # Shared by the network benchmarks (remote.sh, scan.sh); sourced, not run. Sets `work` (a temp folder
-# removed on exit), `wc` (a private copy of build/wheelcheck, so a rebuild during the run cannot mix
+# removed on exit), `wc` (a private copy of build/wheelcheck, or of $WHEELCHECK_BIN, so a rebuild during the run cannot mix
 # binaries), WHEELCHECK_DB and TMPDIR; start_server ROOT starts tests/net/server.py on ROOT and sets
 # `base` (http://127.0.0.1:PORT); the server is stopped on exit.
 bench_name=${bench_name:-bench}
@@ -15,7 +15,7 @@ trap cleanup EXIT
 
 mkdir -p "$work/bin" "$work/cache" "$work/tmp"
 for try in 1 2; do
-  if cp build/wheelcheck "$work/bin/wheelcheck" 2>/dev/null && "$work/bin/wheelcheck" --version >/dev/null 2>&1; then break; fi
+  if cp "${WHEELCHECK_BIN:-build/wheelcheck}" "$work/bin/wheelcheck" 2>/dev/null && "$work/bin/wheelcheck" --version >/dev/null 2>&1; then break; fi
   ((try == 2)) && { echo "$bench_name: build/wheelcheck is missing or broken" >&2; exit 2; }
   echo "$bench_name: build/wheelcheck unusable (being rebuilt?); retrying in 30 s" >&2; sleep 30
 done
@@ -30,4 +30,30 @@ start_server() {
   port=$(awk '/^PORT /{print $2}' "$work/server.out")
   [[ -n $port ]] || { echo "$bench_name: the server did not start: $(cat "$work/server.err")" >&2; exit 2; }
   base=http://127.0.0.1:$port
+}
+
+# medians OUT.json NAME COMMAND [NAME COMMAND ...]: hyperfine's JSON (results[].command, .median), from
+# hyperfine when installed, else RUNS alternating runs of each command after one warm-up (exit codes ignored).
+medians() {
+  local json=$1; shift
+  if command -v hyperfine >/dev/null; then
+    local args=()
+    while (($#)); do args+=(-n "$1" "$2"); shift 2; done
+    hyperfine -N -i --warmup 1 --runs "${RUNS:-3}" --export-json "$json" "${args[@]}" >&2
+    return
+  fi
+  python3 - "$json" "${RUNS:-3}" "$@" <<'PY'
+import json, shlex, statistics, subprocess, sys, time
+out, runs, pairs = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+cmds = [(pairs[i], shlex.split(pairs[i + 1])) for i in range(0, len(pairs), 2)]
+times = {n: [] for n, _ in cmds}
+for r in range(runs + 1):
+    for n, c in cmds:
+        t = time.monotonic()
+        subprocess.run(c, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if r > 0: times[n].append(time.monotonic() - t)
+json.dump({"results": [{"command": n, "median": statistics.median(times[n]), "times": times[n]} for n, _ in cmds]},
+          open(out, "w"))
+for n, _ in cmds: print(f"  {n}: median {statistics.median(times[n]):.3f} s of {runs}", file=sys.stderr)
+PY
 }

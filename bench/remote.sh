@@ -49,31 +49,6 @@ if [[ -x $auditwheel ]] && ! "$auditwheel" "$shaped" >/dev/null 2>"$work/auditwh
   exit 2
 fi
 
-# medians OUT.json NAME COMMAND [NAME COMMAND ...]: hyperfine's JSON (results[].command, .median), from
-# hyperfine when installed, else RUNS alternating runs of each command after one warm-up (exit codes ignored).
-medians() {
-  local json=$1; shift
-  if command -v hyperfine >/dev/null; then
-    local args=()
-    while (($#)); do args+=(-n "$1" "$2"); shift 2; done
-    hyperfine -N -i --warmup 1 --runs "${RUNS:-3}" --export-json "$json" "${args[@]}" >&2
-    return
-  fi
-  python3 - "$json" "${RUNS:-3}" "$@" <<'PY'
-import json, shlex, statistics, subprocess, sys, time
-out, runs, pairs = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
-cmds = [(pairs[i], shlex.split(pairs[i + 1])) for i in range(0, len(pairs), 2)]
-times = {n: [] for n, _ in cmds}
-for r in range(runs + 1):
-    for n, c in cmds:
-        t = time.monotonic()
-        subprocess.run(c, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        if r > 0: times[n].append(time.monotonic() - t)
-json.dump({"results": [{"command": n, "median": statistics.median(times[n]), "times": times[n]} for n, _ in cmds]},
-          open(out, "w"))
-for n, _ in cmds: print(f"  {n}: median {statistics.median(times[n]):.3f} s of {runs}", file=sys.stderr)
-PY
-}
 
 # The server root: <index>/<project>/<file>, hard links (a symbolic link where the file system refuses).
 for w in "${wheels[@]}"; do
