@@ -9,6 +9,8 @@
 // `__file__`, os.path (join, dirname, abspath, realpath, normpath), pathlib (Path, `/`, .parent) and names
 // assigned from those go; anything else is left unresolved and said so, never guessed.
 #include <algorithm>
+#include <array>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <set>
@@ -27,27 +29,98 @@ struct PyToken {
   int line = 0;
 };
 
+using Tokens = std::vector<PyToken>;
+
 struct LogicalLine {
   int indent = 0;
   int line = 0;
   std::vector<PyToken> tokens;
+  // A block header of a file without loads keeps only its keyword (and a ':'): its text is [begin, end) of
+  // the source, tokenized when an import inside the block needs what the header says (retokenize).
+  bool partial = false;
+  std::size_t begin = 0, end = 0;
 };
 
-bool name_start(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || static_cast<unsigned char>(c) >= 0x80;
+constexpr auto k_name_start = [] {
+  std::array<bool, 256> t{};
+  for (int c = 0; c < 256; ++c) t[c] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c >= 0x80;
+  return t;
+}();
+constexpr auto k_name_char = [] {
+  std::array<bool, 256> t = k_name_start;
+  for (int c = '0'; c <= '9'; ++c) t[c] = true;
+  return t;
+}();
+// What ends a run of a string's ordinary characters.
+constexpr auto k_string_stop = [] {
+  std::array<bool, 256> t{};
+  for (const unsigned char c : std::string_view("\"'\\\n{")) t[c] = true;
+  return t;
+}();
+inline bool name_start(char c) {
+  return k_name_start[static_cast<unsigned char>(c)];
 }
-bool name_char(char c) {
-  return name_start(c) || (c >= '0' && c <= '9');
+inline bool name_char(char c) {
+  return k_name_char[static_cast<unsigned char>(c)];
+}
+// The names of the calls that load a native file (is_load_call): a file that names none needs no
+// statement read, only its imports and block headers.
+bool loader_word(std::string_view w) {
+  switch (w.size()) {
+    case 4: return w == "CDLL";
+    case 5: return w == "PyDLL";
+    case 6: return w == "dlopen";
+    case 11: return w == "LoadLibrary";
+    case 12: return w == "load_library";
+    default: return false;
+  }
 }
 
+// The characters that end, open or close something a skipped line must follow.
+constexpr auto k_special = [] {
+  std::array<bool, 256> t{};
+  for (const unsigned char c : std::string_view("\"'()[]{}#\\\n")) t[c] = true;
+  return t;
+}();
+
+// The words a logical line must start with to matter to a file without loads: imports and block headers.
+bool kept_first_word(std::string_view w) {
+  static const std::set<std::string_view> words = {"import", "from",  "def",   "class", "if",     "elif",
+                                                   "else",   "for",   "while", "try",   "except", "finally",
+                                                   "with",   "async", "match", "case"};
+  return words.count(w) != 0;
+}
+
+// Splits source into logical lines of tokens. `all`: every line's tokens (a file that names a loader); else
+// only those of imports and block headers, which is all a file without loads can tell: the other lines are
+// still scanned (strings, brackets and continuations decide where lines end) but make no tokens.
 class Tokenizer {
  public:
-  explicit Tokenizer(std::string_view text) : m_s(text) {}
+  Tokenizer(std::string_view text, bool all) : m_s(text), m_all(all) {}
 
   std::vector<LogicalLine> run() {
     std::vector<LogicalLine> out;
     LogicalLine cur;
     bool line_start = true;
+    bool keep = true;  // this logical line makes tokens
+    auto push = [&](PyToken t) {
+      if (!keep) return;
+      if (!m_all && cur.tokens.empty()) {
+        if (t.kind != PyToken::Name || !kept_first_word(t.text)) {
+          keep = false;
+          return;
+        }
+        // A block header: its keyword and a colon for now (LogicalLine::partial).
+        if (t.text != "import" && t.text != "from" && t.text != "async") {
+          cur.tokens.push_back(std::move(t));
+          cur.tokens.push_back({PyToken::Op, ":", false, m_line});
+          cur.partial = true;
+          keep = false;
+          return;
+        }
+      }
+      cur.tokens.push_back(std::move(t));
+    };
     while (m_i < m_s.size()) {
       if (line_start && m_depth == 0) {
         line_start = false;
@@ -59,10 +132,35 @@ class Tokenizer {
         if (cur.tokens.empty()) {
           cur.indent = indent;
           cur.line = m_line;
+          cur.begin = m_i;
         }
         continue;
       }
       const char c = m_s[m_i];
+      if (!keep) {
+        // A line that makes no tokens: only where it ends matters (strings, brackets, comments, newlines),
+        // and whether it names a loader (then the file is read again, every line: saw_loader).
+        if (name_start(c)) {
+          const std::size_t b = m_i;
+          while (m_i < m_s.size() && name_char(m_s[m_i])) ++m_i;
+          if (!m_saw_loader && loader_word(m_s.substr(b, m_i - b))) m_saw_loader = true;
+          continue;
+        }
+        if (!k_special[static_cast<unsigned char>(c)]) {
+          ++m_i;
+          continue;
+        }
+        if (c == '"' || c == '\'') {
+          string_token("", false);
+          continue;
+        }
+        if (c == '(' || c == '[' || c == '{') ++m_depth;
+        if ((c == ')' || c == ']' || c == '}') && m_depth > 0) --m_depth;
+        if (c != '#' && c != '\\' && c != '\n') {
+          ++m_i;
+          continue;
+        }
+      }
       if (c == '#') {
         while (m_i < m_s.size() && m_s[m_i] != '\n') ++m_i;
       } else if (c == '\\' && m_i + 1 < m_s.size() && (m_s[m_i + 1] == '\n' || m_s[m_i + 1] == '\r')) {
@@ -72,40 +170,68 @@ class Tokenizer {
         ++m_i;
         ++m_line;
         if (m_depth == 0) {
-          if (!cur.tokens.empty()) out.push_back(std::move(cur));
+          cur.end = m_i - 1;
+          finish(cur, out);
           cur = LogicalLine{};
           line_start = true;
+          keep = true;
         }
       } else if (c == ' ' || c == '\t' || c == '\r' || c == '\f') {
         ++m_i;
       } else if (c == '"' || c == '\'') {
-        cur.tokens.push_back(string_token(""));
+        push(string_token("", keep));
       } else if (name_start(c)) {
         const std::size_t b = m_i;
         while (m_i < m_s.size() && name_char(m_s[m_i])) ++m_i;
-        std::string word(m_s.substr(b, m_i - b));
-        std::string lower = word;
-        for (auto& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-        static const std::set<std::string> prefixes = {"r", "u", "b", "f", "br", "rb", "fr", "rf"};
-        if (m_i < m_s.size() && (m_s[m_i] == '"' || m_s[m_i] == '\'') && prefixes.count(lower) != 0) {
-          cur.tokens.push_back(string_token(lower));
-        } else {
-          cur.tokens.push_back({PyToken::Name, std::move(word), false, m_line});
+        const std::string_view word = m_s.substr(b, m_i - b);
+        if (!m_saw_loader && loader_word(word)) m_saw_loader = true;
+        if (m_i < m_s.size() && (m_s[m_i] == '"' || m_s[m_i] == '\'') && word.size() <= 2) {
+          std::string lower(word);
+          for (auto& ch : lower) ch = static_cast<char>(ch | 0x20);
+          static const std::set<std::string, std::less<>> prefixes = {"r", "u", "b", "f", "br", "rb", "fr", "rf"};
+          if (prefixes.count(lower) != 0) {
+            push(string_token(lower, keep));
+            continue;
+          }
         }
+        if (keep) push({PyToken::Name, std::string(word), false, m_line});
       } else if (c >= '0' && c <= '9') {
         const std::size_t b = m_i;
         while (m_i < m_s.size() && (name_char(m_s[m_i]) || m_s[m_i] == '.')) ++m_i;
-        cur.tokens.push_back({PyToken::Number, std::string(m_s.substr(b, m_i - b)), false, m_line});
+        if (keep) push({PyToken::Number, std::string(m_s.substr(b, m_i - b)), false, m_line});
       } else {
-        cur.tokens.push_back(op_token());
+        PyToken t = op_token();
+        if (keep) push(std::move(t));
       }
     }
-    if (!cur.tokens.empty()) out.push_back(std::move(cur));
+    cur.end = m_s.size();
+    finish(cur, out);
+    return out;
+  }
+
+  bool saw_loader() const { return m_saw_loader; }
+
+  // The tokens of a partial line, its text read again in full.
+  static Tokens retokenize(std::string_view source, const LogicalLine& l) {
+    Tokenizer again(source.substr(l.begin, l.end - l.begin), true);
+    again.m_line = l.line;
+    Tokens out;
+    for (auto& ll : again.run()) out.insert(out.end(), ll.tokens.begin(), ll.tokens.end());
     return out;
   }
 
  private:
-  PyToken string_token(const std::string& prefix) {
+  // A partial header with an import on the same line ("try: import x") is tokenized whole at once.
+  void finish(LogicalLine& l, std::vector<LogicalLine>& out) const {
+    if (l.tokens.empty()) return;
+    if (l.partial && ::memmem(m_s.data() + l.begin, l.end - l.begin, "import", 6) != nullptr) {
+      l.tokens = retokenize(m_s, l);
+      l.partial = false;
+    }
+    out.push_back(std::move(l));
+  }
+
+  PyToken string_token(const std::string& prefix, bool keep) {
     const bool raw = prefix.find('r') != std::string::npos;
     const bool f = prefix.find('f') != std::string::npos;
     PyToken t{PyToken::String, "", false, m_line};
@@ -113,6 +239,9 @@ class Tokenizer {
     const bool triple = m_i + 2 < m_s.size() && m_s[m_i + 1] == q && m_s[m_i + 2] == q;
     m_i += triple ? 3 : 1;
     while (m_i < m_s.size()) {
+      if (!keep)
+        while (m_i < m_s.size() && !k_string_stop[static_cast<unsigned char>(m_s[m_i])]) ++m_i;
+      if (m_i >= m_s.size()) break;
       const char c = m_s[m_i];
       if (c == q && (!triple || (m_i + 2 < m_s.size() && m_s[m_i + 1] == q && m_s[m_i + 2] == q))) {
         m_i += triple ? 3 : 1;
@@ -125,7 +254,9 @@ class Tokenizer {
       if (c == '\\' && m_i + 1 < m_s.size()) {
         const char n = m_s[m_i + 1];
         if (n == '\n') ++m_line;
-        if (raw) {
+        if (!keep) {
+          // scanned, not kept
+        } else if (raw) {
           t.text += c;
           t.text += n;
         } else if (n == 'n') {
@@ -140,13 +271,13 @@ class Tokenizer {
       }
       if (f && c == '{') {
         if (m_i + 1 < m_s.size() && m_s[m_i + 1] == '{') {
-          t.text += '{';
+          if (keep) t.text += '{';
           m_i += 2;
           continue;
         }
         t.dynamic = true;
       }
-      t.text += c;
+      if (keep) t.text += c;
       ++m_i;
     }
     return t;
@@ -167,30 +298,35 @@ class Tokenizer {
   }
 
   std::string_view m_s;
+  bool m_all = true;
+  bool m_saw_loader = false;
   std::size_t m_i = 0;
   int m_line = 1;
   int m_depth = 0;
 };
 
-using Tokens = std::vector<PyToken>;
-
+bool same(const std::string& a, std::string_view b) {
+  return a.size() == b.size() && a[0] == b[0] && std::string_view(a) == b;
+}
 bool is_op(const Tokens& t, std::size_t i, std::string_view op) {
-  return i < t.size() && t[i].kind == PyToken::Op && t[i].text == op;
+  return i < t.size() && t[i].kind == PyToken::Op && same(t[i].text, op);
 }
 bool is_name(const Tokens& t, std::size_t i, std::string_view name) {
-  return i < t.size() && t[i].kind == PyToken::Name && t[i].text == name;
+  return i < t.size() && t[i].kind == PyToken::Name && same(t[i].text, name);
+}
+// An opening (1) or closing (-1) bracket, else 0.
+int bracket(const PyToken& k) {
+  if (k.kind != PyToken::Op || k.text.size() != 1) return 0;
+  const char c = k.text[0];
+  return c == '(' || c == '[' || c == '{' ? 1 : c == ')' || c == ']' || c == '}' ? -1 : 0;
 }
 
 // The index of the bracket that closes the one at `open` (t.size() when it is never closed).
 std::size_t closing(const Tokens& t, std::size_t open) {
   int depth = 0;
   for (std::size_t i = open; i < t.size(); ++i) {
-    if (t[i].kind != PyToken::Op) continue;
-    const std::string& s = t[i].text;
-    if (s == "(" || s == "[" || s == "{") ++depth;
-    if (s == ")" || s == "]" || s == "}") {
-      if (--depth == 0) return i;
-    }
+    depth += bracket(t[i]);
+    if (depth == 0) return i;
   }
   return t.size();
 }
@@ -200,10 +336,8 @@ std::size_t find_top(const Tokens& t, std::size_t b, std::size_t e, std::string_
   int depth = 0;
   for (std::size_t i = b; i < e; ++i) {
     if (t[i].kind != PyToken::Op) continue;
-    const std::string& s = t[i].text;
-    if (s == "(" || s == "[" || s == "{") ++depth;
-    if (s == ")" || s == "]" || s == "}") --depth;
-    if (depth == 0 && s == op) return i;
+    depth += bracket(t[i]);
+    if (depth == 0 && same(t[i].text, op)) return i;
   }
   return e;
 }
@@ -224,15 +358,16 @@ std::string text_of(const Tokens& t, std::size_t b, std::size_t e) {
   for (std::size_t i = b; i < e && i < t.size(); ++i) {
     const PyToken& k = t[i];
     const bool word = k.kind != PyToken::Op;
-    if (!out.empty() && word && (out.back() == '_' || std::isalnum(static_cast<unsigned char>(out.back())) ||
-                                 out.back() == '"' || out.back() == ','))
+    if (!out.empty() && word &&
+        (out.back() == '_' || std::isalnum(static_cast<unsigned char>(out.back())) || out.back() == '"' ||
+         out.back() == ','))
       out += ' ';
-    if (!out.empty() && k.kind == PyToken::Op && (k.text == "==" || k.text == "=" || k.text == "+" || k.text == "/" ||
-                                                  k.text == "!=" || k.text == "|"))
+    if (!out.empty() && k.kind == PyToken::Op &&
+        (k.text == "==" || k.text == "=" || k.text == "+" || k.text == "/" || k.text == "!=" || k.text == "|"))
       out += ' ';
     out += k.kind == PyToken::String ? "\"" + k.text + "\"" : k.text;
-    if (k.kind == PyToken::Op && (k.text == "==" || k.text == "=" || k.text == "+" || k.text == "/" ||
-                                  k.text == "!=" || k.text == "|" || k.text == ","))
+    if (k.kind == PyToken::Op && (k.text == "==" || k.text == "=" || k.text == "+" || k.text == "/" || k.text == "!=" ||
+                                  k.text == "|" || k.text == ","))
       out += ' ';
     if (out.size() > 160) return out.substr(0, 157) + "...";
   }
@@ -299,7 +434,7 @@ constexpr std::string_view k_find_library_why =
 
 class ModuleReader {
  public:
-  ModuleReader(std::string_view file, Module& out) : m_file(file), m_out(out) {
+  ModuleReader(std::string_view file, std::string_view text, Module& out) : m_file(file), m_text(text), m_out(out) {
     m_package = out.name;
     if (!file.ends_with("/__init__.py")) {
       const auto dot = m_package.rfind('.');
@@ -308,14 +443,6 @@ class ModuleReader {
   }
 
   void read(const std::vector<LogicalLine>& lines) {
-    struct Block {
-      int indent;
-      When when;
-      std::string condition;
-      std::vector<std::string> caught;
-      bool is_def;
-      bool is_if;
-    };
     std::vector<Block> stack;
     bool last_closed_if = false;  // the block just closed at this indent was an if/elif: an `else` continues it
     for (std::size_t i = 0; i < lines.size(); ++i) {
@@ -328,67 +455,50 @@ class ModuleReader {
         if (was_def && std::none_of(stack.begin(), stack.end(), [](const Block& b) { return b.is_def; }))
           m_local.clear();
       }
-      Context ctx;
-      for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
-        if (static_cast<int>(it->when) > static_cast<int>(ctx.when)) ctx.when = it->when;
-        if (ctx.condition.empty() && !it->condition.empty()) ctx.condition = it->condition;
-        ctx.caught.insert(ctx.caught.end(), it->caught.begin(), it->caught.end());
-        ctx.in_def = ctx.in_def || it->is_def;
-      }
       const Tokens& t = l.tokens;
       std::size_t k = 0;
       const bool async = is_name(t, 0, "async");
       if (async) k = 1;
-      static const std::set<std::string> headers = {"def", "class", "if",   "elif",  "else", "for", "while",
-                                                    "try", "except", "finally", "with", "match", "case"};
+      static const std::set<std::string, std::less<>> headers = {
+          "def", "class", "if", "elif", "else", "for", "while", "try", "except", "finally", "with", "match", "case"};
       if (k < t.size() && t[k].kind == PyToken::Name && headers.count(t[k].text) != 0) {
         const std::string& kw = t[k].text;
         const std::size_t colon = find_top(t, k + 1, t.size(), ":");
         if (colon < t.size() || kw == "else" || kw == "try" || kw == "finally") {
-          Block b{l.indent, When::Import, "", {}, false, false};
+          Block b{l.indent, When::Import, "", {}, kw == "def", kw == "if" || kw == "elif", false, i};
           if (kw == "def") {
             b.when = When::Called;
-            b.is_def = true;
-          } else if (kw == "if" || kw == "elif") {
-            b.is_if = true;
-            const std::string test = text_of(t, k + 1, colon);
-            if (test == "__name__ == \"__main__\"" || test == "__name__ == '__main__'" || test == "TYPE_CHECKING" ||
-                test == "typing.TYPE_CHECKING") {
-              b.when = When::Never;
-            } else {
-              b.when = When::Conditional;
-              b.condition = "line " + std::to_string(l.line) + ": " + kw + " " + test;
-            }
           } else if (kw == "else" && last_closed_if) {
             b.is_if = true;
             b.when = When::Conditional;
             b.condition = "line " + std::to_string(l.line) + ": else";
-          } else if (kw == "match" || kw == "case" || kw == "while") {
-            b.when = When::Conditional;
-            b.condition = "line " + std::to_string(l.line) + ": " + text_of(t, k, colon);
-          } else if (kw == "try") {
-            b.caught = except_clauses(lines, i);
+          } else if (kw == "if" || kw == "elif" || kw == "match" || kw == "case" || kw == "while" || kw == "try") {
+            // What its text says (a condition, what the excepts catch) is read when something inside needs it.
+            b.pending = true;
+            if (!l.partial) resolve(b, lines);
           }
-          const bool was_in_def = ctx.in_def;
-          if (b.is_def && !was_in_def) m_local.clear();
-          // An inline body ("if x: y()") is a statement of the new block.
-          if (colon + 1 < t.size()) {
-            Context inner = ctx;
-            if (static_cast<int>(b.when) > static_cast<int>(inner.when)) inner.when = b.when;
-            if (!b.condition.empty()) inner.condition = b.condition;
-            inner.caught.insert(inner.caught.begin(), b.caught.begin(), b.caught.end());
-            inner.in_def = inner.in_def || b.is_def;
-            statements(Tokens(t.begin() + static_cast<std::ptrdiff_t>(colon) + 1, t.end()), inner);
-          } else if (kw == "with" || kw == "for") {
-            statements(Tokens(t.begin() + static_cast<std::ptrdiff_t>(k) + 1,
-                              t.begin() + static_cast<std::ptrdiff_t>(std::min(colon, t.size()))),
-                       ctx);
+          if (b.is_def && std::none_of(stack.begin(), stack.end(), [](const Block& o) { return o.is_def; }))
+            m_local.clear();
+          if (!l.partial && (colon + 1 < t.size() || kw == "with" || kw == "for")) {
+            // An inline body ("if x: y()") is a statement of the new block; a with's or for's header runs
+            // its expressions in the block around it.
+            const Context ctx = context(stack, lines);
+            if (colon + 1 < t.size()) {
+              stack.push_back(b);
+              const Context inner = context(stack, lines);
+              stack.pop_back();
+              statements(Tokens(t.begin() + static_cast<std::ptrdiff_t>(colon) + 1, t.end()), inner);
+            } else {
+              statements(Tokens(t.begin() + static_cast<std::ptrdiff_t>(k) + 1,
+                                t.begin() + static_cast<std::ptrdiff_t>(std::min(colon, t.size()))),
+                         ctx);
+            }
           }
           stack.push_back(std::move(b));
           continue;
         }
       }
-      statements(t, ctx);
+      statements(t, context(stack, lines));
     }
   }
 
@@ -399,9 +509,65 @@ class ModuleReader {
     std::vector<std::string> caught;
     bool in_def = false;
   };
+  struct Block {
+    int indent;
+    When when;
+    std::string condition;
+    std::vector<std::string> caught;
+    bool is_def;
+    bool is_if;
+    bool pending;       // its header's words are not read yet (resolve)
+    std::size_t index;  // its line
+  };
+
+  const Tokens& tokens_of(const std::vector<LogicalLine>& lines, std::size_t i) {
+    if (!lines[i].partial) return lines[i].tokens;
+    auto it = m_retokenized.find(i);
+    if (it == m_retokenized.end()) it = m_retokenized.emplace(i, Tokenizer::retokenize(m_text, lines[i])).first;
+    return it->second;
+  }
+
+  // A block's header read: an if's condition (or that it never runs at import), what a try's excepts catch.
+  void resolve(Block& b, const std::vector<LogicalLine>& lines) {
+    b.pending = false;
+    const LogicalLine& l = lines[b.index];
+    const Tokens& t = tokens_of(lines, b.index);
+    const std::size_t k = is_name(t, 0, "async") ? 1 : 0;
+    if (k >= t.size()) return;
+    const std::string& kw = t[k].text;
+    const std::size_t colon = find_top(t, k + 1, t.size(), ":");
+    if (kw == "if" || kw == "elif") {
+      const std::string test = text_of(t, k + 1, colon);
+      if (test == "__name__ == \"__main__\"" || test == "__name__ == '__main__'" || test == "TYPE_CHECKING" ||
+          test == "typing.TYPE_CHECKING") {
+        b.when = When::Never;
+      } else {
+        b.when = When::Conditional;
+        b.condition = "line " + std::to_string(l.line) + ": " + kw + " " + test;
+      }
+    } else if (kw == "match" || kw == "case" || kw == "while") {
+      b.when = When::Conditional;
+      b.condition = "line " + std::to_string(l.line) + ": " + text_of(t, k, colon);
+    } else if (kw == "try") {
+      b.caught = except_clauses(lines, b.index);
+    }
+  }
+
+  // What a statement inside the blocks of `stack` runs under.
+  Context context(std::vector<Block>& stack, const std::vector<LogicalLine>& lines) {
+    Context ctx;
+    for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
+      if (it->pending) resolve(*it, lines);
+      if (static_cast<int>(it->when) > static_cast<int>(ctx.when)) ctx.when = it->when;
+      if (ctx.condition.empty() && !it->condition.empty()) ctx.condition = it->condition;
+      ctx.caught.insert(ctx.caught.end(), it->caught.begin(), it->caught.end());
+      ctx.in_def = ctx.in_def || it->is_def;
+    }
+    return ctx;
+  }
 
   // What the `except` clauses of the `try` at lines[at] catch: the clauses at its indent that follow its body.
-  static std::vector<std::string> except_clauses(const std::vector<LogicalLine>& lines, std::size_t at) {
+  std::vector<std::string> except_clauses(const std::vector<LogicalLine>& lines, std::size_t at) {
     std::vector<std::string> caught;
     const int indent = lines[at].indent;
     for (std::size_t j = at + 1; j < lines.size(); ++j) {
@@ -411,7 +577,7 @@ class ModuleReader {
       const std::string& kw = l.tokens[0].text;
       if (kw == "else" || kw == "finally") continue;
       if (kw != "except") break;
-      const Tokens& t = l.tokens;
+      const Tokens& t = tokens_of(lines, j);
       std::size_t b = 1;
       if (is_op(t, b, "*")) ++b;  // except* (exception groups)
       const std::size_t colon = find_top(t, b, t.size(), ":");
@@ -435,8 +601,10 @@ class ModuleReader {
   }
 
   void statements(const Tokens& t, const Context& ctx) {
+    if (find_top(t, 0, t.size(), ";") == t.size()) return statement(t, ctx);
     for (const auto& [b, e] : split_top(t, 0, t.size(), ";")) {
-      if (b < e) statement(Tokens(t.begin() + static_cast<std::ptrdiff_t>(b), t.begin() + static_cast<std::ptrdiff_t>(e)), ctx);
+      if (b < e)
+        statement(Tokens(t.begin() + static_cast<std::ptrdiff_t>(b), t.begin() + static_cast<std::ptrdiff_t>(e)), ctx);
     }
   }
 
@@ -600,7 +768,10 @@ class ModuleReader {
       return std::nullopt;
     };
     const bool numpy = call == "numpy.ctypeslib.load_library";
-    const auto what = arg(0, numpy ? "libname" : call == "ffi.dlopen" ? "libpath" : call.starts_with("torch.") ? "path" : "name");
+    const auto what = arg(0, numpy                        ? "libname"
+                             : call == "ffi.dlopen"       ? "libpath"
+                             : call.starts_with("torch.") ? "path"
+                                                          : "name");
     const auto mode = arg(1, call == "ffi.dlopen" ? "flags" : "mode");
     l.global = mode && text_of(t, mode->first, mode->second).find("RTLD_GLOBAL") != std::string::npos;
     if (!what) {
@@ -743,9 +914,9 @@ class ModuleReader {
       for (std::size_t i = 1; i < args.size(); ++i) v = join(v, args[i]);
       return v;
     }
-    static const std::set<std::string> same = {"os.path.abspath", "os.path.realpath", "os.path.normpath",
-                                               "os.fspath",       "str",              "pathlib.Path",
-                                               "pathlib.PurePath", "pathlib.PosixPath"};
+    static const std::set<std::string> same = {
+        "os.path.abspath", "os.path.realpath", "os.path.normpath", "os.fspath", "str",
+        "pathlib.Path",    "pathlib.PurePath", "pathlib.PosixPath"};
     if (same.count(f) != 0 && args.size() == 1) return args[0];
     if ((f == "pathlib.Path" || f == "pathlib.PurePath") && !args.empty()) {
       PathValue v = args[0];
@@ -757,6 +928,8 @@ class ModuleReader {
   }
 
   std::string m_file;
+  std::string_view m_text;
+  std::map<std::size_t, Tokens> m_retokenized;  // partial lines read whole (tokens_of)
   Module& m_out;
   std::string m_package;
   std::map<std::string, std::string> m_aliases;  // a name of the module -> the dotted name it imported
@@ -812,9 +985,13 @@ Module read_module(std::string_view file, std::string_view text) {
   m.file = std::string(file);
   m.name = module_name(file);
   if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
-  Tokenizer tokenizer(text);
-  ModuleReader reader(file, m);
-  reader.read(tokenizer.run());
+  // Only a file that names a loader needs every line (its assignments build the paths it loads): the first
+  // pass keeps imports and block headers, and says whether it met a loader's name.
+  Tokenizer imports_only(text, false);
+  std::vector<LogicalLine> lines = imports_only.run();
+  if (imports_only.saw_loader()) lines = Tokenizer(text, true).run();
+  ModuleReader reader(file, text, m);
+  reader.read(lines);
   return m;
 }
 

@@ -20,7 +20,7 @@ using namespace wheelcheck::test;
 TEST(Rules, FlagOsRuleSetLoadsAndMatchesItsMembers) {
   const auto rs = rules::load(source_dir() + "/db/rules/flagos.json");
   EXPECT_EQ(rs.name, "flagos");
-  ASSERT_EQ(rs.routes.size(), 6U);
+  ASSERT_EQ(rs.routes.size(), 7U);
   const auto sets = rules::load_all(source_dir() + "/db/rules");
   for (const char* w : {"flagtree", "flag_gems", "flag-gems-cpp-cuda", "flag_gems_cpp_metax", "FlagCX"}) {
     ASSERT_NE(rules::default_for(sets, w), nullptr) << w;
@@ -28,12 +28,18 @@ TEST(Rules, FlagOsRuleSetLoadsAndMatchesItsMembers) {
   ASSERT_NE(rules::default_for(sets, "torch"), nullptr);
   EXPECT_EQ(rules::default_for(sets, "torch")->name, "flagos-stack") << "FlagOS's fixes for torch builds; no routes";
   EXPECT_EQ(rules::default_for(sets, "numpy"), nullptr);
-  const auto& gems = rs.routes[2];
+  // FlagGems' own import is a core route of Python modules (FlagTree#1234 broke it from FlagTree's side).
+  const auto& gems_core = rs.routes[2];
+  EXPECT_EQ(gems_core.name, "flaggems-core");
+  EXPECT_FALSE(gems_core.optional);
+  EXPECT_TRUE(rules::route_has(gems_core, "flag_gems", "flag_gems/__init__.py"));
+  EXPECT_TRUE(rules::route_has(rs.routes[1], "flagtree", "triton/experimental/tle/language/flagcx_wrapper.py"));
+  const auto& gems = rs.routes[3];
   EXPECT_TRUE(rules::route_has(gems, "flag_gems_cpp_cuda", "flag_gems/c_operators.cpython-312-x86_64-linux-gnu.so"));
   EXPECT_TRUE(rules::route_has(gems, "flag_gems_cpp_cuda", "flag_gems/lib/libtriton_jit.so"));
   EXPECT_FALSE(rules::route_has(gems, "flag_gems_cpp_cuda", "flag_gems/lib/sub/libx.so")) << "'*' stays in its folder";
   EXPECT_FALSE(rules::route_has(gems, "torch", "flag_gems/lib/libtriton_jit.so")) << "limited to its wheels";
-  const auto& flagcx = rs.routes[3];
+  const auto& flagcx = rs.routes[4];
   EXPECT_TRUE(flagcx.optional);
   EXPECT_TRUE(rules::core_for(flagcx, "flagcx"));
   EXPECT_FALSE(rules::core_for(flagcx, "flagtree"));

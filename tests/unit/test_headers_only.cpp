@@ -582,7 +582,9 @@ std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges_of(const nlohmann::j
   return out;
 }
 
-TEST(HeadersOnly, PythonMembersAreNeverReadAndOddlyNamedLibrariesAreFound) {
+// --no-python-sources: the Python members are never read (what they load is then a condition of the check);
+// by default a headers-only read reads them whole, and says so.
+TEST(HeadersOnly, PythonMembersAreSkippedOnRequestAndOddlyNamedLibrariesAreFound) {
   TempDir dir;
   const auto w = many_python_wheel(dir);
   ASSERT_FALSE(w.wheel.empty());
@@ -596,7 +598,12 @@ TEST(HeadersOnly, PythonMembersAreNeverReadAndOddlyNamedLibrariesAreFound) {
   o.netrc_file = "/nonexistent/netrc";
   net::Client client(o);
   const std::string path = "/idx/files/demo/" + file;
-  const auto remote_profile = remote::inspect_url(server.url(path), {}, {}, nullptr, client).profile;
+  InspectOptions without_sources;
+  without_sources.python_sources = false;
+  const auto remote_profile = remote::inspect_url(server.url(path), {}, without_sources, nullptr, client).profile;
+  EXPECT_FALSE(remote_profile.python.read);
+  EXPECT_GT(remote_profile.python.files, 0U);
+  EXPECT_NE(remote_profile.python.skipped.find("--no-python-sources"), std::string::npos);
   const auto ranges = ranges_of(server.stats(), path, size);
   std::uint64_t bytes = 0;
   for (const auto& q : server.stats())
@@ -610,6 +617,15 @@ TEST(HeadersOnly, PythonMembersAreNeverReadAndOddlyNamedLibrariesAreFound) {
   for (std::size_t i = 1; i < ranges.size(); ++i)
     EXPECT_LE(ranges[i].second, w.first_python + (64 << 10))
         << "bytes " << ranges[i].first << "-" << ranges[i].second << " lie among the Python members";
+  // With the sources (the default), the Python members are read whole: most of this wheel's bytes.
+  server.clear_stats();
+  const auto with_sources = remote::inspect_url(server.url(path), {}, {}, nullptr, client).profile;
+  EXPECT_TRUE(with_sources.python.read);
+  EXPECT_EQ(with_sources.python.files, remote_profile.python.files);
+  std::uint64_t source_bytes = 0;
+  for (const auto& q : server.stats())
+    if (q.value("path", "") == path) source_bytes += q.value("bytes_sent", std::uint64_t{0});
+  EXPECT_GT(source_bytes * 2, size) << source_bytes << " bytes with the sources";
   // Every ELF member is found, named oddly or not, with the full read's facts; the full read still reads all.
   const auto full = inspect_wheel(w.wheel);
   InspectOptions headers_options;
