@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -38,6 +39,8 @@ std::mutex g_preloads_mutex;
 std::string g_preloads_dir;  // the db registered last ("" : image::Db::locate's)
 std::shared_ptr<const Table> g_preloads_table;
 std::string g_preloads_loaded_from;  // the folder g_preloads_table was read for
+// Every table read stays alive: a Space of another thread may hold one while a later db is opened.
+std::vector<std::shared_ptr<const Table>> g_preloads_kept;
 std::string g_preloads_error;
 
 Phase read_phase(const nlohmann::json& j, const std::string& where) {
@@ -169,6 +172,7 @@ const Table* current() {
   }
   try {
     g_preloads_table = std::make_shared<const Table>(load(path));
+    g_preloads_kept.push_back(g_preloads_table);
   } catch (const Error& e) {
     g_preloads_error = e.what();
   }
