@@ -58,6 +58,9 @@ struct Object {
   // Its table was made from another build (origin "derived": Ubuntu 22.04's libstdc++ modelled by Debian 12's):
   // its own imports of a version beyond what the image declares are that build's, not the image's.
   bool derived = false;
+  // Loaded with RTLD_GLOBAL before the wheel's modules (torch's libtorch_global_deps.so, and what it loads):
+  // in the global scope of every later load, so it defines symbols for objects that do not need it.
+  bool rtld_global = false;
 };
 
 // The Python a wheel is installed into, as its tags select it, in tag order: cpXY (cpXYt) the CPython of
@@ -109,6 +112,9 @@ class Space {
 
  private:
   void add(std::unique_ptr<Object> o, const std::vector<std::string>& names);
+  // What `import torch` loads from Python before torch._C (db/preloads.json, inspector/resolve/preloads.cpp):
+  // torch's libtorch_global_deps.so RTLD_GLOBAL, and the nvidia-* wheels' libraries in torch's order.
+  void add_torch_preloads(const std::string& torch_dist, const std::string& torch_version);
   const image::Image& m_image;
   const std::map<std::string, exports::Table>* m_memory = nullptr;
   std::string m_site;

@@ -17,6 +17,7 @@
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/image.hpp"
 #include "wheelcheck/policy.hpp"
+#include "wheelcheck/preloads.hpp"
 #include "wheelcheck/util.hpp"
 
 namespace wheelcheck::image {
@@ -208,7 +209,10 @@ std::string Db::locate(const std::string& explicit_dir) {
       "WHEELCHECK_DB");
 }
 
-Db::Db(std::string dir) : m_dir(std::filesystem::weakly_canonical(dir).string()) {}
+// The db in use also says what `import torch` preloads (db/preloads.json, read when a Space first needs it).
+Db::Db(std::string dir) : m_dir(std::filesystem::weakly_canonical(dir).string()) {
+  preloads::use_db(m_dir);
+}
 
 std::vector<std::string> Db::file_image_names() const {
   return json_names(m_dir + "/images");

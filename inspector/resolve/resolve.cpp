@@ -306,6 +306,19 @@ Space::Space(const image::Image& image, const WheelProfile& wheel, const std::ve
                       why_first(w->filename.name), w->filename.name, libraries, w->filename.filename));
     }
   }
+  // `import torch` runs torch/__init__.py first: its preloads (inspector/resolve/preloads.cpp).
+  if (required.count("torch") != 0) {
+    const WheelProfile* beside = nullptr;
+    for (const WheelProfile* w : with) {
+      if (w != &wheel && wheel::normalize_project_name(w->filename.name) == "torch") beside = w;
+    }
+    const image::Distribution* d = image.distribution("torch");
+    if (beside != nullptr) {
+      add_torch_preloads("torch " + beside->filename.version, beside->filename.version);
+    } else if (d != nullptr && installed.count("torch") == 0) {
+      add_torch_preloads(d->name + " " + d->version, d->version);
+    }
+  }
   for (const auto& m : wheel.members) {
     if (m.elf) add(member_object(m, m_site, Object::Source::Wheel, wheel.filename.filename, wheel.filename.name), {});
   }
@@ -737,15 +750,26 @@ Load load(const Space& space, const Object& root) {
   if (!provider_root) {
     std::vector<const Object*> imported(pre.begin(), pre.end());
     imported.insert(imported.end(), globals.begin(), globals.end());
+    // A library loaded RTLD_GLOBAL (torch's libtorch_global_deps.so, a wheel's own ctypes.CDLL(...,
+    // RTLD_GLOBAL)) puts itself and what it loads in the global scope (inspector/resolve/preloads.cpp).
+    std::set<const Object*> made_global(globals.begin(), globals.end());
+    for (const Object* p : pre) {
+      if (p->rtld_global) made_global.insert(p);
+    }
     for (std::size_t i = 0; i < imported.size(); ++i) {
       for (const auto& name : imported[i]->needed) {
         Need need = st.search(name, *imported[i]);
+        if (need.found != nullptr && made_global.count(imported[i]) != 0) made_global.insert(need.found);
         if (need.found == nullptr || need.rule == How::AlreadyLoaded) continue;
         st.loader_of.emplace(need.found, imported[i]);
         st.opened_as.emplace(need.found, need.where);
         st.mark_loaded(need.found, name);
         if (std::find(imported.begin(), imported.end(), need.found) == imported.end()) imported.push_back(need.found);
       }
+    }
+    for (const Object* o : imported) {
+      if (made_global.count(o) != 0 && std::find(result.global.begin(), result.global.end(), o) == result.global.end())
+        result.global.push_back(o);
     }
     result.imported = std::move(imported);
   }
