@@ -733,16 +733,10 @@ Load load(const Space& space, const Object& root) {
       result.global.push_back(rtld);
   }
   for (const Object* p : pre) st.mark_loaded(p, "");
-  // What the wheel's Python code loaded with RTLD_GLOBAL before (Space::python_globals): loaded, and in the
-  // global scope, searched after the interpreter's.
+  // What the wheel's Python code loaded RTLD_GLOBAL (Space::python_globals): loaded, global with what it loads.
   std::vector<const Object*> globals;
-  if (!result.program) {
-    for (const Object* g : space.python_globals()) {
-      if (g == &root) continue;
-      globals.push_back(g);
-      st.mark_loaded(g, "");
-      if (std::find(result.global.begin(), result.global.end(), g) == result.global.end()) result.global.push_back(g);
-    }
+  for (const Object* g : result.program ? k_nothing : space.python_globals()) {
+    if (g != &root) globals.push_back(g), st.mark_loaded(g, "");
   }
   // `import torch` also loaded what torch's libraries need (the nvidia-* wheels its RUNPATH reaches):
   // loaded under the names they were found by, though not in the module's scope until a need reaches them.
@@ -750,8 +744,7 @@ Load load(const Space& space, const Object& root) {
   if (!provider_root) {
     std::vector<const Object*> imported(pre.begin(), pre.end());
     imported.insert(imported.end(), globals.begin(), globals.end());
-    // A library loaded RTLD_GLOBAL (torch's libtorch_global_deps.so, a wheel's own ctypes.CDLL(...,
-    // RTLD_GLOBAL)) puts itself and what it loads in the global scope (inspector/resolve/preloads.cpp).
+    // One loaded RTLD_GLOBAL (libtorch_global_deps.so, inspector/resolve/preloads.cpp) makes what it loads global.
     std::set<const Object*> made_global(globals.begin(), globals.end());
     for (const Object* p : pre) {
       if (p->rtld_global) made_global.insert(p);
