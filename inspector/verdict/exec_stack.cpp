@@ -26,10 +26,11 @@ constexpr const char* k_exec_stack_refusal =
 // MIPS is not judged: its toolchains have long marked code RWE, and its glibc makes every stack executable where
 // the kernel does not announce a non-executable one (AT_FLAGS; kernels before 4.8 emulate FPU branches on the
 // stack), so whether a dlopen is refused depends on the runner's kernel.
-constexpr std::uint16_t k_em_mips = 8;
+constexpr std::uint16_t k_exec_stack_em_mips = 8;
 
 bool asks_for_exec_stack(const elf::Binary& b) {
-  return b.type == elf::FileType::Shared && !resolve::is_program(b) && b.machine != k_em_mips && b.executable_stack();
+  return b.type == elf::FileType::Shared && !resolve::is_program(b) && b.machine != k_exec_stack_em_mips &&
+         b.executable_stack();
 }
 
 std::string exec_stack_evidence(const elf::Binary& b) {
@@ -45,7 +46,7 @@ std::string exec_stack_fix() {
          "it with GLIBC_TUNABLES=glibc.rtld.execstack=2 (Debian 13's glibc has it)";
 }
 
-std::string fact_words(const image::Fact& fact, const image::Image& image) {
+std::string exec_stack_fact_words(const image::Fact& fact, const image::Image& image) {
   const std::string& where = fact.layer.empty() ? image.name : fact.layer;
   std::string s = image::origin_name(fact.origin) + (where.empty() ? "" : " in " + where);
   if (!fact.note.empty()) s += ": " + fact.note;
@@ -103,9 +104,9 @@ std::vector<Finding> exec_stack_findings(const resolve::Space& space, const imag
     const std::string refusal =
         fmt::format("glibc {} and later refuse to dlopen it (\"{}\")", k_exec_stack_refused_from, k_exec_stack_refusal);
     const std::string glibc_evidence =
-        v.known()
-            ? "image glibc " + *v.value + " (" + fact_words(v, image) + ")"
-            : "image glibc version " + std::string(v.set ? "unknown (" + fact_words(v, image) + ")" : "not stated");
+        v.known() ? "image glibc " + *v.value + " (" + exec_stack_fact_words(v, image) + ")"
+                  : "image glibc version " +
+                        std::string(v.set ? "unknown (" + exec_stack_fact_words(v, image) + ")" : "not stated");
     Draft d = make(FindingKind::ExecStack, Severity::Error);
     d.member(asking[i]->member).version(exec_stack_words(b)).evidence(exec_stack_evidence(b)).evidence(glibc_evidence);
     if (by_dlopen[i].empty() && !by_program[i].empty()) {

@@ -11,6 +11,7 @@ path it is given and prints dlerror(). Then lays out two minimal roots from Debi
 and runs the program under `chroot ROOT` in each. Asserted, from what each loader prints:
   - 2.41 refuses the execstack library, with glibc's own message (quoted as it prints it), and the one
     without PT_GNU_STACK (x86_64's default stack is executable); 2.36 loads both; both load the plain one;
+    both start a program that needs the execstack library (a program's start still makes the stack executable);
   - `wheelcheck check WHEEL --image debian13` (glibc 2.41) and `--image debian12` (2.36), for wheels holding
     each library as an extension module and as a library: an exec-stack error exactly where the real 2.41
     refused (the member does not load, the verdict is incompatible), and no error on 2.36;
@@ -99,6 +100,14 @@ def build(work, cc, prefix):
         f.write(DL_C)
     out["dl"] = os.path.join(work, f"{prefix}dl")
     must([cc, "-O1", "-o", out["dl"], os.path.join(work, "dl.c"), "-ldl"])
+    # A program that needs the execstack library (DT_NEEDED libexec.so, found in /tmp): loaded as it starts.
+    with open(os.path.join(work, "prog.c"), "w") as f:
+        f.write("int es_value(void);\nint main(void) { return es_value() == 42 ? 0 : 1; }\n")
+    os.makedirs(os.path.join(work, prefix + "link"), exist_ok=True)
+    shutil.copy2(out["exec"], os.path.join(work, prefix + "link", "libexec.so"))
+    out["prog"] = os.path.join(work, f"{prefix}prog")
+    must([cc, "-O1", "-o", out["prog"], os.path.join(work, "prog.c"), "-L" + os.path.join(work, prefix + "link"),
+          "-lexec", "-Wl,-rpath,/tmp"])
     return out
 
 
@@ -169,8 +178,9 @@ def in_root(root, arch, argv):
 
 def loader_says(root, arch, built):
     """What the root's own loader does with each library: {kind: (loaded, message)}."""
-    for k in ("dl", "exec", "plain", "none"):
+    for k in ("dl", "exec", "plain", "none", "prog"):
         shutil.copy2(built[k], os.path.join(root, "tmp", os.path.basename(built[k])))
+    shutil.copy2(built["exec"], os.path.join(root, "tmp", "libexec.so"))  # the program's DT_NEEDED
     interp = "/lib64/ld-linux-x86-64.so.2" if arch == "x86_64" else "/lib/ld-linux-aarch64.so.1"
     version = in_root(root, arch, [interp, "--version"]).stdout.splitlines()[:1]
     p = in_root(root, arch, ["/tmp/" + os.path.basename(built["dl"]),
@@ -178,8 +188,11 @@ def loader_says(root, arch, built):
     lines = p.stdout.splitlines()
     if p.returncode != 0 or len(lines) != 3:
         raise SystemExit(f"FAIL: the dlopen program in {root} exited {p.returncode}: {p.stdout}{p.stderr}")
-    return (version[0] if version else "?"), {k: (line.startswith("loaded "), line) for k, line in
-                                              zip(("exec", "plain", "none"), lines)}
+    result = {k: (line.startswith("loaded "), line) for k, line in zip(("exec", "plain", "none"), lines)}
+    started = in_root(root, arch, ["/tmp/" + os.path.basename(built["prog"])])
+    result["prog"] = (started.returncode == 0, f"a program needing libexec.so exits {started.returncode} "
+                                                 f"{started.stderr.strip()}".strip())
+    return (version[0] if version else "?"), result
 
 
 # --- wheelcheck ---------------------------------------------------------------------------------------------
@@ -334,7 +347,7 @@ def main():
             if f"version {version}" not in banner:
                 fail(f"the root of glibc {version} runs another loader: {banner}")
             for k, (loaded, line) in result.items():
-                print(f"  lib{k}.so: {line}")
+                print(f"  {k}: {line}" if k == "prog" else f"  lib{k}.so: {line}")
             said[version] = result
         # What glibc does, as its own loaders print it.
         n, o = said["2.41"], said["2.36"]
@@ -347,10 +360,13 @@ def main():
                 fail(f"glibc 2.36 should load lib{k}.so: {o[k][1]}")
         if not n["plain"][0]:
             fail(f"glibc 2.41 should load libplain.so: {n['plain'][1]}")
+        for version in ("2.41", "2.36"):  # a program's start still makes the stack executable
+            if not said[version]["prog"][0]:
+                fail(f"glibc {version} should start a program that needs libexec.so: {said[version]['prog'][1]}")
         # wheelcheck against each: the real loader's answer, member by member.
         whls = wheels(work, built, "x86_64")
         for version, image in (("2.41", "debian13"), ("2.36", "debian12")):
-            refused = {k: not loaded for k, (loaded, _) in said[version].items()}
+            refused = {k: not loaded for k, (loaded, _) in said[version].items() if k != "prog"}
             judge_wheelcheck(args, whls, refused, image, version)
         # The import itself, by Debian's CPython, where the realworld tier's base roots are there.
         module = build_module(work)
@@ -402,7 +418,7 @@ def aarch64(args, work):
         banner, result = loader_says(root, "aarch64", built)
         print(f"aarch64 glibc {version} from {pkg}: {banner}")
         for k, (loaded, line) in result.items():
-            print(f"  lib{k}.so: {line}")
+            print(f"  {k}: {line}" if k == "prog" else f"  lib{k}.so: {line}")
         said[version] = result
     if said["2.41"]["exec"][0] or REFUSAL not in said["2.41"]["exec"][1]:
         fail(f"aarch64 glibc 2.41 should refuse libexec.so: {said['2.41']['exec'][1]}")

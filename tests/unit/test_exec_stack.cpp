@@ -214,6 +214,26 @@ TEST(ExecStack, TheImportThatLoadsItFails) {
   for (const auto& m : r.members) EXPECT_FALSE(m.loads) << m.path << "\n" << describe(r);
 }
 
+// A library only a program of the wheel loads, as it starts: glibc 2.41 still makes the stack executable then
+// (tests/loader/execstack.py runs such a program), so it is information, not an error.
+TEST(ExecStack, AProgramsStartStillAllowsIt) {
+  TempDir dir;
+  build(dir, "libes.so", "int es(void) { return 1; }\n", "-Wl,-soname,libes.so -Wl,-z,execstack");
+  const std::string main_c = dir.write("prog.c", "int es(void);\nint main(void) { return es() - 1; }\n");
+  const std::string prog = dir.file("prog");
+  const auto r = wheelcheck::test::run("gcc -o " + shell_quote(prog) + " " + shell_quote(main_c) + " -L" +
+                                       shell_quote(dir.path()) + " -les -Wl,-rpath,'$ORIGIN/../lib'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto whl = make_wheel(dir, "es-1.0-py3-none-linux_x86_64.whl",
+                              {{"es/bin/prog", prog}, {"es/lib/libes.so", dir.file("libes.so")}});
+  const auto report = verdict::check(inspect_wheel(whl), db_image("debian13"), {});
+  const auto* f = exec_stack(report);
+  ASSERT_NE(f, nullptr) << describe(report);
+  EXPECT_EQ(f->member, "es/lib/libes.so");
+  EXPECT_EQ(f->severity, verdict::Severity::Info) << f->explanation;
+  for (const auto& m : report.members) EXPECT_TRUE(m.loads) << m.path << "\n" << describe(report);
+}
+
 // Like any member error, one in an optional route that is off degrades the wheel only.
 TEST(ExecStack, InAnOptionalRouteItDegrades) {
   TempDir dir;
