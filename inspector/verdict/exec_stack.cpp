@@ -121,7 +121,10 @@ std::vector<Finding> exec_stack_findings(const resolve::Space& space, const imag
       d.severity(Severity::Condition)
           .explain(what + ": " + refusal + ", older ones load it; " + why +
                    ": state it in the image's description (libc.version) or with --assume libc_version=VERSION.")
-          .fix(exec_stack_fix())
+          .fix(
+              "state the image's glibc version (libc.version in its description, or --assume libc_version=VERSION); "
+              "or " +
+              exec_stack_fix())
           .roots(by_dlopen[i]);
     } else if (*cmp >= 0) {
       d.explain(fmt::format("{}: the image's glibc {} refuses to dlopen it: \"{}\", so {}.", what, *v.value,
