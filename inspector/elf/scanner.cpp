@@ -244,7 +244,7 @@ Binary ElfScanner::Impl::parse() {
     } else if (s.type == detail::PT_DYNAMIC) {
       dyn = &s;
     } else if (s.type == detail::PT_GNU_STACK) {
-      bin.gnu_stack = s.flags;  // the loader takes the last one (dl-load.c), as here
+      bin.gnu_stack = s.flags;  // glibc's loader takes the last one, as here
     } else if (s.type == detail::PT_GNU_PROPERTY || s.type == detail::PT_NOTE) {
       if (!bin.x86_isa_level) bin.x86_isa_level = x86_isa_level(s);
       if (s.type == detail::PT_NOTE && !bin.abi_tag) bin.abi_tag = abi_tag(s);

@@ -1,5 +1,5 @@
 // Executable stacks against the image's glibc (see exec_stack.hpp). glibc's _dl_map_object_from_fd
-// (elf/dl-load.c) takes PT_GNU_STACK's flags, or DEFAULT_STACK_PERMS without one; when they hold PF_X and
+// (its elf/dl-load) takes PT_GNU_STACK's flags, or DEFAULT_STACK_PERMS without one; when they hold PF_X and
 // the process's stack is not executable yet, glibc 2.41 and later fail a dlopen with EINVAL ("cannot enable
 // executable stack as shared object requires"), where older ones made the stacks executable. A load at a
 // program's start still makes it executable. Debian 13's 2.41 has the tunable glibc.rtld.execstack=2
