@@ -19,7 +19,7 @@ and runs the program under `chroot ROOT` in each. Asserted, from what each loade
     trixie-*, bookworm-*), the extension module is imported by that root's real CPython (3.13 and 3.11),
     in an overlay over the root: ImportError on trixie, a clean import on bookworm;
   - aarch64, where qemu-aarch64-static, aarch64-linux-gnu-gcc and both arm64 glibcs are there (2.36 of
-    libc6-arm64-cross in /usr/aarch64-linux-gnu, 2.41 unpacked in ~/.cache/wheelcheck-corpus/debs/libc6-arm64):
+    libc6-arm64-cross in /usr/aarch64-linux-gnu, 2.41 unpacked in ~/.cache/wheelcheck-realworld/x/libc6_2.41-*_arm64):
     the execstack library is refused by 2.41 and the one without PT_GNU_STACK loads (AArch64's default stack
     is not executable), and `wheelcheck inspect` says so (gnu_stack.executable).
 Exit 0 passed, 1 failed, 77 skipped (not root, or neither glibc cached; under CI=true a refused chroot fails).
@@ -133,8 +133,8 @@ def glibc_dirs(version, arch):
     trip = "x86_64-linux-gnu" if arch == "x86_64" else "aarch64-linux-gnu"
     deb_arch = "amd64" if arch == "x86_64" else "arm64"
     candidates = []
-    if version == "2.41":
-        candidates.append(os.path.join(corpus, "debs", "libc6" if arch == "x86_64" else "libc6-arm64"))
+    if version == "2.41" and arch == "x86_64":
+        candidates.append(os.path.join(corpus, "debs", "libc6"))
     candidates += sorted(glob.glob(os.path.join(realworld, "x", f"libc6_{version}-*_{deb_arch}")))
     if arch == "x86_64" and host_glibc() == version:
         candidates.append("/")
@@ -407,7 +407,7 @@ def aarch64(args, work):
     if missing or new is None or old is None:
         why = ", ".join(missing + [f"arm64 glibc {v}" for v, d in (("2.41", new), ("2.36", old)) if d is None])
         print(f"aarch64: not run ({why} absent; arm64 2.41: `apt-get download libc6:arm64` of trixie, unpacked "
-              "with dpkg -x into ~/.cache/wheelcheck-corpus/debs/libc6-arm64)")
+              "with dpkg -x into ~/.cache/wheelcheck-realworld/x/libc6_VERSION_arm64)")
         return
     a64 = os.path.join(work, "a64")
     os.makedirs(a64, exist_ok=True)
