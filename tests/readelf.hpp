@@ -1,6 +1,7 @@
 // What binutils' readelf says about a file, parsed for comparison with wheelcheck's readers.
 #pragma once
 
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -17,8 +18,9 @@ struct ReadelfView {
   std::vector<std::string> rpath, runpath;
   std::vector<std::pair<std::string, std::vector<std::string>>> version_needs;  // file -> versions
   std::vector<std::string> version_definitions;                                 // names, in order
-  std::vector<std::string> dynsyms;  // "name", "name@VER" or "name@@VER", index 1..n
-  std::string isa_needed;            // "x86-64-v3" or empty
+  std::vector<std::string> dynsyms;      // "name", "name@VER" or "name@@VER", index 1..n
+  std::string isa_needed;                // "x86-64-v3" or empty
+  std::optional<std::string> gnu_stack;  // GNU_STACK's Flg column without blanks ("RW", "RWE"); none without one
 };
 
 inline std::vector<std::string> split_colon(const std::string& s) {
@@ -80,6 +82,18 @@ inline ReadelfView readelf_view(const std::string& path) {
   const std::regex isa(R"(x86 ISA needed: (?:[\w-]+, )*([\w-]+))");
   std::smatch m;
   if (std::regex_search(notes.out, m, isa)) v.isa_needed = m[1];
+  // `readelf -lW`: "  GNU_STACK  0x000000 0x0000000000000000 0x0000000000000000 0x000000 0x000000 RWE 0x10"
+  // (an alignment of 0 is written "0"); the last one, as the loader takes it.
+  const auto phdrs = run("readelf -lW " + shell_quote(path));
+  const std::regex stack(R"(^\s+GNU_STACK\s+(?:0x[0-9a-f]+\s+){5}([RWE ]{3}) (?:0x[0-9a-f]+|\d+)$)");
+  std::stringstream ps(phdrs.out);
+  for (std::string line; std::getline(ps, line);) {
+    std::smatch sm;
+    if (!std::regex_search(line, sm, stack)) continue;
+    std::string flags = sm[1];
+    std::erase(flags, ' ');
+    v.gnu_stack = flags;
+  }
   return v;
 }
 
@@ -126,6 +140,12 @@ inline void expect_agrees_with_readelf(const elf::Binary& b, const std::string& 
         *b.x86_isa_level == 1 ? "x86-64-baseline" : "x86-64-v" + std::to_string(*b.x86_isa_level);
     EXPECT_EQ(expected, r.isa_needed) << path;
   }
+  std::optional<std::string> ours_stack;
+  if (b.gnu_stack) {
+    ours_stack = std::string((*b.gnu_stack & 4U) != 0 ? "R" : "") + ((*b.gnu_stack & 2U) != 0 ? "W" : "") +
+                 ((*b.gnu_stack & 1U) != 0 ? "E" : "");
+  }
+  EXPECT_EQ(ours_stack, r.gnu_stack) << path;
 }
 
 }  // namespace wheelcheck::test

@@ -123,6 +123,12 @@ struct Binary {
   std::vector<VersionDefinition> version_definitions;
   std::optional<int> x86_isa_level;  // 1..4 from GNU_PROPERTY_X86_ISA_1_NEEDED (x86-64-v1..v4)
   std::optional<AbiTag> abi_tag;     // NT_GNU_ABI_TAG; absent without one (or with a damaged one)
+  // PT_GNU_STACK's p_flags (`readelf -l`'s GNU_STACK: RW is 6, RWE 7; PF_X is 1); nullopt when the file
+  // has no PT_GNU_STACK, whose meaning is the machine's default (executable_stack()).
+  std::optional<std::uint32_t> gnu_stack;
+  // Whether the loader makes the stack executable for this file: PF_X in PT_GNU_STACK, or no PT_GNU_STACK
+  // on a machine whose glibc defaults to an executable stack (DEFAULT_STACK_PERMS; inspector/elf/names.cpp).
+  bool executable_stack() const;
   bool operator==(const Binary&) const = default;
 };
 

@@ -29,6 +29,9 @@
 //   7. extension-suffix / module-init: CPython's import against the Pythons the wheel's tags install it on: a member
 //      named for another Python (.cpython-311- in a cp312 wheel) is never imported, one without the PyInit_ its
 //      file name asks for is refused (inspector/verdict/import_rules.cpp, which the image check shares).
+//   8. exec-stack: a member whose PT_GNU_STACK asks for an executable stack (or which has none where that means
+//      one): glibc 2.41 and later refuse to dlopen it, whatever the image (inspector/verdict/exec_stack.cpp, which
+//      the image check shares).
 #pragma once
 
 #include <memory>

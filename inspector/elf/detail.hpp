@@ -97,7 +97,8 @@ std::optional<int> x86_isa_level_from_notes(std::span<const std::byte> notes, En
 std::optional<AbiTag> abi_tag_from_notes(std::span<const std::byte> notes, Endian endian, Class cls);
 
 // ELF constants (gABI and the GNU extensions).
-constexpr std::uint32_t PT_LOAD = 1, PT_DYNAMIC = 2, PT_INTERP = 3, PT_NOTE = 4, PT_GNU_PROPERTY = 0x6474e553;
+constexpr std::uint32_t PT_LOAD = 1, PT_DYNAMIC = 2, PT_INTERP = 3, PT_NOTE = 4, PT_GNU_PROPERTY = 0x6474e553,
+                        PT_GNU_STACK = 0x6474e551;
 constexpr std::uint32_t SHT_NOTE = 7, SHT_DYNSYM = 11, SHT_GNU_verdef = 0x6ffffffd, SHT_GNU_verneed = 0x6ffffffe,
                         SHT_GNU_versym = 0x6fffffff, SHT_NOBITS = 8;
 constexpr std::int64_t DT_NULL = 0, DT_NEEDED = 1, DT_HASH = 4, DT_STRTAB = 5, DT_SYMTAB = 6, DT_RELA = 7,

@@ -60,6 +60,7 @@ namespace L = LIEF::ELF;
 // PT_GNU_PROPERTY is not in LIEF 0.9's SEGMENT_TYPES: segment types are compared as numbers.
 using detail::PT_DYNAMIC;
 using detail::PT_GNU_PROPERTY;
+using detail::PT_GNU_STACK;
 using detail::PT_INTERP;
 using detail::PT_NOTE;
 
@@ -449,6 +450,7 @@ Binary translate(const L::Binary& lief, const std::vector<std::uint8_t>& bytes, 
       require_in_file(bytes, s.file_offset(), s.physical_size(), type == PT_INTERP ? "PT_INTERP" : "PT_DYNAMIC");
     }
     if (type == PT_DYNAMIC) bin.has_dynamic = true;
+    if (type == PT_GNU_STACK) bin.gnu_stack = static_cast<std::uint32_t>(raw(s.flags()));  // the last, as the loader
   }
   if (lief.has_interpreter()) bin.interpreter = lief.interpreter();
   const auto sections = usable_sections(lief, bytes);

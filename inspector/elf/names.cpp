@@ -184,4 +184,13 @@ std::uint32_t copy_relocation_type(std::uint16_t e_machine) {
   }
 }
 
+// glibc's _dl_map_object_from_fd starts from DEFAULT_STACK_PERMS and takes PT_GNU_STACK's p_flags when the
+// file has one. DEFAULT_STACK_PERMS (sysdeps/*/stackinfo.h) holds PF_X on x86_64 and most machines, not on
+// AArch64 ("Default to a non-executable stack"); tests/loader/execstack.py checks both with the real loaders.
+bool Binary::executable_stack() const {
+  constexpr std::uint32_t k_pf_x = 1;
+  if (gnu_stack) return (*gnu_stack & k_pf_x) != 0;
+  return machine != EM_AARCH64;
+}
+
 }  // namespace wheelcheck::elf

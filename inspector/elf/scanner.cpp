@@ -243,6 +243,8 @@ Binary ElfScanner::Impl::parse() {
       bin.interpreter = interpreter(s);
     } else if (s.type == detail::PT_DYNAMIC) {
       dyn = &s;
+    } else if (s.type == detail::PT_GNU_STACK) {
+      bin.gnu_stack = s.flags;  // glibc's loader takes the last one, as here
     } else if (s.type == detail::PT_GNU_PROPERTY || s.type == detail::PT_NOTE) {
       if (!bin.x86_isa_level) bin.x86_isa_level = x86_isa_level(s);
       if (s.type == detail::PT_NOTE && !bin.abi_tag) bin.abi_tag = abi_tag(s);

@@ -15,6 +15,7 @@
 #include <cctype>
 
 #include "inspector/lint/lint_detail.hpp"
+#include "inspector/verdict/exec_stack.hpp"
 #include "wheelcheck/checks.hpp"
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/toolkit.hpp"
@@ -279,6 +280,7 @@ Report lint(const WheelProfile& w, const Options& o) {
   detail::check_dependencies(l);
   detail::check_floor(l);
   detail::check_unloadable(l);
+  for (auto& f : verdict::exec_stack_lint(w)) l.add(std::move(f));    // inspector/verdict/exec_stack.cpp
   for (auto& f : verdict::lint_import_rules(w)) l.add(std::move(f));  // CPython's import (import_rules.cpp)
   detail::check_variant(l);
   if (w.integrity == k_integrity_headers) {

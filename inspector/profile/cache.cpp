@@ -224,6 +224,7 @@ void put_elf(Out& o, const elf::Binary& b, const std::optional<cuda::Fatbins>& g
   if (b.abi_tag) {
     for (const auto v : {b.abi_tag->os, b.abi_tag->major, b.abi_tag->minor, b.abi_tag->patch}) o.u64(v);
   }
+  o.u64(b.gnu_stack ? std::uint64_t{*b.gnu_stack} + 1 : 0);
   o.u64(b.symbols.size());
   for (const auto& s : b.symbols) {
     o.str(s.name);
@@ -305,6 +306,10 @@ elf::Binary get_elf(In& in, std::optional<cuda::Fatbins>& gpu_code) {
     elf::AbiTag tag;
     for (auto* v : {&tag.os, &tag.major, &tag.minor, &tag.patch}) *v = static_cast<std::uint32_t>(in.u64());
     b.abi_tag = tag;
+  }
+  if (const auto stack = in.u64()) {
+    if (stack - 1 > 0xffffffffU) throw bad_input("cache entry: PT_GNU_STACK flags out of range");
+    b.gnu_stack = static_cast<std::uint32_t>(stack - 1);
   }
   b.symbols.resize(in.count());
   for (auto& s : b.symbols) {
@@ -518,7 +523,9 @@ namespace {
 // ABI tag note; 4: GPU code outside .nv_fatbin) or the entries change (5: every entry framed with its
 // kind, key and CRC-64; the stat index sharded), so an older entry is a miss rather than a profile read
 // without the new facts. 8: a wheel variant's label and variant.json. 9: the newest cubin format of the
-// members' SASS. 10: the Python sources' loads and imports (python::Sources).
+// members' SASS. 10: PT_GNU_STACK's flags (an entry of 9 holds none, and none reads as the machine's
+// default stack, executable on x86_64: it must be read again, not taken as "no PT_GNU_STACK"), and the Python
+// sources' loads and imports (python::Sources).
 constexpr int k_cache_format = 10;
 
 // "profiles/ab/<sha256>.<reader>.v<schema>.<format>": an entry's files are this plus ".bin", ".json", ...

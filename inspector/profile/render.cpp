@@ -1,7 +1,9 @@
 // Renderings of a profile: JSON for machines (docs/inspect.schema.json), text for people.
 #include <fmt/format.h>
 
+#include <initializer_list>
 #include <map>
+#include <utility>
 
 #include "wheelcheck/cuda.hpp"
 #include "wheelcheck/error.hpp"
@@ -79,6 +81,19 @@ void write_elf(JsonWriter& w, const elf::Binary& b) {
   } else {
     w.null();
   }
+  // PT_GNU_STACK: its flags as readelf writes them (null without one), and what the loader makes of it.
+  w.key("gnu_stack").begin_object();
+  w.key("flags");
+  if (b.gnu_stack) {
+    std::string rwe;
+    for (const auto& [bit, letter] : {std::pair{4U, 'R'}, std::pair{2U, 'W'}, std::pair{1U, 'E'}})
+      if ((*b.gnu_stack & bit) != 0) rwe += letter;
+    w.value(rwe);
+  } else {
+    w.null();
+  }
+  w.key("executable").value(b.executable_stack());
+  w.end_object();
   w.key("version_needs").begin_object();
   for (const auto& need : b.version_needs) {
     w.key(need.file).begin_array();
@@ -434,6 +449,8 @@ std::string profile_to_text(const WheelProfile& p, bool color) {
     // The ABI tag binds only a file that carries its C library (the kernel rule, docs/verdict.md).
     if (b.abi_tag && b.statically_linked())
       isa += fmt::format(", static: needs {} {}", b.abi_tag->os_name(), b.abi_tag->version());
+    if (b.executable_stack())
+      isa += b.gnu_stack ? ", executable stack (PT_GNU_STACK RWE)" : ", executable stack (no PT_GNU_STACK)";
     out += fmt::format("{}  {} {} {}, {}{}\n", paint.bold(printable(m.path)),
                        b.elf_class == elf::Class::Elf64 ? "ELF64" : "ELF32",
                        elf::machine_name(b.machine, b.elf_class, b.endian, b.e_flags), elf::type_name(b.type),

@@ -26,6 +26,7 @@
 #include <fmt/format.h>
 
 #include "inspector/verdict/cuda_check.hpp"
+#include "inspector/verdict/exec_stack.hpp"
 #include "inspector/verdict/findings.hpp"
 #include "inspector/verdict/import_rules.hpp"
 #include "inspector/verdict/load_findings.hpp"
@@ -97,6 +98,7 @@ class Checker {
       r.python = Report::PythonUsed{py->version, py->executable, m_space.site()};
     }
     for (const Object* root : roots()) r.members.push_back(check_root(*root));
+    for (auto& f : exec_stack_findings(m_space, m_image, roots())) add(std::move(f));  // exec_stack.cpp
     provider_findings(r);
     flush_unknown();
     count_symbols_of_missing_libraries();

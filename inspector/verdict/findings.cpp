@@ -262,6 +262,12 @@ std::string summary(const Finding& f) {
       if (f.severity == Severity::Error) return "import fails: loads " + f.library + " at import, which fails";
       if (f.severity == Severity::Condition) return "import may fail: loads " + f.library + " at import";
       return "loads " + f.library;
+    case FindingKind::ExecStack:
+      // exec_stack.cpp: required_version says what the file asks (exec_stack_words); the severity says the rest.
+      if (f.severity == Severity::Info)
+        return "executable stack (" + f.required_version + "), loaded at a program's start";
+      return "executable stack (" + f.required_version + "): glibc 2.41+ refuses to dlopen it" +
+             (f.severity == Severity::Condition ? ", the image's glibc version is unknown" : "");
     case FindingKind::TagClaim:
       // library: the tag claimed; required_version: the most compatible tag the binaries are consistent with.
       return f.required_version.rfind("linux_", 0) == 0

@@ -168,10 +168,11 @@ const std::array<KindText, k_kind_count> k_kind_texts = {{
      "(priorities, values, labels), or differs from the release's -variants.json on the index.",
      false},
     {FindingKind::ExecStack, "exec-stack", "ExecStack", "A library asks for an executable stack",
-     "Its PT_GNU_STACK header asks for an executable stack (or it has none, which means the same): glibc 2.41 "
-     "and later refuse to dlopen it (\"cannot enable executable stack as shared object requires\"), older "
-     "ones make every thread's stack executable. Link it with -z noexecstack (or clear the flag with "
-     "patchelf --clear-execstack).",
+     "Its PT_GNU_STACK header asks for an executable stack (or it has none, which means the same on x86_64, "
+     "not on AArch64): glibc 2.41 and later refuse to dlopen it (\"cannot enable executable stack as shared "
+     "object requires: Invalid argument\"), so the import that loads it fails; older ones load it and make "
+     "every thread's stack executable (SELinux-hardened hosts refuse that). Link it with -z noexecstack (or "
+     "clear the flag with patchelf --clear-execstack).",
      false},
     {FindingKind::PythonLoad, "python-load", "PythonLoad", "The wheel's Python code loads a native file",
      "A load no DT_NEEDED shows: a module of the wheel calls ctypes.CDLL, torch.ops.load_library or "

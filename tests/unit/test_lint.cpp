@@ -60,6 +60,7 @@ WheelProfile profile(const std::string& filename, const std::vector<std::string>
   b.type = elf::FileType::Shared;
   b.machine = 62;  // EM_X86_64
   b.soname = "libpkg.so";
+  b.gnu_stack = 6;  // PT_GNU_STACK RW, as the linker writes it (without one, x86_64's stack is executable: exec-stack)
   b.needed = needed;
   b.has_dynamic = true;
   for (const auto& u : undefined) {
