@@ -39,6 +39,7 @@ struct LogicalLine {
   // the source, tokenized when an import inside the block needs what the header says (retokenize).
   bool partial = false;
   std::size_t begin = 0, end = 0;
+  std::size_t colon = 0;  // a partial header's first ':' outside brackets (0: none met)
 };
 
 constexpr auto k_name_start = [] {
@@ -146,6 +147,11 @@ class Tokenizer {
           if (!m_saw_loader && loader_word(m_s.substr(b, m_i - b))) m_saw_loader = true;
           continue;
         }
+        if (c == ':') {
+          if (m_depth == 0 && cur.partial && cur.colon == 0) cur.colon = m_i;
+          ++m_i;
+          continue;
+        }
         if (!k_special[static_cast<unsigned char>(c)]) {
           ++m_i;
           continue;
@@ -221,10 +227,11 @@ class Tokenizer {
   }
 
  private:
-  // A partial header with an import on the same line ("try: import x") is tokenized whole at once.
+  // A partial header with an import after its colon ("try: import x") is tokenized whole at once.
   void finish(LogicalLine& l, std::vector<LogicalLine>& out) const {
     if (l.tokens.empty()) return;
-    if (l.partial && ::memmem(m_s.data() + l.begin, l.end - l.begin, "import", 6) != nullptr) {
+    if (l.partial && l.colon != 0 && l.colon < l.end &&
+        ::memmem(m_s.data() + l.colon + 1, l.end - l.colon - 1, "import", 6) != nullptr) {
       l.tokens = retokenize(m_s, l);
       l.partial = false;
     }
