@@ -725,6 +725,8 @@ std::unique_ptr<ZipArchive> ZipArchive::open_handle(std::unique_ptr<ZipArchive> 
       checks.mismatch.emplace_back(index, p.detail);
       a->m_problems.push_back(std::move(p));
     }
+    // Every member decided: the walk is not needed again (each worker thread opens its own archive).
+    std::vector<CentralEntry>().swap(checks.directory.entries);
   }
   if (total > limits.max_total_size) {
     throw bad_input(path + ": members declare " + format_size(total) + " uncompressed, over the limit of " +
@@ -772,6 +774,7 @@ std::string ZipArchive::read_small(std::uint64_t index) const {
 void ZipArchive::prefetch_heads(std::span<const std::uint64_t> indices, std::uint64_t head) const {
   if (!m_file || indices.empty()) return;
   const auto& at = m_handle->checks.directory.entries;
+  if (at.size() != m_members.size()) return;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
   ranges.reserve(indices.size());
   for (const auto i : indices) {
