@@ -236,6 +236,49 @@ TEST(Zip64, BrokenRecordsAreIntegrityErrors) {
   }
 }
 
+// Data descriptors, as Python's zipfile writes a wheel to a stream it cannot seek (sizes and CRC-32 after
+// each member's data, zeros in its local header): read as agreeing; the same wheel with one descriptor's
+// CRC-32 changed is a header-mismatch naming both values (the central directory alone never showed it).
+TEST(Zip64, DataDescriptorsAreCompared) {
+  TempDir dir;
+  const std::string script = dir.write("stream.py", R"PY(
+import base64, hashlib, io, sys, zipfile
+class NoSeek(io.RawIOBase):
+    def __init__(self): self.b = bytearray()
+    def writable(self): return True
+    def write(self, d): self.b += d; return len(d)
+    def seekable(self): return False
+def digest(d): return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(d).digest()).rstrip(b"=").decode()
+files = {"dd/__init__.py": b"X = 1\n" * 100, "dd-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: dd\nVersion: 1.0\n",
+         "dd-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: t\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+files["dd-1.0.dist-info/RECORD"] = ("".join(f"{k},{digest(v)},{len(v)}\n" for k, v in files.items()) + "dd-1.0.dist-info/RECORD,,\n").encode()
+s = NoSeek()
+with zipfile.ZipFile(s, "w", zipfile.ZIP_DEFLATED) as z:
+    for k, v in files.items():
+        with z.open(k, "w") as f: f.write(v)
+open(sys.argv[1], "wb").write(bytes(s.b))
+b = bytearray(s.b); at = b.index(b"PK\x07\x08"); b[at + 4] ^= 0xFF
+open(sys.argv[2], "wb").write(bytes(b))
+)PY");
+  const std::string good = dir.file("dd-1.0-py3-none-any.whl"), bad = dir.file("bad/dd-1.0-py3-none-any.whl");
+  fs::create_directories(dir.file("bad"));
+  const auto made = run("python3 " + shell_quote(script) + " " + shell_quote(good) + " " + shell_quote(bad));
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  const auto ok = run_measured(dir, {"inspect", "--json", "--no-cache", good});
+  ASSERT_EQ(ok.exit_code, 0) << ok.out << ok.err;
+  EXPECT_TRUE(json::parse(ok.out).at("record").value("verified", false));
+  const auto r = run_measured(dir, {"inspect", "--json", "--no-cache", bad});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  const auto problems = json::parse(r.out).at("problems");
+  ASSERT_EQ(problems.size(), 1U) << problems.dump();
+  EXPECT_EQ(problems[0].value("kind", ""), "header-mismatch");
+  EXPECT_EQ(problems[0].value("path", ""), "dd/__init__.py");
+  EXPECT_NE(problems[0].value("detail", "").find("its data descriptor says CRC-32 0x"), std::string::npos)
+      << problems[0].dump();
+  EXPECT_NE(problems[0].value("detail", "").find(", the central directory 0x"), std::string::npos)
+      << problems[0].dump();
+}
+
 // Headers-only through a RandomAccess (a URL's read) checks no local header at open, but each member's as
 // it is read: the damaged one is refused then, naming both values; the others still read.
 TEST(Zip64, HeadersOnlyChecksTheLocalHeaderOfEachMemberRead) {
