@@ -34,7 +34,6 @@
 
 namespace wheelcheck::wheel {
 
-namespace {
 // The archive as zip_check.cpp reads it, and each member's local header against it: checked at open (a
 // local file, or every_local_header), else when the member is first read; the disagreements found.
 struct ZipLocalChecks {
@@ -44,7 +43,6 @@ struct ZipLocalChecks {
   std::vector<std::uint8_t> state;  // per member: 0 not checked, 1 agrees, 2 disagrees (see mismatch)
   std::vector<std::pair<std::uint64_t, std::string>> mismatch;
 };
-}  // namespace
 
 struct ZipArchive::Handle {
   zip_t* zip = nullptr;
@@ -678,18 +676,20 @@ std::unique_ptr<ZipArchive> ZipArchive::open_handle(std::unique_ptr<ZipArchive> 
     m.crc = st.crc;
     m.encrypted = (st.valid & ZIP_STAT_ENCRYPTION_METHOD) && st.encryption_method != ZIP_EM_NONE;
     m.directory = !m.name.empty() && m.name.back() == '/';
-    // The name's bytes as stored: libzip converts a name without the UTF-8 flag from CP437, which turns
-    // control bytes into printable characters (0x1b becomes U+2190).
+    // The name's bytes as stored (zip_check.cpp's): libzip converts a name without the UTF-8 flag from CP437
+    // (0x1b becomes U+2190) and a NUL to a space; its raw name must be that of the walk, NULs aside.
     const char* raw = zip_get_name(zip, i, ZIP_FL_ENC_RAW);
     const auto& c = checks.directory.entries[static_cast<std::size_t>(i)];
-    if ((raw != nullptr ? std::string_view(raw) : std::string_view(m.name)) != c.name || m.size != c.size ||
+    std::string as_libzip = c.name;
+    std::replace(as_libzip.begin(), as_libzip.end(), '\0', ' ');
+    if ((raw != nullptr ? std::string_view(raw) : std::string_view(m.name)) != as_libzip || m.size != c.size ||
         m.compressed_size != c.compressed_size || m.crc != c.crc || m.method != c.method) {
       throw bad_input(
-          fmt::format("{}: member {}: libzip and the central directory walked entry by entry read it "
-                      "differently (size {} or {}, compressed {} or {})",
-                      path, m.name, m.size, c.size, m.compressed_size, c.compressed_size));
+          fmt::format("{}: member {}: libzip reads it otherwise than the central directory's walk "
+                      "(size {} or {})",
+                      path, m.name, m.size, c.size));
     }
-    if (auto why = unsafe_member_name(raw != nullptr ? raw : m.name)) {
+    if (auto why = unsafe_member_name(c.name)) {
       a->m_problems.push_back({"unsafe-path", m.name, *why});
     }
     if (!seen.insert(m.name).second)
