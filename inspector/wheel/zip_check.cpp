@@ -70,7 +70,7 @@ std::string zc_name(const CentralEntry& e, std::size_t index) {
 
 // The end of central directory record: the last one in the file's final 64 KiB whose comment reaches the
 // file's end exactly (a signature inside a comment is not one).
-std::uint64_t find_eocd(const RandomAccess& file, std::vector<std::byte>& tail, std::uint64_t& tail_at) {
+std::uint64_t zc_find_eocd(const RandomAccess& file, std::vector<std::byte>& tail, std::uint64_t& tail_at) {
   const std::uint64_t size = file.size();
   if (size < k_zc_eocd_len) throw bad_input("not a zip archive: " + std::to_string(size) + " bytes, too short for one");
   tail_at = size - std::min<std::uint64_t>(size, k_zc_eocd_len + 65535);
@@ -96,7 +96,7 @@ std::uint64_t find_eocd(const RandomAccess& file, std::vector<std::byte>& tail, 
 ZipDirectory read_zip_directory(const RandomAccess& file, std::uint64_t max_members) {
   std::vector<std::byte> tail;
   std::uint64_t tail_at = 0;
-  const std::uint64_t eocd = find_eocd(file, tail, tail_at);
+  const std::uint64_t eocd = zc_find_eocd(file, tail, tail_at);
   const auto e = std::span<const std::byte>(tail).subspan(static_cast<std::size_t>(eocd - tail_at));
   if (zc_le(e, 4, 2) != 0 || zc_le(e, 6, 2) != 0) {
     if (zc_le(e, 4, 2) != 0xFFFF || zc_le(e, 6, 2) != 0xFFFF)
