@@ -248,10 +248,10 @@ class ZipArchive {
  public:
   static std::unique_ptr<ZipArchive> open(const std::string& path, const ArchiveLimits& limits = {});
   // The same through a RandomAccess (a remote wheel read in byte ranges); `name` is for messages.
-  // `every_local_header`: libzip's consistency check (ZIP_CHECKCONS), which reads every member's local
-  // header and compares it with the central directory. A headers-only read passes false: for a wheel of
-  // 1,900 Python files it is 1,900 reads spread over the whole file, for members that are never read.
-  // Names given twice are then a "duplicate-name" problem rather than a refusal to open.
+  // `every_local_header`: compare every member's local header with the central directory at open
+  // (inspector/wheel/zip_check.cpp; a path always does). A headers-only read passes false: for a wheel of
+  // 1,900 Python files it is 1,900 reads spread over the whole file, for members that are never read;
+  // each member's local header is then checked when the member is first read.
   static std::unique_ptr<ZipArchive> open(std::shared_ptr<const RandomAccess> file, const ArchiveLimits& limits = {},
                                           bool every_local_header = true);
   ~ZipArchive();
@@ -261,7 +261,8 @@ class ZipArchive {
   const std::vector<MemberInfo>& members() const { return m_members; }
   const std::string& path() const { return m_path; }
   // Problems found in the central directory: unsafe names, duplicates, encrypted members, symbolic links,
-  // members over a limit (size, compression ratio).
+  // members over a limit (size, compression ratio), local headers that disagree with it (header-mismatch)
+  // and members sharing bytes (overlapping-members). A damaged end record or directory throws instead.
   const std::vector<Problem>& problems() const { return m_problems; }
   std::optional<std::uint64_t> find(std::string_view name) const;
   // A forward stream of the member's uncompressed bytes. Inflates raw deflate data with ISA-L (other

@@ -15,6 +15,7 @@
 // installer should trust.
 
 #include <fmt/format.h>
+#include <isa-l/crc.h>
 #include <isa-l/igzip_lib.h>
 #include <sys/stat.h>
 #include <zip.h>
@@ -26,14 +27,26 @@
 #include <utility>
 
 #include "inspector/wheel/deflate_tail.hpp"
+#include "inspector/wheel/zip_check.hpp"
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/util.hpp"
 #include "wheelcheck/wheel.hpp"
 
 namespace wheelcheck::wheel {
 
+// The archive as zip_check.cpp reads it, and each member's local header against it: checked at open (a
+// local file, or every_local_header), else when the member is first read; the disagreements found.
+struct ZipLocalChecks {
+  bool every_local_header = true;  // checked at open, all of them
+  ZipDirectory directory;
+  std::shared_ptr<const RandomAccess> file;
+  std::vector<std::uint8_t> state;  // per member: 0 not checked, 1 agrees, 2 disagrees (see mismatch)
+  std::vector<std::pair<std::uint64_t, std::string>> mismatch;
+};
+
 struct ZipArchive::Handle {
   zip_t* zip = nullptr;
+  ZipLocalChecks checks;
   ~Handle() {
     if (zip != nullptr) zip_discard(zip);
   }
@@ -76,6 +89,12 @@ std::size_t read_some(zip_file_t* f, std::byte* out, std::size_t size, const std
   if (n < 0) rethrow_source_error();
   if (n < 0) throw bad_input("cannot read member " + name + ": " + zip_file_strerror(f));
   return static_cast<std::size_t>(n);
+}
+
+[[noreturn]] void throw_bad_crc(const MemberInfo& m, std::uint32_t crc) {
+  throw bad_input(
+      fmt::format("member {} fails its CRC-32 check: its bytes give 0x{:08x}, the central directory says 0x{:08x}",
+                  m.name, crc, m.crc));
 }
 
 [[noreturn]] void throw_too_long(const MemberInfo& m) {
@@ -143,7 +162,7 @@ class IsalInflateStream final : public MemberStream {
       throw bad_input("member " + m_info.name + " inflates to " + std::to_string(m_out) + " bytes, but declares " +
                       std::to_string(m_info.size));
     }
-    if (m_state.crc != m_info.crc) throw bad_input("member " + m_info.name + " fails its CRC-32 check");
+    if (m_state.crc != m_info.crc) throw_bad_crc(m_info, m_state.crc);
   }
 
   ZipFile m_file;
@@ -154,11 +173,14 @@ class IsalInflateStream final : public MemberStream {
   bool m_done = false;
 };
 
-// Every other method, through libzip (which checks the CRC-32 itself).
+// Every other method, through libzip (which checks the CRC-32 itself); a stored member's bytes as they
+// lie, with its CRC-32 computed here (ISA-L), so that a mismatch can say both values.
 class LibzipStream final : public MemberStream {
  public:
   LibzipStream(zip_t* zip, const MemberInfo& info)
-      : MemberStream(info), m_file(open_index(zip, info.index, 0, info.name)) {}
+      : MemberStream(info),
+        m_file(open_index(zip, info.index, info.method == ZIP_CM_STORE ? ZIP_FL_COMPRESSED : 0, info.name)),
+        m_own_crc(info.method == ZIP_CM_STORE) {}
 
   std::size_t read(std::span<std::byte> out) override {
     const std::uint64_t room = m_info.size - m_out + 1;
@@ -170,11 +192,17 @@ class LibzipStream final : public MemberStream {
       throw bad_input("member " + m_info.name + " ends after " + std::to_string(m_out) + " bytes, but declares " +
                       std::to_string(m_info.size));
     }
+    if (m_own_crc && n != 0) m_crc = crc32_gzip_refl(m_crc, reinterpret_cast<const unsigned char*>(out.data()), n);
+    if (m_own_crc && m_out == m_info.size && !std::exchange(m_crc_checked, true) && m_crc != m_info.crc)
+      throw_bad_crc(m_info, m_crc);
     return n;
   }
 
  private:
   ZipFile m_file;
+  bool m_own_crc;
+  bool m_crc_checked = false;
+  std::uint32_t m_crc = 0;
 };
 
 // libzip's view of a RandomAccess: a seekable, read-only source (zip_source_function).
@@ -486,75 +514,6 @@ class StreamMemberReader final : public MemberReader {
   RawMember m_raw{m_zip, m_info};
 };
 
-// Where each member's local header lies, and its name and extra field's length as the central directory
-// gives them (the local header's own may differ a little), walked from the end-of-central-directory
-// record (zip64 included); libzip keeps the offsets to itself. Empty when the walk fails or finds another
-// count of members than `count`: the caller then has no advice to give, nothing else.
-struct LocalHeaderAt {
-  std::uint64_t offset = 0;
-  std::uint64_t names = 0;
-};
-
-std::uint64_t le_at(const std::vector<std::byte>& b, std::size_t at, int width) {
-  std::uint64_t v = 0;
-  for (int i = width - 1; i >= 0; --i)
-    v = (v << 8) | std::to_integer<std::uint64_t>(b[at + static_cast<std::size_t>(i)]);
-  return v;
-}
-
-std::vector<LocalHeaderAt> walk_central_directory(const RandomAccess& file, std::size_t count) {
-  const std::uint64_t size = file.size();
-  std::vector<std::byte> end(static_cast<std::size_t>(std::min<std::uint64_t>(size, 22 + 65535)));
-  if (end.size() < 22) return {};
-  file.read_at(size - end.size(), end);
-  std::size_t eocd = end.size() - 22;
-  while (le_at(end, eocd, 4) != 0x06054b50) {
-    if (eocd == 0) return {};
-    --eocd;
-  }
-  std::uint64_t entries = le_at(end, eocd + 10, 2), cd_size = le_at(end, eocd + 12, 4),
-                cd_offset = le_at(end, eocd + 16, 4);
-  if ((entries == 0xFFFF || cd_size == 0xFFFFFFFF || cd_offset == 0xFFFFFFFF) && eocd >= 20 &&
-      le_at(end, eocd - 20, 4) == 0x07064b50) {
-    std::vector<std::byte> z64(56);
-    const std::uint64_t at = le_at(end, eocd - 20 + 8, 8);
-    if (at > size - z64.size()) return {};
-    file.read_at(at, z64);
-    if (le_at(z64, 0, 4) != 0x06064b50) return {};
-    entries = le_at(z64, 32, 8);
-    cd_size = le_at(z64, 40, 8);
-    cd_offset = le_at(z64, 48, 8);
-  }
-  if (entries != count || cd_offset > size || cd_size > size - cd_offset || cd_size > (std::uint64_t{256} << 20))
-    return {};
-  std::vector<std::byte> cd(static_cast<std::size_t>(cd_size));
-  file.read_at(cd_offset, cd);
-  std::vector<LocalHeaderAt> out;
-  out.reserve(count);
-  for (std::size_t at = 0; out.size() < count;) {
-    if (at + 46 > cd.size() || le_at(cd, at, 4) != 0x02014b50) return {};
-    const auto name = le_at(cd, at + 28, 2), extra = le_at(cd, at + 30, 2), comment = le_at(cd, at + 32, 2);
-    if (at + 46 + name + extra + comment > cd.size()) return {};
-    LocalHeaderAt h{le_at(cd, at + 42, 4), name + extra};
-    if (h.offset == 0xFFFFFFFF) {  // in the zip64 extra field, after the sizes that overflowed
-      const std::size_t x_end = at + 46 + name + extra;
-      for (std::size_t x = at + 46 + name; x + 4 <= x_end;) {
-        const auto id = le_at(cd, x, 2), len = le_at(cd, x + 2, 2);
-        if (id == 0x0001) {
-          std::size_t f =
-              x + 4 + (le_at(cd, at + 24, 4) == 0xFFFFFFFF ? 8 : 0) + (le_at(cd, at + 20, 4) == 0xFFFFFFFF ? 8 : 0);
-          if (f + 8 <= x + 4 + len && f + 8 <= x_end) h.offset = le_at(cd, f, 8);
-          break;
-        }
-        x += 4 + len;
-      }
-    }
-    out.push_back(h);
-    at += 46 + name + extra + comment;
-  }
-  return out;
-}
-
 // Members at most this large are never refused for their ratio: their size alone bounds the work.
 constexpr std::uint64_t k_ratio_floor = std::uint64_t{16} << 20;
 
@@ -582,8 +541,18 @@ std::optional<OverLimit> over_limits(const MemberInfo& m, const ArchiveLimits& l
   return std::nullopt;
 }
 
-// Members that are never read: encrypted ones, links, and those over a limit.
-void refuse_unreadable(const MemberInfo& m, const ArchiveLimits& limits) {
+// Members that are never read: encrypted ones, links, those over a limit, and those whose local header
+// disagrees with the central directory (the disagreement checked here when the archive was opened
+// without checking every local header: a headers-only read checks the members it reads, as it reads them).
+void refuse_unreadable(const MemberInfo& m, const ArchiveLimits& limits, ZipLocalChecks& h) {
+  if (h.state.size() > m.index && h.state[m.index] == 0 && h.file) {
+    const auto why = check_local_header(*h.file, h.directory, h.directory.entries.at(m.index));
+    h.state[m.index] = why ? 2 : 1;
+    if (why) h.mismatch.emplace_back(m.index, *why);
+  }
+  for (const auto& [index, why] : h.mismatch) {
+    if (index == m.index) throw bad_input("member " + m.name + ": " + why);
+  }
   if (m.encrypted) throw bad_input("member " + m.name + " is encrypted");
   if (m.symlink) throw bad_input("member " + m.name + " is a symbolic link");
   if (auto why = over_limits(m, limits)) throw bad_input("member " + m.name + " " + why->message);
@@ -617,7 +586,9 @@ std::unique_ptr<ZipArchive> ZipArchive::open(const std::string& path, const Arch
   a->m_limits = limits;
   a->m_handle = std::make_unique<Handle>();
   int code = 0;
-  a->m_handle->zip = zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code);
+  // Not ZIP_CHECKCONS: zip_check.cpp checks all it checks and more, and names the member and both values
+  // where libzip only says "inconsistent" (and refuses to open, so nothing else could be reported).
+  a->m_handle->zip = zip_open(path.c_str(), ZIP_RDONLY, &code);
   return open_handle(std::move(a), code);
 }
 
@@ -639,7 +610,9 @@ std::unique_ptr<ZipArchive> ZipArchive::open(std::shared_ptr<const RandomAccess>
     zip_error_fini(&error);
     throw std::bad_alloc();
   }
-  a->m_handle->zip = zip_open_from_source(src, every_local_header ? ZIP_RDONLY | ZIP_CHECKCONS : ZIP_RDONLY, &error);
+  a->m_handle->checks.file = a->m_file;
+  a->m_handle->checks.every_local_header = every_local_header;
+  a->m_handle->zip = zip_open_from_source(src, ZIP_RDONLY, &error);
   const int code = zip_error_code_zip(&error);
   zip_error_fini(&error);
   if (a->m_handle->zip == nullptr) {
@@ -652,14 +625,24 @@ std::unique_ptr<ZipArchive> ZipArchive::open(std::shared_ptr<const RandomAccess>
 std::unique_ptr<ZipArchive> ZipArchive::open_handle(std::unique_ptr<ZipArchive> a, int code) {
   const std::string& path = a->m_path;
   const ArchiveLimits& limits = a->m_limits;
+  auto& checks = a->m_handle->checks;
   if (a->m_handle->zip == nullptr) {
     if (code == ZIP_ER_NOENT || code == ZIP_ER_OPEN || code == ZIP_ER_READ) {
       errno = 0;
       throw Error(ErrorKind::BadInput, "cannot open " + path + ": " + zip_error_text(code));
     }
-    // libzip refuses an archive that names a member twice (ZIP_CHECKCONS) with "File already exists".
+  }
+  if (!checks.file) checks.file = std::make_shared<FileRandomAccess>(path);
+  // The end records and the central directory, read strictly: where they disagree, this names what and
+  // both values (libzip refuses such an archive with "inconsistent", or worse reads one of two readings).
+  try {
+    checks.directory = read_zip_directory(*checks.file, limits.max_members);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::BadInput) throw;
+    throw bad_input(path + ": " + e.what());
+  }
+  if (a->m_handle->zip == nullptr) {
     const std::string why = code == ZIP_ER_NOZIP    ? "not a zip archive (truncated, or not a wheel at all)"
-                            : code == ZIP_ER_EXISTS ? "the archive holds the same member name twice (duplicate names)"
                             : code == ZIP_ER_INCONS ? "inconsistent zip archive (" + zip_error_text(code) + ")"
                                                     : zip_error_text(code);
     throw bad_input(path + ": " + why);
@@ -671,6 +654,11 @@ std::unique_ptr<ZipArchive> ZipArchive::open_handle(std::unique_ptr<ZipArchive> 
     throw bad_input(path + ": " + std::to_string(count) + " members, more than the limit of " +
                     std::to_string(limits.max_members) + " (raise it with --max-members)");
   }
+  if (static_cast<std::uint64_t>(count) != checks.directory.entries.size()) {
+    throw bad_input(fmt::format("{}: libzip reads {} members, the central directory walked entry by entry {}", path,
+                                count, checks.directory.entries.size()));
+  }
+  checks.state.assign(checks.directory.entries.size(), 0);
   std::set<std::string> seen;
   std::uint64_t total = 0;
   a->m_members.reserve(static_cast<std::size_t>(count));
@@ -688,10 +676,20 @@ std::unique_ptr<ZipArchive> ZipArchive::open_handle(std::unique_ptr<ZipArchive> 
     m.crc = st.crc;
     m.encrypted = (st.valid & ZIP_STAT_ENCRYPTION_METHOD) && st.encryption_method != ZIP_EM_NONE;
     m.directory = !m.name.empty() && m.name.back() == '/';
-    // The name's bytes as stored: libzip converts a name without the UTF-8 flag from CP437, which turns
-    // control bytes into printable characters (0x1b becomes U+2190).
+    // The name's bytes as stored (zip_check.cpp's): libzip converts a name without the UTF-8 flag from CP437
+    // (0x1b becomes U+2190) and a NUL to a space; its raw name must be that of the walk, NULs aside.
     const char* raw = zip_get_name(zip, i, ZIP_FL_ENC_RAW);
-    if (auto why = unsafe_member_name(raw != nullptr ? raw : m.name)) {
+    const auto& c = checks.directory.entries[static_cast<std::size_t>(i)];
+    std::string as_libzip = c.name;
+    std::replace(as_libzip.begin(), as_libzip.end(), '\0', ' ');
+    if ((raw != nullptr ? std::string_view(raw) : std::string_view(m.name)) != as_libzip || m.size != c.size ||
+        m.compressed_size != c.compressed_size || m.crc != c.crc || m.method != c.method) {
+      throw bad_input(
+          fmt::format("{}: member {}: libzip reads it otherwise than the central directory's walk "
+                      "(size {} or {})",
+                      path, m.name, m.size, c.size));
+    }
+    if (auto why = unsafe_member_name(c.name)) {
       a->m_problems.push_back({"unsafe-path", m.name, *why});
     }
     if (!seen.insert(m.name).second)
@@ -714,6 +712,22 @@ std::unique_ptr<ZipArchive> ZipArchive::open_handle(std::unique_ptr<ZipArchive> 
     total += std::min(m.size, limits.max_member_size);
     a->m_members.push_back(std::move(m));
   }
+  if (checks.every_local_header) {
+    // Every local header against the central directory, and no two members sharing bytes: a member that
+    // disagrees is reported (its name, both values) and never read.
+    std::vector<std::string> names;
+    names.reserve(a->m_members.size());
+    for (const auto& m : a->m_members) names.push_back(m.name);
+    checks.state.assign(names.size(), 1);
+    for (auto& [index, p] : check_local_headers(*checks.file, checks.directory, names)) {
+      checks.state[index] = 2;
+      a->m_members[index].refused = true;
+      checks.mismatch.emplace_back(index, p.detail);
+      a->m_problems.push_back(std::move(p));
+    }
+    // Every member decided: the walk is not needed again (each worker thread opens its own archive).
+    std::vector<CentralEntry>().swap(checks.directory.entries);
+  }
   if (total > limits.max_total_size) {
     throw bad_input(path + ": members declare " + format_size(total) + " uncompressed, over the limit of " +
                     format_size(limits.max_total_size) + " (raise it with --max-total-size)");
@@ -733,7 +747,7 @@ std::optional<std::uint64_t> ZipArchive::find(std::string_view name) const {
 std::unique_ptr<ByteStream> ZipArchive::open_member(std::uint64_t index) const {
   if (index >= m_members.size()) throw Error(ErrorKind::Internal, "member index out of range");
   const auto& m = m_members[index];
-  refuse_unreadable(m, m_limits);
+  refuse_unreadable(m, m_limits, m_handle->checks);
   if (m.method == ZIP_CM_DEFLATE) return std::make_unique<IsalInflateStream>(m_handle->zip, m);
   return std::make_unique<LibzipStream>(m_handle->zip, m);
 }
@@ -759,7 +773,7 @@ std::string ZipArchive::read_small(std::uint64_t index) const {
 
 void ZipArchive::prefetch_heads(std::span<const std::uint64_t> indices, std::uint64_t head) const {
   if (!m_file || indices.empty()) return;
-  const auto at = walk_central_directory(*m_file, m_members.size());
+  const auto& at = m_handle->checks.directory.entries;
   if (at.size() != m_members.size()) return;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
   ranges.reserve(indices.size());
@@ -767,14 +781,15 @@ void ZipArchive::prefetch_heads(std::span<const std::uint64_t> indices, std::uin
     if (i >= at.size()) continue;
     // The local header (30 bytes, the name, an extra field that may be longer than the central
     // directory's by a zip64 record), then the member's first bytes.
-    ranges.emplace_back(at[i].offset, 30 + at[i].names + 32 + std::min(m_members[i].compressed_size, head));
+    ranges.emplace_back(at[i].local_offset, 30 + at[i].name.size() + at[i].extra_length + 32 +
+                                                std::min(m_members[i].compressed_size, head));
   }
   m_file->prefetch(ranges);
 }
 
 std::unique_ptr<MemberReader> ZipArchive::random_member(std::uint64_t index) const {
   const auto& m = m_members.at(index);
-  refuse_unreadable(m, m_limits);
+  refuse_unreadable(m, m_limits, m_handle->checks);
   if (m.method == ZIP_CM_STORE) {
     if (m.compressed_size != m.size) throw bad_input("stored member " + m.name + " has two different sizes");
     return std::make_unique<StoredMemberReader>(m_handle->zip, m);

@@ -69,7 +69,8 @@ void PrintTo(const HostileRun& r, std::ostream* os) {
 // The generators' version: a digest of their sources, naming the inputs and the manifest made from them.
 std::string generators_digest() {
   wheelcheck::Hasher h;
-  for (const auto* file : {"/tests/hostile/make_hostile.py", "/tests/tools/hostile_zip.py", "/tests/net/server.py"}) {
+  for (const auto* file : {"/tests/hostile/make_hostile.py", "/tests/tools/hostile_zip.py", "/tests/tools/big_wheel.py",
+                            "/tests/net/server.py"}) {
     const std::string text = read_file(source_dir() + file);
     h.update(text.data(), text.size());
   }

@@ -30,6 +30,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+import big_wheel  # noqa: E402  (tests/tools/big_wheel.py)
 import hostile_zip  # noqa: E402  (tests/tools/hostile_zip.py)
 
 PLATFORM_TAG = "cp312-cp312-linux_x86_64"
@@ -99,10 +100,22 @@ def archive_cases(out, manifest):
     zip_case("symlink-member", "symlink", ["/etc/passwd"], "symbolic link",
              "a member whose unix mode is S_IFLNK, pointing at /etc/passwd")
     zip_case("encrypted-member", "encrypted", [], "encrypt", "a ZipCrypto-encrypted member")
-    zip_case("zip64-size-mismatch", "zip64-mismatch", [], "inconsistent",
+    zip_case("zip64-size-mismatch", "zip64-mismatch", [], "its local header says size",
              "a central header whose zip64 extra field declares 1 TiB, the local header 128 KiB")
-    zip_case("local-header-mismatch", "local-mismatch", [], "inconsistent",
+    zip_case("local-header-mismatch", "local-mismatch", [], "its local header names it",
              "a local header naming another file than its central header")
+
+    def zip64_case(case, breaks, expect, why):
+        path = wheel_path(out, case)
+        manifest.add(case, "wheel", ("inspect", "check"), expect, why, path,
+                     make=lambda: big_wheel.write_wheel(path, force=True, breaks=breaks))
+
+    zip64_case("zip64-locator-wrong", "locator", "but it lies at",
+               "the zip64 end of central directory locator points 16 bytes before the zip64 end record")
+    zip64_case("zip64-count-mismatch", "count", "but the central directory holds 3",
+               "the zip64 end record says 4 members, the central directory holds 3")
+    zip64_case("zip64-local-extra-mismatch", "local-zip64", "its local header (zip64 extra field) says size",
+               "a local zip64 extra field says 1000 bytes more than the central directory")
 
 
 # --- damaged ELF members -----------------------------------------------------------------------------------
