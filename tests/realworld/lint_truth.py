@@ -92,14 +92,9 @@ def main():
     if stop is not None:
         return stop
     if not args.no_fetch:
-        p = subprocess.run(["bash", os.path.join(HERE, "fetch.sh")] + sum([["--suite", s] for s in suites], []),
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        if p.returncode == 77:
-            print(next((l for l in p.stdout.splitlines() if l.startswith("skipped:")), "skipped: fetch.sh skipped"))
-            return 77
-        if p.returncode != 0:
-            print(f"lint_truth: fetch.sh failed ({p.returncode}): {p.stdout.strip()[-800:]}")
-            return 2
+        stop = rw.fetch_suites("lint_truth", suites)
+        if stop is not None:
+            return stop
     work = tempfile.mkdtemp(prefix="wheelcheck-lint-truth-")
     rw.Workspace.use_overlay = rw.overlay_works(work)
     outs, skips, errors = [], [], []

@@ -17,7 +17,7 @@ Each case also says what its author expects, so a case that stops testing what i
 Exit: 0 all agree, 1 a disagreement, 2 a harness error, 77 skipped (not root; no gcc; the archive unreachable with
 an incomplete cache).
 """
-import argparse, json, os, shutil, subprocess, sys, tempfile, time
+import argparse, os, shutil, sys, tempfile, time
 
 sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -161,14 +161,9 @@ def main():
         print("skipped: gcc is not installed")
         return 77
     if not args.no_fetch:
-        p = subprocess.run(["bash", os.path.join(HERE, "fetch.sh"), "--suite", SUITE], stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, text=True)
-        if p.returncode == 77:
-            print(next((l for l in p.stdout.splitlines() if l.startswith("skipped:")), "skipped: fetch.sh skipped"))
-            return 77
-        if p.returncode != 0:
-            print(f"python_loads: fetch.sh failed ({p.returncode}): {p.stdout.strip()[-800:]}")
-            return 2
+        stop = rw.fetch_suites("python_loads", [SUITE])
+        if stop is not None:
+            return stop
     work = args.keep or tempfile.mkdtemp(prefix="wheelcheck-python-loads-")
     os.makedirs(work, exist_ok=True)
     rw.Workspace.use_overlay = rw.overlay_works(work)

@@ -932,6 +932,20 @@ KNOWN = ("bookworm", "python3-pil", "old-libstdc++", "PIL/_imaging",
          "version `GLIBCXX_3.4.29' not found (required by", "libLerc.so.4")
 
 
+def fetch_suites(name, suites):
+    """fetch.sh for `suites`, as the tier's other scripts call it: None to go on, or the exit code to stop with
+    (77 with its `skipped: ...` line when the archive is unreachable and the cache incomplete, 2 when it failed)."""
+    p = subprocess.run(["bash", os.path.join(HERE, "fetch.sh")] + sum([["--suite", s] for s in suites], []),
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if p.returncode == 77:
+        print(next((l for l in p.stdout.splitlines() if l.startswith("skipped:")), "skipped: fetch.sh skipped"))
+        return 77
+    if p.returncode != 0:
+        print(f"{name}: fetch.sh failed ({p.returncode}): {p.stdout.strip()[-800:]}")
+        return 2
+    return None
+
+
 def preflight(args, name, needs_root, ci_fails=False):
     """What every tier script checks first: the wheelcheck it is given (made absolute in args), and root with chroot
     (`needs_root` says why). An exit code to stop with (2 no binary, 77 skipped, 1 under CI=true where ci_fails),
