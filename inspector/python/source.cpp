@@ -77,6 +77,14 @@ bool loader_word(std::string_view w) {
   }
 }
 
+// What a skipped line stops at: what ends, opens or closes something, a header's ':', and the letters a
+// loader's name is found by (Tokenizer::loader_at).
+constexpr auto k_skip_stop = [] {
+  std::array<bool, 256> t{};
+  for (const unsigned char c : std::string_view("\"'()[]{}#\\\n:Dyd")) t[c] = true;
+  return t;
+}();
+
 // The characters that end, open or close something a skipped line must follow.
 constexpr auto k_special = [] {
   std::array<bool, 256> t{};
@@ -141,10 +149,13 @@ class Tokenizer {
       if (!keep) {
         // A line that makes no tokens: only where it ends matters (strings, brackets, comments, newlines),
         // and whether it names a loader (then the file is read again, every line: saw_loader).
-        if (name_start(c)) {
-          const std::size_t b = m_i;
-          while (m_i < m_s.size() && name_char(m_s[m_i])) ++m_i;
-          if (!m_saw_loader && loader_word(m_s.substr(b, m_i - b))) m_saw_loader = true;
+        if (!k_skip_stop[static_cast<unsigned char>(c)]) {
+          ++m_i;
+          continue;
+        }
+        if (c == 'D' || c == 'y' || c == 'd') {
+          if (!m_saw_loader && loader_at(m_i)) m_saw_loader = true;
+          ++m_i;
           continue;
         }
         if (c == ':') {
@@ -216,6 +227,21 @@ class Tokenizer {
   }
 
   bool saw_loader() const { return m_saw_loader; }
+
+  // Whether a loader's name passes through m_s[i] (a 'D', 'y' or 'd' of a skipped line: the "DLL" of CDLL and
+  // PyDLL, the last letter of LoadLibrary and load_library, the start of dlopen), without scanning names.
+  bool loader_at(std::size_t i) const {
+    auto at = [&](std::size_t from, std::string_view word) {
+      return from <= i && m_s.substr(from, word.size()) == word &&
+             (from == 0 || !name_char(m_s[from - 1]) || word == "DLL") &&
+             (from + word.size() >= m_s.size() || !name_char(m_s[from + word.size()]));
+    };
+    switch (m_s[i]) {
+      case 'D': return at(i, "DLL") && i > 0 && (m_s[i - 1] == 'C' || (i > 1 && m_s.substr(i - 2, 2) == "Py"));
+      case 'y': return (i >= 10 && at(i - 10, "LoadLibrary")) || (i >= 11 && at(i - 11, "load_library"));
+      default: return at(i, "dlopen");
+    }
+  }
 
   // The tokens of a partial line, its text read again in full.
   static Tokens retokenize(std::string_view source, const LogicalLine& l) {

@@ -148,6 +148,29 @@ s = """ctypes.CDLL("libinstring.so")  # not code"""
   EXPECT_TRUE(catches(m.loads[2].caught, "OSError"));
 }
 
+// Headers whose body is on the same line, and a file whose only loader sits in a plain statement (found on the
+// first pass, which keeps imports and headers only, and read again whole).
+TEST(PythonSources, InlineBodiesAndALoaderInAPlainStatement) {
+  const Module m = read_module("pkg/__init__.py",
+                               "from typing import TYPE_CHECKING\n"
+                               "if TYPE_CHECKING: import never_at_import\n"
+                               "try: import fast_path\n"
+                               "except ImportError: fast_path = None\n"
+                               "x = {'a': 1}\n"
+                               "_lib = __import__('ctypes').PyDLL('libpy.so')\n"
+                               "lib = ctypes.PyDLL('libpy.so')\n");
+  std::vector<std::string> names;
+  for (const auto& i : m.imports) names.push_back(i.module);
+  EXPECT_EQ(names, (std::vector<std::string>{"typing", "typing.TYPE_CHECKING", "fast_path"}));
+  ASSERT_EQ(m.imports.size(), 3U);
+  EXPECT_EQ(m.imports[2].caught, std::vector<std::string>{"ImportError"});
+  // `ctypes` is never imported here, so `ctypes.PyDLL` is taken at its word: the name is the loader's.
+  ASSERT_EQ(m.loads.size(), 1U);
+  EXPECT_EQ(m.loads[0].call, "ctypes.PyDLL");
+  EXPECT_EQ(m.loads[0].line, 7);
+  EXPECT_EQ(m.loads[0].path, "libpy.so");
+}
+
 TEST(PythonSources, RelativeImportsClimbPackages) {
   const Module m = read_module("a/b/c.py", "from ..x import y\nfrom ... import z\nfrom .... import w\n");
   std::vector<std::string> names;
