@@ -5,6 +5,7 @@
 #      against `--no-python-sources` (the same binary), and against BEFORE=/path/to/an/older/wheelcheck when
 #      given: medians (hyperfine, or alternating runs; RUNS=7) and peak RSS (/usr/bin/time -v).
 #      Target: the sources add under 10% to the check's time.
+#      TORCH_SOURCES=DIR packs real Python files (the first 1,900 under DIR) instead of generated ones.
 #   2. a remote headers-only check on the loopback range-capable server (tests/net/server.py): the bytes it sent
 #      for the wheel's file and the requests, with and without the sources, and what the answer says when they
 #      are skipped (a python-load condition, never a silent "loads").
@@ -17,7 +18,9 @@ bench_name=python-sources.sh
 source bench/lib.sh
 before=
 if [[ -n ${BEFORE:-} ]]; then cp "$BEFORE" "$work/bin/before"; before=$work/bin/before; fi
-shaped=$(python3 bench/torch_shaped.py "$work/shaped")
+# TORCH_SOURCES=DIR: real Python files instead of the generated ones (PyTorch's own: the corpus's
+# debs/python3-torch-cuda/usr/lib/python3/dist-packages; bench/torch_shaped.py --sources).
+shaped=$(python3 bench/torch_shaped.py "$work/shaped" 1900 ${TORCH_SOURCES:+--sources "$TORCH_SOURCES"})
 file=$(basename "$shaped")
 
 # 1. local
@@ -57,7 +60,8 @@ def rss(path):
     return f"{int(m.group(1)) / 1024:.0f} MB" if m else "?"
 med = {r["command"]: r["median"] for r in json.load(open(f"{out}/pysrc-local.json"))["results"]}
 size = os.path.getsize(shaped)
-print(f"Python sources on the torch-shaped wheel ({size / 1e6:.1f} MB, 1,900 .py members)\n")
+print(f"Python sources on the torch-shaped wheel ({size / 1e6:.1f} MB, 1,900 .py members"
+      f"{', PyTorch 2.6' + chr(39) + 's own' if os.environ.get('TORCH_SOURCES') else ', generated'})\n")
 print("| local check (debian12, --no-cache) | median | vs skipped | peak RSS |")
 print("| --- | --- | --- | --- |")
 print(f"| sources read (default) | {med['sources'] * 1000:.1f} ms | {med['sources'] / med['skipped']:.2f} | {rss(out + '/pysrc-local.time')} |")
