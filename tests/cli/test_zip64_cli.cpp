@@ -33,6 +33,24 @@ using namespace wheelcheck::test;
 // the central directory) an inspection holds at most 256 MiB, whatever the wheel's size or member count.
 constexpr long k_bound_kb = 256L * 1024;
 
+// A sanitized build (CI's clang lane) keeps shadow memory and a quarantine of freed blocks: its peak is not
+// the program's (the 70,000-member read peaks near 700 MiB there). It is held to eight times the bound, which
+// still catches a wheel read into memory (4.2 GiB), and the plain build to the bound itself.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool k_zip64_sanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool k_zip64_sanitized = true;
+#else
+constexpr bool k_zip64_sanitized = false;
+#endif
+#else
+constexpr bool k_zip64_sanitized = false;
+#endif
+long zip64_bound_kb() {
+  return k_zip64_sanitized ? 8 * k_bound_kb : k_bound_kb;
+}
+
 struct Ran {
   int exit_code = -1;
   std::string out, err;
@@ -137,7 +155,7 @@ TEST(Zip64, SeventyThousandMembersInBoundedMemory) {
   const auto* lib = member(doc, "many/libz64.so");
   ASSERT_NE(lib, nullptr);
   EXPECT_TRUE(needs_libm(*lib)) << lib->dump();
-  EXPECT_LT(r.max_rss_kb, k_bound_kb) << "peak RSS " << r.max_rss_kb << " KiB";
+  EXPECT_LT(r.max_rss_kb, zip64_bound_kb()) << "peak RSS " << r.max_rss_kb << " KiB";
 }
 
 // A wheel of 4.2 GiB: a stored member of zeros whose sizes need zip64, then a library whose local header
@@ -162,12 +180,12 @@ TEST(Zip64, WheelOverFourGiBInBoundedMemory) {
   const auto* lib = member(doc, "big/libz64.so");
   ASSERT_NE(lib, nullptr);
   EXPECT_TRUE(needs_libm(*lib)) << lib->dump();
-  EXPECT_LT(r.max_rss_kb, k_bound_kb) << "peak RSS " << r.max_rss_kb << " KiB";
+  EXPECT_LT(r.max_rss_kb, zip64_bound_kb()) << "peak RSS " << r.max_rss_kb << " KiB";
   // The check (headers-only: a local file is otherwise read whole): a verdict, not an integrity error.
   const auto c = run_measured(dir, {"check", "--no-cache", "--verify", "headers", wheel, "--image", "debian12"});
   EXPECT_NE(c.exit_code, 2) << c.out << c.err;
   EXPECT_NE(c.exit_code, -1) << c.out << c.err;
-  EXPECT_LT(c.max_rss_kb, k_bound_kb) << "peak RSS " << c.max_rss_kb << " KiB";
+  EXPECT_LT(c.max_rss_kb, zip64_bound_kb()) << "peak RSS " << c.max_rss_kb << " KiB";
 }
 
 // Every member with zip64 extra fields in both headers (as zipfile's force_zip64 writes them), and the
@@ -231,7 +249,7 @@ TEST(Zip64, BrokenRecordsAreIntegrityErrors) {
         EXPECT_NE((r.out + r.err).find(words), std::string::npos) << command[0] << ": " << words << "\n"
                                                                   << r.out << r.err;
       }
-      EXPECT_LT(r.max_rss_kb, k_bound_kb);
+      EXPECT_LT(r.max_rss_kb, zip64_bound_kb());
     }
   }
 }
