@@ -43,6 +43,7 @@ std::string read_words(const Entry& e, const ReadWheel& w) {
 std::set<std::string> member_paths(const WheelProfile& w) {
   std::set<std::string> out;
   for (const auto& m : w.members) out.insert(m.path);
+  for (const auto& m : w.python.modules) out.insert(m.file);  // a failing import is its module's
   return out;
 }
 

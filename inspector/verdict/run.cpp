@@ -198,7 +198,9 @@ Decided decided(const verdict::Report& r, const WheelProfile* wheel) {
       if (wheel == nullptr) return true;
       return std::any_of(route.reason_members.begin(), route.reason_members.end(), [&](const std::string& who) {
         return std::any_of(wheel->members.begin(), wheel->members.end(),
-                           [&](const MemberProfile& m) { return m.path == who; });
+                           [&](const MemberProfile& m) { return m.path == who; }) ||
+               std::any_of(wheel->python.modules.begin(), wheel->python.modules.end(),
+                           [&](const python::Module& m) { return m.file == who; });
       });
     };
     for (const auto& route : r.routes) {
