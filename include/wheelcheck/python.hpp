@@ -57,11 +57,11 @@ struct Module {
 
 // What was read of a wheel's Python sources.
 struct Sources {
-  bool read = false;             // false: not read (a headers-only read told to skip them)
-  std::uint64_t files = 0;       // .py members
-  std::uint64_t bytes = 0;       // their uncompressed size
-  std::vector<Module> modules;   // those with an import or a load kept (archive order)
-  std::string skipped;           // why they were not read (read == false)
+  bool read = false;            // false: not read (a headers-only read told to skip them)
+  std::uint64_t files = 0;      // .py members
+  std::uint64_t bytes = 0;      // their uncompressed size
+  std::vector<Module> modules;  // those with an import or a load kept (archive order)
+  std::string skipped;          // why they were not read (read == false)
 };
 
 // The dotted module name a member's path gives ("a/b/__init__.py" -> "a.b", "a/b/c.py" -> "a.b.c"); "" for

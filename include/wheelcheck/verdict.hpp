@@ -90,8 +90,8 @@ enum class FindingKind {
   UnloadableSymbol,      // unloadable-symbol: an undefined symbol that nothing the object loads can define
   VariantClaim,          // variant-claim: a wheel variant's property (PEP 825) its binaries contradict
   VariantMetadata,       // variant-metadata: variant.json an installer refuses, or that differs from the index's
-  ExecStack,             // exec-stack: a library whose PT_GNU_STACK asks for an executable stack (glibc >= 2.41 refuses it)
-  PythonLoad,            // python-load: a native file the wheel's Python code loads (ctypes.CDLL, torch.ops.load_library)
+  ExecStack,   // exec-stack: a library whose PT_GNU_STACK asks for an executable stack (glibc >= 2.41 refuses it)
+  PythonLoad,  // python-load: a native file the wheel's Python code loads (ctypes.CDLL, torch.ops.load_library)
 };
 inline constexpr FindingKind k_last_finding_kind = FindingKind::PythonLoad;
 // A kind's own words, one row per kind (inspector/verdict/kinds.cpp): what every finding of the kind

@@ -162,7 +162,8 @@ void put_python(Out& o, const python::Sources& py) {
 
 python::When get_when(In& in) {
   const auto w = in.u8();
-  if (w > static_cast<std::uint8_t>(python::When::Never)) throw bad_input("damaged profile: python context " + std::to_string(w));
+  if (w > static_cast<std::uint8_t>(python::When::Never))
+    throw bad_input("damaged profile: python context " + std::to_string(w));
   return static_cast<python::When>(w);
 }
 

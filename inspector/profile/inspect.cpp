@@ -537,9 +537,10 @@ WheelProfile inspect_input(WheelInput input, const std::string& filename, const 
   }
   p.python.read = options.python_sources;
   if (!options.python_sources && p.python.files != 0)
-    p.python.skipped = fmt::format("{} .py members ({}) not read (--no-python-sources): the native files they load "
-                                   "are not known",
-                                   p.python.files, format_size(p.python.bytes));
+    p.python.skipped = fmt::format(
+        "{} .py members ({}) not read (--no-python-sources): the native files they load "
+        "are not known",
+        p.python.files, format_size(p.python.bytes));
   if (headers && input.file) {
     // Every member that will be read starts with its local header, its ELF header and its dynamic symbols:
     // asked for at once, they come in as few requests as the layout allows.

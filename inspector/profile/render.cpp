@@ -380,9 +380,8 @@ std::string python_text(const python::Sources& py, const Paint& paint) {
                          : l.when == python::When::Conditional ? "at import if " + l.condition
                          : l.when == python::When::Called      ? "when called"
                                                                : "never at import";
-      const std::string what = l.target == python::Load::Target::Unresolved
-                                   ? "(not resolved: " + l.unresolved + ")"
-                                   : l.path;
+      const std::string what =
+          l.target == python::Load::Target::Unresolved ? "(not resolved: " + l.unresolved + ")" : l.path;
       out += fmt::format("  {}:{} {} {}{} {}\n", printable(m.file), l.line, l.call, printable(what),
                          l.global ? " RTLD_GLOBAL" : "", when);
     }

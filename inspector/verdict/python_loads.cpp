@@ -54,9 +54,9 @@ LoadOutcome judge_object(const resolve::Space& space, const image::Image& image,
   for (const auto& need : load.needs) {
     if (need.found != nullptr) continue;
     const Absence gone = absence_of(image, need.name, providers);
-    const std::string who = need.requester == &o ? object_words(o)
-                                                 : object_words(*need.requester) + " (which " + object_words(o) +
-                                                       " loads)";
+    const std::string who = need.requester == &o
+                                ? object_words(o)
+                                : object_words(*need.requester) + " (which " + object_words(o) + " loads)";
     if (gone.known) return {LoadOutcome::Fails, fmt::format("{} needs {}, which is not found", who, need.name), ""};
     if (out.state == LoadOutcome::Loads)
       out = {LoadOutcome::Unknown, fmt::format("{} needs {}: {}", who, need.name, gone.because), gone.state_it};
@@ -70,10 +70,10 @@ LoadOutcome judge_object(const resolve::Space& space, const image::Image& image,
             ""};
   for (const auto& u : bound.unbound) {
     if (u.unknown.empty())
-      return {LoadOutcome::Fails,
-              fmt::format("{}: undefined symbol {} (nothing it loads defines it)", object_words(*u.object),
-                          u.symbol->name),
-              ""};
+      return {
+          LoadOutcome::Fails,
+          fmt::format("{}: undefined symbol {} (nothing it loads defines it)", object_words(*u.object), u.symbol->name),
+          ""};
     if (out.state == LoadOutcome::Loads)
       out = {LoadOutcome::Unknown,
              fmt::format("{}: symbol {} only libraries without export tables may define ({})", object_words(*u.object),
@@ -130,7 +130,7 @@ struct ModuleRef {
 
 // How an import failure reaches a module: the line of the import that runs the failing one.
 struct Broken {
-  bool certain = true;      // every step runs at import unconditionally
+  bool certain = true;                  // every step runs at import unconditionally
   const python::Import* via = nullptr;  // null for the module whose own code loads
 };
 
@@ -299,14 +299,13 @@ std::vector<Finding> python_load_findings(const WheelProfile& wheel, const std::
         }
         if (module == name || b.via == nullptr || said >= 4) continue;
         ++said;
-        chain += fmt::format(", and with it `import {}` ({}:{} imports {}{})", module, mref.module->file, b.via->line,
-                             b.via->module,
-                             python::catches(b.via->caught, "ImportError")
-                                 ? "; its `except ImportError` does not catch OSError"
-                                 : "");
+        chain += fmt::format(
+            ", and with it `import {}` ({}:{} imports {}{})", module, mref.module->file, b.via->line, b.via->module,
+            python::catches(b.via->caught, "ImportError") ? "; its `except ImportError` does not catch OSError" : "");
       }
       if (broken_here.size() > said + 1) chain += fmt::format(" ({} imports in all)", broken_here.size());
-      const std::string first = modules.at(name).checked ? ref.module->file : modules.at(broken_here.front()).module->file;
+      const std::string first =
+          modules.at(name).checked ? ref.module->file : modules.at(broken_here.front()).module->file;
       const bool error = certain && outcome.state == LoadOutcome::Fails;
       out.push_back(
           make(FindingKind::PythonLoad, error ? Severity::Error : Severity::Condition)

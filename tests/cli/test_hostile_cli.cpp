@@ -70,7 +70,7 @@ void PrintTo(const HostileRun& r, std::ostream* os) {
 std::string generators_digest() {
   wheelcheck::Hasher h;
   for (const auto* file : {"/tests/hostile/make_hostile.py", "/tests/tools/hostile_zip.py", "/tests/tools/big_wheel.py",
-                            "/tests/net/server.py"}) {
+                           "/tests/net/server.py"}) {
     const std::string text = read_file(source_dir() + file);
     h.update(text.data(), text.size());
   }
