@@ -204,6 +204,7 @@ MemberResult process_member(const wheel::ZipArchive& archive, const wheel::Membe
   std::uint64_t total = 0;
   const bool source = options.python_sources && python_source(info) && info.size <= python::k_max_source;
   std::string text;  // a Python source's bytes
+  if (source) text.reserve(info.size);
   auto consume = [&](const std::byte* data, std::size_t n) {
     total += n;
     if (source && text.size() + n <= python::k_max_source) text.append(reinterpret_cast<const char*>(data), n);

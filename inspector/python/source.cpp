@@ -81,7 +81,9 @@ constexpr std::string_view k_find_library_why =
 
 class ModuleReader {
  public:
-  ModuleReader(std::string_view file, std::string_view text, Module& out) : m_file(file), m_text(text), m_out(out) {
+  // loads: the file names a loader (every line was tokenized); else only imports at import time matter.
+  ModuleReader(std::string_view file, std::string_view text, Module& out, bool loads)
+      : m_file(file), m_text(text), m_out(out), m_loads(loads) {
     m_package = out.name;
     if (!file.ends_with("/__init__.py")) {
       const auto dot = m_package.rfind('.');
@@ -145,6 +147,8 @@ class ModuleReader {
           continue;
         }
       }
+      // Without loads, a statement inside a function tells nothing: its imports are not kept (Import).
+      if (!m_loads && std::any_of(stack.begin(), stack.end(), [](const Block& b) { return b.is_def; })) continue;
       statements(t, context(stack, lines));
     }
   }
@@ -582,6 +586,7 @@ class ModuleReader {
   std::map<std::string, std::string> m_aliases;  // a name of the module -> the dotted name it imported
   std::map<std::string, PathValue> m_global, m_local;
   std::set<std::string> m_shadowed;  // names a function assigned something unknown to
+  bool m_loads = true;
 };
 
 bool identifier(std::string_view s) {
@@ -637,7 +642,7 @@ Module read_module(std::string_view file, std::string_view text) {
   bool loader = false;
   std::vector<LogicalLine> lines = tokenize(text, false, &loader);
   if (loader) lines = tokenize(text, true, nullptr);
-  ModuleReader reader(file, text, m);
+  ModuleReader reader(file, text, m, loader);
   reader.read(lines);
   return m;
 }

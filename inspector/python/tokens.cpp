@@ -4,8 +4,11 @@
 #include "inspector/python/tokens.hpp"
 
 #include <array>
+#include <bit>
+#include <cstdint>
 #include <cstring>
 #include <set>
+#include <string_view>
 
 namespace wheelcheck::python::source {
 
@@ -19,12 +22,6 @@ constexpr auto k_name_start = [] {
 constexpr auto k_name_char = [] {
   std::array<bool, 256> t = k_name_start;
   for (int c = '0'; c <= '9'; ++c) t[c] = true;
-  return t;
-}();
-// What ends a run of a string's ordinary characters.
-constexpr auto k_string_stop = [] {
-  std::array<bool, 256> t{};
-  for (const unsigned char c : std::string_view("\"'\\\n{")) t[c] = true;
   return t;
 }();
 inline bool name_start(char c) {
@@ -46,27 +43,152 @@ bool loader_word(std::string_view w) {
   }
 }
 
-// What a skipped line stops at: what ends, opens or closes something, a header's ':', and the letters a
-// loader's name is found by (Tokenizer::loader_at).
-constexpr auto k_skip_stop = [] {
-  std::array<bool, 256> t{};
-  for (const unsigned char c : std::string_view("\"'()[]{}#\\\n:Dyd")) t[c] = true;
-  return t;
-}();
+// Sixteen bytes, compared at once (GCC's vector extensions: SSE2 on x86-64, NEON on aarch64).
+using Bytes = unsigned char __attribute__((vector_size(16)));
+using Lanes = signed char __attribute__((vector_size(16)));  // a comparison's lanes: 0 or -1 each
 
-// The characters that end, open or close something a skipped line must follow.
-constexpr auto k_special = [] {
+// The first of 16 lanes (each 0 or -1) that is set, or 16.
+inline std::size_t first_lane(Lanes m) {
+  std::uint64_t half[2];
+  std::memcpy(half, &m, 16);
+  if (half[0] != 0) return static_cast<std::size_t>(std::countr_zero(half[0])) / 8;
+  if (half[1] != 0) return 8 + static_cast<std::size_t>(std::countr_zero(half[1])) / 8;
+  return 16;
+}
+// Whether any of 16 lanes is set.
+inline bool any_lane(Lanes m) {
+  std::uint64_t half[2];
+  std::memcpy(half, &m, 16);
+  return (half[0] | half[1]) != 0;
+}
+
+// What a skipped line stops at (Tokenizer::skip_lines): what ends, opens or closes something; with `colon`, a
+// header's ':'; with `loader`, the letters a loader's name is found by (Tokenizer::loader_at).
+constexpr std::array<bool, 256> skip_stops(bool colon, bool loader) {
   std::array<bool, 256> t{};
   for (const unsigned char c : std::string_view("\"'()[]{}#\\\n")) t[c] = true;
+  if (colon) t[':'] = true;
+  if (loader) t['D'] = t['y'] = t['d'] = true;
   return t;
-}();
+}
+constexpr std::array<std::array<bool, 256>, 4> k_skip_stops = {skip_stops(false, false), skip_stops(true, false),
+                                                               skip_stops(false, true), skip_stops(true, true)};
+
+// The first stop (k_skip_stops[which]) at or after i, or n. Sixteen bytes at a time, by ranges that hold every
+// stop and a few bytes that are none ("$%&|"): those the caller passes over.
+std::size_t next_stop(const char* s, std::size_t i, std::size_t n, unsigned which) {
+  if constexpr (std::endian::native == std::endian::little) {
+    for (; i + 16 <= n; i += 16) {
+      Bytes a;
+      std::memcpy(&a, s + i, 16);
+      Lanes m = (static_cast<Bytes>(a - 0x22) <= 7) | (static_cast<Bytes>(a - 0x5B) <= 2) |
+                (static_cast<Bytes>(a - 0x7B) <= 2) | (a == '\n');
+      if ((which & 1) != 0) m |= a == ':';
+      if ((which & 2) != 0) m |= (a == 'D') | (a == 'y') | (a == 'd');
+      const std::size_t k = first_lane(m);
+      if (k != 16) return i + k;
+    }
+  }
+  const auto& stop = k_skip_stops[which];
+  while (i < n && !stop[static_cast<unsigned char>(s[i])]) ++i;
+  return i;
+}
+
+// The first quote, backslash or newline at or after i, or n: what ends a run of a skipped string's characters.
+std::size_t next_in_string(const char* s, std::size_t i, std::size_t n) {
+  if constexpr (std::endian::native == std::endian::little) {
+    for (; i + 16 <= n; i += 16) {
+      Bytes a;
+      std::memcpy(&a, s + i, 16);
+      const std::size_t k = first_lane((a == '"') | (a == '\'') | (a == '\\') | (a == '\n'));
+      if (k != 16) return i + k;
+    }
+  }
+  while (i < n && s[i] != '"' && s[i] != '\'' && s[i] != '\\' && s[i] != '\n') ++i;
+  return i;
+}
 
 // The words a logical line must start with to matter to a file without loads: imports and block headers.
+// Compared as eight bytes at most, without a call.
+constexpr std::uint64_t word_key(std::string_view w) {
+  std::uint64_t k = 0;
+  for (std::size_t i = 0; i < w.size() && i < 8; ++i) k |= std::uint64_t{static_cast<unsigned char>(w[i])} << (8 * i);
+  return k;
+}
 bool kept_first_word(std::string_view w) {
-  static const std::set<std::string_view> words = {"import", "from",  "def",   "class", "if",     "elif",
-                                                   "else",   "for",   "while", "try",   "except", "finally",
-                                                   "with",   "async", "match", "case"};
-  return words.count(w) != 0;
+  if (w.size() < 2 || w.size() > 7) return false;
+  std::uint64_t k = 0;
+  std::memcpy(&k, w.data(), w.size());
+  if constexpr (std::endian::native == std::endian::big) k = word_key(w);
+  switch (k) {
+    case word_key("if"):
+    case word_key("def"):
+    case word_key("for"):
+    case word_key("try"):
+    case word_key("from"):
+    case word_key("elif"):
+    case word_key("else"):
+    case word_key("with"):
+    case word_key("case"):
+    case word_key("class"):
+    case word_key("while"):
+    case word_key("async"):
+    case word_key("match"):
+    case word_key("import"):
+    case word_key("except"):
+    case word_key("finally"): return true;
+    default: return false;
+  }
+}
+
+// A string's prefix ("r", "b", "f", "rb", "Rb", ...): the word before a quote that makes it one token.
+bool string_prefix(std::string_view w) {
+  if (w.empty() || w.size() > 2) return false;
+  const char a = static_cast<char>(w[0] | 0x20);
+  if (w.size() == 1) return a == 'r' || a == 'u' || a == 'b' || a == 'f';
+  const char b = static_cast<char>(w[1] | 0x20);
+  return (a == 'r' && (b == 'b' || b == 'f')) || ((a == 'b' || a == 'f') && b == 'r');
+}
+
+// Whether two names may follow each other in an import statement: "from x", "x import", "import x", "x as",
+// "as y".
+bool import_pair(std::string_view before, std::string_view after) {
+  return before == "from" || before == "import" || before == "as" || after == "import" || after == "as";
+}
+
+// Whether a loader's name may be in `text` at all, in code, a string or a comment: a superset the tokenizer
+// then confirms (Tokenizer::loader_at). Thirty-two places at a time, it looks for the first and third of three
+// letters of each name ("DLL", the "lop" of "dlopen", the "ibr" of "LoadLibrary" and "load_library") and
+// compares the names around a hit.
+bool may_name_loader(std::string_view text) {
+  auto named_at = [&](std::size_t j) {  // the three letters at j: do they belong to a loader's name?
+    auto is = [&](std::size_t back, std::string_view word) {
+      return j >= back && text.compare(j - back, word.size(), word) == 0;
+    };
+    return is(0, "DLL") || is(1, "dlopen") || is(5, "LoadLibrary") || is(6, "load_library");
+  };
+  auto hits = [](Bytes a, Bytes c) {
+    return ((a == 'D') & (c == 'L')) | ((a == 'l') & (c == 'p')) | ((a == 'i') & (c == 'r'));
+  };
+  const char* s = text.data();
+  const std::size_t n = text.size();
+  std::size_t i = 0;
+  if constexpr (std::endian::native == std::endian::little) {
+    for (; i + 34 <= n; i += 32) {
+      Bytes a0, c0, a1, c1;
+      std::memcpy(&a0, s + i, 16);
+      std::memcpy(&c0, s + i + 2, 16);
+      std::memcpy(&a1, s + i + 16, 16);
+      std::memcpy(&c1, s + i + 18, 16);
+      const Lanes h0 = hits(a0, c0), h1 = hits(a1, c1);
+      if (!any_lane(h0 | h1)) continue;
+      for (std::size_t k = 0; k < 16; ++k)
+        if ((h0[k] != 0 && named_at(i + k)) || (h1[k] != 0 && named_at(i + 16 + k))) return true;
+    }
+  }
+  for (; i + 3 <= n; ++i)
+    if (named_at(i)) return true;
+  return false;
 }
 
 // Splits source into logical lines of tokens. `all`: every line's tokens (a file that names a loader); else
@@ -74,7 +196,7 @@ bool kept_first_word(std::string_view w) {
 // still scanned (strings, brackets and continuations decide where lines end) but make no tokens.
 class Tokenizer {
  public:
-  Tokenizer(std::string_view text, bool all) : m_s(text), m_all(all) {}
+  Tokenizer(std::string_view text, bool all) : m_s(text), m_all(all), m_look(!all && may_name_loader(text)) {}
 
   std::vector<LogicalLine> run() {
     std::vector<LogicalLine> out;
@@ -83,6 +205,7 @@ class Tokenizer {
     bool keep = true;  // this logical line makes tokens
     auto push = [&](PyToken t) {
       if (!keep) return;
+      if (cur.tokens.empty()) cur.tokens.reserve(8);
       if (!m_all && cur.tokens.empty()) {
         if (t.kind != PyToken::Name || !kept_first_word(t.text)) {
           keep = false;
@@ -96,6 +219,13 @@ class Tokenizer {
           keep = false;
           return;
         }
+      } else if (!m_all && t.kind == PyToken::Name && cur.tokens.back().kind == PyToken::Name &&
+                 cur.tokens.front().kind == PyToken::Name && cur.tokens.front().text != "async" &&
+                 !import_pair(cur.tokens.back().text, t.text)) {
+        // Two names in a row that no import statement has ("import a b"): Python refuses the file there, and
+        // nothing after it is an import.
+        keep = false;
+        return;
       }
       cur.tokens.push_back(std::move(t));
     };
@@ -107,48 +237,22 @@ class Tokenizer {
           indent = m_s[m_i] == ' ' ? indent + 1 : m_s[m_i] == '\t' ? (indent / 8 + 1) * 8 : 0;
           ++m_i;
         }
-        if (cur.tokens.empty()) {
-          cur.indent = indent;
-          cur.line = m_line;
-          cur.begin = m_i;
-        }
+        cur.indent = indent;
+        cur.line = m_line;
+        cur.begin = m_i;
+        // A file without loads keeps a line only for its first word (kept_first_word): any other line is
+        // skipped from its start, making no tokens.
+        if (!m_all && m_i < m_s.size() && !kept_at(m_i)) keep = false;
         continue;
       }
       const char c = m_s[m_i];
-      if (!keep) {
-        // A line that makes no tokens: only where it ends matters (strings, brackets, comments, newlines),
-        // and whether it names a loader (then the file is read again, every line: saw_loader).
-        if (!k_skip_stop[static_cast<unsigned char>(c)]) {
-          ++m_i;
-          continue;
-        }
-        if (c == 'D' || c == 'y' || c == 'd') {
-          if (!m_saw_loader && loader_at(m_i)) m_saw_loader = true;
-          ++m_i;
-          continue;
-        }
-        if (c == ':') {
-          if (m_depth == 0 && cur.partial && cur.colon == 0) cur.colon = m_i;
-          ++m_i;
-          continue;
-        }
-        if (!k_special[static_cast<unsigned char>(c)]) {
-          ++m_i;
-          continue;
-        }
-        if (c == '"' || c == '\'') {
-          string_token("", false);
-          continue;
-        }
-        if (c == '(' || c == '[' || c == '{') ++m_depth;
-        if ((c == ')' || c == ']' || c == '}') && m_depth > 0) --m_depth;
-        if (c != '#' && c != '\\' && c != '\n') {
-          ++m_i;
-          continue;
-        }
+      if (!keep && c != '\n') {
+        if (skip_lines(cur)) keep = true;
+        continue;
       }
       if (c == '#') {
-        while (m_i < m_s.size() && m_s[m_i] != '\n') ++m_i;
+        const void* nl = std::memchr(m_s.data() + m_i, '\n', m_s.size() - m_i);
+        m_i = nl != nullptr ? static_cast<std::size_t>(static_cast<const char*>(nl) - m_s.data()) : m_s.size();
       } else if (c == '\\' && m_i + 1 < m_s.size() && (m_s[m_i + 1] == '\n' || m_s[m_i + 1] == '\r')) {
         m_i += m_s[m_i + 1] == '\r' && m_i + 2 < m_s.size() && m_s[m_i + 2] == '\n' ? 3 : 2;
         ++m_line;
@@ -165,29 +269,25 @@ class Tokenizer {
       } else if (c == ' ' || c == '\t' || c == '\r' || c == '\f') {
         ++m_i;
       } else if (c == '"' || c == '\'') {
-        push(string_token("", keep));
+        push(string_token(""));
       } else if (name_start(c)) {
         const std::size_t b = m_i;
         while (m_i < m_s.size() && name_char_of(m_s[m_i])) ++m_i;
         const std::string_view word = m_s.substr(b, m_i - b);
         if (!m_saw_loader && loader_word(word)) m_saw_loader = true;
-        if (m_i < m_s.size() && (m_s[m_i] == '"' || m_s[m_i] == '\'') && word.size() <= 2) {
+        if (m_i < m_s.size() && (m_s[m_i] == '"' || m_s[m_i] == '\'') && string_prefix(word)) {
           std::string lower(word);
           for (auto& ch : lower) ch = static_cast<char>(ch | 0x20);
-          static const std::set<std::string, std::less<>> prefixes = {"r", "u", "b", "f", "br", "rb", "fr", "rf"};
-          if (prefixes.count(lower) != 0) {
-            push(string_token(lower, keep));
-            continue;
-          }
+          push(string_token(lower));
+          continue;
         }
-        if (keep) push({PyToken::Name, std::string(word), false, m_line});
+        push({PyToken::Name, std::string(word), false, m_line});
       } else if (c >= '0' && c <= '9') {
         const std::size_t b = m_i;
         while (m_i < m_s.size() && (name_char_of(m_s[m_i]) || m_s[m_i] == '.')) ++m_i;
-        if (keep) push({PyToken::Number, std::string(m_s.substr(b, m_i - b)), false, m_line});
+        push({PyToken::Number, std::string(m_s.substr(b, m_i - b)), false, m_line});
       } else {
-        PyToken t = op_token();
-        if (keep) push(std::move(t));
+        push(op_token());
       }
     }
     cur.end = m_s.size();
@@ -208,7 +308,8 @@ class Tokenizer {
     switch (m_s[i]) {
       case 'D': return at(i, "DLL") && i > 0 && (m_s[i - 1] == 'C' || (i > 1 && m_s.substr(i - 2, 2) == "Py"));
       case 'y': return (i >= 10 && at(i - 10, "LoadLibrary")) || (i >= 11 && at(i - 11, "load_library"));
-      default: return at(i, "dlopen");
+      case 'd': return at(i, "dlopen");
+      default: return false;
     }
   }
 
@@ -233,7 +334,7 @@ class Tokenizer {
     out.push_back(std::move(l));
   }
 
-  PyToken string_token(const std::string& prefix, bool keep) {
+  PyToken string_token(const std::string& prefix) {
     const bool raw = prefix.find('r') != std::string::npos;
     const bool f = prefix.find('f') != std::string::npos;
     PyToken t{PyToken::String, "", false, m_line};
@@ -241,24 +342,19 @@ class Tokenizer {
     const bool triple = m_i + 2 < m_s.size() && m_s[m_i + 1] == q && m_s[m_i + 2] == q;
     m_i += triple ? 3 : 1;
     while (m_i < m_s.size()) {
-      if (!keep)
-        while (m_i < m_s.size() && !k_string_stop[static_cast<unsigned char>(m_s[m_i])]) ++m_i;
-      if (m_i >= m_s.size()) break;
       const char c = m_s[m_i];
       if (c == q && (!triple || (m_i + 2 < m_s.size() && m_s[m_i + 1] == q && m_s[m_i + 2] == q))) {
         m_i += triple ? 3 : 1;
         return t;
       }
       if (c == '\n') {
+        if (!triple) return t;  // unterminated: the line ends it (run() counts the newline)
         ++m_line;
-        if (!triple) return t;  // unterminated: the line ends it
       }
       if (c == '\\' && m_i + 1 < m_s.size()) {
         const char n = m_s[m_i + 1];
         if (n == '\n') ++m_line;
-        if (!keep) {
-          // scanned, not kept
-        } else if (raw) {
+        if (raw) {
           t.text += c;
           t.text += n;
         } else if (n == 'n') {
@@ -273,16 +369,149 @@ class Tokenizer {
       }
       if (f && c == '{') {
         if (m_i + 1 < m_s.size() && m_s[m_i + 1] == '{') {
-          if (keep) t.text += '{';
+          t.text += '{';
           m_i += 2;
           continue;
         }
         t.dynamic = true;
       }
-      if (keep) t.text += c;
+      t.text += c;
       ++m_i;
     }
     return t;
+  }
+
+  // Passes over a string that makes no token (its quote at m_i), as string_token reads one.
+  void skip_string() {
+    const char* s = m_s.data();
+    const std::size_t n = m_s.size();
+    const char q = s[m_i];
+    const bool triple = m_i + 2 < n && s[m_i + 1] == q && s[m_i + 2] == q;
+    std::size_t i = m_i + (triple ? 3 : 1);
+    for (;;) {
+      i = next_in_string(s, i, n);
+      if (i >= n) break;
+      const char c = s[i];
+      if (c == q && (!triple || (i + 2 < n && s[i + 1] == q && s[i + 2] == q))) {
+        i += triple ? 3 : 1;
+        break;
+      }
+      if (c == '\n') {
+        if (!triple) break;  // unterminated: the line ends it
+        ++m_line;
+      } else if (c == '\\' && i + 1 < n) {
+        if (s[i + 1] == '\n') ++m_line;
+        ++i;
+      }
+      ++i;
+    }
+    m_i = i;
+  }
+
+  // Whether the logical line starting at i is one a file without loads keeps: its first word is an import or
+  // a block header (kept_first_word). Comments, blank lines and continuations are left to run() too.
+  bool kept_at(std::size_t i) const {
+    const char c = m_s[i];
+    if (c == '#' || c == '\n' || c == '\r' || c == '\\') return true;
+    if (!name_start(c)) return false;
+    std::size_t e = i;
+    while (e < m_s.size() && name_char_of(m_s[e])) ++e;
+    const std::string_view word = m_s.substr(i, e - i);
+    if (e < m_s.size() && (m_s[e] == '"' || m_s[e] == '\'') && string_prefix(word)) return false;
+    return kept_first_word(word);
+  }
+
+  // Passes over the lines that make no tokens, from m_i: strings, comments, brackets and continuations decide
+  // where each ends. It notes a partial header's first ':' outside brackets, and (m_look) a loader's name.
+  // Returns true at the start of a logical line run() keeps (kept_at; `cur` holds its indent, line and
+  // start); false at the newline that ends `cur` when it has tokens (a partial header), or at the end.
+  bool skip_lines(LogicalLine& cur) {
+    const char* s = m_s.data();
+    const std::size_t n = m_s.size();
+    std::size_t i = m_i;
+    auto stops = [&] { return (cur.partial && cur.colon == 0 ? 1U : 0U) | (m_look && !m_saw_loader ? 2U : 0U); };
+    unsigned which = stops();
+    for (;;) {
+      i = next_stop(s, i, n, which);
+      if (i >= n) break;
+      switch (s[i]) {
+        case '\n': {
+          if (m_depth == 0 && !cur.tokens.empty()) {
+            m_i = i;
+            return false;
+          }
+          ++m_line;
+          ++i;
+          if (m_depth != 0) break;
+          // A new logical line: kept (back to run()), or skipped from its start like the one before.
+          int indent = 0;
+          while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\f')) {
+            indent = s[i] == ' ' ? indent + 1 : s[i] == '\t' ? (indent / 8 + 1) * 8 : 0;
+            ++i;
+          }
+          if (i < n && (s[i] == '\\' || (name_start(s[i]) && kept_at(i)))) {
+            cur.indent = indent;
+            cur.line = m_line;
+            cur.begin = i;
+            m_i = i;
+            return true;
+          }
+          break;
+        }
+        case '"':
+        case '\'':
+          m_i = i;
+          skip_string();
+          i = m_i;
+          break;
+        case '#': {
+          const void* nl = std::memchr(s + i, '\n', n - i);
+          i = nl != nullptr ? static_cast<std::size_t>(static_cast<const char*>(nl) - s) : n;
+          break;
+        }
+        case '\\':
+          if (i + 1 < n && (s[i + 1] == '\n' || s[i + 1] == '\r')) {
+            i += s[i + 1] == '\r' && i + 2 < n && s[i + 2] == '\n' ? 3 : 2;
+            ++m_line;
+          } else {
+            ++i;
+          }
+          break;
+        case '(':
+        case '[':
+        case '{':
+          ++m_depth;
+          ++i;
+          break;
+        case ')':
+        case ']':
+        case '}':
+          if (m_depth > 0) --m_depth;
+          ++i;
+          break;
+        case ':':
+          if (m_depth == 0 && cur.partial && cur.colon == 0) {
+            cur.colon = i;
+            which = stops();
+          }
+          ++i;
+          break;
+        case 'D':
+        case 'y':
+        case 'd':
+          if ((which & 2) != 0 && loader_at(i)) {
+            m_saw_loader = true;
+            which = stops();
+          }
+          ++i;
+          break;
+        default:  // '$', '%', '&', '|': next_stop's ranges hold them, and they are nothing here
+          ++i;
+          break;
+      }
+    }
+    m_i = n;
+    return false;
   }
 
   PyToken op_token() {
@@ -301,6 +530,7 @@ class Tokenizer {
 
   std::string_view m_s;
   bool m_all = true;
+  bool m_look = false;  // a file without loads that may name a loader (may_name_loader): skip_lines looks
   bool m_saw_loader = false;
   std::size_t m_i = 0;
   int m_line = 1;

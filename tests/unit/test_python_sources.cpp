@@ -13,6 +13,13 @@ const Load& only_load(const Module& m) {
   return m.loads.empty() ? none : m.loads.front();
 }
 
+// The modules a module imports at its import, in order.
+std::vector<std::string> imported(const Module& m) {
+  std::vector<std::string> names;
+  for (const auto& i : m.imports) names.push_back(i.module);
+  return names;
+}
+
 TEST(PythonSources, ModuleNames) {
   EXPECT_EQ(module_name("triton/experimental/tle/__init__.py"), "triton.experimental.tle");
   EXPECT_EQ(module_name("triton/_C/x.py"), "triton._C.x");
@@ -159,9 +166,7 @@ TEST(PythonSources, InlineBodiesAndALoaderInAPlainStatement) {
                                "x = {'a': 1}\n"
                                "_lib = __import__('ctypes').PyDLL('libpy.so')\n"
                                "lib = ctypes.PyDLL('libpy.so')\n");
-  std::vector<std::string> names;
-  for (const auto& i : m.imports) names.push_back(i.module);
-  EXPECT_EQ(names, (std::vector<std::string>{"typing", "typing.TYPE_CHECKING", "fast_path"}));
+  EXPECT_EQ(imported(m), (std::vector<std::string>{"typing", "typing.TYPE_CHECKING", "fast_path"}));
   ASSERT_EQ(m.imports.size(), 3U);
   EXPECT_EQ(m.imports[2].caught, std::vector<std::string>{"ImportError"});
   // `ctypes` is never imported here, so `ctypes.PyDLL` is taken at its word: the name is the loader's.
@@ -173,9 +178,7 @@ TEST(PythonSources, InlineBodiesAndALoaderInAPlainStatement) {
 
 TEST(PythonSources, RelativeImportsClimbPackages) {
   const Module m = read_module("a/b/c.py", "from ..x import y\nfrom ... import z\nfrom .... import w\n");
-  std::vector<std::string> names;
-  for (const auto& i : m.imports) names.push_back(i.module);
-  EXPECT_EQ(names, (std::vector<std::string>{"a.x", "a.x.y"}));  // "..." from a.b.c is above the top package
+  EXPECT_EQ(imported(m), (std::vector<std::string>{"a.x", "a.x.y"}));  // "..." from a.b.c is above the top package
 }
 
 TEST(PythonSources, CffiAndNumpyLoaders) {
@@ -193,6 +196,52 @@ _np = np.ctypeslib.load_library("libkernels", os.path.dirname(__file__))
   EXPECT_EQ(m.loads[0].path, "pkg/_native.so");
   EXPECT_EQ(m.loads[1].target, Load::Target::Unresolved);  // cffi falls back to find_library
   EXPECT_EQ(m.loads[2].path, "pkg/libkernels.so");
+}
+
+// The first pass looks for a loader's name sixteen bytes at a time, and the last bytes one at a time: a name at
+// every offset from a 16-byte boundary, and at the very end of the file, is found and read whole.
+TEST(PythonSources, ALoaderNameAtEveryOffsetIsFound) {
+  const std::vector<std::string> calls = {"ctypes.CDLL('libx.so')", "ctypes.PyDLL('libx.so')", "ffi.dlopen('libx.so')",
+                                          "ctypes.cdll.LoadLibrary('libx.so')", "torch.ops.load_library('libx.so')"};
+  for (const auto& call : calls) {
+    for (std::size_t pad = 0; pad < 40; ++pad) {
+      for (const std::string tail : {"", "\n", "\nx = 1\n"}) {
+        const std::string src = "import ctypes\nimport torch\nfrom cffi import FFI\nffi = FFI()\n" +
+                                std::string(pad + 1, 'a') + " = 1\n" + call + tail;
+        const Module m = read_module("pkg/m.py", src);
+        ASSERT_EQ(m.loads.size(), 1U) << call << " after " << pad << " bytes, tail " << tail.size();
+        EXPECT_EQ(m.loads[0].line, 6);
+        EXPECT_EQ(m.loads[0].expression, "\"libx.so\"") << call;  // (cffi then asks find_library: unresolved)
+      }
+    }
+  }
+}
+
+// A loader's name in a string or a comment is no load, and the lines after a long string still count.
+TEST(PythonSources, NamesInStringsAndCommentsAreNoLoads) {
+  const Module m = read_module("pkg/doc.py",
+                               "'''Calls ctypes.CDLL('x') and ffi.dlopen\n"
+                               "over two lines'''\n"
+                               "# cdll.LoadLibrary('y')\n"
+                               "s = \"torch.ops.load_library('z')\"  # and (brackets [ in { strings\n"
+                               "import after_them\n");
+  EXPECT_TRUE(m.loads.empty());
+  ASSERT_EQ(m.imports.size(), 1U);
+  EXPECT_EQ(m.imports[0].module, "after_them");
+  EXPECT_EQ(m.imports[0].line, 5);
+}
+
+// Imports inside a function never run at import, and a statement Python refuses ("import a b") ends where it
+// refuses it: its names are not run together into one module.
+TEST(PythonSources, ImportsInFunctionsAndImportsPythonRefuses) {
+  const Module m = read_module("pkg/m.py",
+                               "def f():\n"
+                               "    if x:\n"
+                               "        import lazy\n"
+                               "import a b c\n"
+                               "from x import (\n    y,\n    z as w)\n"
+                               "import p.q as r, s\n");
+  EXPECT_EQ(imported(m), (std::vector<std::string>{"a", "x", "x.y", "x.z", "p.q", "s"}));
 }
 
 TEST(PythonSources, BadSourceIsPassedOver) {
