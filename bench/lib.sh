@@ -34,6 +34,32 @@ start_server() {
 
 # medians OUT.json NAME COMMAND [NAME COMMAND ...]: hyperfine's JSON (results[].command, .median), from
 # hyperfine when installed, else RUNS alternating runs of each command after one warm-up (exit codes ignored).
+# interleaved JSON NAME CMD [NAME CMD ...]: the commands in turn, round by round (the order reversed every other
+# round), RUNS rounds after one not counted, so that a shared machine's load falls on all of them alike
+# (hyperfine runs one command's series after the other's). Writes each command's times and median, and the
+# median of its per-round ratio to the first command ("ratio"); prints the same to stderr.
+interleaved() {
+  local json=$1; shift
+  python3 - "$json" "${RUNS:-7}" "$@" <<'PY'
+import json, shlex, statistics, subprocess, sys, time
+out, runs, pairs = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+cmds = [(pairs[i], shlex.split(pairs[i + 1])) for i in range(0, len(pairs), 2)]
+times = {n: [] for n, _ in cmds}
+for r in range(runs + 1):
+    for n, c in (cmds if r % 2 == 0 else cmds[::-1]):
+        t = time.perf_counter()
+        subprocess.run(c, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if r > 0: times[n].append(time.perf_counter() - t)
+first = cmds[0][0]
+res = [{"command": n, "median": statistics.median(times[n]), "times": times[n],
+        "ratio": statistics.median(a / b for a, b in zip(times[n], times[first]))} for n, _ in cmds]
+json.dump({"results": res}, open(out, "w"))
+for r in res:
+    print(f"  {r['command']}: median {r['median'] * 1000:.1f} ms of {runs}, per-round ratio to {first} {r['ratio']:.3f}",
+          file=sys.stderr)
+PY
+}
+
 medians() {
   local json=$1; shift
   if command -v hyperfine >/dev/null; then
