@@ -275,14 +275,16 @@ class Handler(BaseHTTPRequestHandler):
             rate = max(1, int(fault.get("rate", 100)))
             step = max(1, rate // 10)
             for i in range(0, len(data), step):
+                self.record["bytes_sent"] += len(data[i : i + step])
                 self.wfile.write(data[i : i + step])
                 self.wfile.flush()
-                self.record["bytes_sent"] += len(data[i : i + step])
                 time.sleep(0.1 * min(step, len(data) - i) / step)
         else:
+            # Counted before the write: a client that has every byte may ask /_stats before this thread runs
+            # again (the sanitized suite's HeadersOnly test once read 0 bytes of a whole wheel).
+            self.record["bytes_sent"] += len(data)
             self.wfile.write(data)
             self.wfile.flush()
-            self.record["bytes_sent"] += len(data)
         if kind == "truncate":
             self.close_connection = True
             try:
