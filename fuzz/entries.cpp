@@ -683,6 +683,7 @@ const std::vector<Target>& targets() {
       {"image", fuzz_image},
       {"fatbin", fuzz_fatbin},
       {"lock", fuzz_lock},
+      {"python", fuzz_python},
   };
   return all;
 }

@@ -393,6 +393,60 @@ MARKERS = ["python_version >= '3.10' and platform_machine == 'x86_64'",
            "platform.machine in 'x86_64 aarch64' and python_implementation === 'CPython'"]
 
 
+# Python sources for the python target: FlagTree#1234's wrapper shape (a load at import from __file__), lazy
+# and guarded loads, cffi, the tokenizer's corners (every string prefix, triple quotes across lines, f-strings,
+# continuations, brackets over lines, CRLF, tabs, a loader's name in a comment and a string), and real files
+# of this machine's Python when it has them.
+PY_WRAPPER = """import os
+import ctypes
+from typing import TYPE_CHECKING
+
+_here = os.path.dirname(os.path.abspath(__file__))
+_lib = ctypes.CDLL(os.path.join(_here, "..", "..", "_C", "libflagcx.so"), mode=ctypes.RTLD_GLOBAL)
+
+def lazy():
+    import numpy
+    return ctypes.cdll.LoadLibrary("libm.so.6")
+
+try:
+    import torch
+    torch.ops.load_library(os.path.join(_here, "libops.so"))
+except (ImportError, OSError):
+    pass
+if TYPE_CHECKING: import never
+"""
+PY_CORNERS = r"""'''A docstring that names ctypes.CDLL and ffi.dlopen
+over lines'''
+# cdll.LoadLibrary("in a comment")
+x = rb'\'' + Rb"\"" + f"{y!r:>{w}}" + F'{{}}' + u'''a
+b''' + br'''c'''
+s = ("a"
+     'b', [1,
+           2], {3:
+                4})
+if x and \
+   y: import a.b as c, d
+from .. import (e,
+    f as g)
+from . x import *
+class K(object): pass
+async def h(): await z
+"""
+
+
+def python_seeds(corpus):
+    corpus.add("python", "wrapper", PY_WRAPPER)
+    corpus.add("python", "corners", PY_CORNERS)
+    corpus.add("python", "crlf-tabs", PY_CORNERS.replace("\n", "\r\n").replace("    ", "\t"))
+    corpus.add("python", "cffi",
+               "from cffi import FFI\nffi = FFI()\nlib = ffi.dlopen(None)\nL = ffi.dlopen('libz.so.1')\n")
+    corpus.add("python", "unterminated", "x = 'abc\nimport a\ny = '''never closed\nimport b\n")
+    for name in ("ctypes/__init__.py", "ctypes/util.py", "json/decoder.py"):
+        path = os.path.join("/usr/lib/python3.11", name)
+        if os.path.exists(path):
+            corpus.add("python", "cpython-" + name.replace("/", "-"), open(path, "rb").read())
+
+
 def lock_seeds(corpus):
     digest, other = "ab" * 32, "cd" * 32
     corpus.add("lock", "pylock", "0" + PYLOCK.replace("DIGEST", digest))
@@ -426,6 +480,7 @@ def main():
     index_seeds(corpus)
     image_seeds(corpus)
     lock_seeds(corpus)
+    python_seeds(corpus)
     print("seeds: " + ", ".join(f"{t} {n}" for t, n in sorted(corpus.counts.items())))
 
 
