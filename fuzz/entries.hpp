@@ -44,9 +44,9 @@ int fuzz_fatbin(const std::uint8_t* data, std::size_t size);
 // requirements file (2, read from a temporary folder whose files a -r may name) or a PEP 508 marker (3);
 // the rest is the text. Each package's marker is evaluated for a fixed Python, as a marker input is.
 int fuzz_lock(const std::uint8_t* data, std::size_t size);
-// A Python source (fuzz/entries_python.cpp): read_module as a module, a package's __init__ and a top-level
-// file, and the tokenizer's two passes held against each other (the lines the first pass keeps are the full
-// pass's, at the same place, indent and line, with the same first tokens; no loader's name it misses).
+// A Python source (fuzz/entries_python.cpp): read_module as a module and as a package's __init__, and the
+// tokenizer's two passes held against each other (the lines the first pass keeps are the full pass's, at the
+// same place, indent and line, with the same first tokens; it misses no kept line and no loader's name).
 int fuzz_python(const std::uint8_t* data, std::size_t size);
 
 using Entry = int (*)(const std::uint8_t*, std::size_t);

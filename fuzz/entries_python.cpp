@@ -26,7 +26,7 @@ namespace {
 int fuzz_python(const std::uint8_t* data, std::size_t size) {
   const std::string_view text =
       size == 0 ? std::string_view{} : std::string_view(reinterpret_cast<const char*>(data), size);
-  for (const char* file : {"pkg/m.py", "pkg/__init__.py", "top.py"}) {
+  for (const char* file : {"pkg/m.py", "pkg/__init__.py"}) {
     const python::Module m = python::read_module(file, text);
     for (const auto& l : m.loads)
       if (l.line < 1) throw std::logic_error("fuzz: python: a load at line " + std::to_string(l.line));
