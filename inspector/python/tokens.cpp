@@ -449,7 +449,9 @@ class Tokenizer {
             indent = s[i] == ' ' ? indent + 1 : s[i] == '\t' ? (indent / 8 + 1) * 8 : 0;
             ++i;
           }
-          if (i < n && (s[i] == '\\' || (name_start(s[i]) && kept_at(i)))) {
+          // As run() starts a line (kept_at): a continuation, or a '\r' that may come before a keyword, is
+          // left to it; a comment or a blank line is passed over here as there.
+          if (i < n && (s[i] == '\\' || s[i] == '\r' || (name_start(s[i]) && kept_at(i)))) {
             cur.indent = indent;
             cur.line = m_line;
             cur.begin = i;
