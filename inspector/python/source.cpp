@@ -79,6 +79,19 @@ PathValue dirname(PathValue v) {
 constexpr std::string_view k_find_library_why =
     "ctypes.util.find_library asks ldconfig (or gcc, ld) at run time: its answer is not read statically";
 
+// The keywords that open a block: "def", "class", "if", ... (a std::set's lookup cost more than the reading).
+bool header_word(std::string_view w) {
+  switch (w.size()) {
+    case 2: return w == "if";
+    case 3: return w == "def" || w == "for" || w == "try";
+    case 4: return w == "elif" || w == "else" || w == "with" || w == "case";
+    case 5: return w == "class" || w == "while" || w == "match";
+    case 6: return w == "except";
+    case 7: return w == "finally";
+    default: return false;
+  }
+}
+
 class ModuleReader {
  public:
   // loads: the file names a loader (every line was tokenized); else only imports at import time matter.
@@ -108,10 +121,8 @@ class ModuleReader {
       std::size_t k = 0;
       const bool async = is_name(t, 0, "async");
       if (async) k = 1;
-      static const std::set<std::string, std::less<>> headers = {
-          "def", "class", "if", "elif", "else", "for", "while", "try", "except", "finally", "with", "match", "case"};
-      if (k < t.size() && t[k].kind == PyToken::Name && headers.count(t[k].text) != 0) {
-        const std::string& kw = t[k].text;
+      if (k < t.size() && t[k].kind == PyToken::Name && header_word(t[k].text)) {
+        const std::string_view kw = t[k].text;
         const std::size_t colon = find_top(t, k + 1, t.size(), ":");
         if (colon < t.size() || kw == "else" || kw == "try" || kw == "finally") {
           Block b{l.indent, When::Import, "", {}, kw == "def", kw == "if" || kw == "elif", false, i};
@@ -185,7 +196,7 @@ class ModuleReader {
     const Tokens& t = tokens_of(lines, b.index);
     const std::size_t k = is_name(t, 0, "async") ? 1 : 0;
     if (k >= t.size()) return;
-    const std::string& kw = t[k].text;
+    const std::string_view kw = t[k].text;
     const std::size_t colon = find_top(t, k + 1, t.size(), ":");
     if (kw == "if" || kw == "elif") {
       const std::string test = text_of(t, k + 1, colon);
@@ -194,7 +205,7 @@ class ModuleReader {
         b.when = When::Never;
       } else {
         b.when = When::Conditional;
-        b.condition = "line " + std::to_string(l.line) + ": " + kw + " " + test;
+        b.condition = "line " + std::to_string(l.line) + ": " + std::string(kw) + " " + test;
       }
     } else if (kw == "match" || kw == "case" || kw == "while") {
       b.when = When::Conditional;
@@ -225,7 +236,7 @@ class ModuleReader {
       const LogicalLine& l = lines[j];
       if (l.indent > indent) continue;
       if (l.indent < indent || l.tokens.empty() || l.tokens[0].kind != PyToken::Name) break;
-      const std::string& kw = l.tokens[0].text;
+      const std::string_view kw = l.tokens[0].text;
       if (kw == "else" || kw == "finally") continue;
       if (kw != "except") break;
       const Tokens& t = tokens_of(lines, j);
@@ -297,7 +308,9 @@ class ModuleReader {
     std::size_t k = b;
     for (; k < e && (t[k].kind == PyToken::Name || is_op(t, k, ".")) && !is_name(t, k, "as"); ++k) dotted += t[k].text;
     if (dotted.empty()) return;
-    if (is_name(t, k, "as") && k + 1 < e) {
+    if (!m_loads) {
+      // no load to name: the aliases are not needed
+    } else if (is_name(t, k, "as") && k + 1 < e) {
       m_aliases[t[k + 1].text] = dotted;
     } else {
       const std::string head = dotted.substr(0, dotted.find('.'));
@@ -333,9 +346,11 @@ class ModuleReader {
     for (const auto& [nb, ne] : split_top(t, b, e, ",")) {
       if (nb >= ne || t[nb].kind != PyToken::Name || t[nb].text == "*") continue;
       const std::string full = base + "." + t[nb].text;
-      const std::string as = is_name(t, nb + 1, "as") && nb + 2 < ne ? t[nb + 2].text : t[nb].text;
-      m_aliases[as] = full;
-      m_global.erase(as);
+      if (m_loads) {
+        const std::string as = is_name(t, nb + 1, "as") && nb + 2 < ne ? t[nb + 2].text : t[nb].text;
+        m_aliases[as] = full;
+        m_global.erase(as);
+      }
       add_import(full, t[nb].line, ctx);  // a submodule, when there is one of that name
     }
   }
