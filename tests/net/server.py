@@ -275,22 +275,28 @@ class Handler(BaseHTTPRequestHandler):
             rate = max(1, int(fault.get("rate", 100)))
             step = max(1, rate // 10)
             for i in range(0, len(data), step):
-                self.record["bytes_sent"] += len(data[i : i + step])
-                self.wfile.write(data[i : i + step])
-                self.wfile.flush()
+                self.write_counted(data[i : i + step])
                 time.sleep(0.1 * min(step, len(data) - i) / step)
         else:
-            # Counted before the write: a client that has every byte may ask /_stats before this thread runs
-            # again (the sanitized suite's HeadersOnly test once read 0 bytes of a whole wheel).
-            self.record["bytes_sent"] += len(data)
-            self.wfile.write(data)
-            self.wfile.flush()
+            self.write_counted(data)
         if kind == "truncate":
             self.close_connection = True
             try:
                 self.connection.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
+
+    def write_counted(self, data):
+        # Counted before the write, since a client that has every byte may ask /_stats before this thread runs
+        # again (the sanitized suite's HeadersOnly test once read 0 bytes of a whole wheel); taken back when the
+        # write fails, as a client that hangs up mid-body (a server that ignores ranges) did not get them.
+        self.record["bytes_sent"] += len(data)
+        try:
+            self.wfile.write(data)
+            self.wfile.flush()
+        except OSError:
+            self.record["bytes_sent"] -= len(data)
+            raise
 
     def simple(self, code, body, headers=(), fault=None, head=False, content_type="text/plain"):
         if not hasattr(self, "record"):
