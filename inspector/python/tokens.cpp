@@ -232,14 +232,7 @@ class Tokenizer {
     while (m_i < m_s.size()) {
       if (line_start && m_depth == 0) {
         line_start = false;
-        int indent = 0;
-        while (m_i < m_s.size() && (m_s[m_i] == ' ' || m_s[m_i] == '\t' || m_s[m_i] == '\f')) {
-          indent = m_s[m_i] == ' ' ? indent + 1 : m_s[m_i] == '\t' ? (indent / 8 + 1) * 8 : 0;
-          ++m_i;
-        }
-        cur.indent = indent;
-        cur.line = m_line;
-        cur.begin = m_i;
+        m_i = start_line(m_i, cur);
         // A file without loads keeps a line only for its first word (kept_first_word): any other line is
         // skipped from its start, making no tokens.
         if (!m_all && m_i < m_s.size() && !kept_at(m_i)) keep = false;
@@ -408,6 +401,18 @@ class Tokenizer {
     m_i = i;
   }
 
+  // Starts a logical line at i: its indentation read (a tab to the next multiple of 8, a form feed back to 0),
+  // `cur` given its indent, line and start. Returns where its first token may be.
+  std::size_t start_line(std::size_t i, LogicalLine& cur) const {
+    int indent = 0;
+    for (; i < m_s.size() && (m_s[i] == ' ' || m_s[i] == '\t' || m_s[i] == '\f'); ++i)
+      indent = m_s[i] == ' ' ? indent + 1 : m_s[i] == '\t' ? (indent / 8 + 1) * 8 : 0;
+    cur.indent = indent;
+    cur.line = m_line;
+    cur.begin = i;
+    return i;
+  }
+
   // Whether the logical line starting at i is one a file without loads keeps: its first word is an import or
   // a block header (kept_first_word). Comments, blank lines and continuations are left to run() too.
   bool kept_at(std::size_t i) const {
@@ -443,18 +448,11 @@ class Tokenizer {
           ++m_line;
           ++i;
           if (m_depth != 0) break;
-          // A new logical line: kept (back to run()), or skipped from its start like the one before.
-          int indent = 0;
-          while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\f')) {
-            indent = s[i] == ' ' ? indent + 1 : s[i] == '\t' ? (indent / 8 + 1) * 8 : 0;
-            ++i;
-          }
-          // As run() starts a line (kept_at): a continuation, or a '\r' that may come before a keyword, is
-          // left to it; a comment or a blank line is passed over here as there.
-          if (i < n && (s[i] == '\\' || s[i] == '\r' || (name_start(s[i]) && kept_at(i)))) {
-            cur.indent = indent;
-            cur.line = m_line;
-            cur.begin = i;
+          // A new logical line, started as run() starts one: kept (back to run()), or skipped from its start
+          // like the one before. A comment or a blank line, which run() would keep and make nothing of, is
+          // passed over here.
+          i = start_line(i, cur);
+          if (i < n && s[i] != '#' && s[i] != '\n' && kept_at(i)) {
             m_i = i;
             return true;
           }
