@@ -27,8 +27,10 @@ Exit 0 passed, 1 failed, 77 skipped (not root, or neither glibc cached; under CI
 import argparse, glob, json, os, re, shutil, struct, subprocess, sys, tempfile
 
 sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
 from make_wheel import write_wheel  # noqa: E402  (the tests' one wheel writer)
+from harness import HarnessError, must, run  # noqa: E402  (the loader tier's commands)
 
 REFUSAL = "cannot enable executable stack as shared object requires: Invalid argument"
 FAILURES = []
@@ -37,20 +39,6 @@ FAILURES = []
 def fail(msg):
     FAILURES.append(msg)
     print("FAIL: " + msg)
-
-
-def run(cmd, **kw):
-    kw.setdefault("stdout", subprocess.PIPE)
-    kw.setdefault("stderr", subprocess.PIPE)
-    kw.setdefault("text", True)
-    return subprocess.run(cmd, **kw)
-
-
-def must(cmd, **kw):
-    p = run(cmd, **kw)
-    if p.returncode != 0:
-        raise SystemExit(f"FAIL: {' '.join(cmd)} exited {p.returncode}: {p.stderr.strip()[:2000]}")
-    return p
 
 
 DL_C = r"""
@@ -443,4 +431,7 @@ def aarch64(args, work):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except HarnessError as e:  # a command it needs failed (harness.must)
+        raise SystemExit(f"FAIL: {e}")

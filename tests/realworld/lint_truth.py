@@ -100,10 +100,8 @@ def main():
     outs, skips, errors = [], [], []
     try:
         for s in suites:
-            try:
-                suite = rw.Suite(s)
-            except OSError as e:
-                print(f"skipped: {s}: the fetched state is incomplete ({e}); run tests/realworld/fetch.sh")
+            suite = rw.open_suite(s)
+            if suite is None:
                 return 77
             base, meta = rw.base_root(suite)
             for pkg in suite.packages:

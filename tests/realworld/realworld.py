@@ -932,11 +932,25 @@ KNOWN = ("bookworm", "python3-pil", "old-libstdc++", "PIL/_imaging",
          "version `GLIBCXX_3.4.29' not found (required by", "libLerc.so.4")
 
 
-def fetch_suites(name, suites):
-    """fetch.sh for `suites`, as the tier's other scripts call it: None to go on, or the exit code to stop with
-    (77 with its `skipped: ...` line when the archive is unreachable and the cache incomplete, 2 when it failed)."""
-    p = subprocess.run(["bash", os.path.join(HERE, "fetch.sh")] + sum([["--suite", s] for s in suites], []),
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+def open_suite(name):
+    """The fetched suite `name`, or None after its `skipped: ...` line (the caller stops with 77) when what
+    fetch.sh left is incomplete."""
+    try:
+        return Suite(name)
+    except OSError as e:
+        print(f"skipped: {name}: the fetched state is incomplete ({e}); run tests/realworld/fetch.sh")
+        return None
+
+
+def fetch_suites(name, suites, extra=(), echo=False):
+    """fetch.sh for `suites` (and `extra` arguments), as the tier's scripts call it, its output printed with
+    `echo`: None to go on, or the exit code to stop with (77 with its `skipped: ...` line when the archive is
+    unreachable and the cache incomplete, 2 when it failed)."""
+    p = subprocess.run(["bash", os.path.join(HERE, "fetch.sh")] + sum([["--suite", s] for s in suites], []) +
+                       list(extra), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if echo:
+        for line in p.stdout.splitlines():
+            print("  " + line)
     if p.returncode == 77:
         print(next((l for l in p.stdout.splitlines() if l.startswith("skipped:")), "skipped: fetch.sh skipped"))
         return 77
@@ -983,17 +997,9 @@ def main():
         return stop
     print(f"realworld: suites {', '.join(suites)}, cache {CACHE}, {args.jobs} jobs")
     if not args.no_fetch:
-        cmd = ["bash", os.path.join(HERE, "fetch.sh")] + sum([["--suite", s] for s in suites], []) + \
-            (["--list", args.list] if args.list else [])
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        for line in p.stdout.splitlines():
-            print("  " + line)
-        if p.returncode == 77:
-            print(next((l for l in p.stdout.splitlines() if l.startswith("skipped:")), "skipped: fetch.sh skipped"))
-            return 77
-        if p.returncode != 0:
-            print(f"realworld: fetch.sh failed ({p.returncode})")
-            return 2
+        stop = fetch_suites("realworld", suites, ["--list", args.list] if args.list else [], echo=True)
+        if stop is not None:
+            return stop
     print(f"  fetched and unpacked: {time.time() - t0:.1f} s", flush=True)
     work = os.path.abspath(args.keep) if args.keep else tempfile.mkdtemp(prefix="wheelcheck-realworld-")
     os.makedirs(work, exist_ok=True)
@@ -1023,10 +1029,8 @@ def main():
     try:
         loaded = []
         for s in suites:
-            try:
-                suite = Suite(s)
-            except OSError as e:
-                print(f"skipped: {s}: the fetched state is incomplete ({e}); run tests/realworld/fetch.sh")
+            suite = open_suite(s)
+            if suite is None:
                 return 77
             skips += [f"{s} {x}" for x in suite.skipped]
             t1 = time.time()
