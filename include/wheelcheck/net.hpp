@@ -72,6 +72,15 @@ struct RemoteFile {
   Validators validators;  // for If-Range: a strong ETag, else Last-Modified
 };
 
+// What a caller adds to one request: headers (Authorization for a registry), statuses answered rather
+// than thrown (a 401 whose WWW-Authenticate says how to log in), and a cap on the body below the client's.
+struct RequestOptions {
+  std::vector<std::string> headers;  // "Name: value"
+  std::vector<long> pass_statuses;   // returned as the Response, not thrown (get only)
+  std::uint64_t max_bytes = 0;       // 0: the client's limit (max_page_bytes, max_download_bytes)
+  std::string limit_hint;            // how to raise max_bytes, for the error ("" = the client's option)
+};
+
 struct DownloadProgress {
   std::string what;
   std::uint64_t done = 0;
@@ -96,6 +105,8 @@ class Client {
   // Error(BadInput) once the retries are spent, naming the URL, the last failure and the attempts made.
   // A 4xx other than 408/429 is not retried: it throws at once (404 says "not found").
   Response get(const std::string& url, const std::string& accept = "*/*", const Validators& validators = {});
+  Response get(const std::string& url, const std::string& accept, const Validators& validators,
+               const RequestOptions& request);
 
   // The size and range support of a file (GET bytes=0-0, falling back to the 200 answer's length).
   RemoteFile stat(const std::string& url);
@@ -117,6 +128,9 @@ class Client {
   // `expected_sha256` "" skips the check (the caller then says the file is unverified).
   void download(const std::string& url, const std::string& dest, const std::string& expected_sha256,
                 const std::function<void(const DownloadProgress&)>& progress = {});
+  // The same with the request's headers and cap (a registry's blob: its Authorization, its declared size).
+  void download(const std::string& url, const std::string& dest, const std::string& expected_sha256,
+                const std::function<void(const DownloadProgress&)>& progress, const RequestOptions& request);
 
   const Stats& stats() const;
   const ClientOptions& options() const;  // what it was made with (a bounded copy starts from these)

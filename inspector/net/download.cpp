@@ -130,7 +130,14 @@ void remove_quietly(const std::string& path) {
 
 void Client::download(const std::string& url, const std::string& dest, const std::string& expected_sha256,
                       const std::function<void(const DownloadProgress&)>& progress) {
+  download(url, dest, expected_sha256, progress, RequestOptions{});
+}
+
+void Client::download(const std::string& url, const std::string& dest, const std::string& expected_sha256,
+                      const std::function<void(const DownloadProgress&)>& progress, const RequestOptions& request) {
   auto& impl = *m_impl;
+  const std::uint64_t max_bytes = request.max_bytes != 0 ? request.max_bytes : impl.options.max_download_bytes;
+  const std::string limit_hint = request.limit_hint.empty() ? "raise it with --max-download-size" : request.limit_hint;
   const std::string part_path = dest + ".part";
   const std::string state_path = dest + ".part.json";
   const std::string redacted = redact_url(url);
@@ -201,9 +208,9 @@ void Client::download(const std::string& url, const std::string& dest, const std
       state.bytes = part.size();
       write_part_state(state_path, state);
     }
-    if (part.size() + n > impl.options.max_download_bytes) {
-      tr.stop_failure = "the download of " + redacted + " is larger than the limit of " +
-                        format_size(impl.options.max_download_bytes) + " (raise it with --max-download-size)";
+    if (part.size() + n > max_bytes) {
+      tr.stop_failure = "the download of " + redacted + " is larger than the limit of " + format_size(max_bytes) +
+                        " (" + limit_hint + ")";
       return false;
     }
     part.append(data, n);
@@ -218,6 +225,7 @@ void Client::download(const std::string& url, const std::string& dest, const std
       complete = false;
       t.headers.clear();
       t.headers.push_back("Accept-Encoding: identity");
+      t.headers.insert(t.headers.end(), request.headers.begin(), request.headers.end());
       if (part.size() > 0 && state.validator.empty()) part.truncate();  // nothing to check a resume against
       if (part.size() > 0) {
         t.headers.push_back("Range: bytes=" + std::to_string(part.size()) + "-");

@@ -78,17 +78,29 @@ const ClientOptions& Client::options() const {
 }
 
 Response Client::get(const std::string& url, const std::string& accept, const Validators& validators) {
+  return get(url, accept, validators, RequestOptions{});
+}
+
+Response Client::get(const std::string& url, const std::string& accept, const Validators& validators,
+                     const RequestOptions& request) {
   auto& impl = *m_impl;
   Transfer t;
   t.url = url;
   t.compressed = true;
-  t.max_body = impl.options.max_page_bytes;
+  t.max_body = request.max_bytes != 0 ? request.max_bytes : impl.options.max_page_bytes;
   t.headers.push_back("Accept: " + (accept.empty() ? std::string("*/*") : accept));
   if (!validators.etag.empty()) t.headers.push_back("If-None-Match: " + validators.etag);
   if (!validators.last_modified.empty()) t.headers.push_back("If-Modified-Since: " + validators.last_modified);
+  t.headers.insert(t.headers.end(), request.headers.begin(), request.headers.end());
   impl.with_retries("GET", url, [&] {
     impl.perform(t);
-    return Impl::judge(t, !validators.empty());
+    auto j = Impl::judge(t, !validators.empty());
+    if (j.verdict == Verdict::Fail && j.status != 0 &&
+        std::find(request.pass_statuses.begin(), request.pass_statuses.end(), j.status) !=
+            request.pass_statuses.end()) {
+      return Judgement{};
+    }
+    return j;
   });
   Response r;
   r.status = t.status;
