@@ -1,8 +1,8 @@
 # The fully static build (scripts/package.sh): every library wheelcheck links comes as a static archive
 # from two folders package.sh prepares, never from the host:
 #   WHEELCHECK_STATIC_SYSROOT  Debian's -dev packages for the target architecture, unpacked (OpenSSL,
-#                              zlib, LIEF with the mbed TLS it needs, gumbo, fmt, nlohmann-json, CLI11,
-#                              toml++)
+#                              zlib, LIEF with the mbed TLS it needs, gumbo, zstd, fmt, nlohmann-json,
+#                              CLI11, toml++)
 #   WHEELCHECK_STATIC_PREFIX   what package.sh built from Debian's sources (libzip, ISA-L, libcurl with
 #                              nghttp2)
 # It defines the same targets the ordinary build gets from pkg-config and find_package, so the rest of
@@ -44,6 +44,7 @@ set_property(TARGET PkgConfig::CURL APPEND PROPERTY INTERFACE_COMPILE_DEFINITION
 wheelcheck_static_library(PkgConfig::LIBZIP ${_pre_lib}/libzip.a DEPENDS ZLIB::ZLIB)
 wheelcheck_static_library(PkgConfig::ISAL ${_pre_lib}/libisal.a)
 wheelcheck_static_library(PkgConfig::GUMBO ${_sys_lib}/libgumbo.a)
+wheelcheck_static_library(PkgConfig::ZSTD ${_sys_lib}/libzstd.a)
 wheelcheck_static_library(wheelcheck_mbedcrypto ${_sys_lib}/libmbedcrypto.a)
 wheelcheck_static_library(wheelcheck_mbedx509 ${_sys_lib}/libmbedx509.a DEPENDS wheelcheck_mbedcrypto)
 wheelcheck_static_library(wheelcheck_lief ${_sys_lib}/libLIEF.a DEPENDS wheelcheck_mbedx509 wheelcheck_mbedcrypto)
