@@ -161,6 +161,22 @@ ProbeResult probe_root(const ProbeOptions& opt) {
   return result;
 }
 
+void describe_pulled(const container::PulledImage& pulled, ProbeOptions& options) {
+  for (const auto& [k, v] : pulled.env) options.env.emplace(k, v);
+  if (options.name.empty()) {
+    std::string name = pulled.reference.substr(pulled.reference.find(':') + 1);
+    if (name.rfind("//", 0) == 0) name = name.substr(2);
+    name = base_name(name);
+    options.name = name.empty() ? pulled.digest.substr(7, 12) : name;
+  }
+}
+
+void record_pulled(const container::PulledImage& pulled, image::Image& image) {
+  image.from = {pulled.reference, pulled.digest, pulled.platform.str(), pulled.config_digest, pulled.user};
+  for (const auto& note : pulled.notes) image.findings.push_back({"not-kept", pulled.reference, note});
+  sort_findings(image.findings);
+}
+
 void write_probe(ProbeResult& result, const std::string& json_path, const std::string& exports_dir) {
   namespace fs = std::filesystem;
   const fs::path json_dir = fs::absolute(json_path).parent_path();

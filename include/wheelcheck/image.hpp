@@ -270,8 +270,18 @@ struct Image {
   // The x86-64 level of the CPUs it runs on ("x86-64-v3"): a fact of the runner, not of the image's files,
   // so unknown unless stated (--assume isa=x86-64-v3, a description's "assumed" block).
   Fact isa_level;
-  std::string release;                     // the vendor stack's release the image is built for ("2.2.0")
-  std::string image_ref;                   // the image's reference ("harbor.baai.ac.cn/flagos-runtime/...:2.2.0")
+  std::string release;    // the vendor stack's release the image is built for ("2.2.0")
+  std::string image_ref;  // the image's reference ("harbor.baai.ac.cn/flagos-runtime/...:2.2.0")
+  // A probe of a container image (`probe docker://...`): the reference as given, the manifest's digest,
+  // the platform chosen, the config's digest and User ("from" in JSON; docs/images.md). Empty otherwise.
+  struct PulledFrom {
+    std::string reference;
+    std::string digest;
+    std::string platform;
+    std::string config;
+    std::string user;  // "" = root (the config names none)
+    bool empty() const { return digest.empty(); }
+  } from;
   std::map<std::string, std::string> env;  // the process environment every process has (Docker ENV)
   BashEnv bash_env;                        // environment only bash processes have (BASH_ENV)
   std::vector<HostMount> host_mounts;

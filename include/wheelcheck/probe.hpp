@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "wheelcheck/container.hpp"
 #include "wheelcheck/exports.hpp"
 #include "wheelcheck/image.hpp"
 
@@ -40,6 +41,12 @@ struct ProbeResult {
 };
 
 ProbeResult probe_root(const ProbeOptions& options);
+
+// A container image pulled into the cache (container::pull, docs/images.md): its config's Env as the
+// environment and, without --name, a name from the reference ("runtime:2.2.0"); after the probe, where it
+// came from ("from") and what the pull noticed (findings).
+void describe_pulled(const container::PulledImage& pulled, ProbeOptions& options);
+void record_pulled(const container::PulledImage& pulled, image::Image& image);
 
 // Writes the description to `json_path` and the tables under `exports_dir` (created), recording in the
 // description the exports folder relative to the description's folder. Files of the same reference are

@@ -118,12 +118,14 @@ output::Format output_format(const CheckArgs& a) {
 }  // namespace
 
 void add_check_options(CLI::App& c, CheckArgs& a, bool image_required) {
-  auto* image = c.add_option("--image,-i", a.images,
-                             "A db image name (`wheelcheck images`), a packaging target (manylinux_2_28_aarch64, "
-                             "manylinux2014), a pattern ('manylinux_2_*_aarch64'), a description file, a root folder "
-                             "(probed on the fly), or all: the db's images. Repeatable, or a comma list (a,b; an "
-                             "existing path is never split): one wheel against up to 4 images prints them side by "
-                             "side, more make a matrix");
+  auto* image = c.add_option(
+      "--image,-i", a.images,
+      "A db image name (`wheelcheck images`), a packaging target (manylinux_2_28_aarch64, "
+      "manylinux2014), a pattern ('manylinux_2_*_aarch64'), a description file, a root folder "
+      "(probed on the fly), a container image (docker://HOST/REPO:TAG, oci:DIR, oci-archive:FILE, "
+      "docker-archive:FILE; docs/images.md), or all: the db's images. Repeatable, or a comma list (a,b; an "
+      "existing path is never split): one wheel against up to 4 images prints them side by "
+      "side, more make a matrix");
   if (image_required) image->required();
   c.add_option("--with", a.with,
                "Another wheel installed beside it in site-packages, replacing the image's distribution of the same "
@@ -133,8 +135,9 @@ void add_check_options(CLI::App& c, CheckArgs& a, bool image_required) {
   c.add_option("--verify", a.verify, k_verify_help)->check(CLI::IsMember({"auto", "full", "headers"}));
   c.add_option("--assume", a.assume, k_assume_help);
   c.add_option("--image-env", a.image_env,
-               "For an --image that is a root folder: its environment, NAME=VALUE (repeatable; "
-               "LD_LIBRARY_PATH counts for the loader)");
+               "For an --image that is a root folder or container image: its environment, NAME=VALUE "
+               "(repeatable; LD_LIBRARY_PATH counts for the loader)");
+  add_platform_option(c, a.platform);
   c.add_flag("--json", a.json,
              a.gates ? "The same as --format json (schema: docs/gates.schema.json)"
                      : "JSON for machines (schema: docs/verdict.schema.json); an array for several checks");
@@ -213,6 +216,10 @@ int check_and_print(const CheckArgs& a, output::Format format, bool gates_output
     with.push_back(inspect_any(w, {}, a.verify, cache_ptr, client, progress, a.limits).profile);
   ImageRequest request;
   request.env = parse_env(a.image_env, "--image-env");
+  request.platform = a.platform;
+  request.wheel_machine = wheels_machine(profiles);
+  request.cache_dir = a.cache_dir;
+  request.quiet = !progress;
   request.search_dirs = search_dirs(profiles, with);  // a wheel that could not be read is an empty profile
   request.needed_paths = needed_paths(profiles, with);
   auto images = resolve_images(a.images, db, request);

@@ -506,6 +506,9 @@ int check_environment(const CheckArgs& a, output::Format format, bool gates_outp
   const std::vector<Arg> args = load_args(a.wheels, a.with, lock_paths);
   ImageRequest request;
   request.env = parse_env(a.image_env, "--image-env");
+  request.platform = a.platform;
+  request.cache_dir = a.cache_dir;
+  request.quiet = !progress;
   auto images = resolve_images(a.images, db, request);
   apply_assumptions(images, a.assume);
   if (gates_output && images.size() != 1) throw usage_error("gates need exactly one --image");

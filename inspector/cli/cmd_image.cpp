@@ -6,9 +6,11 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "commands.hpp"
+#include "wheelcheck/container.hpp"
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/image.hpp"
 #include "wheelcheck/policy.hpp"
@@ -29,6 +31,9 @@ constexpr const char* k_image_env[] = {
 
 struct ProbeArgs {
   std::string root;
+  std::string reference;  // a container image (docs/images.md)
+  std::string platform;
+  std::string cache_dir;
   std::string name;
   std::string summary;
   std::string output;
@@ -78,8 +83,35 @@ int unsafe_root_exit(const ProbeArgs& a, const std::vector<Problem>& findings) {
 }
 
 int run_probe(const ProbeArgs& a) {
+  if (a.root.empty() == a.reference.empty()) {
+    throw usage_error(a.root.empty() ? "probe needs --root DIR or an image reference (docker://HOST/REPO:TAG, "
+                                       "oci:DIR[:TAG], oci-archive:FILE, docker-archive:FILE)"
+                                     : "probe takes --root DIR or an image reference, not both");
+  }
+  if (!a.reference.empty() && !container::is_reference(a.reference)) {
+    throw usage_error("probe " + a.reference +
+                      ": not an image reference (docker://HOST/REPO:TAG, oci:DIR[:TAG], oci-archive:FILE, "
+                      "docker-archive:FILE); a folder is probed with --root " +
+                      a.reference);
+  }
+  if (!a.platform.empty() && a.reference.empty())
+    throw usage_error("--platform picks a container image's platform: it needs an image reference");
+  std::optional<container::PulledImage> pulled;
+  if (!a.reference.empty()) {
+    container::PullOptions po;
+    po.cache_dir = a.cache_dir.empty() ? ProfileCache::default_dir() : a.cache_dir;
+    if (!a.platform.empty()) po.platform = container::parse_platform(a.platform);
+    po.offline = net::offline();
+    if (show_progress(a.quiet))
+      po.progress = [](const std::string& s) { std::fprintf(stderr, "probe: %s\n", s.c_str()); };
+    pulled = container::pull(container::parse_reference(a.reference), po);
+    if (!a.quiet) {
+      std::fprintf(stderr, "probe: %s is %s, %s (%s)%s\n", a.reference.c_str(), pulled->digest.c_str(),
+                   pulled->platform.str().c_str(), pulled->platform_note.c_str(), pulled->cached ? ", cached" : "");
+    }
+  }
   probe::ProbeOptions o;
-  o.root = a.root;
+  o.root = pulled ? pulled->root : a.root;
   o.name = a.name;
   o.summary = a.summary;
   o.kind = a.layer ? image::ImageKind::Layer : image::ImageKind::Image;
@@ -89,15 +121,17 @@ int run_probe(const ProbeArgs& a) {
   o.relocatable_site = a.relocatable_site;
   o.export_tables = !a.no_exports;
   o.jobs = a.jobs;
-  const bool root_is_slash = std::filesystem::equivalent(a.root, "/");
+  const bool root_is_slash = !pulled && std::filesystem::equivalent(a.root, "/");
   if (a.env_from_process || (root_is_slash && a.env.empty())) {
     for (const char* key : k_image_env) {
       if (const char* v = std::getenv(key); v != nullptr) o.env[key] = v;
     }
   }
   for (const auto& [k, v] : parse_env(a.env, "--env")) o.env[k] = v;
+  if (pulled) probe::describe_pulled(*pulled, o);  // the config's Env under --env
   if (show_progress(a.quiet)) o.progress = [](const std::string& s) { std::fprintf(stderr, "probe: %s\n", s.c_str()); };
   auto result = probe::probe_root(o);
+  if (pulled) probe::record_pulled(*pulled, result.image);
   if (!a.output.empty()) {
     std::string exports_dir = a.exports_dir;
     if (exports_dir.empty() && !a.no_exports) {
@@ -332,6 +366,7 @@ int run_images(const ImagesArgs& a) {
 
 struct ShowArgs {
   std::vector<std::string> names;
+  std::string platform;
   std::string db;
   bool json = false;
   std::vector<std::string> env;
@@ -343,6 +378,7 @@ int run_show(const ShowArgs& a) {
   image::Db db(image::Db::locate(a.db));
   ImageRequest request;
   request.env = parse_env(a.env, "--image-env");
+  request.platform = a.platform;
   // Every name first (a mistyped one fails before anything is printed), each one image.
   std::vector<image::Image> images;
   for (const auto& name : a.names) {
@@ -381,10 +417,19 @@ int run_show(const ShowArgs& a) {
 Command add_probe(CLI::App& app) {
   auto a = std::make_shared<ProbeArgs>();
   auto* c = app.add_subcommand("probe",
-                               "Describe a real root folder (an unpacked image, a debootstrap, or / in a container)");
+                               "Describe a container image (a registry's, an OCI layout, an archive) or a real root "
+                               "folder (an unpacked image, a debootstrap, or / in a container)");
+  c->add_option("image", a->reference,
+                "A container image, read without running it: docker://HOST/REPO:TAG (or @sha256:...), "
+                "oci:DIR[:TAG], oci-archive:FILE[:TAG], docker-archive:FILE[:REPO:TAG] (docs/images.md)");
   c->add_option("--root", a->root, "The folder to treat as / (symlinks resolve inside it)")
-      ->required()
       ->check(CLI::ExistingDirectory);
+  c->add_option("--platform", a->platform,
+                "For a multi-platform image: OS/ARCH[/VARIANT] to read (linux/amd64, linux/arm64; default: this "
+                "machine's)");
+  c->add_option("--cache-dir", a->cache_dir,
+                "Where an image's layers and root are kept, under images/ (default: $WHEELCHECK_CACHE_DIR, "
+                "$XDG_CACHE_HOME/wheelcheck, ~/.cache/wheelcheck)");
   c->add_option("--name", a->name, "Name of the description (default: the folder's name)");
   c->add_option("--summary", a->summary, "One line saying what the image is");
   c->add_option("-o,--output", a->output,
@@ -410,6 +455,8 @@ Command add_probe(CLI::App& app) {
               "ld.so.conf (still reported; otherwise exit 2)");
   c->footer(
       "Examples:\n"
+      "  wheelcheck probe docker://harbor.baai.ac.cn/flagos-runtime/flagos-runtime-nvidia-cuda13.3:2.2.0 -o rt.json\n"
+      "  wheelcheck probe oci-archive:image.tar --platform linux/arm64 --json\n"
       "  wheelcheck probe --root / --name my-ci-image -o my-ci-image.json     (inside the real image)\n"
       "  wheelcheck probe --root ./rootfs --json | jq .libc\n\n"
       "Reads etc/ld.so.conf (with includes), etc/ld.so.cache (old and new formats), every shared library in\n"
@@ -417,7 +464,12 @@ Command add_probe(CLI::App& app) {
       "distributions (*.dist-info), the CUDA version (version.json, the runtime's distribution, libcudart).\n"
       "For --root /, the NVIDIA driver and the GPUs' architectures from nvidia-smi ($WHEELCHECK_NVIDIA_SMI\n"
       "replaces it), else /proc/driver/nvidia ($WHEELCHECK_PROC_NVIDIA replaces it).\n"
-      "What it cannot determine is written as unknown, with the reason.\n\n" +
+      "What it cannot determine is written as unknown, with the reason.\n"
+      "An image is read as a container runtime applies its layers (whiteouts, opaque folders, links), each\n"
+      "blob checked against its digest first; only the files a probe reads are kept, in the cache by the\n"
+      "manifest's digest. Registry credentials: REGISTRY_AUTH_FILE, $DOCKER_CONFIG/config.json or\n"
+      "~/.docker/config.json (what docker login writes); plain HTTP for loopback registries and the hosts\n"
+      "WHEELCHECK_INSECURE_REGISTRIES lists.\n\n" +
       std::string(k_exit_codes));
   return {c, [a] { return run_probe(*a); }};
 }
@@ -441,7 +493,9 @@ Command add_image(CLI::App& app) {
                    "A db name (see `wheelcheck images`), a packaging target, a description file, or a root folder "
                    "(probed as `--image DIR` is); several names show each (--json: an array of them)")
       ->required();
-  show->add_option("--image-env", a->env, "For a root folder: its environment, NAME=VALUE (repeatable)");
+  show->add_option("--image-env", a->env,
+                   "For a root folder or container image: its environment, NAME=VALUE (repeatable)");
+  add_platform_option(*show, a->platform);
   show->add_option("--db", a->db, "The db folder (default: $WHEELCHECK_DB, else the one installed with wheelcheck)");
   show->add_flag("--json", a->json,
                  "JSON with the origin and layer of every fact (one document; an array for several names)");

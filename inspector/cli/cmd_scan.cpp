@@ -26,6 +26,7 @@ struct ScanArgs {
   std::vector<std::string> extra_indexes;
   std::vector<std::string> projects;
   std::vector<std::string> images;
+  std::string platform;
   std::vector<std::string> assume;
   std::vector<std::string> with;
   std::string state;
@@ -168,7 +169,11 @@ int run_scan(const ScanArgs& given) {
     }
     image::Db db(image::Db::locate(a.db));
     // The one --image resolver of every command: db names, patterns, all, description files, root folders.
-    o.targets = resolve_images(a.images, db, {});
+    ImageRequest request;
+    request.platform = a.platform;
+    request.cache_dir = a.cache_dir;
+    request.quiet = !progress;
+    o.targets = resolve_images(a.images, db, request);
     o.assume = a.assume;
     net::Client client(client_options(a.quiet, a.limits));
     // The environment each new wheel is checked in: --with wheels and locks, as installed on each image.
@@ -221,8 +226,9 @@ Command add_scan(CLI::App& app) {
   c->add_option("--project", a->projects, "A project name (repeatable)");
   c->add_option("--image,-i", a->images,
                 "An image to check against, as `check --image` takes it: a db name, a pattern, all, a description "
-                "file or a root folder (repeatable, or a comma list; default: every FlagOS image of the db each "
-                "wheel is for)");
+                "file, a root folder or a container image (repeatable, or a comma list; default: every FlagOS image of "
+                "the db each wheel is for)");
+  add_platform_option(*c, a->platform);
   c->add_option("--assume", a->assume, k_assume_help);
   c->add_option("--with", a->with,
                 "Check every new wheel with these installed beside it: wheels, URLs or a lock file (pylock.toml, a pip "

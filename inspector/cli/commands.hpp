@@ -117,7 +117,18 @@ struct ImageRequest {
   std::map<std::string, std::string> env;  // the environment of a root folder probed on the fly
   std::vector<std::string> search_dirs;    // absolute RPATH/RUNPATH folders of the wheels: probed too
   std::vector<std::string> needed_paths;   // absolute DT_NEEDED entries of the wheels: probed too
+  // A container image reference (docker://, oci:, oci-archive:, docker-archive:; docs/images.md): the
+  // platform --platform names ("" = none), the wheels' machine (elf::machine_name, "" = unknown) an index
+  // picks otherwise, the folder its root is cached under ("" = the profile cache's default), progress lines.
+  std::string platform;
+  std::string wheel_machine;
+  std::string cache_dir;
+  bool quiet = false;
 };
+// The machine most of the wheels' ELF members are built for ("" when none has one).
+std::string wheels_machine(const std::vector<WheelProfile>& profiles);
+// --platform, as every command that takes --image has it.
+void add_platform_option(CLI::App& app, std::string& platform);
 std::vector<Target> resolve_images(const std::vector<std::string>& names, const image::Db& db,
                                    const ImageRequest& request);
 std::map<std::string, std::string> parse_env(const std::vector<std::string>& assignments, const std::string& flag);
@@ -197,6 +208,7 @@ struct CheckArgs {
   std::string env_file;                       // github: VAR=value lines go here (default $GITHUB_ENV)
   bool gates = false;                         // the gates command
   std::vector<std::string> image_env;         // NAME=VALUE: the environment of a root folder probed on the fly
+  std::string platform;                       // --platform: a container image index's entry
   std::string verify;                         // auto, full, headers (see k_verify_help); "" = the settings', else auto
   std::vector<std::string> outputs;           // FORMAT=PATH: also written there (json, sarif, junit, markdown)
   bool exit_zero = false;                     // check: exit 0 whatever the verdicts (2 and 70 stay)

@@ -1,6 +1,8 @@
 // What an --image names, decided one way for every command (`check`, `gates`, `image show`):
 //   all                 the db's images (not the packaging targets: name those, or match them)
 //   a pattern           'manylinux_2_*_aarch64': every db image and target whose name matches
+//   a reference         docker://HOST/REPO:TAG, oci:DIR[:TAG], oci-archive:FILE, docker-archive:FILE: a
+//                       container image, its layers read into the cache and its root probed (docs/images.md)
 //   a path              anything with a '/' or ending in .json: a description file, or a root folder
 //                       probed on the fly; one that does not exist is an error, not a db lookup
 //   a name              a db image or packaging target; a folder or file of the same name in the
@@ -10,9 +12,11 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <memory>
 
 #include "commands.hpp"
+#include "wheelcheck/container.hpp"
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/probe.hpp"
 #include "wheelcheck/util.hpp"
@@ -25,13 +29,18 @@ bool names_a_path(const std::string& name) {
   return name.find('/') != std::string::npos || name == "." || name == ".." || name.ends_with(".json");
 }
 
-Target probed(const std::string& root, const ImageRequest& request) {
+Target probed(const std::string& root, const ImageRequest& request, const container::PulledImage* pulled = nullptr) {
   probe::ProbeOptions o;
   o.root = root;
   o.extra_dirs = request.search_dirs;
   o.extra_files = request.needed_paths;
   o.env = request.env;
+  if (pulled != nullptr) {
+    probe::describe_pulled(*pulled, o);
+    for (const auto& [k, v] : request.env) o.env[k] = v;  // --image-env overrides the config's Env
+  }
   auto result = probe::probe_root(o);
+  if (pulled != nullptr) probe::record_pulled(*pulled, result.image);
   auto tables = std::make_shared<std::map<std::string, exports::Table>>();
   for (auto& [key, table] : result.tables) tables->emplace(key, std::move(table));
   for (auto& l : result.image.libraries) {
@@ -46,6 +55,22 @@ Target probed(const std::string& root, const ImageRequest& request) {
     if (!p.exports.empty()) p.exports_file = "mem:" + p.exports;
   }
   return {std::move(result.image), tables};
+}
+
+// A container image: pulled (or found in the cache), then its root probed like a folder.
+Target probed_reference(const std::string& text, const ImageRequest& request) {
+  container::PullOptions o;
+  o.cache_dir = request.cache_dir.empty() ? ProfileCache::default_dir() : request.cache_dir;
+  if (!request.platform.empty()) o.platform = container::parse_platform(request.platform);
+  if (!request.wheel_machine.empty()) o.wheel_platform = container::platform_of_machine(request.wheel_machine);
+  o.offline = net::offline();
+  if (!request.quiet) o.progress = [](const std::string& s) { std::fprintf(stderr, "image: %s\n", s.c_str()); };
+  const container::PulledImage pulled = container::pull(container::parse_reference(text), o);
+  if (!request.quiet) {
+    std::fprintf(stderr, "image: %s is %s (%s, %s)\n", text.c_str(), pulled.digest.c_str(),
+                 pulled.platform.str().c_str(), pulled.platform_note.c_str());
+  }
+  return probed(pulled.root, request, &pulled);
 }
 
 // --image takes a comma list ("cuda13.0,cuda13.3") as well as repeats. An argument that is an existing file
@@ -87,6 +112,11 @@ std::vector<Target> resolve_images(const std::vector<std::string>& names, const 
       for (const auto& n : db.file_image_names()) out.push_back({db.get(n), nullptr});
       continue;
     }
+    if (container::is_reference(name)) {
+      out.push_back(probed_reference(name, request));
+      probed_any = true;
+      continue;
+    }
     if (name.find_first_of("*?[") != std::string::npos && !names_a_path(name)) {
       const std::size_t before = out.size();
       for (const auto& n : db.image_names()) {
@@ -122,9 +152,28 @@ std::vector<Target> resolve_images(const std::vector<std::string>& names, const 
     out.push_back({db.resolve(name), nullptr});  // a description file, or an unknown name (with the closest)
   }
   if (!request.env.empty() && !probed_any) {
-    throw usage_error("--image-env describes a root folder probed on the fly, and no --image is a folder");
+    throw usage_error(
+        "--image-env describes a root folder or container image probed on the fly, and no --image is one");
   }
   return out;
+}
+
+std::string wheels_machine(const std::vector<WheelProfile>& profiles) {
+  std::map<std::string, int> votes;
+  for (const auto& p : profiles) {
+    for (const auto& m : p.members) {
+      if (m.elf) ++votes[elf::machine_name(m.elf->machine, m.elf->elf_class, m.elf->endian, m.elf->e_flags)];
+    }
+  }
+  const auto best =
+      std::max_element(votes.begin(), votes.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+  return best == votes.end() ? std::string() : best->first;
+}
+
+void add_platform_option(CLI::App& app, std::string& platform) {
+  app.add_option("--platform", platform,
+                 "For an --image that is a multi-platform container image: the platform to read, OS/ARCH[/VARIANT] "
+                 "(linux/amd64, linux/arm64; default: the wheels' architecture, else this machine's)");
 }
 
 const char* const k_assume_help =

@@ -1,6 +1,6 @@
 // Facts a user states where a description leaves them unknown (--assume FACT=VALUE, a description's
 // "assumed" block): each sets the fact with origin "assumed" and is recorded in words, with what the
-// image said before, so that every answer lists what it took for granted.
+// image said before, so that every answer lists what it took for granted; and the facts still unknown.
 #include <algorithm>
 #include <cctype>
 
@@ -183,6 +183,34 @@ void assume_all(Image& im, const std::vector<std::string>& assignments, const st
     if (eq == std::string::npos || eq == 0) throw usage_error("--assume " + kv + ": expected FACT=VALUE");
     assume(im, kv.substr(0, eq), kv.substr(eq + 1), source);
   }
+}
+
+std::vector<std::string> Image::unknowns() const {
+  std::vector<std::string> out;
+  auto fact = [&](const Fact& f, const std::string& what) {
+    if (f.set && !f.known()) out.push_back(what + (f.note.empty() ? "" : " (" + f.note + ")"));
+  };
+  fact(arch, "arch");
+  fact(libc_kind, "C library");
+  fact(libc_version, "libc version");
+  if (pythons.empty()) fact(python, "Python version");
+  fact(glibcxx, "libstdc++ version");
+  if (toolkit) {
+    fact(toolkit->version, toolkit_kind_name(toolkit->kind) + " toolkit version");
+    fact(toolkit->runtime, toolkit_kind_name(toolkit->kind) + " runtime version");
+    fact(toolkit->driver_floor, toolkit_kind_name(toolkit->kind) + " toolkit's minimum driver");
+  }
+  fact(driver, "driver version");
+  fact(gpu_archs, "GPU architectures");
+  for (const auto& d : distributions) {
+    bool any_unknown = !d.exports_unknown.empty();
+    for (const auto& l : d.libraries) any_unknown = any_unknown || (l.exports.empty() && !l.exports_unknown.empty());
+    if (any_unknown) {
+      const std::string why = !d.exports_unknown.empty() ? d.exports_unknown : "some libraries have no export table";
+      out.push_back(d.name + " " + d.version + " export tables (" + why + ")");
+    }
+  }
+  return out;
 }
 
 }  // namespace wheelcheck::image

@@ -1,4 +1,4 @@
-// Image descriptions: JSON in and out, composition of layers, and the list of what is unknown.
+// Image descriptions: JSON in and out (the list of what is unknown: assume.cpp).
 //
 // JSON conventions (docs/image.schema.json): a fact is either a bare string ("arch": "x86_64", known,
 // with the document's origin) or an object {"value": "2.36" | "unknown", "note": "...", "origin": "..."};
@@ -118,34 +118,6 @@ const Distribution* Image::distribution(std::string_view wanted) const {
   return nullptr;
 }
 
-std::vector<std::string> Image::unknowns() const {
-  std::vector<std::string> out;
-  auto fact = [&](const Fact& f, const std::string& what) {
-    if (f.set && !f.known()) out.push_back(what + (f.note.empty() ? "" : " (" + f.note + ")"));
-  };
-  fact(arch, "arch");
-  fact(libc_kind, "C library");
-  fact(libc_version, "libc version");
-  if (pythons.empty()) fact(python, "Python version");
-  fact(glibcxx, "libstdc++ version");
-  if (toolkit) {
-    fact(toolkit->version, toolkit_kind_name(toolkit->kind) + " toolkit version");
-    fact(toolkit->runtime, toolkit_kind_name(toolkit->kind) + " runtime version");
-    fact(toolkit->driver_floor, toolkit_kind_name(toolkit->kind) + " toolkit's minimum driver");
-  }
-  fact(driver, "driver version");
-  fact(gpu_archs, "GPU architectures");
-  for (const auto& d : distributions) {
-    bool any_unknown = !d.exports_unknown.empty();
-    for (const auto& l : d.libraries) any_unknown = any_unknown || (l.exports.empty() && !l.exports_unknown.empty());
-    if (any_unknown) {
-      const std::string why = !d.exports_unknown.empty() ? d.exports_unknown : "some libraries have no export table";
-      out.push_back(d.name + " " + d.version + " export tables (" + why + ")");
-    }
-  }
-  return out;
-}
-
 // --- JSON out --------------------------------------------------------------------------------------
 
 namespace {
@@ -221,6 +193,13 @@ ojson to_json(const Image& im, bool provenance) {
   if (!im.policy.empty()) j["policy"] = im.policy;
   if (!im.release.empty()) j["release"] = im.release;
   if (!im.image_ref.empty()) j["image_ref"] = im.image_ref;
+  if (!im.from.empty()) {
+    j["from"] = {{"reference", im.from.reference},
+                 {"digest", im.from.digest},
+                 {"platform", im.from.platform},
+                 {"config", im.from.config},
+                 {"user", im.from.user}};
+  }
   j["origin"] = origin_name(im.origin);
   if (!im.generated_by.empty()) j["generated_by"] = im.generated_by;
   if (!im.sources.empty()) j["sources"] = strings(im.sources);
@@ -480,7 +459,7 @@ Image from_json(const json& j, std::string_view what) {
              "policy", "origin",    "sources",   "layers",   "arch",        "generated_by",  "exports_dir",
              "python", "libc",      "loader",    "pythons",  "libraries",   "distributions", "toolkit",
              "driver", "gpu_archs", "env",       "findings", "libstdcxx",   "assumed",       "$comment",
-             "chips",  "release",   "image_ref", "bash_env", "host_mounts", "inventory"},
+             "chips",  "release",   "image_ref", "bash_env", "host_mounts", "inventory",     "from"},
          "");
   auto schema = j.find("schema");
   if (schema == j.end()) r.fail("schema", "missing (expected \"" + std::string(k_schema) + "\")");
@@ -512,6 +491,12 @@ Image from_json(const json& j, std::string_view what) {
   im.policy = r.opt_str(j, "policy", "");
   im.release = r.opt_str(j, "release", "");
   im.image_ref = r.opt_str(j, "image_ref", "");
+  if (auto it = j.find("from"); it != j.end()) {
+    r.object(*it, "from");
+    r.only(*it, {"reference", "digest", "platform", "config", "user"}, "from");
+    im.from = {r.opt_str(*it, "reference", "from"), r.opt_str(*it, "digest", "from"),
+               r.opt_str(*it, "platform", "from"), r.opt_str(*it, "config", "from"), r.opt_str(*it, "user", "from")};
+  }
   im.origin = r.origin(j, Origin::Declared, "");
   const Origin o = im.origin;
   im.generated_by = r.opt_str(j, "generated_by", "");
