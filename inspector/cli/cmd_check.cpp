@@ -219,7 +219,9 @@ int check_and_print(const CheckArgs& a, output::Format format, bool gates_output
   request.platform = a.platform;
   request.wheel_machine = wheels_machine(profiles);
   request.cache_dir = a.cache_dir;
-  request.quiet = !progress;
+  request.quiet = a.quiet;
+  request.progress = progress;
+  request.limits = &a.limits;
   request.search_dirs = search_dirs(profiles, with);  // a wheel that could not be read is an empty profile
   request.needed_paths = needed_paths(profiles, with);
   auto images = resolve_images(a.images, db, request);

@@ -508,7 +508,9 @@ int check_environment(const CheckArgs& a, output::Format format, bool gates_outp
   request.env = parse_env(a.image_env, "--image-env");
   request.platform = a.platform;
   request.cache_dir = a.cache_dir;
-  request.quiet = !progress;
+  request.quiet = a.quiet;
+  request.progress = progress;
+  request.limits = &a.limits;
   auto images = resolve_images(a.images, db, request);
   apply_assumptions(images, a.assume);
   if (gates_output && images.size() != 1) throw usage_error("gates need exactly one --image");

@@ -172,7 +172,9 @@ int run_scan(const ScanArgs& given) {
     ImageRequest request;
     request.platform = a.platform;
     request.cache_dir = a.cache_dir;
-    request.quiet = !progress;
+    request.quiet = a.quiet;
+    request.progress = progress;
+    request.limits = &a.limits;
     o.targets = resolve_images(a.images, db, request);
     o.assume = a.assume;
     net::Client client(client_options(a.quiet, a.limits));

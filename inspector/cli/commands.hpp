@@ -123,7 +123,9 @@ struct ImageRequest {
   std::string platform;
   std::string wheel_machine;
   std::string cache_dir;
-  bool quiet = false;
+  bool quiet = false;                 // -q: not even the line saying which image and platform was read
+  bool progress = false;              // a line per stage of reading the image (stderr is a terminal)
+  const LimitArgs* limits = nullptr;  // --low-speed-time, --max-redirects, --retries for a registry
 };
 // The machine most of the wheels' ELF members are built for ("" when none has one).
 std::string wheels_machine(const std::vector<WheelProfile>& profiles);

@@ -40,7 +40,12 @@ Target probed(const std::string& root, const ImageRequest& request, const contai
     for (const auto& [k, v] : request.env) o.env[k] = v;  // --image-env overrides the config's Env
   }
   auto result = probe::probe_root(o);
-  if (pulled != nullptr) probe::record_pulled(*pulled, result.image);
+  if (pulled != nullptr) {
+    probe::record_pulled(*pulled, result.image);
+    // What every answer says of the image (the verdict's image summary): which manifest, which platform, why.
+    result.image.summary = pulled->reference + ", " + pulled->platform.str() + " (" + pulled->platform_note +
+                           "), manifest " + pulled->digest;
+  }
   auto tables = std::make_shared<std::map<std::string, exports::Table>>();
   for (auto& [key, table] : result.tables) tables->emplace(key, std::move(table));
   for (auto& l : result.image.libraries) {
@@ -64,7 +69,12 @@ Target probed_reference(const std::string& text, const ImageRequest& request) {
   if (!request.platform.empty()) o.platform = container::parse_platform(request.platform);
   if (!request.wheel_machine.empty()) o.wheel_platform = container::platform_of_machine(request.wheel_machine);
   o.offline = net::offline();
-  if (!request.quiet) o.progress = [](const std::string& s) { std::fprintf(stderr, "image: %s\n", s.c_str()); };
+  if (request.limits != nullptr) {
+    o.low_speed_time_s = request.limits->low_speed_time;
+    o.max_redirects = request.limits->max_redirects;
+    o.retries = request.limits->retries;
+  }
+  if (request.progress) o.progress = [](const std::string& s) { std::fprintf(stderr, "image: %s\n", s.c_str()); };
   const container::PulledImage pulled = container::pull(container::parse_reference(text), o);
   if (!request.quiet) {
     std::fprintf(stderr, "image: %s is %s (%s, %s)\n", text.c_str(), pulled.digest.c_str(),

@@ -131,7 +131,12 @@ std::optional<RootWriter::Parent> RootWriter::parent_of(const std::vector<std::s
     todo.pop_front();
     if (c.empty() || c == ".") continue;
     if (c == "..") {
-      if (!canon.empty()) canon.pop_back();  // ".." at the root stays there, as in a chroot
+      // Only a link's target brings ".." here (an entry's own is refused before). A runtime would stop it at
+      // the root; an entry written through a link that climbs above the root is an attack, and refused.
+      if (canon.empty()) {
+        throw hostile(what + ": its path goes through a symbolic link that climbs out of the root (refused)");
+      }
+      canon.pop_back();
       reopen();
       continue;
     }

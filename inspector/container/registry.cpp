@@ -312,7 +312,8 @@ class RegistrySource : public Source {
     net::ClientOptions c;
     c.connect_timeout_s = o.connect_timeout_s;
     c.low_speed_time_s = o.low_speed_time_s;
-    c.max_attempts = 3;
+    c.max_attempts = 1 + std::max(0, o.retries);
+    c.max_redirects = o.max_redirects;
     c.backoff_initial_ms = 200;
     c.ca_file = o.ca_file;
     c.netrc_file = "/dev/null";
@@ -359,6 +360,7 @@ class RegistrySource : public Source {
       ro.headers = auth_headers();
       ro.pass_statuses = {401};
       ro.max_bytes = max_bytes;
+      ro.limit_hint = "a manifest or config has at most 4 MiB, the distribution registry's own limit";
       net::Response r;
       try {
         r = m_client.get(url, accept, validators, ro);

@@ -88,6 +88,7 @@ Response Client::get(const std::string& url, const std::string& accept, const Va
   t.url = url;
   t.compressed = true;
   t.max_body = request.max_bytes != 0 ? request.max_bytes : impl.options.max_page_bytes;
+  t.limit_hint = request.limit_hint;
   t.headers.push_back("Accept: " + (accept.empty() ? std::string("*/*") : accept));
   if (!validators.etag.empty()) t.headers.push_back("If-None-Match: " + validators.etag);
   if (!validators.last_modified.empty()) t.headers.push_back("If-Modified-Since: " + validators.last_modified);

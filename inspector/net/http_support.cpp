@@ -149,8 +149,8 @@ extern "C" std::size_t write_callback(char* data, std::size_t size, std::size_t 
     if (t.sink) return t.sink(t, data, n) ? n : 0;
     if (t.max_body != 0 && t.body.size() + n > t.max_body) {
       t.stop_failure = "the answer from " + redact_url(t.url) + " is larger than the limit of " +
-                       format_size(t.max_body) + " (" + std::to_string(t.max_body) +
-                       " bytes; raise it with --max-page-size)";
+                       format_size(t.max_body) + " (" + std::to_string(t.max_body) + " bytes; " +
+                       (t.limit_hint.empty() ? std::string("raise it with --max-page-size") : t.limit_hint) + ")";
       return 0;
     }
     t.body.append(data, n);

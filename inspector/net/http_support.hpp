@@ -100,6 +100,7 @@ struct Transfer {
   std::vector<std::string> headers;  // "Name: value"
   bool compressed = false;           // Accept-Encoding: whatever libcurl decodes (pages only)
   std::uint64_t max_body = 0;        // 0 = no cap (the sink decides)
+  std::string limit_hint;            // how to raise max_body, for the error ("" = --max-page-size)
   // Called for each body chunk of the final answer (not of redirects); returns false to stop the transfer
   // (after setting stop_ok or stop_failure). Unset: the body is collected into `body`.
   std::function<bool(Transfer&, const char*, std::size_t)> sink;
