@@ -459,9 +459,18 @@ def part_platforms():
         if check(r.rc in (0, 1, 3, 4), f"check {wn} --image (index): a verdict", r.show()):
             check(any(want in ln for ln in r.probe_lines()), f"check {wn}: the probe: line names {want} "
                   "(the wheel's architecture)", r.err[-600:])
-            text = r.out
-            check('"wrong-arch"' not in text and not re.search(r"(x86_64|aarch64) wheel, (x86_64|aarch64) image", text),
-                  f"check {wn}: no architecture mismatch (wrong-arch, not_targeted)", text[:600])
+            other = "x86_64" if want == "linux/arm64" else "aarch64"
+            check('"wrong-arch"' not in r.out and f"the image is {other}" not in r.out,
+                  f"check {wn}: no architecture mismatch (no wrong-arch, no \"the image is {other}\")", r.out[:600])
+    # check --platform overrides the wheel's architecture: an aarch64 wheel against the amd64 manifest
+    arm_wheel = next((w for w in L.samples(A.samples) if "aarch64" in w), None)
+    if arm_wheel:
+        r = wc(["check", arm_wheel, "--image", ref, "--platform", "linux/amd64", "--json"],
+               env_for(fresh_cache("platforms-check")))
+        check(r.rc == 1 and any("linux/amd64" in ln for ln in r.probe_lines()) and "the image is x86_64" in r.out,
+              "check of the aarch64 sample --platform linux/amd64: exit 1, the amd64 manifest (\"the image is "
+              "x86_64\")",
+              r.show())
     outside_clean(W.snap, "the platforms part")
 
 
