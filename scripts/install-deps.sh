@@ -27,10 +27,14 @@ cross=(gcc-aarch64-linux-gnu g++-aarch64-linux-gnu)
 # gives the corpus tier's torch wheels the sonames pip's torch has (tests/jobs/env_job.py); python3-yaml reads the
 # workflows and Kubernetes manifests the jobs run (tests/jobs/ci_action.py, shards_ci.py); python3-pyelftools and
 # python3-packaging run ../shared/peers/auditwheel-show beside wheelcheck (bench/remote.sh, the side-by-side tests).
+# The image tier (tests/images, issue 63): docker-registry is Debian's distribution registry, started on loopback
+# by the tests (with htpasswd basic auth, whose bcrypt hash python3-bcrypt writes: 89 kB beside apache2-utils'
+# htpasswd and its two libraries); skopeo packs the test images as docker-archive and oci-archive and pushes
+# them; umoci unpacks the layered image as the referee of whiteouts and opaque folders; zstd compresses a layer.
 test=(libgtest-dev binutils python3-jsonschema zip libtree time libsnappy1v5 gcc-i686-linux-gnu g++-i686-linux-gnu
       gcc-powerpc64-linux-gnu g++-powerpc64-linux-gnu python3.11 libpython3.11 qemu-user-static
       nghttp2-server openssl chromium clang-14 libclang-rt-14-dev nasm xz-utils patch patchelf man-db
-      python3-yaml python3-pyelftools python3-packaging)
+      python3-yaml python3-pyelftools python3-packaging docker-registry skopeo umoci python3-bcrypt zstd)
 case ${1:-} in
   --build) wanted=("${build[@]}") ;;
   --cross) wanted=("${cross[@]}") ;;
