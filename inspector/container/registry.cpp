@@ -276,6 +276,11 @@ class RegistrySource : public Source {
 
   std::unique_ptr<VerifiedFile> layer(const Descriptor& d, const std::string& what) override {
     const std::string file = blob_file(d.digest);
+    // A cached layer is checked before it is used again: one damaged on disk is fetched anew, not refused.
+    if (is_file(file) && ("sha256:" + sha256_file_hex(file)) != d.digest) {
+      say(what + ": the cached copy no longer hashes to its digest; fetching it again");
+      std::remove(file.c_str());
+    }
     if (!is_file(file)) {
       if (m_options.offline) throw bad(what + ": offline (WHEELCHECK_OFFLINE), and the cache does not hold it");
       const std::string partial = m_images + "/partial/" + d.digest.substr(7);
