@@ -76,7 +76,9 @@ struct PullOptions {
   std::optional<Platform> platform;        // --platform
   std::optional<Platform> wheel_platform;  // the wheels' (check): an index picks it when --platform is not given
   Limits limits;
-  long low_speed_time_s = 30;  // a registry that stalls this long fails
+  long low_speed_time_s = 30;  // a registry that stalls this long fails (--low-speed-time)
+  long max_redirects = 10;     // --max-redirects
+  int retries = 2;             // --retries: of a request after a timeout or a server error
   long connect_timeout_s = 15;
   std::string ca_file;   // extra CA bundle (a registry with a private CA)
   bool offline = false;  // WHEELCHECK_OFFLINE: a registry reference is served from the cache only
