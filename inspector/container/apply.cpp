@@ -220,6 +220,12 @@ void RootWriter::apply(TarReader& layer, const Limits& limits, std::vector<std::
     parts.pop_back();
     const std::string entry_what = what + ": /" + printable(*clean);
     const bool whiteout = name.rfind(".wh.", 0) == 0;
+    if (whiteout && name != ".wh..wh..opq") {
+      const std::string victim = name.substr(4);
+      if (victim.empty() || victim == "." || victim == ".." || victim.rfind(".wh.", 0) == 0) {
+        throw hostile(entry_what + ": a whiteout that names " + printable(victim.empty() ? "nothing" : victim));
+      }
+    }
     auto parent = parent_of(parts, !whiteout, entry_what);
     if (!parent) continue;  // a whiteout under a folder no layer below made: nothing to delete
     const int pfd = parent->fd.get();
@@ -237,11 +243,7 @@ void RootWriter::apply(TarReader& layer, const Limits& limits, std::vector<std::
         empty_folder(pfd, ".", keep);
         continue;
       }
-      const std::string victim = name.substr(4);
-      if (victim.empty() || victim == "." || victim == ".." || victim.rfind(".wh.", 0) == 0) {
-        throw hostile(entry_what + ": a whiteout that names " + printable(victim.empty() ? "nothing" : victim));
-      }
-      remove_at(pfd, victim);
+      remove_at(pfd, name.substr(4));
       continue;
     }
     if (e.type == '5') {

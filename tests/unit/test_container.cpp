@@ -2,6 +2,7 @@
 // to a root as a runtime applies them. The layers are tar streams written here byte by byte (ustar, GNU
 // and pax headers as the specs lay them out); the image tier (tests/images) does the same against real
 // images made by umoci and skopeo and a real registry.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <isa-l/igzip_lib.h>
 #include <sys/stat.h>
