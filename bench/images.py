@@ -117,7 +117,7 @@ def main():
             skopeo.copy(f"oci:{layout}:img", ref)
             b = os.path.join(work, "b")
             env = f"HOME={shlex.quote(skopeo.home)} TMPDIR={shlex.quote(skopeo.home)}"
-            baseline = (f"rm -rf {b} && {env} skopeo --policy {skopeo.policy} copy -q --src-tls-verify=false "
+            baseline = (f"rm -rf {b} && mkdir -p {b} && {env} skopeo --policy {skopeo.policy} copy -q --src-tls-verify=false "
                         f"{ref} oci:{b}/l:img && umoci unpack --rootless --image {b}/l:img {b}/u >/dev/null && "
                         f"{wc} probe --root {b}/u/rootfs --json -q >/dev/null")
             c = os.path.join(work, "cold")

@@ -684,6 +684,7 @@ const std::vector<Target>& targets() {
       {"fatbin", fuzz_fatbin},
       {"lock", fuzz_lock},
       {"python", fuzz_python},
+      {"layer", fuzz_layer},
   };
   return all;
 }

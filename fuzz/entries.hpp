@@ -48,6 +48,9 @@ int fuzz_lock(const std::uint8_t* data, std::size_t size);
 // tokenizer's two passes held against each other (the lines the first pass keeps are the full pass's, at the
 // same place, indent and line, with the same first tokens; it misses no kept line and no loader's name).
 int fuzz_python(const std::uint8_t* data, std::size_t size);
+// A container image layer (fuzz/entries_layer.cpp): the bytes decompressed as their first bytes say, read as
+// tar and applied twice to a fresh root; nothing may appear outside the root, and a refusal is BadInput.
+int fuzz_layer(const std::uint8_t* data, std::size_t size);
 
 using Entry = int (*)(const std::uint8_t*, std::size_t);
 struct Target {

@@ -30,7 +30,7 @@ case ${1:-} in
 esac
 build=$(realpath -m "${BUILD_DIR:-$repo/build-sanitize}")
 jobs=${JOBS:-$(nproc)}
-read -r -a targets <<<"${TARGETS:-elf zip inflate_tail inflate_middle dist_info names demangle ldconfig index image fatbin lock python}"
+read -r -a targets <<<"${TARGETS:-elf zip inflate_tail inflate_middle dist_info names demangle ldconfig index image fatbin lock python layer}"
 
 # --- tools -------------------------------------------------------------------------------------------
 missing=()

@@ -447,6 +447,52 @@ def python_seeds(corpus):
             corpus.add("python", "cpython-" + name.replace("/", "-"), open(path, "rb").read())
 
 
+def layer_seeds(corpus):
+    """Tar layers as images write them: folders, libraries, links (a merged-/usr link, one climbing, one
+    absolute), a hard link, whiteouts and an opaque marker, GNU and pax long names; plain, gzip and zstd."""
+    import gzip
+    import io
+    import shutil
+    import subprocess
+    import tarfile
+
+    def tar(entries, fmt=tarfile.PAX_FORMAT):
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w", format=fmt) as t:
+            for name, kind, extra in entries:
+                ti = tarfile.TarInfo(name)
+                if kind == "dir":
+                    ti.type = tarfile.DIRTYPE
+                    t.addfile(ti)
+                elif kind == "sym":
+                    ti.type, ti.linkname = tarfile.SYMTYPE, extra
+                    t.addfile(ti)
+                elif kind == "hard":
+                    ti.type, ti.linkname = tarfile.LNKTYPE, extra
+                    t.addfile(ti)
+                else:
+                    data = extra.encode()
+                    ti.size = len(data)
+                    t.addfile(ti, io.BytesIO(data))
+        return buf.getvalue()
+
+    base = tar([("usr", "dir", None), ("usr/lib", "dir", None), ("lib", "sym", "usr/lib"),
+                ("usr/lib/libc.so.6", "file", "\x7fELF"), ("usr/lib/libm.so.6", "hard", "usr/lib/libc.so.6"),
+                ("etc/ld.so.conf", "file", "include /etc/ld.so.conf.d/*.conf\n"), ("opt", "dir", None),
+                ("opt/up", "sym", "../../.."), ("opt/abs", "sym", "/usr/lib"), ("lib/libz.so.1", "file", "z")])
+    upper = tar([("usr/lib/.wh.libm.so.6", "file", ""), ("opt/.wh..wh..opq", "file", ""),
+                 ("opt/abs/libnew.so", "file", "new"), ("usr/lib/" + "d" * 120 + "/libdeep.so", "file", "deep")])
+    gnu = tar([("usr/lib/" + "g" * 150 + "/libgnu.so.1", "file", "gnu")], fmt=tarfile.GNU_FORMAT)
+    corpus.add("layer", "base", base)
+    corpus.add("layer", "upper-gzip", gzip.compress(upper, 1))
+    corpus.add("layer", "gnu-names", gnu)
+    corpus.add("layer", "two-gzip-members", gzip.compress(base[:1024], 1) + gzip.compress(base[1024:], 1))
+    if shutil.which("zstd"):
+        z = subprocess.run(["zstd", "-q", "-c"], input=base, capture_output=True)
+        if z.returncode == 0:
+            corpus.add("layer", "base-zstd", z.stdout)
+
+
 def lock_seeds(corpus):
     digest, other = "ab" * 32, "cd" * 32
     corpus.add("lock", "pylock", "0" + PYLOCK.replace("DIGEST", digest))
@@ -481,6 +527,7 @@ def main():
     image_seeds(corpus)
     lock_seeds(corpus)
     python_seeds(corpus)
+    layer_seeds(corpus)
     print("seeds: " + ", ".join(f"{t} {n}" for t, n in sorted(corpus.counts.items())))
 
 

@@ -24,7 +24,8 @@ const char* const k_exit_codes = R"(Exit codes:
      --cache-dir that cannot be written or is not private to you, a URL or index unreadable after
      the retries (a lock package's index: its answer is unknown, 4), a download or a lock's file
      that does not match its sha256 or --hash (an integrity failure), an input over a limit (the error names
-     the option that raises it), a probed root with symlink loops or links above its /, output that
+     the option that raises it), a probed root with symlink loops or links above its /, a container
+     image that fails a digest or holds a hostile layer, output that
      could not be written (stdout, -o, --report, --pins, --env-file, --summary: a full disk; a closed
      pipe ends quietly), a scan state that could not be saved. Each has its "wheelcheck: error:" line
      on stderr. With --json, stdout still holds one complete JSON document. SECURITY.md lists the limits.
