@@ -224,28 +224,19 @@ class Zstd : public Stream {
   std::size_t m_last = 0;
 };
 
-// No compression: the first bytes, read to look at them, then the rest.
+// No compression: the bytes as they are, counted against the layer's limit.
 class Plain : public Stream {
  public:
-  Plain(Stream& in, std::string head, const Limits& limits, std::string what)
-      : m_in(in), m_head(std::move(head)), m_budget(limits, std::move(what)) {}
+  Plain(Stream& in, const Limits& limits, std::string what) : m_in(in), m_budget(limits, std::move(what)) {}
   std::size_t read(char* buf, std::size_t n) override {
-    if (m_pos < m_head.size()) {
-      const std::size_t k = std::min(n, m_head.size() - m_pos);
-      std::memcpy(buf, m_head.data() + m_pos, k);
-      m_pos += k;
-      return k;
-    }
     const std::size_t got = m_in.read(buf, n);
     m_count += got;
-    m_budget.add(got, m_count + m_head.size());
+    m_budget.add(got, m_count);
     return got;
   }
 
  private:
   Stream& m_in;
-  std::string m_head;
-  std::size_t m_pos = 0;
   std::uint64_t m_count = 0;
   Budget m_budget;
 };
@@ -301,7 +292,7 @@ std::unique_ptr<Stream> decompressing(Stream& in, const Limits& limits, const st
   if (got >= 4 && byte(0) == 0x28 && byte(1) == 0xb5 && byte(2) == 0x2f && byte(3) == 0xfd) {
     return std::make_unique<Owning<Zstd>>(in, std::move(head), limits, what);
   }
-  return std::make_unique<Plain>(in, std::move(head), limits, what);
+  return std::make_unique<Owning<Plain>>(in, std::move(head), limits, what);
 }
 
 }  // namespace wheelcheck::container::detail
