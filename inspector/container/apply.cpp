@@ -172,10 +172,23 @@ std::optional<RootWriter::Parent> RootWriter::parent_of(const std::vector<std::s
   return Parent{std::move(cur), join(canon, "/")};
 }
 
+const RootWriter::Parent* RootWriter::cached_parent(const std::vector<std::string>& parts, bool create,
+                                                    const std::string& what) {
+  std::string key = (create ? "+" : "-") + join(parts, "/");
+  if (m_cache && m_cache_valid && key == m_cache_key) return m_cache.get();
+  auto p = parent_of(parts, create, what);
+  if (!p) return nullptr;
+  m_cache = std::make_unique<Parent>(std::move(*p));
+  m_cache_key = std::move(key);
+  m_cache_valid = true;
+  return m_cache.get();
+}
+
 // Removes `name` in the folder, whatever it is; a folder with everything under it (never through a link).
 void RootWriter::remove_at(int dir_fd, const std::string& name) {
   struct stat st {};
   if (::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return;
+  if (S_ISDIR(st.st_mode) || S_ISLNK(st.st_mode)) m_cache_valid = false;  // a path may resolve otherwise now
   if (S_ISDIR(st.st_mode)) {
     empty_folder(dir_fd, name, {});
     if (::unlinkat(dir_fd, name.c_str(), AT_REMOVEDIR) != 0) throw io("cannot remove the folder " + name);
@@ -226,8 +239,8 @@ void RootWriter::apply(TarReader& layer, const Limits& limits, std::vector<std::
         throw hostile(entry_what + ": a whiteout that names " + printable(victim.empty() ? "nothing" : victim));
       }
     }
-    auto parent = parent_of(parts, !whiteout, entry_what);
-    if (!parent) continue;  // a whiteout under a folder no layer below made: nothing to delete
+    const Parent* parent = cached_parent(parts, !whiteout, entry_what);
+    if (parent == nullptr) continue;  // a whiteout under a folder no layer below made: nothing to delete
     const int pfd = parent->fd.get();
     const std::string path = parent->path.empty() ? name : parent->path + "/" + name;
     if (whiteout) {
@@ -257,6 +270,7 @@ void RootWriter::apply(TarReader& layer, const Limits& limits, std::vector<std::
       if (e.link.empty()) throw hostile(entry_what + ": a symbolic link to nothing");
       remove_at(pfd, name);
       if (::symlinkat(e.link.c_str(), pfd, name.c_str()) != 0) throw io("cannot make the link " + entry_what);
+      m_cache_valid = false;
       made.insert(path);
       continue;
     }

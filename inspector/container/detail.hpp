@@ -148,6 +148,12 @@ class RootWriter {
  private:
   struct Parent;
   std::optional<Parent> parent_of(const std::vector<std::string>& parts, bool create, const std::string& what);
+  // parent_of, kept for the next entry in the same folder (most of a layer): valid until a link or a folder
+  // is made or removed. Null where parent_of is nullopt.
+  const Parent* cached_parent(const std::vector<std::string>& parts, bool create, const std::string& what);
+  std::unique_ptr<Parent> m_cache;
+  std::string m_cache_key;
+  bool m_cache_valid = false;
   void remove_at(int dir_fd, const std::string& name);
   void empty_folder(int dir_fd, const std::string& path, const std::set<std::string>& keep);
   int m_root_fd = -1;
