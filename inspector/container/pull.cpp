@@ -302,8 +302,14 @@ PulledImage pull(const Reference& ref, const PullOptions& o) {
     out.cached = true;
     return out;
   }
+  // Roots are built only under the lock: a .build-* folder there now is a killed run's, and goes.
+  {
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(images + "/roots", ec)) {
+      if (e.path().filename().string().rfind(".build-", 0) == 0) remove_tree(e.path().string());
+    }
+  }
   const std::string build = images + "/roots/.build-" + key + "-" + std::to_string(::getpid());
-  remove_tree(build);
   make_dirs(build + "/root");
   try {
     detail::RootWriter writer(build + "/root");
