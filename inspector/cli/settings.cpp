@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "commands.hpp"
+#include "wheelcheck/container.hpp"
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/toml.hpp"
 #include "wheelcheck/util.hpp"
@@ -81,8 +82,16 @@ class Reader {
     return (fs::path(m_folder.empty() ? "." : m_folder) / p).lexically_normal().string();
   }
 
-  // An --image value: a path (a description .json, a root folder) is relative to the file's folder.
+  // An --image value: a path (a description .json, a root folder) is relative to the file's folder; so is the
+  // file or folder of a local container image (oci:DIR:TAG, oci-archive:, docker-archive:), while a
+  // registry's reference (docker://) is no path at all.
   std::string image_of(const std::string& v) const {
+    if (container::is_reference(v)) {
+      const auto ref = container::parse_reference(v);
+      if (ref.transport == container::Transport::Registry) return v;
+      const std::string transport = v.substr(0, v.find(':') + 1);
+      return transport + path_of(ref.path) + (ref.tag.empty() ? "" : ":" + ref.tag);
+    }
     const bool looks_like_path = v.find('/') != std::string::npos || v.ends_with(".json");
     return looks_like_path ? path_of(v) : v;
   }
