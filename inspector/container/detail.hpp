@@ -222,5 +222,8 @@ bool is_manifest_type(std::string_view media_type);
 // The media type of a JSON document that may not say it (a Docker v2 manifest says; an OCI one may not).
 std::string media_type_of(const nlohmann::json& doc, const std::string& declared);
 nlohmann::json parse_json_blob(const std::string& body, const std::string& what);
+// A member of a JSON object that is a string; "" when absent or not a string (nlohmann's value() trips GCC
+// 12's -Wnull-dereference at -O2).
+std::string json_text(const nlohmann::json& object, const char* key);
 
 }  // namespace wheelcheck::container::detail

@@ -189,9 +189,10 @@ json meta_of(const PulledImage& p) {
 void read_meta(const std::string& file, PulledImage& p) {
   const json j = detail::parse_json_blob(read_text_file(file, std::uint64_t{16} << 20), file);
   if (!j.is_object()) throw bad(file + ": not an object");
-  p.config_digest = j.value("config", "");
-  p.platform = parse_platform(j.value("platform", "linux/unknown"));
-  p.user = j.value("user", "");
+  p.config_digest = detail::json_text(j, "config");
+  const std::string platform = detail::json_text(j, "platform");
+  p.platform = parse_platform(platform.empty() ? "linux/unknown" : platform);
+  p.user = detail::json_text(j, "user");
   if (j.contains("env") && j["env"].is_object()) {
     for (const auto& [k, v] : j["env"].items()) {
       if (v.is_string()) p.env[k] = v.get<std::string>();

@@ -207,10 +207,10 @@ class RegistrySource : public Source {
     std::string last_digest;
     std::string last_type;
     net::Validators validators;
-    if (last.is_object() && last.value("digest", "").rfind("sha256:", 0) == 0) {
-      last_digest = last.value("digest", "");
-      last_type = last.value("media_type", "");
-      validators.etag = last.value("etag", "");
+    if (json_text(last, "digest").rfind("sha256:", 0) == 0) {
+      last_digest = json_text(last, "digest");
+      last_type = json_text(last, "media_type");
+      validators.etag = json_text(last, "etag");
       if (!is_sha256_hex(last_digest.substr(7)) || !is_file(blob_file(last_digest))) {
         last_digest.clear();
         validators = {};

@@ -373,6 +373,11 @@ json parse_json_blob(const std::string& body, const std::string& what) {
   }
 }
 
+std::string json_text(const json& object, const char* key) {
+  return object.is_object() && object.contains(key) && object[key].is_string() ? object[key].get<std::string>()
+                                                                               : std::string();
+}
+
 std::string media_type_of(const json& doc, const std::string& declared) {
   if (doc.is_object() && doc.contains("mediaType") && doc["mediaType"].is_string()) {
     return doc["mediaType"].get<std::string>();
