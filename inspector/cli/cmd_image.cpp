@@ -81,7 +81,8 @@ int unsafe_root_exit(const ProbeArgs& a, const std::vector<Problem>& findings) {
                "wheelcheck: error: %s has %zu unsafe link(s) or malformed loader file(s) (links are resolved "
                "inside the root, as chroot would, and at most 40 deep, the kernel's limit); the description is "
                "still %s; --allow-unsafe-root exits 0 for such a root\n",
-               a.root.c_str(), unsafe.size(), a.output.empty() ? "printed" : "written");
+               (a.root.empty() ? a.reference : a.root).c_str(), unsafe.size(),
+               a.output.empty() ? "printed" : "written");
   return k_exit_bad_input;
 }
 

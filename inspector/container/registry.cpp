@@ -249,8 +249,12 @@ class RegistrySource : public Source {
     type = media_type_of(doc, is_index_type(type) || is_manifest_type(type) ? type : "");
     store_blob(digest, r.body);
     json entry = {{"digest", digest}, {"media_type", type}, {"etag", r.validators.etag}};
-    make_dirs(m_images + "/refs");
-    write_file_atomic(ref_file, entry.dump());
+    try {
+      make_dirs(m_images + "/refs");
+      write_file_atomic(ref_file, entry.dump());
+    } catch (const Error& e) {
+      say(std::string("the tag's digest is not kept: ") + e.what());
+    }
     return Top{r.body, type, digest};
   }
 
@@ -347,9 +351,15 @@ class RegistrySource : public Source {
     return media_type_of(parse_json_blob(text, m_ref.what()), "");
   }
 
+  // Kept for the next run; a cache that cannot be written (read-only) only costs that run a request.
   void store_blob(const std::string& digest, const std::string& body) const {
-    make_dirs(m_images + "/blobs/sha256");
-    write_file_atomic(blob_file(digest), body);
+    if (is_file(blob_file(digest))) return;
+    try {
+      make_dirs(m_images + "/blobs/sha256");
+      write_file_atomic(blob_file(digest), body);
+    } catch (const Error& e) {
+      say(std::string("not kept in the cache: ") + e.what());
+    }
   }
 
   std::vector<std::string> auth_headers() const {

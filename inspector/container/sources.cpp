@@ -210,6 +210,17 @@ class LayoutSource : public Source {
   Limits m_limits;
 };
 
+// "docker.io/deb12/root:bookworm" names "deb12/root:bookworm": what `docker save` and skopeo write is the
+// name with its registry host (a first component with a '.' or ':', or localhost), as docker expands it.
+bool names_after_host(const std::string& full, const std::string& name) {
+  if (name.empty() || full.size() <= name.size() + 1) return false;
+  const std::size_t cut = full.size() - name.size() - 1;
+  if (full.compare(cut + 1, name.size(), name) != 0 || full[cut] != '/') return false;
+  const std::string host = full.substr(0, cut);
+  return host.find('/') == std::string::npos &&
+         (host.find('.') != std::string::npos || host.find(':') != std::string::npos || host == "localhost");
+}
+
 // `docker save`: manifest.json names each image's config and layer files (the layers' digests are the
 // config's diff_ids, of their uncompressed bytes).
 class DockerArchiveSource : public Source {
@@ -235,10 +246,7 @@ class DockerArchiveSource : public Source {
           if (!t.is_string()) continue;
           const std::string tag = t.get<std::string>();
           tags.push_back(tag);
-          const bool same =
-              tag == m_ref.tag || (tag.size() > m_ref.tag.size() + 1 &&
-                                   tag.compare(tag.size() - m_ref.tag.size(), m_ref.tag.size(), m_ref.tag) == 0 &&
-                                   tag[tag.size() - m_ref.tag.size() - 1] == '/');
+          const bool same = tag == m_ref.tag || names_after_host(tag, m_ref.tag);
           if (!m_ref.tag.empty() && same) chosen = &entry;
         }
       }

@@ -86,6 +86,10 @@ std::string render_text(const Image& im, bool color) {
     out += "  " + (im.image_ref.empty() ? std::string("release ") + im.release : im.image_ref) +
            (im.image_ref.empty() || im.release.empty() ? "" : "  (release " + im.release + ")") + "\n";
   }
+  if (!im.from.empty()) {
+    out += "  from " + im.from.reference + ": manifest " + im.from.digest + ", " + im.from.platform +
+           (im.from.user.empty() ? "" : ", user " + im.from.user) + "\n";
+  }
   if (!im.layers.empty()) out += "  layers: " + join(im.layers, " + ") + "\n";
   for (const auto& s : im.sources) out += "  source: " + s + "\n";
   if (!im.generated_by.empty()) out += "  regenerate: " + im.generated_by + "\n";
