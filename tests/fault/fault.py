@@ -1032,14 +1032,16 @@ def case_image_full_cache(tmp, rng):
             reference = image_ref(img, what, tmp)
             args = probe_args(img.refs[what])
             # A full tmpfs, then one too small for the image (the layers alone take NEED bytes)
-            for how, size, fill in (("a full 256k tmpfs", "256k", True), (f"a {need // 2 >> 10}k tmpfs (full mid-image)",
-                                                                        f"{need // 2 >> 10}k", False)):
+            half = f"{need // 2 >> 10}k"
+            for how, size, fill in (("a full 256k tmpfs", "256k", True),
+                                    (f"a {half} tmpfs (full mid-image)", half, False)):
                 c = tmpfs(tempfile.mkdtemp(dir=tmp), size, fill)
                 r = wc(args, env=in_cache(c))
                 check(r.rc == 2 and err_line(r) and b"No space left on device" in r.err,
                       f"{what}, the cache on {how}: exit 2, wheelcheck: error: ... No space left on device", r.text())
                 done, others = roots_of(c)
-                check(not done, f"{what}, the cache on {how}: no roots/DIGEST (complete roots only)", f"{done} {others}")
+                check(not done, f"{what}, the cache on {how}: no roots/DIGEST (complete roots only)",
+                      f"{done} {others}")
                 check(not IL.unverified_blobs(c), f"{what}, the cache on {how}: every blob verified",
                       IL.unverified_blobs(c))
                 if fill:

@@ -513,7 +513,8 @@ class FakeRegistry:
     service "fake", scope repository:REPO:pull) until "Authorization: Bearer TOKEN" is shown; the realm answers
     realm_body (to basic auth only, with realm_basic); "stall": a path regex whose answer sends headers then never the body;
     "redirect_loop": a path regex answered by 302 to itself (alternating two URLs); "basic": (user, pw) needs
-    basic auth; "slow": (path regex, bytes per second) sends a matching blob at that rate, in 64 KiB writes. Every request is logged in self.requests (method, path, headers)."""
+    basic auth; "slow": (path regex, bytes per second) sends a matching blob at that rate, in 64 KiB writes.
+    Every request is logged in self.requests (method, path, headers)."""
 
     def __init__(self):
         self.manifests = {}

@@ -275,9 +275,10 @@ def part_check():
             except ValueError:
                 check(False, f"{wn} vs {name}: check --json prints JSON", r.show())
                 continue
-            check(summary_of(doc) == image_summary(ref, "linux/amd64", "the image's only platform", W.digests[name]),
+            want_sum = image_summary(ref, "linux/amd64", "the image's only platform", W.digests[name])
+            check(summary_of(doc) == want_sum,
                   f"{wn} vs {name}: the image summary names the reference, the platform and why, the digest",
-                  f"{summary_of(doc)!r}\nwant {image_summary(ref, 'linux/amd64', 'the image' + chr(39) + 's only platform', W.digests[name])!r}")
+                  f"{summary_of(doc)!r}\nwant {want_sum!r}")
             got = normalized_verdict(doc, [ref, doc.get("image", {}).get("name"), b.root])
             check(got.get("verdict") == want.get("verdict"),
                   f"{wn} vs {name}: the verdict ({got.get('verdict')}) is the root's ({want.get('verdict')})")
