@@ -988,6 +988,8 @@ def case_image_kill_9(tmp, rng):
             check(not bad, f"{what}: probe --json killed {IMAGE_KILLS} times in its first {SPAN * t * 1000:.0f} ms "
                            f"({killed} died of the kill): every rerun gives the reference, roots/ holds the complete "
                            f"root, a warm run after it is served from the cache", "\n".join(bad))
+            check(not builds_after, f"{what}: no roots/.build-* is left after the reruns (the killed runs' unfinished "
+                                    f"roots are removed by the next run that builds)", "\n".join(builds_after))
             check(not left, f"{what}: no *.tmp.* or unresumable partial download left after the reruns",
                   "\n".join(left))
             check(not unverified, f"{what}: every images/blobs/sha256/HEX hashes to HEX, kill after kill",
