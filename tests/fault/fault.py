@@ -7,7 +7,8 @@ with --no-cache (or on a fresh empty cache).
   fault.py --wheelcheck BIN --samples DIR --db DIR [--seed N] [CASE ...]
 
 Cases (default: all): scan-commits-last scan-lock download-collision damaged-entries symlinked-shard
-foreign-cache full-stdout full-files kill-9 cache-cap scan-errors. Runs as root, inside its own mount
+foreign-cache full-stdout full-files kill-9 cache-cap scan-errors image-kill-9 image-two-at-once image-full-cache
+image-damaged-blob image-read-only-cache. Runs as root, inside its own mount
 namespace (unshare -m: every tmpfs it mounts disappears with it). Exit 0 when every assertion holds, 1 otherwise
 (each failure named), 77 when a tool it needs is absent (root, unshare, mount).
 """
@@ -26,12 +27,15 @@ import signal
 import stat
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "images"))
 from wheelcheck_test import Checks  # noqa: E402
+import imagelib as IL  # noqa: E402  (the image tier's fixtures: an OCI layout writer, a fake registry)
 
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -851,11 +855,277 @@ def case_scan_errors(tmp, rng):
     finally:
         idx.close()
 
+# --- 12. container images (probe REF) -------------------------------------------------------------------------
+
+IMAGE_PACKAGES = (["base-files", "libc6", "libgcc-s1", "zlib1g"], ["libstdc++6", "libexpat1"])
+IMAGE_NAME = "tiny"
+
+class TinyImage:
+    """A small image of this machine's real Debian packages in two gzip layers (libc6, libgcc-s1, zlib1g and
+    base-files; then libstdc++6 and libexpat1): an OCI layout written per the OCI image spec (tests/images/
+    imagelib.py), its oci-archive (a tar of the layout, written here), and a fake registry serving it
+    (FakeRegistry: http.server on 127.0.0.1, every request logged). A context manager: the registry stops on exit."""
+
+    def __init__(self, tmp):
+        t0 = time.time()
+        layers_tar = []
+        for n, pkgs in enumerate(IMAGE_PACKAGES):
+            root = newdir(tmp, f"image-root{n}")
+            if n == 0:
+                IL.merged_usr(root)
+            IL.copy_packages(root, pkgs)
+            layers_tar.append(IL.tar_of_dir(root))
+        self.layout = IL.Layout(os.path.join(tmp, "image-oci"))
+        self.layers = [self.layout.layer(t, "gzip") for t in layers_tar]
+        self.manifest, _, self.config = self.layout.image(self.layers, tag="1")
+        self.archive = os.path.join(tmp, "image.oci.tar")
+        with tarfile.open(self.archive, "w") as t:
+            for name in ("oci-layout", "index.json", "blobs"):
+                t.add(os.path.join(self.layout.path, name), name)
+        self.fake = IL.FakeRegistry()
+        self.fake.add_layout_image(self.layout, "tiny/img", "1", self.manifest["digest"])
+        self.refs = {"registry": f"docker://{self.fake.host}/tiny/img:1",
+                     "registry-digest": f"docker://{self.fake.host}/tiny/img@{self.manifest['digest']}",
+                     "oci-archive": f"oci-archive:{self.archive}:1"}
+        self.layer_sizes = [d["size"] for d, _ in self.layers]
+        print(f"  ...   image: {len(self.layers)} gzip layers, {sum(self.layer_sizes) >> 10} KiB "
+              f"({time.time() - t0:.1f} s)", flush=True)
+
+    def __enter__(self):
+        self.fake.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self.fake.__exit__(*exc)
+
+    def blob_gets(self):
+        return [p for m, p, _ in self.fake.requests if m == "GET" and "/blobs/" in p]
+
+def probe_args(ref):
+    return ["probe", ref, "--json", "--name", IMAGE_NAME, "-q"]
+
+def in_cache(cache):
+    return {"WHEELCHECK_CACHE_DIR": cache}
+
+def image_ref(img, what, tmp):
+    """The reference answer for IMG's reference WHAT: probe --json on a fresh cache."""
+    key = ("image", what)
+    if key not in REFS:
+        REFS[key] = wc(probe_args(img.refs[what]), env=in_cache(tempfile.mkdtemp(dir=tmp)))
+        check(REFS[key].rc == 0 and REFS[key].out.startswith(b"{"), f"{what}: the reference (a fresh cache) exits 0",
+              REFS[key].text())
+    return REFS[key]
+
+def roots_of(cache):
+    """(complete roots: images/roots/HEX holding image.json, every other entry of images/roots/)"""
+    top = os.path.join(cache, "images", "roots")
+    names = sorted(os.listdir(top)) if os.path.isdir(top) else []
+    done = [n for n in names if re.fullmatch(r"[0-9a-f]{64}", n) and os.path.isfile(os.path.join(top, n, "image.json"))]
+    return done, [n for n in names if n not in done]
+
+def build_pid(name):
+    m = re.search(r"-(\d+)$", name)
+    return int(m.group(1)) if m else None
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+
+def image_leftovers(cache):
+    """Temporary files of dead processes and unresumable partial downloads in the image cache, less what lies
+    inside roots/.build-* (the unfinished roots, reported on their own)."""
+    return [p for p in leftovers(os.path.join(cache, "images")) if "/roots/.build-" not in p]
+
+def kill_image_at(args, env, delay):
+    p = subprocess.Popen([A.wheelcheck, *args], env=dict(ENV, **env), stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(delay)
+    p.send_signal(signal.SIGKILL)
+    return p.wait()
+
+IMAGE_KILLS = 8
+
+def case_image_kill_9(tmp, rng):
+    with TinyImage(tmp) as img:
+        # The layers come at 8 MB/s: the download, the layers' application and the probe each get their share of
+        # the kills.
+        img.fake.faults["slow"] = (r"/blobs/", 8 << 20)
+        for what in ("registry", "oci-archive"):
+            args, reference = probe_args(img.refs[what]), image_ref(img, what, tmp)
+            t = sorted(wc(args, env=in_cache(tempfile.mkdtemp(dir=tmp))).secs for _ in range(3))[1]
+            bad, left, unverified, killed, builds, builds_after, kept = [], [], [], 0, 0, [], 0
+            for n in range(IMAGE_KILLS):
+                c = tempfile.mkdtemp(dir=tmp)
+                delay = rng.uniform(0, SPAN * t)
+                killed += kill_image_at(args, in_cache(c), delay) == -signal.SIGKILL
+                _, others = roots_of(c)
+                started = [x for x in others if x.startswith(".build-")]
+                builds += len(started)
+                r = wc(args, env=in_cache(c))
+                bad += [f"kill {n} at {delay * 1000:.0f} ms: {x}" for x in differs(r, reference)]
+                done, others = roots_of(c)
+                if done != [img.manifest["digest"][7:]]:
+                    bad.append(f"kill {n}: after the rerun images/roots/ holds {done} complete, not the manifest's")
+                live = [x for x in others if x.startswith(".build-") and build_pid(x) and alive(build_pid(x))]
+                if live:
+                    bad.append(f"kill {n}: a live process's unfinished root {live}")
+                builds_after += [x for x in others if x.startswith(".build-")]
+                kept += sum(1 for x in started if x in others)
+                left += [f"kill {n}: {p}" for p in image_leftovers(c)]
+                unverified += [f"kill {n}: {p}" for p in IL.unverified_blobs(c)]
+                # and the next run is served from the complete root, whatever the killed run left beside it
+                r = wc([*args[:-1]], env=in_cache(c))
+                if differs(r, reference) or b"cached" not in r.err:
+                    bad.append(f"kill {n}: the warm run after the rerun is not the cached reference: {r.text()}")
+            print(f"  ...   {what}: {builds} unfinished roots (roots/.build-*) left by the kills; after the reruns "
+                  f"{len(builds_after)} remain ({kept} of them the killed runs': "
+                  f"{'ignored, not removed' if kept else 'removed'})", flush=True)
+            check(not bad, f"{what}: probe --json killed {IMAGE_KILLS} times in its first {SPAN * t * 1000:.0f} ms "
+                           f"({killed} died of the kill): every rerun gives the reference, roots/ holds the complete "
+                           f"root, a warm run after it is served from the cache", "\n".join(bad))
+            check(not builds_after, f"{what}: no roots/.build-* is left after the reruns (the killed runs' unfinished "
+                                    f"roots are removed by the next run that builds)", "\n".join(builds_after))
+            check(not left, f"{what}: no *.tmp.* or unresumable partial download left after the reruns",
+                  "\n".join(left))
+            check(not unverified, f"{what}: every images/blobs/sha256/HEX hashes to HEX, kill after kill",
+                  "\n".join(unverified))
+
+def case_image_two_at_once(tmp, rng):
+    with TinyImage(tmp) as img:
+        img.fake.faults["slow"] = (r"/blobs/", 16 << 20)
+        for what in ("registry", "oci-archive"):
+            reference = image_ref(img, what, tmp)
+            for n in range(3):
+                c = tempfile.mkdtemp(dir=tmp)
+                e = dict(ENV, WHEELCHECK_CACHE_DIR=c)
+                procs = [subprocess.Popen([A.wheelcheck, *probe_args(img.refs[what])[:-1]], env=e,
+                                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                         for _ in (1, 2)]
+                rs = []
+                for p in procs:
+                    try:
+                        o, err = p.communicate(timeout=120)
+                        rs.append(Res(p.returncode, o, err, 0))
+                    except subprocess.TimeoutExpired:
+                        p.kill()
+                        rs.append(Res(None, *p.communicate(), 120, True))
+                bad = [f"{'; '.join(differs(r, reference))}\n{r.text()}" for r in rs if differs(r, reference)]
+                bad += [r.text() for r in rs if b"rename" in r.err or b"wheelcheck: error" in r.err]
+                check(not bad, f"{what}, try {n + 1}: two probes on one cache at once both exit 0 with the reference, "
+                               f"no error (about rename or any)", "\n".join(bad))
+                done, others = roots_of(c)
+                check(done == [img.manifest["digest"][7:]] and not others,
+                      f"{what}, try {n + 1}: one roots/DIGEST, nothing else in roots/", f"{done} {others}")
+                check(not IL.unverified_blobs(c) and not image_leftovers(c),
+                      f"{what}, try {n + 1}: every blob verified, no temporary left",
+                      IL.unverified_blobs(c) + image_leftovers(c))
+                cached = [b"cached" in r.err for r in rs]
+                print(f"  ...   {what}, try {n + 1}: {sum(cached)} of the two said cached", flush=True)
+
+def case_image_full_cache(tmp, rng):
+    with TinyImage(tmp) as img:
+        need = sum(img.layer_sizes)
+        for what in ("registry", "oci-archive"):
+            reference = image_ref(img, what, tmp)
+            args = probe_args(img.refs[what])
+            # A full tmpfs, then one too small for the image (the layers alone take NEED bytes)
+            half = f"{need // 2 >> 10}k"
+            for how, size, fill in (("a full 256k tmpfs", "256k", True),
+                                    (f"a {half} tmpfs (full mid-image)", half, False)):
+                c = tmpfs(tempfile.mkdtemp(dir=tmp), size, fill)
+                r = wc(args, env=in_cache(c))
+                check(r.rc == 2 and err_line(r) and b"No space left on device" in r.err,
+                      f"{what}, the cache on {how}: exit 2, wheelcheck: error: ... No space left on device", r.text())
+                done, others = roots_of(c)
+                check(not done, f"{what}, the cache on {how}: no roots/DIGEST (complete roots only)",
+                      f"{done} {others}")
+                check(not IL.unverified_blobs(c), f"{what}, the cache on {how}: every blob verified",
+                      IL.unverified_blobs(c))
+                if fill:
+                    os.unlink(os.path.join(c, ".filler"))
+                sh("mount", "-o", "remount,size=256m", c)  # room for the image
+                r = wc(args, env=in_cache(c))
+                check(not differs(r, reference), f"{what}, {how} given space again: the reference",
+                      "; ".join(differs(r, reference)) + "\n" + r.text())
+                done, _ = roots_of(c)
+                check(done == [img.manifest["digest"][7:]] and not IL.unverified_blobs(c) and not image_leftovers(c),
+                      f"{what}, {how} given space again: the complete root, every blob verified, no temporary left",
+                      f"{done} {IL.unverified_blobs(c)} {image_leftovers(c)}")
+
+def case_image_damaged_blob(tmp, rng):
+    with TinyImage(tmp) as img:
+        reference = image_ref(img, "registry", tmp)
+        args = probe_args(img.refs["registry"])
+        warm0 = tmp + "/warm"
+        r = wc(args, env=in_cache(warm0))
+        check(not differs(r, reference), "a warm registry cache", r.text())
+        for layer, (desc, _) in enumerate(img.layers):
+            hexd = desc["digest"][7:]
+            data = open(os.path.join(warm0, "images/blobs/sha256", hexd), "rb").read()
+            offset = rng.randrange(len(data))
+            for how, damage in ((f"byte {offset} flipped", data[:offset] + bytes([data[offset] ^ 0x40]) +
+                                 data[offset + 1:]), ("truncated to half", data[:len(data) // 2])):
+                c = tempfile.mkdtemp(dir=tmp)
+                shutil.rmtree(c)
+                shutil.copytree(warm0, c, symlinks=True)
+                shutil.rmtree(os.path.join(c, "images", "roots"))
+                blob = os.path.join(c, "images/blobs/sha256", hexd)
+                open(blob, "wb").write(damage)
+                mark = len(img.blob_gets())
+                r = wc(args, env=in_cache(c))
+                what = f"layer {layer + 1}'s cached blob {how}, roots/ removed"
+                check(not differs(r, reference), f"{what}: the next probe gives the reference",
+                      "; ".join(differs(r, reference)) + "\n" + r.text())
+                gets = img.blob_gets()[mark:]
+                check(any(hexd in g for g in gets), f"{what}: the layer is fetched again (the registry's log)", gets)
+                check(os.path.exists(blob) and IL.sha256_file(blob) == hexd and not IL.unverified_blobs(c),
+                      f"{what}: the blob hashes to its name again, every blob verified", IL.unverified_blobs(c))
+
+def case_image_read_only_cache(tmp, rng):
+    """WHEELCHECK_CACHE_DIR on a read-only tmpfs holding a warm cache. Observed, and pinned: a digest reference and
+    an oci-archive are answered from the cached root (the reference output, "cached", no blob fetched); a tag is
+    resolved again and its manifest stored anew, so it may be answered or refused with a clear exit 2 (today:
+    "cannot write .../blobs/sha256/HEX: Read-only file system"), whichever it is is printed. Either way the cache
+    is not changed."""
+    with TinyImage(tmp) as img:
+        m = tmpfs(tmp + "/ro-cache", "64m")
+        for what in ("registry", "registry-digest", "oci-archive"):
+            r = wc(probe_args(img.refs[what]), env=in_cache(m))
+            check(r.rc == 0, f"{what}: warmed", r.text())
+        before = snapshot(m)
+        sh("mount", "-o", "remount,ro", m)
+        for what in ("registry", "registry-digest", "oci-archive"):
+            reference = image_ref(img, what, tmp)
+            mark = len(img.blob_gets())
+            r = wc(probe_args(img.refs[what])[:-1], env=in_cache(m))
+            answered = not differs(r, reference)
+            refused = r.rc == 2 and err_line(r) and b"Read-only file system" in r.err
+            if what == "registry":
+                check(answered or refused, f"{what} (a tag): a read-only cache holding it: the reference, or exit 2 "
+                                           f"with a wheelcheck: error: ... Read-only file system", r.text())
+            else:
+                check(answered, f"{what}: a read-only cache holding it answers the reference", r.text())
+            if answered:
+                check(b"cached" in r.err and not img.blob_gets()[mark:],
+                      f"{what}: answered from the read-only cache (says cached, fetched no blob)", r.text())
+            said = r.err.decode(errors="replace").strip().splitlines()[-1:]
+            print(f"  ...   {what}: {'answered from the read-only cache' if answered else 'refused, exit 2'}: {said}",
+                  flush=True)
+            check(snapshot(m) == before, f"{what}: the read-only cache is unchanged", changes(before, snapshot(m)))
+
 CASES = {"scan-commits-last": case_scan_commits_last, "scan-lock": case_scan_lock,
          "download-collision": case_download_collision, "damaged-entries": case_damaged_entries,
          "symlinked-shard": case_symlinked_shard, "foreign-cache": case_foreign_cache,
          "full-stdout": case_full_stdout, "full-files": case_full_files, "kill-9": case_kill_9,
-         "leftovers": case_leftovers, "cache-cap": case_cache_cap, "scan-errors": case_scan_errors}
+         "leftovers": case_leftovers, "cache-cap": case_cache_cap, "scan-errors": case_scan_errors,
+         "image-kill-9": case_image_kill_9, "image-two-at-once": case_image_two_at_once,
+         "image-full-cache": case_image_full_cache, "image-damaged-blob": case_image_damaged_blob,
+         "image-read-only-cache": case_image_read_only_cache}
 
 def case_env(tmp):
     """No proxy, no GitHub files, a scratch HOME and default cache inside the case's folder."""

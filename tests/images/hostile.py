@@ -151,11 +151,20 @@ def layout_entries(path):
 CASES = {}
 
 
-def case(name, expect, why, timeout=60):
+def case(name, expect, why, timeout=60, after=None):
+    """A case: EXPECT the pattern its error must match (None: a control, exit 0); AFTER(cache, result) a list of
+    (ok, what, detail) checked after the run (a control's facts about the cache's root and the description)."""
     def deco(fn):
-        CASES[name] = {"make": fn, "expect": expect, "why": why, "timeout": timeout}
+        CASES[name] = {"make": fn, "expect": expect, "why": why, "timeout": timeout, "after": after}
         return fn
     return deco
+
+
+def cached_roots(cache):
+    """The complete roots in the cache (images/roots/HEX/root; not the .build-* being made)."""
+    top = os.path.join(cache, "images", "roots")
+    return [os.path.join(top, n, "root") for n in sorted(os.listdir(top)) if not n.startswith(".")] \
+        if os.path.isdir(top) else []
 
 
 DIGEST = r"(?i)(digest|sha256 mismatch|hash(es)? to|does not hash)"
@@ -170,11 +179,60 @@ def _(d):
     return f"oci:{d}:t", [], None
 
 
+def zlib_bytes():
+    with open(os.path.realpath(f"/{LIB}/libz.so.1"), "rb") as f:
+        return f.read()
+
+
+def written_through(name):
+    """AFTER: the library written through a link lies at the root's usr/lib/NAME, and the description lists it.
+    (Layer 3 has no folder entry for the link's path: one would replace the link by a folder, as a runtime does.)"""
+    def after(cache, r):
+        roots = cached_roots(cache)
+        where = [os.path.isfile(os.path.join(p, "usr/lib", name)) for p in roots]
+        return [(where == [True], f"the file written through the link is at the root's usr/lib/{name}", roots),
+                (f"/usr/lib/{name}" in r.out, "and the description lists it there", r.out[:300])]
+    return after
+
+
 @case("control-symlink-inside", None, "a file written through an earlier layer's link that stays inside the root "
-      "(lib2 -> usr/lib; must exit 0)")
+      "(lib2 -> usr/lib, then lib2/libin.so.1; must exit 0)", after=written_through("libin.so.1"))
 def _(d):
     t = L.Tar().dir("usr").dir("usr/lib").file("usr/lib/keep", b"k").symlink("lib2", "usr/lib")
-    tiny_layout(d, [(t.bytes(), "gzip"), (L.Tar().dir("lib2").file("lib2/x", b"x").bytes(), "gzip")])
+    tiny_layout(d, [(t.bytes(), "gzip"), (L.Tar().file("lib2/libin.so.1", zlib_bytes(), 0o755).bytes(), "gzip")])
+    return f"oci:{d}:t", [], None
+
+
+def link_kept(cache, r):
+    roots = cached_roots(cache)
+    target = [os.readlink(os.path.join(p, "srv/up")) if os.path.islink(os.path.join(p, "srv/up")) else None
+              for p in roots]
+    return [(len(roots) == 1, "the cache holds the image's root", roots),
+            (target == ["../../../outside"], "the dangling climbing link stays in the root as the layer made it",
+             target)]
+
+
+@case("control-dangling-climb", None, "a link srv/up -> ../../../outside that nothing is written through and the "
+      "loader never walks (it stays; exit 0)", after=link_kept)
+def _(d):
+    tiny_layout(d, [(L.Tar().dir("srv").symlink("srv/up", "../../../outside").bytes(), "gzip")])
+    return f"oci:{d}:t", [], None
+
+
+@case("control-absolute-link", None, "layer 2 makes lib3 -> /usr/lib (absolute: re-rooted), layer 3 writes "
+      "lib3/libabs.so.1 through it (exit 0)", after=written_through("libabs.so.1"))
+def _(d):
+    tiny_layout(d, [(L.Tar().symlink("lib3", "/usr/lib").bytes(), "gzip"),
+                    (L.Tar().file("lib3/libabs.so.1", zlib_bytes(), 0o755).bytes(), "gzip")])
+    return f"oci:{d}:t", [], None
+
+
+@case("dangling-climb-walked", LINK_OUT, "a link in a folder the loader walks, climbing out of the root "
+      "(usr/lib/libup.so.1 -> ../../../outside/libup.so.1): nothing is written through it (the layer is applied), "
+      "and the probe reports it as probe --root does (exit 2, the description still printed)")
+def _(d):
+    tiny_layout(d, [(L.Tar().dir("usr").dir("usr/lib").symlink("usr/lib/libup.so.1", "../../../outside/libup.so.1")
+                     .bytes(), "gzip")])
     return f"oci:{d}:t", [], None
 
 
@@ -256,7 +314,8 @@ def _(d):
     return f"oci:{d}:t", [], None
 
 
-@case("symlink-escape-write", LINK_OUT, "layer 2 makes lib2 -> ../../outside, layer 3 writes lib2/x through it")
+@case("symlink-escape-write", r"(?i)climbs out of the root", "layer 2 makes lib2 -> ../../outside, layer 3 writes "
+      "lib2/x through it")
 def _(d):
     tiny_layout(d, [(L.Tar().symlink("lib2", "../../outside").bytes(), "gzip"),
                     (L.Tar().file("lib2/x", b"x").bytes(), "gzip")])
@@ -281,7 +340,16 @@ def _(d):
     return f"oci:{d}:t", [], None
 
 
-@case("fifo", r"(?i)(fifo|pipe|special)", "a fifo member in a loader folder")
+def fifo_gone(cache, r):
+    roots = cached_roots(cache)
+    there = [p for p in roots if os.path.lexists(os.path.join(p, LIB, "libfifo.so.1"))]
+    return [(len(roots) == 1, "the cache holds the image's root", roots),
+            (not there, "the fifo is not in the cache's root (ignored)", there),
+            ("libfifo" not in r.out, "the fifo is not in the description", r.out[:300])]
+
+
+@case("control-fifo", None, "a fifo member in a loader folder: ignored (exit 0), absent from the root and the "
+      "description", after=fifo_gone)
 def _(d):
     tiny_layout(d, [(L.Tar().dir("usr").dir("usr/lib").dir(LIB).special(f"{LIB}/libfifo.so.1", "fifo").bytes(),
                      "gzip")])
@@ -434,7 +502,7 @@ def _(d):
     return f"docker://{fake.host}/tiny/img:1", [], fake
 
 
-@case("registry-manifest-too-large", r"(?i)(too large|size|limit|exceed|--max)",
+@case("registry-manifest-too-large", r"(?i)manifest.*4 MiB",
       "a 16 MiB manifest (valid JSON padded with spaces)")
 def _(d):
     fake, lay, man, layers = fake_with_tiny(d)
@@ -474,6 +542,7 @@ def _(d):
 
 
 LOW_SPEED = []
+HELP_OPTIONS = set()  # the options probe --help lists
 
 
 # --- the runner ------------------------------------------------------------------------------------------------------
@@ -499,6 +568,8 @@ def run_case(name, spec, work):
     after = L.snapshot(inp, home, tmp, cwd, box)
     if spec["expect"] is None:
         check(r.rc == 0, "exits 0 (a control)", r.show())
+        for ok, what, detail in (spec["after"](cache, r) if spec["after"] else []):
+            check(bool(ok), what, detail)
     else:
         errs = r.error_lines()
         check(not r.timed_out, f"ends within {spec['timeout']} s", r.show())
@@ -510,6 +581,10 @@ def run_case(name, spec, work):
             ok = re.search(spec["expect"], text) and not re.search(r"(?i)(unknown option|unrecognized|extra argument|"
                                                                    r"the following argument)", text)
             check(bool(ok), f"the error says what was wrong ({spec['expect']})", text[:600])
+    blank = [ln for ln in r.err.splitlines() if re.match(r"wheelcheck: (error|warning):(  | :|\s*$)", ln)]
+    check(not blank, "no error or warning line names an empty subject (\"error:  has ...\")", "\n".join(blank))
+    named = sorted(set(re.findall(r"--[a-z][a-z-]*", r.err)) - HELP_OPTIONS)
+    check(not named, "stderr names no option probe --help lacks", f"{named}\n{r.err[-600:]}")
     outside = [x for x in L.snapshot_diff(before, after) if not x.split(" ", 1)[1].startswith(cache + os.sep)
                and x.split(" ", 1)[1] != cache]
     check(not outside, "nothing written outside the cache (input, HOME, TMPDIR, working folder, the folder above the "
@@ -544,8 +619,11 @@ def main():
     A.wheelcheck = os.path.abspath(A.wheelcheck)
     L.need_wheelcheck(A.wheelcheck)
     h = subprocess.run([A.wheelcheck, "probe", "--help"], capture_output=True, text=True).stdout
-    if check("--low-speed-time" in h, "probe takes --low-speed-time (as check and scan do)"):
-        LOW_SPEED[:] = ["--low-speed-time", "3"]
+    HELP_OPTIONS.update(re.findall(r"--[a-z][a-z-]*", h))
+    for opt in ("--low-speed-time", "--max-redirects", "--retries"):
+        check(opt in HELP_OPTIONS, f"probe takes {opt} (as check and scan do), for registries")
+    if "--low-speed-time" in HELP_OPTIONS and "--retries" in HELP_OPTIONS:
+        LOW_SPEED[:] = ["--low-speed-time", "3", "--retries", "0"]
     keep = bool(A.work)
     work = os.path.abspath(A.work) if keep else tempfile.mkdtemp(prefix="wheelcheck-hostile-images-")
     os.makedirs(work, exist_ok=True)

@@ -513,7 +513,8 @@ class FakeRegistry:
     service "fake", scope repository:REPO:pull) until "Authorization: Bearer TOKEN" is shown; the realm answers
     realm_body (to basic auth only, with realm_basic); "stall": a path regex whose answer sends headers then never the body;
     "redirect_loop": a path regex answered by 302 to itself (alternating two URLs); "basic": (user, pw) needs
-    basic auth. Every request is logged in self.requests (method, path, headers)."""
+    basic auth; "slow": (path regex, bytes per second) sends a matching blob at that rate, in 64 KiB writes.
+    Every request is logged in self.requests (method, path, headers)."""
 
     def __init__(self):
         self.manifests = {}
@@ -541,6 +542,21 @@ class FakeRegistry:
 
             def do_HEAD(self):
                 self.do_GET()
+
+            def _send_slowly(self, body, rate):
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.send_header("Content-Type", "application/octet-stream")
+                self.end_headers()
+                if self.command == "HEAD":
+                    return
+                step = 1 << 16
+                for i in range(0, len(body), step):
+                    if outer.stop_event.is_set():
+                        return
+                    self.wfile.write(body[i:i + step])
+                    self.wfile.flush()
+                    time.sleep(min(step, len(body) - i) / rate)
 
             def do_GET(self):
                 outer.requests.append((self.command, self.path, dict(self.headers)))
@@ -593,6 +609,8 @@ class FakeRegistry:
                 if m:
                     if m.group(2) not in outer.blobs:
                         return self._send(404, b'{"errors":[{"code":"BLOB_UNKNOWN"}]}')
+                    if "slow" in f and re.search(f["slow"][0], path):
+                        return self._send_slowly(outer.blobs[m.group(2)], f["slow"][1])
                     return self._send(200, outer.blobs[m.group(2)], {"Content-Type": "application/octet-stream"})
                 return self._send(404, b"{}")
 
@@ -646,6 +664,12 @@ class Res:
 
     def json(self):
         return json.loads(self.out)
+
+    def json_or_none(self):
+        try:
+            return json.loads(self.out)
+        except ValueError:
+            return None
 
     def error_lines(self):
         return [ln for ln in self.err.splitlines() if ln.startswith("wheelcheck: error:")]

@@ -24,6 +24,7 @@ import platform
 import re
 import shutil
 import sys
+import tarfile
 import tempfile
 import time
 import traceback
@@ -104,15 +105,24 @@ def setup(stack):
     cfg = json.loads(W.skopeo("inspect", "--config", f"docker-archive:{W.docker_archive}").stdout)
     W.config_env = cfg["config"]["Env"]
     check(W.config_env == b.env, "skopeo reads the config's Env back as written", W.config_env)
+    W.repo_tags = [t for e in json.loads(tar_member(W.docker_archive, "manifest.json")) for t in e.get("RepoTags", [])]
+    check(W.repo_tags == ["docker.io/deb12/root:bookworm"],
+          "skopeo's docker-archive names the image docker.io/deb12/root:bookworm (RepoTags, with the registry host)",
+          W.repo_tags)
     W.refs = {
         "docker-archive": (f"docker-archive:{W.docker_archive}", {}),
         "docker-archive-named": (f"docker-archive:{W.docker_archive}:deb12/root:bookworm", {}),
+        "docker-archive-host": (f"docker-archive:{W.docker_archive}:docker.io/deb12/root:bookworm", {}),
         "oci": (b.ref, {}),
         "oci-zstd": (f"oci:{b.layout.path}:bookworm-zstd", {}),
         "oci-archive": (f"oci-archive:{W.oci_archive}:bookworm", {}),
         "registry": (f"docker://{W.reg.host}/deb12/root:bookworm", {}),
         "registry-auth": (f"docker://{W.reg_auth.host}/deb12/root:bookworm", {"DOCKER_CONFIG": W.docker_config}),
     }
+    # The digest each reference's answer names: the manifest's; docker-archive's is the config's (docker's image
+    # ID: a docker save holds no manifest).
+    W.digests = {name: b.config["digest"] if name.startswith("docker-archive") else
+                 W.zstd_manifest["digest"] if name == "oci-zstd" else b.manifest["digest"] for name in W.refs}
     # probe --root of the unpacked root, with the config's Env: what every reference must describe.
     cache = fresh_cache("root")
     r = wc(["probe", "--root", b.root, "--name", NAME, *b.env_args(env=W.config_env), "--json", "-q"], env_for(cache))
@@ -143,10 +153,13 @@ def expect_from(doc, ref, what, digest=None, config=None, plat="linux/amd64"):
     check(f.get("platform") == plat, f"{what}: from.platform is {plat}", f.get("platform"))
 
 
+def tar_member(path, name):
+    with tarfile.open(path) as t:
+        return t.extractfile(name).read()
+
+
 def part_refs():
     b = W.base
-    digests = {"oci": b.manifest["digest"], "oci-archive": b.manifest["digest"], "registry": b.manifest["digest"],
-               "registry-auth": b.manifest["digest"], "oci-zstd": W.zstd_manifest["digest"]}
     W.ref_caches = {}
     for name, (ref, extra) in W.refs.items():
         cache = fresh_cache(name)
@@ -161,10 +174,17 @@ def part_refs():
             continue
         diff = L.json_diff(L.without_from(doc), W.root_desc)
         check(not diff, f"{name}: probe REF == probe --root ROOT (less \"from\")", "\n".join(diff))
-        expect_from(doc, ref, name, digests.get(name), b.config["digest"])
+        expect_from(doc, ref, name, W.digests[name], b.config["digest"])
         check(any("linux/amd64" in ln for ln in r.probe_lines()),
               f"{name}: a probe: line on stderr names the platform linux/amd64", r.err[-600:])
         cache_verified(cache, name)
+    # docker-archive:FILE:REPO:TAG names a RepoTags entry exactly, or after a registry host; nothing else.
+    for tag in ("deb12/root:sid", "root:bookworm", "b12/root:bookworm"):
+        ref = f"docker-archive:{W.docker_archive}:{tag}"
+        r = wc(["probe", ref, "--json"], env_for(fresh_cache("da-tag")))
+        check(r.rc == 2 and any("docker.io/deb12/root:bookworm" in ln for ln in r.error_lines()),
+              f"docker-archive:F:{tag} (no RepoTags entry, nor one after a registry host): exit 2, an error listing "
+              "the tags the archive has", r.show())
     outside_clean(W.snap, "the probes")
     # -o FILE: the description and its export tables, as probe --root -o writes them.
     for name in ("oci", "registry"):
@@ -255,12 +275,38 @@ def part_check():
             except ValueError:
                 check(False, f"{wn} vs {name}: check --json prints JSON", r.show())
                 continue
+            want_sum = image_summary(ref, "linux/amd64", "the image's only platform", W.digests[name])
+            check(summary_of(doc) == want_sum,
+                  f"{wn} vs {name}: the image summary names the reference, the platform and why, the digest",
+                  f"{summary_of(doc)!r}\nwant {want_sum!r}")
             got = normalized_verdict(doc, [ref, doc.get("image", {}).get("name"), b.root])
             check(got.get("verdict") == want.get("verdict"),
                   f"{wn} vs {name}: the verdict ({got.get('verdict')}) is the root's ({want.get('verdict')})")
             diff = L.json_diff(got, want)
             check(not diff, f"{wn} vs {name}: the findings, conditions and members are the root's", "\n".join(diff))
+    # The text answer: the summary on the line under the image's name; without -q, an image: line on stderr.
+    wheel = next((w for w in wheels if "hello_native" in w), wheels[0])
+    for name in ("oci", "registry", "docker-archive"):
+        ref, extra = W.refs[name]
+        r = wc(["check", wheel, "--image", ref], env_for(W.ref_caches.get(name) or fresh_cache(name), extra))
+        want = image_summary(ref, "linux/amd64", "the image's only platform", W.digests[name])
+        lines = r.out.splitlines()
+        under = [lines[i + 1].strip() for i, ln in enumerate(lines[:-1]) if want not in ln and want in lines[i + 1]]
+        check(r.rc in (0, 1, 3, 4) and under, f"check (text) --image {name}: the summary on the line under the "
+              "image's name", r.show(3000))
+        said = f"image: {ref} is {W.digests[name]} (linux/amd64, the image's only platform)"
+        check(said in r.err.splitlines(), f"check (text) --image {name}: stderr says {said!r}", r.err[-800:])
     outside_clean(W.snap, "the checks")
+
+
+def image_summary(ref, plat, why, digest):
+    """What check --image REF says of the image (the verdict's image.summary and the text's line under its name)."""
+    return f"{ref}, {plat} ({why}), manifest {digest}"
+
+
+def summary_of(doc):
+    image = doc.get("image") if isinstance(doc, dict) else None
+    return image.get("summary") if isinstance(image, dict) else None
 
 
 # --- cache ---------------------------------------------------------------------------------------------------------
@@ -457,8 +503,15 @@ def part_platforms():
         r = wc(["check", wheel, "--image", ref, "--json"], env_for(fresh_cache("platforms-check")))
         wn = os.path.basename(wheel)
         if check(r.rc in (0, 1, 3, 4), f"check {wn} --image (index): a verdict", r.show()):
-            check(names_platform(r, want), f"check {wn}: the answer names {want} (the wheel's architecture; a "
-                  "probe: line on stderr or the JSON)", f"stderr: {r.err[-600:]!r}")
+            digest = amd["digest"] if want == "linux/amd64" else armd["digest"]
+            # the platform of the manifest chosen, its variant included (the index's arm64 entry is arm64/v8)
+            chosen = "linux/amd64" if want == "linux/amd64" else "linux/arm64/v8"
+            want_sum = image_summary(ref, chosen, "the wheel's architecture", digest)
+            check(summary_of(r.json_or_none()) == want_sum, f"check {wn}: the image summary is {want_sum!r}",
+                  repr(summary_of(r.json_or_none())))
+            said = f"image: {ref} is {digest} ({chosen}"
+            check(any(ln.startswith(said) and "the wheel's architecture" in ln for ln in r.err.splitlines()),
+                  f"check {wn}: stderr says {said}..., the wheel's architecture)", r.err[-600:])
             other = "x86_64" if want == "linux/arm64" else "aarch64"
             check('"wrong-arch"' not in r.out and f"the image is {other}" not in r.out,
                   f"check {wn}: no architecture mismatch (no wrong-arch, no \"the image is {other}\")", r.out[:600])
@@ -470,14 +523,10 @@ def part_platforms():
         check(r.rc == 1 and "the image is x86_64" in r.out,
               "check of the aarch64 sample --platform linux/amd64: exit 1 against the amd64 manifest (\"the image "
               "is x86_64\")", r.show())
-        check(names_platform(r, "linux/amd64"), "check --platform linux/amd64: the answer names linux/amd64",
-              f"stderr: {r.err[-600:]!r}")
+        want_sum = image_summary(ref, "linux/amd64", "--platform linux/amd64", amd["digest"])
+        check(summary_of(r.json_or_none()) == want_sum,
+              f"check --platform linux/amd64: the image summary is {want_sum!r}", r.out[:600])
     outside_clean(W.snap, "the platforms part")
-
-
-def names_platform(r, plat):
-    """The answer names the platform chosen: on a probe: line on stderr, or in the JSON on stdout."""
-    return any(plat in ln for ln in r.probe_lines()) or f'"{plat}' in r.out
 
 
 PARTS = {"refs": part_refs, "check": part_check, "cache": part_cache, "auth": part_auth, "bearer": part_bearer,
