@@ -529,8 +529,37 @@ def part_platforms():
     outside_clean(W.snap, "the platforms part")
 
 
+# --- settings ------------------------------------------------------------------------------------------------------
+
+def part_settings():
+    """The settings file's images take references too: oci:DIR relative to the file's folder (not the working
+    folder), docker:// as it is. gates and config run in another folder than the layout's."""
+    b = W.base
+    wheels = L.samples(A.samples)
+    wheel = next((w for w in wheels if "hello_native" in w), wheels[0] if wheels else None)
+    if not check(wheel is not None, f"a sample wheel under {A.samples}"):
+        return
+    proj = os.path.join(W.work, "settings-project")
+    os.makedirs(proj, exist_ok=True)
+    rel = os.path.relpath(b.layout.path, proj)
+    elsewhere = tempfile.mkdtemp(prefix="cwd-", dir=W.work)
+    absolute = f"oci:{os.path.normpath(os.path.join(proj, rel))}:bookworm"
+    for name, written, resolved in (("oci", f"oci:{rel}:bookworm", absolute),
+                                    ("registry", W.refs["registry"][0], W.refs["registry"][0])):
+        with open(os.path.join(proj, "wheelcheck.toml"), "w") as f:
+            f.write(f'images = ["{written}"]\n')
+        cache = fresh_cache(f"settings-{name}")
+        r = wc(["config", "--config", os.path.join(proj, "wheelcheck.toml")], env_for(cache), cwd=elsewhere)
+        check(r.rc == 0 and resolved in r.out, f"settings ({name}): config shows the image as {resolved}", r.show())
+        g = wc(["gates", wheel, "--config", os.path.join(proj, "wheelcheck.toml"), "--format", "json", "-q"],
+               env_for(cache), cwd=elsewhere)
+        ref = wc(["gates", wheel, "--image", resolved, "--format", "json", "-q"], env_for(cache), cwd=elsewhere)
+        check(g.rc == ref.rc == 0 and g.out == ref.out,
+              f"settings ({name}): gates with the file's image equal gates --image {resolved}", g.show() + ref.show())
+
+
 PARTS = {"refs": part_refs, "check": part_check, "cache": part_cache, "auth": part_auth, "bearer": part_bearer,
-         "platforms": part_platforms}
+         "settings": part_settings, "platforms": part_platforms}
 
 
 def main():
