@@ -46,7 +46,8 @@ Environment:
                         without HOME, no cache); it must be yours and writable by nobody else
   XDG_CACHE_HOME, HOME  where the profile cache goes when WHEELCHECK_CACHE_DIR is unset (HOME: ~/.netrc too)
   WHEELCHECK_OFFLINE    set, and not 0: the export tables of an image's published distributions (its torch,
-                        from PyPI) are not downloaded; what they would say stays unknown
+                        from PyPI) are not downloaded; what they would say stays unknown; a container image's
+                        registry is not asked: its reference is answered from the image cache, else exit 2
   NO_COLOR              no colour in text output, even on a terminal (TERM=dumb: none either)
   COLUMNS               the text width where the terminal does not say it (40 or more)
   SSL_CERT_FILE         the CA bundle for https (the static build, which has none compiled in, else

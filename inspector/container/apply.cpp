@@ -21,18 +21,15 @@
 
 namespace wheelcheck::container::detail {
 
-namespace {
-
-constexpr int k_max_links = 40;  // the kernel's limit on links followed in one path
-
-class Fd {
+// A descriptor closed with its owner (outside the anonymous namespace: RootWriter::Parent holds one).
+class OwnedFd {
  public:
-  explicit Fd(int fd = -1) : m_fd(fd) {}
-  ~Fd() {
+  explicit OwnedFd(int fd = -1) : m_fd(fd) {}
+  ~OwnedFd() {
     if (m_fd >= 0) ::close(m_fd);
   }
-  Fd(Fd&& o) noexcept : m_fd(o.m_fd) { o.m_fd = -1; }
-  Fd& operator=(Fd&& o) noexcept {
+  OwnedFd(OwnedFd&& o) noexcept : m_fd(o.m_fd) { o.m_fd = -1; }
+  OwnedFd& operator=(OwnedFd&& o) noexcept {
     if (this != &o) {
       if (m_fd >= 0) ::close(m_fd);
       m_fd = o.m_fd;
@@ -40,13 +37,17 @@ class Fd {
     }
     return *this;
   }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
+  OwnedFd(const OwnedFd&) = delete;
+  OwnedFd& operator=(const OwnedFd&) = delete;
   int get() const { return m_fd; }
 
  private:
   int m_fd;
 };
+
+namespace {
+
+constexpr int k_max_links = 40;  // the kernel's limit on links followed in one path
 
 Error io(const std::string& what) {
   return Error(ErrorKind::Io, what + ": " + std::strerror(errno));
@@ -96,7 +97,7 @@ bool kept_file(std::string_view path) {
 }
 
 struct RootWriter::Parent {
-  Fd fd;
+  OwnedFd fd;
   std::string path;  // canonical, inside the root ("" for the root)
 };
 
@@ -115,13 +116,13 @@ std::optional<RootWriter::Parent> RootWriter::parent_of(const std::vector<std::s
                                                         const std::string& what) {
   std::deque<std::string> todo(parts.begin(), parts.end());
   std::vector<std::string> canon;
-  Fd cur(::dup(m_root_fd));
+  OwnedFd cur(::dup(m_root_fd));
   if (cur.get() < 0) throw io("dup");
   int links = 0;
   auto reopen = [&] {  // the folder `canon` names, from the root (after "..", or an absolute link)
-    cur = Fd(::dup(m_root_fd));
+    cur = OwnedFd(::dup(m_root_fd));
     for (const auto& c : canon) {
-      Fd next(::openat(cur.get(), c.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      OwnedFd next(::openat(cur.get(), c.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
       if (next.get() < 0) throw io("cannot open a folder of the root on the way to " + what);
       cur = std::move(next);
     }
@@ -164,7 +165,7 @@ std::optional<RootWriter::Parent> RootWriter::parent_of(const std::vector<std::s
       throw hostile(what + ": its path goes through /" + join(canon, "/") + (canon.empty() ? "" : "/") + c +
                     ", which is not a folder");
     }
-    Fd next(::openat(cur.get(), c.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    OwnedFd next(::openat(cur.get(), c.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (next.get() < 0) throw io("cannot open a folder on the way to " + what);
     cur = std::move(next);
     canon.push_back(c);
@@ -199,7 +200,7 @@ void RootWriter::remove_at(int dir_fd, const std::string& name) {
 
 // Empties the folder `path` in `dir_fd` of every entry not in `keep` (names).
 void RootWriter::empty_folder(int dir_fd, const std::string& path, const std::set<std::string>& keep) {
-  Fd fd(::openat(dir_fd, path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  OwnedFd fd(::openat(dir_fd, path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (fd.get() < 0) throw io("cannot open the folder " + path);
   std::vector<std::string> names;
   {
@@ -300,8 +301,8 @@ void RootWriter::apply(TarReader& layer, const Limits& limits, std::vector<std::
     if (e.type != '0') continue;  // a fifo, or a type no runtime makes a file of: nothing a probe reads
     remove_at(pfd, name);
     if (!kept_file(path)) continue;  // its data is read past by the next header
-    Fd out(::openat(pfd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                    (e.mode & 0111) != 0 ? 0755 : 0644));
+    OwnedFd out(::openat(pfd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                         (e.mode & 0111) != 0 ? 0755 : 0644));
     if (out.get() < 0) throw io("cannot write " + entry_what);
     for (;;) {
       const std::size_t n = layer.read_data(buf.data(), buf.size());

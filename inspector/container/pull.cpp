@@ -28,7 +28,7 @@ using nlohmann::json;
 
 namespace {
 
-Error bad(const std::string& what) {
+Error pull_error(const std::string& what) {
   return Error(ErrorKind::BadInput, what);
 }
 
@@ -47,27 +47,29 @@ bool layer_type_ok(const std::string& t) {
 Manifest parse_manifest(const std::string& body, const std::string& media_type, const std::string& what,
                         const Limits& limits) {
   const json doc = detail::parse_json_blob(body, what);
-  if (!doc.is_object()) throw bad(what + ": a manifest that is not a JSON object");
+  if (!doc.is_object()) throw pull_error(what + ": a manifest that is not a JSON object");
   if (!detail::is_manifest_type(media_type)) {
-    throw bad(what + ": a " + printable(media_type) + ", not an image manifest (" + detail::k_oci_manifest + " or " +
-              detail::k_docker_manifest + ")");
+    throw pull_error(what + ": a " + printable(media_type) + ", not an image manifest (" + detail::k_oci_manifest +
+                     " or " + detail::k_docker_manifest + ")");
   }
   if (!doc.contains("config") || !doc.contains("layers") || !doc["layers"].is_array()) {
-    throw bad(what + ": a manifest without config and layers");
+    throw pull_error(what + ": a manifest without config and layers");
   }
   Manifest m;
   m.config = detail::descriptor_of(doc["config"], what + ": config");
   if (doc["layers"].size() > static_cast<std::size_t>(limits.max_layers)) {
-    throw bad(what + ": " + std::to_string(doc["layers"].size()) + " layers, more than " +
-              std::to_string(limits.max_layers));
+    throw pull_error(what + ": " + std::to_string(doc["layers"].size()) + " layers, more than " +
+                     std::to_string(limits.max_layers));
   }
   for (const auto& l : doc["layers"]) {
     Descriptor d = detail::descriptor_of(l, what + ": layers");
     if (d.media_type.find("nondistributable") != std::string::npos ||
         d.media_type.find("foreign") != std::string::npos) {
-      throw bad(what + ": a layer of type " + d.media_type + " (a foreign layer, kept off registries: not read)");
+      throw pull_error(what + ": a layer of type " + d.media_type +
+                       " (a foreign layer, kept off registries: not read)");
     }
-    if (!layer_type_ok(d.media_type)) throw bad(what + ": a layer of type " + printable(d.media_type) + ", not a tar");
+    if (!layer_type_ok(d.media_type))
+      throw pull_error(what + ": a layer of type " + printable(d.media_type) + ", not a tar");
     m.layers.push_back(d);
   }
   return m;
@@ -82,7 +84,7 @@ struct Config {
 
 Config parse_config(const std::string& body, const std::string& what) {
   const json doc = detail::parse_json_blob(body, what);
-  if (!doc.is_object()) throw bad(what + ": a config that is not a JSON object");
+  if (!doc.is_object()) throw pull_error(what + ": a config that is not a JSON object");
   Config c;
   auto text = [&](const json& j, const char* k) {
     return j.is_object() && j.contains(k) && j[k].is_string() ? j[k].get<std::string>() : std::string();
@@ -121,7 +123,7 @@ bool same_platform(const Platform& want, const Platform& have) {
 Descriptor choose_platform(const std::string& body, const std::string& what, const PullOptions& o, std::string& note) {
   const json doc = detail::parse_json_blob(body, what);
   if (!doc.is_object() || !doc.contains("manifests") || !doc["manifests"].is_array()) {
-    throw bad(what + ": an index without manifests");
+    throw pull_error(what + ": an index without manifests");
   }
   std::vector<Descriptor> images;
   for (const auto& m : doc["manifests"]) {
@@ -147,14 +149,15 @@ Descriptor choose_platform(const std::string& body, const std::string& what, con
     if (!d.platform.architecture.empty()) offered.push_back(d.platform.str());
     if (same_platform(want, d.platform)) {
       if (!detail::is_manifest_type(d.media_type) && !d.media_type.empty()) {
-        throw bad(what + ": the entry for " + d.platform.str() + " is a " + printable(d.media_type) +
-                  ", not an image manifest");
+        throw pull_error(what + ": the entry for " + d.platform.str() + " is a " + printable(d.media_type) +
+                         ", not an image manifest");
       }
       return d;
     }
   }
-  throw bad(what + ": the index has no image for " + want.str() + ", chosen by " + note + " (it has " +
-            (offered.empty() ? std::string("none with a platform") : join(offered, ", ")) + "; --platform picks one)");
+  throw pull_error(what + ": the index has no image for " + want.str() + ", chosen by " + note + " (it has " +
+                   (offered.empty() ? std::string("none with a platform") : join(offered, ", ")) +
+                   "; --platform picks one)");
 }
 
 class LockFile {
@@ -188,7 +191,7 @@ json meta_of(const PulledImage& p) {
 
 void read_meta(const std::string& file, PulledImage& p) {
   const json j = detail::parse_json_blob(read_text_file(file, std::uint64_t{16} << 20), file);
-  if (!j.is_object()) throw bad(file + ": not an object");
+  if (!j.is_object()) throw pull_error(file + ": not an object");
   p.config_digest = detail::json_text(j, "config");
   const std::string platform = detail::json_text(j, "platform");
   p.platform = parse_platform(platform.empty() ? "linux/unknown" : platform);
@@ -242,7 +245,9 @@ PulledImage pull(const Reference& ref, const PullOptions& o) {
   Manifest manifest;
   std::optional<Platform> index_platform;
   if (top.media_type == detail::k_docker_archive_entry) {
-    manifest.layers = *detail::docker_archive_layers(*source);
+    const auto* layers = detail::docker_archive_layers(*source);
+    if (layers == nullptr) throw Error(ErrorKind::Internal, where + ": a docker-archive entry from another source");
+    manifest.layers = *layers;
     manifest.config.digest = top.digest;
     manifest.config.size = detail::docker_archive_config_size(*source);
     out.digest = top.digest;
@@ -266,8 +271,8 @@ PulledImage pull(const Reference& ref, const PullOptions& o) {
   if (is_file(dest + "/image.json")) {
     read_meta(dest + "/image.json", out);
     if (o.platform && !same_platform(*o.platform, out.platform)) {
-      throw bad(where + " is an image for " + out.platform.str() + ", not the " + o.platform->str() +
-                " --platform asks for");
+      throw pull_error(where + " is an image for " + out.platform.str() + ", not the " + o.platform->str() +
+                       " --platform asks for");
     }
     out.root = dest + "/root";
     out.cached = true;
@@ -284,14 +289,14 @@ PulledImage pull(const Reference& ref, const PullOptions& o) {
   out.platform = config.platform;
   if (index_platform &&
       (index_platform->os != config.platform.os || index_platform->architecture != config.platform.architecture)) {
-    throw bad(where + ": the index lists the manifest as " + index_platform->str() + ", and its config says " +
-              config.platform.str() + " (an index that lies)");
+    throw pull_error(where + ": the index lists the manifest as " + index_platform->str() + ", and its config says " +
+                     config.platform.str() + " (an index that lies)");
   }
   if (!index_platform) {
     out.platform_note = "the image's only platform";
     if (o.platform && !same_platform(*o.platform, config.platform)) {
-      throw bad(where + " is an image for " + config.platform.str() + ", not the " + o.platform->str() +
-                " --platform asks for");
+      throw pull_error(where + " is an image for " + config.platform.str() + ", not the " + o.platform->str() +
+                       " --platform asks for");
     }
   } else {
     out.platform.variant = index_platform->variant.empty() ? out.platform.variant : index_platform->variant;
@@ -337,14 +342,14 @@ PulledImage pull(const Reference& ref, const PullOptions& o) {
       if (hashed) {
         const std::string diff = hashed->finish();
         if (diff != d.diff_id) {
-          throw bad(what + ": decompresses to bytes that hash to " + diff + ", not the " + d.diff_id +
-                    " the config lists (a corrupt or substituted layer)");
+          throw pull_error(what + ": decompresses to bytes that hash to " + diff + ", not the " + d.diff_id +
+                           " the config lists (a corrupt or substituted layer)");
         }
       }
     }
     if (!config.diff_ids.empty() && config.diff_ids.size() != manifest.layers.size()) {
-      throw bad(where + ": the config lists " + std::to_string(config.diff_ids.size()) + " layers, the manifest " +
-                std::to_string(manifest.layers.size()));
+      throw pull_error(where + ": the config lists " + std::to_string(config.diff_ids.size()) +
+                       " layers, the manifest " + std::to_string(manifest.layers.size()));
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     say(fmt::format("{}: {} layers applied in {:.1f} s, {} files kept ({})", where, manifest.layers.size(), seconds,

@@ -29,7 +29,7 @@ using nlohmann::json;
 
 namespace {
 
-Error bad(const std::string& what) {
+Error registry_error(const std::string& what) {
   return Error(ErrorKind::BadInput, what);
 }
 
@@ -235,13 +235,13 @@ class RegistrySource : public Source {
     }
     const std::string digest = sha256_digest(r.body);
     if (!m_ref.digest.empty() && digest != m_ref.digest) {
-      throw bad(where + ": the registry answered a manifest that hashes to " + digest + ", not the " + m_ref.digest +
+      throw registry_error(where + ": the registry answered a manifest that hashes to " + digest + ", not the " + m_ref.digest +
                 " asked for");
     }
     const auto header = r.headers.find("docker-content-digest");
     if (header != r.headers.end() && std::string(trim(header->second)) != digest &&
         header->second.rfind("sha256:", 0) == 0) {
-      throw bad(where + ": the registry says the manifest is " + std::string(trim(header->second)) +
+      throw registry_error(where + ": the registry says the manifest is " + std::string(trim(header->second)) +
                 ", and its bytes hash to " + digest);
     }
     std::string type = std::string(trim(r.content_type.substr(0, r.content_type.find(';'))));
@@ -260,20 +260,20 @@ class RegistrySource : public Source {
 
   std::string small_blob(const Descriptor& d, const std::string& what) override {
     if (d.size > m_options.limits.max_manifest) {
-      throw bad(what + ": declares " + format_size(d.size) + ", more than the " +
+      throw registry_error(what + ": declares " + format_size(d.size) + ", more than the " +
                 format_size(m_options.limits.max_manifest) + " a manifest or config may have");
     }
     if (is_file(blob_file(d.digest))) return cached_blob(d.digest, d.size, what);
-    if (m_options.offline) throw bad(what + ": offline (WHEELCHECK_OFFLINE), and the cache does not hold " + d.digest);
+    if (m_options.offline) throw registry_error(what + ": offline (WHEELCHECK_OFFLINE), and the cache does not hold " + d.digest);
     const bool manifest = is_index_type(d.media_type) || is_manifest_type(d.media_type);
     net::Response r = request(m_base + (manifest ? "/manifests/" : "/blobs/") + d.digest,
                               manifest ? k_manifest_accept : "*/*", {}, d.size == 0 ? 1 : d.size, what);
     if (r.body.size() != d.size) {
-      throw bad(what + ": the registry sent " + std::to_string(r.body.size()) + " bytes, not the " +
+      throw registry_error(what + ": the registry sent " + std::to_string(r.body.size()) + " bytes, not the " +
                 std::to_string(d.size) + " declared");
     }
     const std::string got = sha256_digest(r.body);
-    if (got != d.digest) throw bad(what + ": the registry sent bytes that hash to " + got + ", not " + d.digest);
+    if (got != d.digest) throw registry_error(what + ": the registry sent bytes that hash to " + got + ", not " + d.digest);
     store_blob(d.digest, r.body);
     return r.body;
   }
@@ -286,7 +286,7 @@ class RegistrySource : public Source {
       std::remove(file.c_str());
     }
     if (!is_file(file)) {
-      if (m_options.offline) throw bad(what + ": offline (WHEELCHECK_OFFLINE), and the cache does not hold it");
+      if (m_options.offline) throw registry_error(what + ": offline (WHEELCHECK_OFFLINE), and the cache does not hold it");
       const std::string partial = m_images + "/partial/" + d.digest.substr(7);
       make_dirs(m_images + "/partial");
       net::RequestOptions ro;
@@ -297,7 +297,7 @@ class RegistrySource : public Source {
       try {
         m_client.download(m_base + "/blobs/" + d.digest, partial, d.digest.substr(7), {}, ro);
       } catch (const Error& e) {
-        throw bad(what + ": " + e.what());
+        throw registry_error(what + ": " + e.what());
       }
       make_dirs(dir_name(file));
       if (std::rename(partial.c_str(), file.c_str()) != 0) throw Error(ErrorKind::Io, "cannot rename " + partial);
@@ -341,7 +341,7 @@ class RegistrySource : public Source {
     const std::string text = read_text_file(blob_file(digest), m_options.limits.max_manifest);
     if (sha256_digest(text) != digest || (size != 0 && text.size() != size)) {
       std::remove(blob_file(digest).c_str());
-      throw bad(what + ": the cached " + digest + " no longer hashes to its name (removed; run again)");
+      throw registry_error(what + ": the cached " + digest + " no longer hashes to its name (removed; run again)");
     }
     return text;
   }
@@ -382,11 +382,11 @@ class RegistrySource : public Source {
       } catch (const net::NotFound&) {
         throw Error(ErrorKind::Usage, what + ": the registry has no such image (" + net::redact_url(url) + ": 404)");
       } catch (const Error& e) {
-        throw bad(what + ": " + e.what());
+        throw registry_error(what + ": " + e.what());
       }
       if (r.status != 401) return r;
       if (round > 0) {
-        throw bad(what + ": the registry refuses the " + (m_credentials.empty() ? "anonymous" : "given") +
+        throw registry_error(what + ": the registry refuses the " + (m_credentials.empty() ? "anonymous" : "given") +
                   " access (401)" +
                   (m_credentials.empty() ? "; give credentials in " + credentials_hint()
                                          : " with the credentials from " + m_credentials.file));
@@ -403,21 +403,21 @@ class RegistrySource : public Source {
 
   void authenticate(const net::Response& r, const std::string& what) {
     const auto header = r.headers.find("www-authenticate");
-    if (header == r.headers.end()) throw bad(what + ": a 401 without WWW-Authenticate (the registry says no way in)");
+    if (header == r.headers.end()) throw registry_error(what + ": a 401 without WWW-Authenticate (the registry says no way in)");
     const Challenge ch = parse_challenge(header->second);
     m_credentials = credentials_for(m_ref.registry);
     if (ch.scheme == "basic") {
       if (m_credentials.empty()) {
-        throw bad(what + ": the registry asks for a user and password; give them in " + credentials_hint());
+        throw registry_error(what + ": the registry asks for a user and password; give them in " + credentials_hint());
       }
       m_authorization = "Basic " + base64(m_credentials.user + ":" + m_credentials.password);
       return;
     }
     if (ch.scheme != "bearer")
-      throw bad(what + ": the registry asks for " + printable(ch.scheme) + " authentication, which is not read");
+      throw registry_error(what + ": the registry asks for " + printable(ch.scheme) + " authentication, which is not read");
     const auto realm = ch.params.find("realm");
     if (realm == ch.params.end() || !net::is_url(realm->second)) {
-      throw bad(what + ": a Bearer challenge without an http(s) realm");
+      throw registry_error(what + ": a Bearer challenge without an http(s) realm");
     }
     std::string url = realm->second + (realm->second.find('?') == std::string::npos ? "?" : "&");
     std::vector<std::string> query;
@@ -435,7 +435,7 @@ class RegistrySource : public Source {
     try {
       t = m_client.get(url, "application/json", {}, ro);
     } catch (const Error& e) {
-      throw bad(what + ": the token server " + net::redact_url(realm->second) + " failed: " + e.what());
+      throw registry_error(what + ": the token server " + net::redact_url(realm->second) + " failed: " + e.what());
     }
     std::string token;
     try {
@@ -450,7 +450,7 @@ class RegistrySource : public Source {
     const bool printable_token = !token.empty() && token.size() < 65536 &&
                                  std::all_of(token.begin(), token.end(), [](char c) { return c > ' ' && c < 127; });
     if (!printable_token) {
-      throw bad(what + ": the token server " + net::redact_url(realm->second) +
+      throw registry_error(what + ": the token server " + net::redact_url(realm->second) +
                 " answered no token (a JSON object with \"token\" or \"access_token\")");
     }
     m_authorization = "Bearer " + token;

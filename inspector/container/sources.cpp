@@ -18,7 +18,7 @@ using nlohmann::json;
 
 namespace {
 
-Error bad(const std::string& what) {
+Error layout_error(const std::string& what) {
   return Error(ErrorKind::BadInput, what);
 }
 
@@ -46,7 +46,7 @@ std::string read_slice(const Files::Slice& s, const std::string& what) {
     const auto n = ::pread(s.fd, out.data() + done, out.size() - done, static_cast<off_t>(s.offset + done));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) throw Error(ErrorKind::Io, what + ": cannot read: " + std::strerror(errno));
-    if (n == 0) throw bad(what + ": ends early");
+    if (n == 0) throw layout_error(what + ": ends early");
     done += static_cast<std::size_t>(n);
   }
   return out;
@@ -63,7 +63,7 @@ class FolderFiles : public Files {
   std::optional<std::string> read(const std::string& path, std::uint64_t max) override {
     auto s = slice(path);
     if (!s) return std::nullopt;
-    if (s->size > max) throw bad(m_dir + "/" + path + ": " + format_size(s->size) + ", more than " + format_size(max));
+    if (s->size > max) throw layout_error(m_dir + "/" + path + ": " + format_size(s->size) + ", more than " + format_size(max));
     return read_slice(*s, m_dir + "/" + path);
   }
   std::optional<Slice> slice(const std::string& path) override {
@@ -75,7 +75,7 @@ class FolderFiles : public Files {
     }
     m_fds.push_back(fd);
     struct stat st {};
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) throw bad(full + ": not a regular file");
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) throw layout_error(full + ": not a regular file");
     return Slice{fd, 0, static_cast<std::uint64_t>(st.st_size)};
   }
 
@@ -93,11 +93,11 @@ class ArchiveFiles : public Files {
                   "cannot open " + file + ": " + std::strerror(errno));
     }
     struct stat st {};
-    if (::fstat(m_fd, &st) != 0 || !S_ISREG(st.st_mode)) throw bad(file + ": not a regular file (an archive)");
+    if (::fstat(m_fd, &st) != 0 || !S_ISREG(st.st_mode)) throw layout_error(file + ": not a regular file (an archive)");
     char magic[2] = {};
     if (::pread(m_fd, magic, 2, 0) == 2 && static_cast<unsigned char>(magic[0]) == 0x1f &&
         static_cast<unsigned char>(magic[1]) == 0x8b) {
-      throw bad(file +
+      throw layout_error(file +
                 ": a gzip-compressed archive (decompress it first: gunzip -k; skopeo and docker save write "
                 "plain tar)");
     }
@@ -110,7 +110,7 @@ class ArchiveFiles : public Files {
     auto s = slice(path);
     if (!s) return std::nullopt;
     if (s->size > max)
-      throw bad(m_file + ": " + path + ": " + format_size(s->size) + ", more than " + format_size(max));
+      throw layout_error(m_file + ": " + path + ": " + format_size(s->size) + ", more than " + format_size(max));
     return read_slice(*s, m_file + ": " + path);
   }
   std::optional<Slice> slice(const std::string& path) override {
@@ -127,7 +127,7 @@ class ArchiveFiles : public Files {
       const auto target = clean_image_path(it->second.link);
       return target ? find(*target, depth + 1) : nullptr;
     }
-    if (it->second.type != '0') throw bad(m_file + ": " + path + " is not a regular file in the archive");
+    if (it->second.type != '0') throw layout_error(m_file + ": " + path + " is not a regular file in the archive");
     return &it->second;
   }
   std::string m_file;
@@ -148,16 +148,16 @@ class LayoutSource : public Source {
   Top top() override {
     const std::string where = m_ref.what();
     const auto layout = m_files->read("oci-layout", 4096);
-    if (!layout) throw bad(where + ": no oci-layout file (not an OCI image layout)");
+    if (!layout) throw layout_error(where + ": no oci-layout file (not an OCI image layout)");
     const json lj = parse_json_blob(*layout, where + ": oci-layout");
     if (!lj.is_object() || !lj.contains("imageLayoutVersion") || !lj["imageLayoutVersion"].is_string()) {
-      throw bad(where + ": oci-layout has no imageLayoutVersion");
+      throw layout_error(where + ": oci-layout has no imageLayoutVersion");
     }
     const auto index_text = m_files->read("index.json", m_limits.max_manifest);
-    if (!index_text) throw bad(where + ": no index.json (not an OCI image layout)");
+    if (!index_text) throw layout_error(where + ": no index.json (not an OCI image layout)");
     const json index = parse_json_blob(*index_text, where + ": index.json");
     if (!index.is_object() || !index.contains("manifests") || !index["manifests"].is_array()) {
-      throw bad(where + ": index.json has no manifests");
+      throw layout_error(where + ": index.json has no manifests");
     }
     std::vector<Descriptor> all;
     for (const auto& m : index["manifests"]) all.push_back(descriptor_of(m, where + ": index.json"));
@@ -182,17 +182,17 @@ class LayoutSource : public Source {
 
   std::string small_blob(const Descriptor& d, const std::string& what) override {
     if (d.size > m_limits.max_manifest) {
-      throw bad(what + ": declares " + format_size(d.size) + ", more than the " + format_size(m_limits.max_manifest) +
+      throw layout_error(what + ": declares " + format_size(d.size) + ", more than the " + format_size(m_limits.max_manifest) +
                 " a manifest or config may have");
     }
     const auto text = m_files->read(blob_path(d.digest), m_limits.max_manifest);
-    if (!text) throw bad(what + ": the blob " + d.digest + " is not in the layout");
+    if (!text) throw layout_error(what + ": the blob " + d.digest + " is not in the layout");
     if (text->size() != d.size) {
-      throw bad(what + ": the blob " + d.digest + " holds " + std::to_string(text->size()) + " bytes, not the " +
+      throw layout_error(what + ": the blob " + d.digest + " holds " + std::to_string(text->size()) + " bytes, not the " +
                 std::to_string(d.size) + " declared");
     }
     if (sha256_digest(*text) != d.digest) {
-      throw bad(what + ": the blob named " + d.digest + " hashes to " + sha256_digest(*text) +
+      throw layout_error(what + ": the blob named " + d.digest + " hashes to " + sha256_digest(*text) +
                 " (corrupt or substituted)");
     }
     return *text;
@@ -200,7 +200,7 @@ class LayoutSource : public Source {
 
   std::unique_ptr<VerifiedFile> layer(const Descriptor& d, const std::string& what) override {
     const auto s = m_files->slice(blob_path(d.digest));
-    if (!s) throw bad(what + ": the blob " + d.digest + " is not in the layout");
+    if (!s) throw layout_error(what + ": the blob " + d.digest + " is not in the layout");
     return std::make_unique<VerifiedFile>(s->fd, s->offset, s->size, d.size, d.digest, what);
   }
 
@@ -231,15 +231,15 @@ class DockerArchiveSource : public Source {
   Top top() override {
     const std::string where = m_ref.what();
     const auto text = m_files.read("manifest.json", m_limits.max_manifest);
-    if (!text) throw bad(where + ": no manifest.json (not an archive docker save writes)");
+    if (!text) throw layout_error(where + ": no manifest.json (not an archive docker save writes)");
     const json list = parse_json_blob(*text, where + ": manifest.json");
-    if (!list.is_array() || list.empty()) throw bad(where + ": manifest.json lists no image");
+    if (!list.is_array() || list.empty()) throw layout_error(where + ": manifest.json lists no image");
     const json* chosen = nullptr;
     std::vector<std::string> tags;
     for (const auto& entry : list) {
       if (!entry.is_object() || !entry.contains("Config") || !entry["Config"].is_string() ||
           !entry.contains("Layers") || !entry["Layers"].is_array()) {
-        throw bad(where + ": manifest.json: an entry without Config and Layers");
+        throw layout_error(where + ": manifest.json: an entry without Config and Layers");
       }
       if (entry.contains("RepoTags") && entry["RepoTags"].is_array()) {
         for (const auto& t : entry["RepoTags"]) {
@@ -261,14 +261,14 @@ class DockerArchiveSource : public Source {
     }
     const std::string config_path = (*chosen)["Config"].get<std::string>();
     const auto config = m_files.read(config_path, m_limits.max_manifest);
-    if (!config) throw bad(where + ": its config " + printable(config_path) + " is not in the archive");
+    if (!config) throw layout_error(where + ": its config " + printable(config_path) + " is not in the archive");
     m_config = *config;
     m_config_digest = sha256_digest(m_config);
     // The config's file is named by its digest (blobs/sha256/HEX or HEX.json): the name is checked too.
     std::string named = base_name(config_path);
     if (named.size() > 5 && named.substr(named.size() - 5) == ".json") named = named.substr(0, named.size() - 5);
     if (is_sha256_hex(named) && "sha256:" + named != m_config_digest) {
-      throw bad(where + ": the config " + printable(config_path) + " hashes to " + m_config_digest +
+      throw layout_error(where + ": the config " + printable(config_path) + " hashes to " + m_config_digest +
                 ", not to the digest its name says");
     }
     const json cfg = parse_json_blob(m_config, where + ": config");
@@ -278,17 +278,17 @@ class DockerArchiveSource : public Source {
                                : nullptr;
     const auto& layers = (*chosen)["Layers"];
     if (diff_ids == nullptr || diff_ids->size() != layers.size()) {
-      throw bad(where + ": the config's rootfs.diff_ids do not list one digest per layer of manifest.json");
+      throw layout_error(where + ": the config's rootfs.diff_ids do not list one digest per layer of manifest.json");
     }
     m_layers.clear();
     for (std::size_t i = 0; i < layers.size(); ++i) {
       if (!layers[i].is_string() || !(*diff_ids)[i].is_string())
-        throw bad(where + ": manifest.json: a malformed layer");
+        throw layout_error(where + ": manifest.json: a malformed layer");
       Descriptor d;
       d.path = layers[i].get<std::string>();
       d.diff_id = checked_digest((*diff_ids)[i].get<std::string>(), where + ": config rootfs.diff_ids");
       const auto s = m_files.slice(d.path);
-      if (!s) throw bad(where + ": the layer " + printable(d.path) + " is not in the archive");
+      if (!s) throw layout_error(where + ": the layer " + printable(d.path) + " is not in the archive");
       d.size = s->size;
       d.media_type = "application/vnd.oci.image.layer.v1.tar";
       m_layers.push_back(d);
@@ -297,13 +297,13 @@ class DockerArchiveSource : public Source {
   }
 
   std::string small_blob(const Descriptor& d, const std::string& what) override {
-    if (d.digest != m_config_digest) throw bad(what + ": " + d.digest + " is not this archive's config");
+    if (d.digest != m_config_digest) throw layout_error(what + ": " + d.digest + " is not this archive's config");
     return m_config;
   }
 
   std::unique_ptr<VerifiedFile> layer(const Descriptor& d, const std::string& what) override {
     const auto s = m_files.slice(d.path);
-    if (!s) throw bad(what + ": " + printable(d.path) + " is not in the archive");
+    if (!s) throw layout_error(what + ": " + printable(d.path) + " is not in the archive");
     return std::make_unique<VerifiedFile>(s->fd, s->offset, s->size, d.size, "", what);
   }
 
@@ -325,7 +325,7 @@ class DockerArchiveSource : public Source {
 
 std::string checked_digest(const std::string& digest, const std::string& where) {
   if (digest.rfind("sha256:", 0) != 0 || !is_sha256_hex(digest.substr(7))) {
-    throw bad(where + ": the digest " + printable(digest) +
+    throw layout_error(where + ": the digest " + printable(digest) +
               " is not sha256: and 64 lower-case hex digits (the one algorithm every reader must check)");
   }
   return digest;
@@ -338,12 +338,12 @@ std::string sha256_digest(std::string_view bytes) {
 }
 
 Descriptor descriptor_of(const json& j, const std::string& where) {
-  if (!j.is_object()) throw bad(where + ": a descriptor that is not an object");
+  if (!j.is_object()) throw layout_error(where + ": a descriptor that is not an object");
   Descriptor d;
   if (j.contains("mediaType") && j["mediaType"].is_string()) d.media_type = j["mediaType"].get<std::string>();
-  if (!j.contains("digest") || !j["digest"].is_string()) throw bad(where + ": a descriptor without a digest");
+  if (!j.contains("digest") || !j["digest"].is_string()) throw layout_error(where + ": a descriptor without a digest");
   d.digest = checked_digest(j["digest"].get<std::string>(), where);
-  if (!j.contains("size") || !j["size"].is_number_unsigned()) throw bad(where + ": a descriptor without a size");
+  if (!j.contains("size") || !j["size"].is_number_unsigned()) throw layout_error(where + ": a descriptor without a size");
   d.size = j["size"].get<std::uint64_t>();
   if (j.contains("platform") && j["platform"].is_object()) {
     const auto& p = j["platform"];
@@ -373,11 +373,11 @@ bool is_manifest_type(std::string_view media_type) {
 }
 
 json parse_json_blob(const std::string& body, const std::string& what) {
-  if (json_deeper_than(body, 64)) throw bad(what + ": JSON nested deeper than 64 levels");
+  if (json_deeper_than(body, 64)) throw layout_error(what + ": JSON nested deeper than 64 levels");
   try {
     return json::parse(body);
   } catch (const json::exception&) {
-    throw bad(what + ": not JSON");
+    throw layout_error(what + ": not JSON");
   }
 }
 

@@ -905,7 +905,8 @@ def probe_args(ref):
     return ["probe", ref, "--json", "--name", IMAGE_NAME, "-q"]
 
 def in_cache(cache):
-    return {"WHEELCHECK_CACHE_DIR": cache}
+    # The fake registry is on loopback: scripts/test.sh's WHEELCHECK_OFFLINE=1 is lifted (tests/images does too).
+    return {"WHEELCHECK_CACHE_DIR": cache, "WHEELCHECK_OFFLINE": ""}
 
 def image_ref(img, what, tmp):
     """The reference answer for IMG's reference WHAT: probe --json on a fresh cache."""
@@ -1002,7 +1003,7 @@ def case_image_two_at_once(tmp, rng):
             reference = image_ref(img, what, tmp)
             for n in range(3):
                 c = tempfile.mkdtemp(dir=tmp)
-                e = dict(ENV, WHEELCHECK_CACHE_DIR=c)
+                e = dict(ENV, **in_cache(c))
                 procs = [subprocess.Popen([A.wheelcheck, *probe_args(img.refs[what])[:-1]], env=e,
                                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
                          for _ in (1, 2)]

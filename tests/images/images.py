@@ -330,6 +330,18 @@ def part_cache():
               r2.err[-600:])
     gets = W.reg.blob_gets(mark)
     check(not gets, "the second probe fetched no blob (the registry's access log)", "\n".join(gets))
+    asked = re.findall(r'"GET /v2/deb12/root/manifests/bookworm HTTP/[0-9.]+" (\d+)', W.reg.log_text()[mark:])
+    check(asked == ["304"], "the second probe asked for the tag once, conditionally, and the registry said 304",
+          asked)
+    # Offline (WHEELCHECK_OFFLINE=1): the warm cache answers without a request; a cold one refuses, saying so.
+    mark = len(W.reg.log_text())
+    r_off = wc(["probe", ref, "--name", NAME, "--json", "-q"], dict(e, WHEELCHECK_OFFLINE="1"))
+    if check(r_off.rc == 0, "offline, the warm cache answers the tag", r_off.show()):
+        check(r_off.json() == r1.json(), "offline: the same description")
+    check(len(W.reg.log_text()) == mark, "offline: no request reached the registry", W.reg.log_text()[mark:][:400])
+    r_cold = wc(["probe", ref, "--json", "-q"], env_for(fresh_cache("offline"), {"WHEELCHECK_OFFLINE": "1"}))
+    check(r_cold.rc == 2 and "offline" in r_cold.err, "offline on a cold cache: exit 2, saying it is offline",
+          r_cold.show())
     # check --image REF with the same cache: the probed image is read from the cache.
     wheel = next((w for w in L.samples(A.samples) if "hello_native" in w), None)
     if wheel:
