@@ -16,6 +16,7 @@
 #include <nss.h>
 #include <openssl/crypto.h>
 #include <zip.h>
+#include <zstd.h>
 
 #include <cstdlib>
 
@@ -64,9 +65,9 @@ std::string build_description() {
   std::string http2 = curl->nghttp2_version != nullptr ? fmt::format(", nghttp2 {}", curl->nghttp2_version) : "";
   const std::string lief = LIEF_VERSION;
   const std::string sources = WHEELCHECK_BUILD_SOURCES;
-  return fmt::format("{}; glibc {}, GCC {}.{}.{}, OpenSSL {}, libcurl {}{}, libzip {}, LIEF {}{}{}",
+  return fmt::format("{}; glibc {}, GCC {}.{}.{}, OpenSSL {}, libcurl {}{}, libzip {}, zstd {}, LIEF {}{}{}",
                      WHEELCHECK_BUILD_KIND, gnu_get_libc_version(), __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__,
-                     OpenSSL_version(OPENSSL_VERSION_STRING), curl->version, http2, zip_libzip_version(),
+                     OpenSSL_version(OPENSSL_VERSION_STRING), curl->version, http2, zip_libzip_version(), ZSTD_versionString(),
                      lief.substr(0, lief.find('-')), sources.empty() ? "" : "; ", sources);
 }
 
