@@ -54,6 +54,9 @@ Environment:
                         looks in the distributions' usual places)
   PIP_INDEX_URL         scan: the index when no --index is given (PIP_EXTRA_INDEX_URL: more)
   NETRC                 credentials for indexes (else ~/.netrc); never sent to another host
+  REGISTRY_AUTH_FILE    credentials for container registries (podman's and skopeo's auth.json); else
+  DOCKER_CONFIG         $DOCKER_CONFIG/config.json, else ~/.docker/config.json (docker login's "auths")
+  WHEELCHECK_INSECURE_REGISTRIES  host:port list of registries spoken to over plain HTTP (loopback always is)
   http_proxy, https_proxy, no_proxy   proxies for URLs (libcurl's own rules)
   TMPDIR                where a wheel given by URL is downloaded (else /tmp)
   GITHUB_ENV            --format github: the file the gates' VAR=value lines go to (else --env-file)
