@@ -235,14 +235,14 @@ class RegistrySource : public Source {
     }
     const std::string digest = sha256_digest(r.body);
     if (!m_ref.digest.empty() && digest != m_ref.digest) {
-      throw registry_error(where + ": the registry answered a manifest that hashes to " + digest + ", not the " + m_ref.digest +
-                " asked for");
+      throw registry_error(where + ": the registry answered a manifest that hashes to " + digest + ", not the " +
+                           m_ref.digest + " asked for");
     }
     const auto header = r.headers.find("docker-content-digest");
     if (header != r.headers.end() && std::string(trim(header->second)) != digest &&
         header->second.rfind("sha256:", 0) == 0) {
       throw registry_error(where + ": the registry says the manifest is " + std::string(trim(header->second)) +
-                ", and its bytes hash to " + digest);
+                           ", and its bytes hash to " + digest);
     }
     std::string type = std::string(trim(r.content_type.substr(0, r.content_type.find(';'))));
     const json doc = parse_json_blob(r.body, where + ": its manifest");
@@ -261,19 +261,21 @@ class RegistrySource : public Source {
   std::string small_blob(const Descriptor& d, const std::string& what) override {
     if (d.size > m_options.limits.max_manifest) {
       throw registry_error(what + ": declares " + format_size(d.size) + ", more than the " +
-                format_size(m_options.limits.max_manifest) + " a manifest or config may have");
+                           format_size(m_options.limits.max_manifest) + " a manifest or config may have");
     }
     if (is_file(blob_file(d.digest))) return cached_blob(d.digest, d.size, what);
-    if (m_options.offline) throw registry_error(what + ": offline (WHEELCHECK_OFFLINE), and the cache does not hold " + d.digest);
+    if (m_options.offline)
+      throw registry_error(what + ": offline (WHEELCHECK_OFFLINE), and the cache does not hold " + d.digest);
     const bool manifest = is_index_type(d.media_type) || is_manifest_type(d.media_type);
     net::Response r = request(m_base + (manifest ? "/manifests/" : "/blobs/") + d.digest,
                               manifest ? k_manifest_accept : "*/*", {}, d.size == 0 ? 1 : d.size, what);
     if (r.body.size() != d.size) {
       throw registry_error(what + ": the registry sent " + std::to_string(r.body.size()) + " bytes, not the " +
-                std::to_string(d.size) + " declared");
+                           std::to_string(d.size) + " declared");
     }
     const std::string got = sha256_digest(r.body);
-    if (got != d.digest) throw registry_error(what + ": the registry sent bytes that hash to " + got + ", not " + d.digest);
+    if (got != d.digest)
+      throw registry_error(what + ": the registry sent bytes that hash to " + got + ", not " + d.digest);
     store_blob(d.digest, r.body);
     return r.body;
   }
@@ -286,7 +288,8 @@ class RegistrySource : public Source {
       std::remove(file.c_str());
     }
     if (!is_file(file)) {
-      if (m_options.offline) throw registry_error(what + ": offline (WHEELCHECK_OFFLINE), and the cache does not hold it");
+      if (m_options.offline)
+        throw registry_error(what + ": offline (WHEELCHECK_OFFLINE), and the cache does not hold it");
       const std::string partial = m_images + "/partial/" + d.digest.substr(7);
       make_dirs(m_images + "/partial");
       net::RequestOptions ro;
@@ -387,9 +390,9 @@ class RegistrySource : public Source {
       if (r.status != 401) return r;
       if (round > 0) {
         throw registry_error(what + ": the registry refuses the " + (m_credentials.empty() ? "anonymous" : "given") +
-                  " access (401)" +
-                  (m_credentials.empty() ? "; give credentials in " + credentials_hint()
-                                         : " with the credentials from " + m_credentials.file));
+                             " access (401)" +
+                             (m_credentials.empty() ? "; give credentials in " + credentials_hint()
+                                                    : " with the credentials from " + m_credentials.file));
       }
       authenticate(r, what);
     }
@@ -403,7 +406,8 @@ class RegistrySource : public Source {
 
   void authenticate(const net::Response& r, const std::string& what) {
     const auto header = r.headers.find("www-authenticate");
-    if (header == r.headers.end()) throw registry_error(what + ": a 401 without WWW-Authenticate (the registry says no way in)");
+    if (header == r.headers.end())
+      throw registry_error(what + ": a 401 without WWW-Authenticate (the registry says no way in)");
     const Challenge ch = parse_challenge(header->second);
     m_credentials = credentials_for(m_ref.registry);
     if (ch.scheme == "basic") {
@@ -414,7 +418,8 @@ class RegistrySource : public Source {
       return;
     }
     if (ch.scheme != "bearer")
-      throw registry_error(what + ": the registry asks for " + printable(ch.scheme) + " authentication, which is not read");
+      throw registry_error(what + ": the registry asks for " + printable(ch.scheme) +
+                           " authentication, which is not read");
     const auto realm = ch.params.find("realm");
     if (realm == ch.params.end() || !net::is_url(realm->second)) {
       throw registry_error(what + ": a Bearer challenge without an http(s) realm");
@@ -451,7 +456,7 @@ class RegistrySource : public Source {
                                  std::all_of(token.begin(), token.end(), [](char c) { return c > ' ' && c < 127; });
     if (!printable_token) {
       throw registry_error(what + ": the token server " + net::redact_url(realm->second) +
-                " answered no token (a JSON object with \"token\" or \"access_token\")");
+                           " answered no token (a JSON object with \"token\" or \"access_token\")");
     }
     m_authorization = "Bearer " + token;
   }

@@ -63,7 +63,8 @@ class FolderFiles : public Files {
   std::optional<std::string> read(const std::string& path, std::uint64_t max) override {
     auto s = slice(path);
     if (!s) return std::nullopt;
-    if (s->size > max) throw layout_error(m_dir + "/" + path + ": " + format_size(s->size) + ", more than " + format_size(max));
+    if (s->size > max)
+      throw layout_error(m_dir + "/" + path + ": " + format_size(s->size) + ", more than " + format_size(max));
     return read_slice(*s, m_dir + "/" + path);
   }
   std::optional<Slice> slice(const std::string& path) override {
@@ -98,8 +99,8 @@ class ArchiveFiles : public Files {
     if (::pread(m_fd, magic, 2, 0) == 2 && static_cast<unsigned char>(magic[0]) == 0x1f &&
         static_cast<unsigned char>(magic[1]) == 0x8b) {
       throw layout_error(file +
-                ": a gzip-compressed archive (decompress it first: gunzip -k; skopeo and docker save write "
-                "plain tar)");
+                         ": a gzip-compressed archive (decompress it first: gunzip -k; skopeo and docker save write "
+                         "plain tar)");
     }
     m_members = index_tar_file(m_fd, limits, file);
   }
@@ -182,18 +183,18 @@ class LayoutSource : public Source {
 
   std::string small_blob(const Descriptor& d, const std::string& what) override {
     if (d.size > m_limits.max_manifest) {
-      throw layout_error(what + ": declares " + format_size(d.size) + ", more than the " + format_size(m_limits.max_manifest) +
-                " a manifest or config may have");
+      throw layout_error(what + ": declares " + format_size(d.size) + ", more than the " +
+                         format_size(m_limits.max_manifest) + " a manifest or config may have");
     }
     const auto text = m_files->read(blob_path(d.digest), m_limits.max_manifest);
     if (!text) throw layout_error(what + ": the blob " + d.digest + " is not in the layout");
     if (text->size() != d.size) {
-      throw layout_error(what + ": the blob " + d.digest + " holds " + std::to_string(text->size()) + " bytes, not the " +
-                std::to_string(d.size) + " declared");
+      throw layout_error(what + ": the blob " + d.digest + " holds " + std::to_string(text->size()) +
+                         " bytes, not the " + std::to_string(d.size) + " declared");
     }
     if (sha256_digest(*text) != d.digest) {
       throw layout_error(what + ": the blob named " + d.digest + " hashes to " + sha256_digest(*text) +
-                " (corrupt or substituted)");
+                         " (corrupt or substituted)");
     }
     return *text;
   }
@@ -269,7 +270,7 @@ class DockerArchiveSource : public Source {
     if (named.size() > 5 && named.substr(named.size() - 5) == ".json") named = named.substr(0, named.size() - 5);
     if (is_sha256_hex(named) && "sha256:" + named != m_config_digest) {
       throw layout_error(where + ": the config " + printable(config_path) + " hashes to " + m_config_digest +
-                ", not to the digest its name says");
+                         ", not to the digest its name says");
     }
     const json cfg = parse_json_blob(m_config, where + ": config");
     const json* diff_ids = cfg.is_object() && cfg.contains("rootfs") && cfg["rootfs"].is_object() &&
@@ -326,7 +327,7 @@ class DockerArchiveSource : public Source {
 std::string checked_digest(const std::string& digest, const std::string& where) {
   if (digest.rfind("sha256:", 0) != 0 || !is_sha256_hex(digest.substr(7))) {
     throw layout_error(where + ": the digest " + printable(digest) +
-              " is not sha256: and 64 lower-case hex digits (the one algorithm every reader must check)");
+                       " is not sha256: and 64 lower-case hex digits (the one algorithm every reader must check)");
   }
   return digest;
 }
@@ -343,7 +344,8 @@ Descriptor descriptor_of(const json& j, const std::string& where) {
   if (j.contains("mediaType") && j["mediaType"].is_string()) d.media_type = j["mediaType"].get<std::string>();
   if (!j.contains("digest") || !j["digest"].is_string()) throw layout_error(where + ": a descriptor without a digest");
   d.digest = checked_digest(j["digest"].get<std::string>(), where);
-  if (!j.contains("size") || !j["size"].is_number_unsigned()) throw layout_error(where + ": a descriptor without a size");
+  if (!j.contains("size") || !j["size"].is_number_unsigned())
+    throw layout_error(where + ": a descriptor without a size");
   d.size = j["size"].get<std::uint64_t>();
   if (j.contains("platform") && j["platform"].is_object()) {
     const auto& p = j["platform"];

@@ -67,8 +67,8 @@ std::string build_description() {
   const std::string sources = WHEELCHECK_BUILD_SOURCES;
   return fmt::format("{}; glibc {}, GCC {}.{}.{}, OpenSSL {}, libcurl {}{}, libzip {}, zstd {}, LIEF {}{}{}",
                      WHEELCHECK_BUILD_KIND, gnu_get_libc_version(), __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__,
-                     OpenSSL_version(OPENSSL_VERSION_STRING), curl->version, http2, zip_libzip_version(), ZSTD_versionString(),
-                     lief.substr(0, lief.find('-')), sources.empty() ? "" : "; ", sources);
+                     OpenSSL_version(OPENSSL_VERSION_STRING), curl->version, http2, zip_libzip_version(),
+                     ZSTD_versionString(), lief.substr(0, lief.find('-')), sources.empty() ? "" : "; ", sources);
 }
 
 }  // namespace wheelcheck
