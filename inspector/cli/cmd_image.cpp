@@ -34,9 +34,7 @@ struct ProbeArgs {
   std::string reference;  // a container image (docs/images.md)
   std::string platform;
   std::string cache_dir;
-  long low_speed_time = 30;
-  long max_redirects = 10;
-  int retries = 2;
+  LimitArgs limits;  // --low-speed-time, --max-redirects, --retries (for a registry)
   std::string name;
   std::string summary;
   std::string output;
@@ -102,15 +100,12 @@ int run_probe(const ProbeArgs& a) {
     throw usage_error("--platform picks a container image's platform: it needs an image reference");
   std::optional<container::PulledImage> pulled;
   if (!a.reference.empty()) {
-    container::PullOptions po;
-    po.cache_dir = a.cache_dir.empty() ? ProfileCache::default_dir() : a.cache_dir;
-    if (!a.platform.empty()) po.platform = container::parse_platform(a.platform);
-    po.offline = net::offline();
-    po.low_speed_time_s = a.low_speed_time;
-    po.max_redirects = a.max_redirects;
-    po.retries = a.retries;
-    if (show_progress(a.quiet))
-      po.progress = [](const std::string& s) { std::fprintf(stderr, "probe: %s\n", s.c_str()); };
+    ImageRequest request;
+    request.platform = a.platform;
+    request.cache_dir = a.cache_dir;
+    request.progress = show_progress(a.quiet);
+    request.limits = &a.limits;
+    const container::PullOptions po = pull_options(request, "probe");
     pulled = container::pull(container::parse_reference(a.reference), po);
     if (!a.quiet) {
       std::fprintf(stderr, "probe: %s is %s, %s (%s)%s\n", a.reference.c_str(), pulled->digest.c_str(),
@@ -437,12 +432,12 @@ Command add_probe(CLI::App& app) {
   c->add_option("--cache-dir", a->cache_dir,
                 "Where an image's layers and root are kept, under images/ (default: $WHEELCHECK_CACHE_DIR, "
                 "$XDG_CACHE_HOME/wheelcheck, ~/.cache/wheelcheck)");
-  c->add_option("--low-speed-time", a->low_speed_time,
+  c->add_option("--low-speed-time", a->limits.low_speed_time,
                 "Seconds a registry may send under 1 KiB/s before the request fails (default 30)")
       ->check(CLI::PositiveNumber);
-  c->add_option("--max-redirects", a->max_redirects, "Most redirects followed by one request (default 10)")
+  c->add_option("--max-redirects", a->limits.max_redirects, "Most redirects followed by one request (default 10)")
       ->check(CLI::NonNegativeNumber);
-  c->add_option("--retries", a->retries, "Retries of a request after a timeout or a server error (default 2)")
+  c->add_option("--retries", a->limits.retries, "Retries of a request after a timeout or a server error (default 5)")
       ->check(CLI::NonNegativeNumber);
   c->add_option("--name", a->name, "Name of the description (default: the folder's name)");
   c->add_option("--summary", a->summary, "One line saying what the image is");

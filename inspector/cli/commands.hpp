@@ -15,6 +15,7 @@
 
 #include "wheelcheck/answer.hpp"
 #include "wheelcheck/ci.hpp"
+#include "wheelcheck/container.hpp"
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/exports.hpp"
 #include "wheelcheck/format.hpp"
@@ -127,6 +128,9 @@ struct ImageRequest {
   bool progress = false;              // a line per stage of reading the image (stderr is a terminal)
   const LimitArgs* limits = nullptr;  // --low-speed-time, --max-redirects, --retries for a registry
 };
+// What pulling a container image takes from a request (--platform, the wheels' machine, the cache folder, the
+// registry limits), with progress lines under `label` ("image", "probe") when request.progress.
+container::PullOptions pull_options(const ImageRequest& request, const char* label);
 // The machine most of the wheels' ELF members are built for ("" when none has one).
 std::string wheels_machine(const std::vector<WheelProfile>& profiles);
 // --platform, as every command that takes --image has it.

@@ -62,8 +62,9 @@ Target probed(const std::string& root, const ImageRequest& request, const contai
   return {std::move(result.image), tables};
 }
 
-// A container image: pulled (or found in the cache), then its root probed like a folder.
-Target probed_reference(const std::string& text, const ImageRequest& request) {
+}  // namespace
+
+container::PullOptions pull_options(const ImageRequest& request, const char* label) {
   container::PullOptions o;
   o.cache_dir = request.cache_dir.empty() ? ProfileCache::default_dir() : request.cache_dir;
   if (!request.platform.empty()) o.platform = container::parse_platform(request.platform);
@@ -74,7 +75,18 @@ Target probed_reference(const std::string& text, const ImageRequest& request) {
     o.max_redirects = request.limits->max_redirects;
     o.retries = request.limits->retries;
   }
-  if (request.progress) o.progress = [](const std::string& s) { std::fprintf(stderr, "image: %s\n", s.c_str()); };
+  if (request.progress) {
+    const std::string prefix = std::string(label) + ": ";
+    o.progress = [prefix](const std::string& s) { std::fprintf(stderr, "%s%s\n", prefix.c_str(), s.c_str()); };
+  }
+  return o;
+}
+
+namespace {
+
+// A container image: pulled (or found in the cache), then its root probed like a folder.
+Target probed_reference(const std::string& text, const ImageRequest& request) {
+  const container::PullOptions o = pull_options(request, "image");
   const container::PulledImage pulled = container::pull(container::parse_reference(text), o);
   if (!request.quiet) {
     std::fprintf(stderr, "image: %s is %s (%s, %s)\n", text.c_str(), pulled.digest.c_str(),

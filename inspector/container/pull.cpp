@@ -6,8 +6,6 @@
 //   <cache>/images/refs/KEY.json        a tag's last digest and ETag: the next run asks "has it moved?"
 // A root is built under roots/.build-* and renamed into place once every layer passed its check: a root in
 // roots/ is complete and verified. One lock file (images/.lock) keeps two processes from building at once.
-#include <fcntl.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -160,23 +158,6 @@ Descriptor choose_platform(const std::string& body, const std::string& what, con
                    "; --platform picks one)");
 }
 
-class LockFile {
- public:
-  explicit LockFile(const std::string& path) {
-    m_fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (m_fd < 0) throw Error(ErrorKind::Io, "cannot open " + path + ": " + std::strerror(errno));
-    while (::flock(m_fd, LOCK_EX) != 0) {
-      if (errno != EINTR) throw Error(ErrorKind::Io, "cannot lock " + path + ": " + std::strerror(errno));
-    }
-  }
-  ~LockFile() { ::close(m_fd); }
-  LockFile(const LockFile&) = delete;
-  LockFile& operator=(const LockFile&) = delete;
-
- private:
-  int m_fd = -1;
-};
-
 json meta_of(const PulledImage& p) {
   json env = json::object();
   for (const auto& [k, v] : p.env) env[k] = v;
@@ -302,7 +283,8 @@ PulledImage pull(const Reference& ref, const PullOptions& o) {
     out.platform.variant = index_platform->variant.empty() ? out.platform.variant : index_platform->variant;
   }
 
-  LockFile lock(images + "/.lock");
+  const FileLock lock =
+      FileLock::acquire(images + "/.lock", [&] { say(where + ": waiting for another wheelcheck building an image"); });
   if (is_file(dest + "/image.json")) {  // another process built it meanwhile
     out.root = dest + "/root";
     out.cached = true;

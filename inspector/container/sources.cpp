@@ -28,8 +28,6 @@ constexpr const char* k_ref_name = "org.opencontainers.image.ref.name";
 class Files {
  public:
   virtual ~Files() = default;
-  // The file's bytes, at most `max` (more is Error(BadInput)); nullopt when it is not there.
-  virtual std::optional<std::string> read(const std::string& path, std::uint64_t max) = 0;
   // A descriptor and the file's slice [offset, offset + size); nullopt when it is not there.
   struct Slice {
     int fd = -1;
@@ -37,6 +35,10 @@ class Files {
     std::uint64_t size = 0;
   };
   virtual std::optional<Slice> slice(const std::string& path) = 0;
+  // How a message names one of its files ("DIR/index.json", "FILE: index.json").
+  virtual std::string where(const std::string& path) const = 0;
+  // The file's bytes, at most `max` (more is Error(BadInput)); nullopt when it is not there.
+  std::optional<std::string> read(const std::string& path, std::uint64_t max);
 };
 
 std::string read_slice(const Files::Slice& s, const std::string& what) {
@@ -52,6 +54,13 @@ std::string read_slice(const Files::Slice& s, const std::string& what) {
   return out;
 }
 
+std::optional<std::string> Files::read(const std::string& path, std::uint64_t max) {
+  auto s = slice(path);
+  if (!s) return std::nullopt;
+  if (s->size > max) throw layout_error(where(path) + ": " + format_size(s->size) + ", more than " + format_size(max));
+  return read_slice(*s, where(path));
+}
+
 class FolderFiles : public Files {
  public:
   explicit FolderFiles(std::string dir) : m_dir(std::move(dir)) {}
@@ -60,13 +69,7 @@ class FolderFiles : public Files {
   }
   FolderFiles(const FolderFiles&) = delete;
   FolderFiles& operator=(const FolderFiles&) = delete;
-  std::optional<std::string> read(const std::string& path, std::uint64_t max) override {
-    auto s = slice(path);
-    if (!s) return std::nullopt;
-    if (s->size > max)
-      throw layout_error(m_dir + "/" + path + ": " + format_size(s->size) + ", more than " + format_size(max));
-    return read_slice(*s, m_dir + "/" + path);
-  }
+  std::string where(const std::string& path) const override { return m_dir + "/" + path; }
   std::optional<Slice> slice(const std::string& path) override {
     const std::string full = m_dir + "/" + path;
     const int fd = ::open(full.c_str(), O_RDONLY | O_CLOEXEC);
@@ -107,13 +110,7 @@ class ArchiveFiles : public Files {
   ~ArchiveFiles() override { ::close(m_fd); }
   ArchiveFiles(const ArchiveFiles&) = delete;
   ArchiveFiles& operator=(const ArchiveFiles&) = delete;
-  std::optional<std::string> read(const std::string& path, std::uint64_t max) override {
-    auto s = slice(path);
-    if (!s) return std::nullopt;
-    if (s->size > max)
-      throw layout_error(m_file + ": " + path + ": " + format_size(s->size) + ", more than " + format_size(max));
-    return read_slice(*s, m_file + ": " + path);
-  }
+  std::string where(const std::string& path) const override { return m_file + ": " + path; }
   std::optional<Slice> slice(const std::string& path) override {
     const Member* m = find(path, 0);
     if (m == nullptr) return std::nullopt;
