@@ -90,22 +90,24 @@ class FolderFiles : public Files {
 
 class ArchiveFiles : public Files {
  public:
-  ArchiveFiles(const std::string& file, const Limits& limits) : m_file(file) {
+  // `label` names it in messages: the reference as given ("oci-archive:image.tar").
+  ArchiveFiles(const std::string& file, const std::string& label, const Limits& limits) : m_file(label) {
     m_fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
     if (m_fd < 0) {
       throw Error(errno == ENOENT ? ErrorKind::Usage : ErrorKind::Io,
-                  "cannot open " + file + ": " + std::strerror(errno));
+                  label + ": cannot open it: " + std::strerror(errno));
     }
     struct stat st {};
-    if (::fstat(m_fd, &st) != 0 || !S_ISREG(st.st_mode)) throw layout_error(file + ": not a regular file (an archive)");
+    if (::fstat(m_fd, &st) != 0 || !S_ISREG(st.st_mode))
+      throw layout_error(label + ": not a regular file (an archive)");
     char magic[2] = {};
     if (::pread(m_fd, magic, 2, 0) == 2 && static_cast<unsigned char>(magic[0]) == 0x1f &&
         static_cast<unsigned char>(magic[1]) == 0x8b) {
-      throw layout_error(file +
+      throw layout_error(label +
                          ": a gzip-compressed archive (decompress it first: gunzip -k; skopeo and docker save write "
                          "plain tar)");
     }
-    m_members = index_tar_file(m_fd, limits, file);
+    m_members = index_tar_file(m_fd, limits, label);
   }
   ~ArchiveFiles() override { ::close(m_fd); }
   ArchiveFiles(const ArchiveFiles&) = delete;
@@ -224,7 +226,7 @@ bool names_after_host(const std::string& full, const std::string& name) {
 class DockerArchiveSource : public Source {
  public:
   DockerArchiveSource(const Reference& ref, const Limits& limits)
-      : m_ref(ref), m_files(ref.path, limits), m_limits(limits) {}
+      : m_ref(ref), m_files(ref.path, ref.what(), limits), m_limits(limits) {}
 
   Top top() override {
     const std::string where = m_ref.what();
@@ -400,7 +402,7 @@ std::unique_ptr<Source> open_layout(const Reference& ref, const Limits& limits) 
 }
 
 std::unique_ptr<Source> open_oci_archive(const Reference& ref, const Limits& limits) {
-  return std::make_unique<LayoutSource>(ref, std::make_unique<ArchiveFiles>(ref.path, limits), limits);
+  return std::make_unique<LayoutSource>(ref, std::make_unique<ArchiveFiles>(ref.path, ref.what(), limits), limits);
 }
 
 std::unique_ptr<Source> open_docker_archive(const Reference& ref, const Limits& limits) {
