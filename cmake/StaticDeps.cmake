@@ -1,7 +1,7 @@
 # The fully static build (scripts/package.sh): every library wheelcheck links comes as a static archive
 # from two folders package.sh prepares, never from the host:
 #   WHEELCHECK_STATIC_SYSROOT  Debian's -dev packages for the target architecture, unpacked (OpenSSL,
-#                              zlib, LIEF with the mbed TLS it needs, gumbo, zstd, fmt, nlohmann-json,
+#                              zlib, LIEF with the mbed TLS it needs, gumbo, zstd, sqlite3, fmt, nlohmann-json,
 #                              CLI11, toml++)
 #   WHEELCHECK_STATIC_PREFIX   what package.sh built from Debian's sources (libzip, ISA-L, libcurl with
 #                              nghttp2)
@@ -45,6 +45,7 @@ wheelcheck_static_library(PkgConfig::LIBZIP ${_pre_lib}/libzip.a DEPENDS ZLIB::Z
 wheelcheck_static_library(PkgConfig::ISAL ${_pre_lib}/libisal.a)
 wheelcheck_static_library(PkgConfig::GUMBO ${_sys_lib}/libgumbo.a)
 wheelcheck_static_library(PkgConfig::ZSTD ${_sys_lib}/libzstd.a)
+wheelcheck_static_library(PkgConfig::SQLITE3 ${_sys_lib}/libsqlite3.a DEPENDS Threads::Threads)
 wheelcheck_static_library(wheelcheck_mbedcrypto ${_sys_lib}/libmbedcrypto.a)
 wheelcheck_static_library(wheelcheck_mbedx509 ${_sys_lib}/libmbedx509.a DEPENDS wheelcheck_mbedcrypto)
 wheelcheck_static_library(wheelcheck_lief ${_sys_lib}/libLIEF.a DEPENDS wheelcheck_mbedx509 wheelcheck_mbedcrypto)

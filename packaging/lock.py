@@ -31,7 +31,8 @@ import urllib.request
 # packages (static archives and headers), per architecture.
 SOURCES = ["libzip", "libisal", "curl", "nghttp2"]
 DEBS = ["libssl-dev", "zlib1g-dev", "liblief-dev", "libmbedtls-dev", "libgumbo-dev", "libfmt-dev",
-        "nlohmann-json3-dev", "libcli11-dev", "libtomlplusplus-dev", "libzstd-dev"]
+        "nlohmann-json3-dev", "libcli11-dev", "libtomlplusplus-dev", "libzstd-dev",
+        "libsqlite3-dev"]
 ARCHES = ["amd64", "arm64"]
 
 

@@ -12,7 +12,7 @@ set -euo pipefail
 # quickstart.sh installs while wheelcheck compiles.
 build=(cmake g++ pkg-config make ccache python3
        liblief-dev libzip-dev libcurl4-openssl-dev nlohmann-json3-dev libfmt-dev libcli11-dev
-       libisal-dev libssl-dev zlib1g-dev libgumbo-dev libtomlplusplus-dev libzstd-dev)
+       libisal-dev libssl-dev zlib1g-dev libgumbo-dev libtomlplusplus-dev libzstd-dev libsqlite3-dev)
 cross=(gcc-aarch64-linux-gnu g++-aarch64-linux-gnu)
 # Test-time fixture builders: GoogleTest; cross compilers for 32-bit and big-endian ELF, binutils for
 # readelf/nm, zip for ordinary zips; libsnappy1v5 is the very library auditwheel resolved for

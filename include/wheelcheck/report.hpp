@@ -7,6 +7,7 @@
 // always renders byte for byte the same.
 #pragma once
 
+#include <functional>
 #include <string>
 
 namespace wheelcheck::scan {
@@ -20,6 +21,11 @@ std::string report_markdown(const Report& report);
 // One HTML5 page: summary header, a wheels x images matrix whose cells are coloured by verdict and
 // open their findings with <details>, a legend, the pins table, the warnings and a footer.
 std::string report_html(const Report& report);
+// report.html and, for a report too large for one page (more than 300 wheels), a page per project with new wheels
+// ("projects/N-NAME.html", linked from the first page's rows): each page's path under the report folder and its text,
+// made one at a time (a project's wheels are held, never the report's).
+void report_html_pages(const Report& report,
+                       const std::function<void(const std::string& path, const std::string& text)>& page);
 
 // The scan's standard output for people (--format text): the counts, a row per new wheel's targeted cell, its
 // publisher check's worst finding, the pins (a shard's are left to its merge) and the warnings.

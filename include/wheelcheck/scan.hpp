@@ -3,10 +3,13 @@
 // report's format; inspector/scan/scan.cpp explains the algorithm.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -40,6 +43,10 @@ struct Options {
   std::string rules;       // as `check --rules`: "" (the rule set for the wheel), a name, a file, none
   InspectOptions inspect;  // the archive limits each wheel is read under
   std::function<void(const std::string&)> progress;  // one line at a time, for a terminal
+  // Requests overlapped across wheels (inspector/scan/ahead.hpp): the pages and wheels ahead of the one being
+  // checked are fetched and read by `jobs` threads, at most `per_host` requests at once on one host. 0: one at a time.
+  std::size_t jobs = 8;
+  std::size_t per_host = 8;
   // The environment every new wheel is checked in (`scan --with`: wheels or a lock's set, as installed on
   // each image): installed beside it, less the one of its own project (the new wheel replaces it), so the
   // pins say what works with the rest of the locked set. Empty: the image alone.
@@ -120,6 +127,25 @@ struct Summary {
 
 inline constexpr const char* k_report_schema = "wheelcheck-scan/1";
 
+// What a report's wheels and pins come to: the counts, whether one failed, whether a counted cell is incompatible,
+// and the worst counted verdict of the new wheels.
+struct Tally {
+  Summary summary;
+  bool failed = false, incompatible = false;
+  verdict::Verdict worst = verdict::Verdict::Compatible;
+};
+
+// The new wheels and pins of a report kept where the scan wrote them (its state), read one at a time: a scan's
+// report is never held whole (Report::each_wheel gives the held ones, then these).
+class Stored {
+ public:
+  virtual ~Stored() = default;
+  virtual std::uint64_t wheel_count() const = 0;
+  // Each wheel in the report's order; the reference is good for the call only.
+  virtual void each_wheel(const std::function<void(const Wheel&)>& fn) const = 0;
+  virtual void each_pin(const std::function<void(const Pin&)>& fn) const = 0;
+};
+
 struct Report {
   std::string generated_at;
   std::string wheelcheck_version;
@@ -130,10 +156,18 @@ struct Report {
   std::optional<std::string> since;
   std::vector<std::string> environment;  // --with, as given
   std::uint64_t wheels_seen = 0;         // the wheel files the indexes list
-  std::vector<Wheel> wheels;             // the new ones
+  std::vector<Wheel> wheels;             // the new ones, held (a report read back, a test)
   std::vector<Pin> pins;
+  std::shared_ptr<const Stored> stored;  // the new ones and the pins a scan kept in its state, after those held
   std::vector<std::string> warnings;
   std::vector<std::string> errors;  // what makes the exit code 2, each said as an error too
+
+  std::uint64_t wheel_count() const { return wheels.size() + (stored ? stored->wheel_count() : 0); }
+  void each_wheel(const std::function<void(const Wheel&)>& fn) const;
+  void each_pin(const std::function<void(const Pin&)>& fn) const;
+  // The counts and outcome of every wheel (one pass over them; computed once for a stored report).
+  Tally tally() const;
+  Summary summary() const { return tally().summary; }
 
   // 0 nothing new is incompatible, 1 a new wheel is incompatible with an image its tags target (a counted
   // cell), 2 an index unreadable after the retries or a wheel that could not be read (errors says each).
@@ -141,17 +175,23 @@ struct Report {
   // The worst verdict of the new wheels on the images they are counted on: compatible when none fails.
   verdict::Verdict worst_new_verdict() const;
   bool a_shard() const { return shard.count > 1 && !shard.merged; }  // one shard's share, not a whole scan
+
+ private:
+  mutable std::shared_ptr<const Tally> m_tally;  // a stored report's, once computed
 };
 
 // The report's JSON (report.json) and back: the one writer and the one reader (inspector/output/report_json.cpp).
 // The readers throw Error(BadInput) naming what a document lacks.
 nlohmann::ordered_json to_json(const Report& report);
+// The same JSON written as it is made (output::dump's bytes), a wheel at a time: a report of any size.
+void write_json(const Report& report, const std::function<void(std::string_view)>& out);
 Report report_from_json(const nlohmann::ordered_json& j);
 nlohmann::ordered_json to_json(const Wheel& wheel);  // a report's wheel entry (and the shard record's)
 Wheel wheel_from_json(const nlohmann::ordered_json& j);
 nlohmann::ordered_json to_json(const Checked& checked);
 Checked checked_from_json(const nlohmann::ordered_json& j);  // a report's result or a state's record
 nlohmann::ordered_json to_json(const Pin& pin);
+Pin pin_from_json(const nlohmann::ordered_json& j);
 
 // A scan's outcome: the report, and the commit of its state, for the caller to run once it has written
 // the report's files, the pins and its standard output (a scan commits last: one that could not write its
@@ -159,6 +199,7 @@ nlohmann::ordered_json to_json(const Pin& pin);
 struct Result {
   Report report;
   std::function<void()> commit;  // throws Error(Io) when the state cannot be saved
+  net::Stats stats;              // what the scan's requests moved
 };
 
 // Runs a scan (its exit code: Report::exit_code; the report is complete for what could be read).

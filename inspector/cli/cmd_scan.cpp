@@ -51,7 +51,33 @@ struct ScanArgs {
   std::string config;
   bool no_config = false;
   LimitArgs limits;
+  std::vector<std::string> projects_files;
+  std::size_t jobs = 8;
+  std::size_t per_host = 8;
 };
+
+// --projects-file: a name a line; blank lines and # comments skipped.
+std::vector<std::string> read_projects_file(const std::string& path) {
+  std::vector<std::string> out;
+  std::string text;
+  try {
+    text = read_text_file(path, std::uint64_t{64} << 20);
+  } catch (const Error& e) {
+    throw usage_error("--projects-file " + path + ": " + e.what());
+  }
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    auto end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(start, end - start);
+    if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    const auto first = line.find_first_not_of(" \t\r"), last = line.find_last_not_of(" \t\r");
+    if (first != std::string::npos) out.push_back(line.substr(first, last - first + 1));
+    start = end + 1;
+  }
+  if (out.empty()) throw usage_error("--projects-file " + path + ": no project names in it");
+  return out;
+}
 
 const char* const k_scan_help = R"(Examples:
   wheelcheck scan --index https://resource.flagos.net/repository/flagos-pypi-hosted/simple \
@@ -83,11 +109,21 @@ Environment: PIP_INDEX_URL / PIP_EXTRA_INDEX_URL when no --index is given; crede
 
 // Each file whole or not at all (and on the disk before the state that counts on them is saved). JSON from the
 // network may hold invalid UTF-8 (an index that answers garbage): output::dump replaces it, never fatal.
+// report.json is written as it is made, a wheel at a time; report.html of a large scan is a page per project.
 void write_reports(const scan::Report& report, const std::string& dir) {
   make_dirs(dir);
-  write_file_atomic(dir + "/report.json", output::dump(scan::to_json(report)), true);
+  write_file_atomic_with(
+      dir + "/report.json",
+      [&](const std::function<void(std::string_view)>& write) { scan::write_json(report, write); }, true);
   write_file_atomic(dir + "/report.md", scan::report_markdown(report), true);
-  write_file_atomic(dir + "/report.html", scan::report_html(report), true);
+  bool made_projects = false;
+  scan::report_html_pages(report, [&](const std::string& path, const std::string& text) {
+    if (path != "report.html" && !made_projects) {
+      make_dirs(dir + "/projects");
+      made_projects = true;
+    }
+    write_file_atomic(dir + "/" + path, text, true);
+  });
 }
 
 int run_scan(const ScanArgs& given) {
@@ -131,6 +167,11 @@ int run_scan(const ScanArgs& given) {
       if (!net::is_url(i)) throw usage_error("--index " + net::redact_url(i) + ": not an http(s) URL");
     }
     o.projects = a.projects;
+    for (const auto& f : a.projects_files) {
+      for (auto& p : read_projects_file(f)) o.projects.push_back(std::move(p));
+    }
+    o.jobs = a.jobs;
+    o.per_host = a.per_host;
     const std::string cache_dir = a.cache_dir.empty() ? ProfileCache::default_dir() : a.cache_dir;
     const std::optional<ProfileCache> cache = open_cache(a.no_cache, a.cache_dir, a.cache_max_size);
     o.state_dir = !a.state.empty() ? a.state : cache_dir.empty() ? "" : cache_dir + "/scan-state";
@@ -187,7 +228,7 @@ int run_scan(const ScanArgs& given) {
     report = std::move(result.report);
     commit = std::move(result.commit);
     if (progress) {
-      const auto& st = client.stats();
+      const auto& st = result.stats;
       std::fprintf(stderr, "\r\x1b[Kscan: %llu requests, %s received, %llu retries\n",
                    static_cast<unsigned long long>(st.requests), format_size(st.bytes_received).c_str(),
                    static_cast<unsigned long long>(st.retries));
@@ -226,6 +267,13 @@ Command add_scan(CLI::App& app) {
   c->add_option("--index,--index-url", a->indexes, "A simple index URL (PEP 503/691; repeatable; else $PIP_INDEX_URL)");
   c->add_option("--extra-index-url", a->extra_indexes, "Another index, read after --index (repeatable)");
   c->add_option("--project", a->projects, "A project name (repeatable)");
+  c->add_option("--projects-file", a->projects_files,
+                "A file of project names, one a line (# comments): a nightly list of thousands");
+  c->add_option("--jobs,-j", a->jobs,
+                "Wheels and pages fetched and read ahead at once, by this many threads (default 8; 0: one at a time)")
+      ->check(CLI::Range(0, 256));
+  c->add_option("--per-host", a->per_host, "At most this many requests at once to one host (default 8)")
+      ->check(CLI::Range(1, 256));
   c->add_option("--image,-i", a->images,
                 "An image to check against, as `check --image` takes it: a db name, a pattern, all, a description "
                 "file, a root folder or a container image (repeatable, or a comma list; default: every FlagOS image of "

@@ -167,7 +167,11 @@ std::string render_json(const Answer& answer, const Sinks&) {
     return dump(arr.size() == 1 ? arr.front() : arr);
   }
   if (const auto* l = std::get_if<LintAnswer>(&answer.value)) return dump(lint::document(*l->entries, l->exit_code));
-  if (const auto* s = std::get_if<ScanAnswer>(&answer.value)) return dump(scan::to_json(*s->report));
+  if (const auto* s = std::get_if<ScanAnswer>(&answer.value)) {
+    std::string text;  // output::dump's bytes, written a wheel at a time (no JSON tree of the whole report)
+    scan::write_json(*s->report, [&](std::string_view piece) { text.append(piece); });
+    return text;
+  }
   no_rendering(answer, Format::Json);
 }
 

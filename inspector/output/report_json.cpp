@@ -143,7 +143,7 @@ lint::Report publisher_from_json(const Json& j, const Wheel& w) {
   return r;
 }
 
-Pin pin_from_json(const Json& j) {
+Pin read_pin(const Json& j) {
   const ReportFields f(j, "pin");
   Pin p{f.text("image"), f.text("project"), std::nullopt, {}};
   if (const Json* pj = f.field("pick")) {
@@ -172,6 +172,10 @@ Json summary_to_json(const Summary& s) {
 }
 
 }  // namespace
+
+Pin pin_from_json(const Json& j) {
+  return read_pin(j);
+}
 
 Json to_json(const Checked& c) {
   Json j = run::to_json(c.cell, c.cell.targeted ? run::Size::Result : run::Size::Record);
@@ -252,7 +256,10 @@ Json to_json(const Pin& p) {
       {"image", p.image}, {"project", p.project}, {"pick", std::move(pick)}, {"passed_over", std::move(passed)}};
 }
 
-Json to_json(const Report& r) {
+namespace {
+
+// Every field of the document before its wheels.
+Json report_head(const Report& r) {
   Json j = Json::object();
   j["schema"] = k_report_schema;
   j["generated_at"] = r.generated_at;
@@ -265,16 +272,56 @@ Json to_json(const Report& r) {
   j["since"] = r.since ? Json(*r.since) : Json(nullptr);
   j["environment"] = r.environment;
   j["exit_code"] = r.exit_code();
-  j["summary"] = summary_to_json(summary_of(r.wheels, r.wheels_seen));
+  j["summary"] = summary_to_json(r.summary());
+  return j;
+}
+
+std::string report_dump(const Json& j) {
+  return j.dump(2, ' ', false, Json::error_handler_t::replace);
+}
+
+}  // namespace
+
+Json to_json(const Report& r) {
+  Json j = report_head(r);
   Json wheels = Json::array();
-  for (const auto& w : r.wheels) wheels.push_back(to_json(w));
+  r.each_wheel([&](const Wheel& w) { wheels.push_back(to_json(w)); });
   j["wheels"] = std::move(wheels);
   Json pins = Json::array();
-  for (const auto& p : r.pins) pins.push_back(to_json(p));
+  r.each_pin([&](const Pin& p) { pins.push_back(to_json(p)); });
   j["pins"] = std::move(pins);
   j["warnings"] = r.warnings;
   j["errors"] = r.errors;
   return j;
+}
+
+// The bytes output::dump(to_json(r)) would be, a wheel at a time: the head's object less its closing brace, each
+// array's items dumped alone and indented two levels, then the tail's fields.
+void write_json(const Report& r, const std::function<void(std::string_view)>& out) {
+  std::string text = report_dump(report_head(r));
+  text.resize(text.size() - 2);  // "\n}"
+  out(text);
+  const auto item = [&](bool& first, const Json& j) {
+    std::string t = first ? "\n    " : ",\n    ";
+    first = false;
+    for (const char c : report_dump(j)) {
+      t += c;
+      if (c == '\n') t += "    ";
+    }
+    out(t);
+  };
+  bool first = true;
+  out(",\n  \"wheels\": [");
+  r.each_wheel([&](const Wheel& w) { item(first, to_json(w)); });
+  out(first ? "]" : "\n  ]");
+  first = true;
+  out(",\n  \"pins\": [");
+  r.each_pin([&](const Pin& p) { item(first, to_json(p)); });
+  out(first ? "]" : "\n  ]");
+  Json tail = Json::object();
+  tail["warnings"] = r.warnings;
+  tail["errors"] = r.errors;
+  out(",\n" + report_dump(tail).substr(2) + "\n");
 }
 
 Report report_from_json(const Json& j) {
@@ -298,7 +345,7 @@ Report report_from_json(const Json& j) {
   r.environment = f.texts("environment");
   if (const Json* summary = f.field("summary")) r.wheels_seen = ReportFields(*summary, "summary").count("wheels_seen");
   for (const auto& w : f.list("wheels")) r.wheels.push_back(wheel_from_json(w));
-  for (const auto& p : f.list("pins")) r.pins.push_back(pin_from_json(p));
+  for (const auto& p : f.list("pins")) r.pins.push_back(read_pin(p));
   r.warnings = f.texts("warnings");
   r.errors = f.texts("errors");
   return r;

@@ -208,12 +208,12 @@ Case failed_case(const std::string& image, const std::string& wheel, const Locat
 
 std::vector<Case> cases_of_scan(const scan::Report& report) {
   std::vector<Case> out;
-  for (const auto& w : report.wheels) {
+  report.each_wheel([&](const scan::Wheel& w) {
     const Location where{w.url.empty() ? w.filename : w.url, 0};
     if (w.error && !w.error->empty()) {
       for (const auto& image : report.images)
         out.push_back(failed_case(image, w.filename, where, std::nullopt, *w.error));
-      continue;
+      return;
     }
     // The wheel on its own, once (the publisher check): its findings as a case of the image "publisher".
     if (w.publisher) {
@@ -232,7 +232,7 @@ std::vector<Case> cases_of_scan(const scan::Report& report) {
       c.cell.report.wheel = w.filename;
       out.push_back(std::move(c));
     }
-  }
+  });
   return out;
 }
 

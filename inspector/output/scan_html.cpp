@@ -13,6 +13,8 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -123,6 +125,9 @@ dl.f dd{margin:0}
 .fix{margin:.15rem 0}
 pre.gates{background:#fff;color:var(--fg);border:1px solid var(--line);border-radius:4px;padding:.3rem .45rem;margin:.15rem 0;white-space:pre-wrap;overflow-wrap:anywhere}
 ul.warnings li{margin:.2rem 0}
+span.chip{display:inline-block;padding:0 .35rem;margin:0 .2rem .1rem 0;border-radius:3px;white-space:nowrap}
+ul.broke li{margin:.15rem 0}
+table.projects td{min-width:7rem}
 footer{margin-top:2rem;border-top:1px solid var(--line);padding-top:.5rem;color:var(--muted);font-size:12px}
 @media print{.scroll{max-height:none;overflow:visible}details .body{display:block}}
 )css";
@@ -238,29 +243,89 @@ std::string pin_cell_html(const Pin* pin) {
   return out + "</td>";
 }
 
-}  // namespace
+// Cell counts as chips: "✓ 12 ✗ 1", the kinds present only.
+std::string chips_html(const std::map<CellKind, std::uint64_t>& counts) {
+  std::string out;
+  for (CellKind k :
+       {CellKind::Compatible, CellKind::Degraded, CellKind::Incompatible, CellKind::Unknown, CellKind::NotTargeted}) {
+    const auto it = counts.find(k);
+    if (it == counts.end() || it->second == 0) continue;
+    const Style s = style(k);
+    out += fmt::format("<span class=\"chip {}\" title=\"{}\"><span aria-hidden=\"true\">{}</span> {}</span>", s.css,
+                       s.word, s.glyph, it->second);
+  }
+  return out.empty() ? "—" : out;
+}
 
-std::string report_html(const Report& report) {
+std::string page_start(const std::string& title) {
+  return "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>" +
+         esc(title) + "</title>\n<style>" + std::string(k_css) + "</style>\n</head>\n<body>\n";
+}
+
+std::string page_end(const Report& report) {
+  return fmt::format(
+      "</main>\n<footer>wheelcheck {} · report format <code>{}</code> · generated <time>{}</time></footer>\n"
+      "</body>\n</html>\n",
+      esc(report.wheelcheck_version.empty() ? "?" : report.wheelcheck_version), esc(k_report_schema),
+      esc(report.generated_at.empty() ? "?" : report.generated_at));
+}
+
+std::string legend_html() {
+  std::string out = "<ul class=\"legend\">";
+  for (CellKind k : {CellKind::Compatible, CellKind::Degraded, CellKind::Incompatible, CellKind::Unknown,
+                     CellKind::NotTargeted, CellKind::Error}) {
+    const Style s = style(k);
+    out += fmt::format("<li class=\"{}\"><span aria-hidden=\"true\">{}</span> <b>{}</b>: {}</li>", s.css, s.glyph,
+                       s.word, s.meaning);
+  }
+  return out + "</ul>\n";
+}
+
+// The wheels x images table of the wheels `each` gives.
+std::string matrix_html(const std::vector<std::string>& images,
+                        const std::function<void(const std::function<void(const Wheel&)>&)>& each) {
+  std::string rows;
+  each([&](const Wheel& w) {
+    rows += w.is_new ? "<tr class=\"new\">" : "<tr class=\"seen\">";
+    rows += wheel_header_html(w);
+    for (const auto& img : images) rows += cell_html(w, cell_for(w, img));
+    rows += "</tr>\n";
+  });
+  if (rows.empty()) return "<p>No wheels in this report.</p>\n";
+  std::string out = "<div class=\"scroll\">\n<table class=\"matrix\">\n<thead><tr><th scope=\"col\">Wheel</th>";
+  for (const auto& img : images) out += "<th scope=\"col\"><code>" + esc(img) + "</code></th>";
+  return out + "</tr></thead>\n<tbody>\n" + rows + "</tbody>\n</table>\n</div>\n";
+}
+
+std::string pins_grid_html(const PinGrid& g) {
+  if (g.images.empty()) return "<p>No pins.</p>\n";
+  std::string out = "<div class=\"scroll\">\n<table class=\"pins\">\n<thead><tr><th scope=\"col\">Image</th>";
+  for (const auto& p : g.projects) out += "<th scope=\"col\"><code>" + esc(p) + "</code></th>";
+  out += "</tr></thead>\n<tbody>\n";
+  for (const auto& img : g.images) {
+    out += "<tr><th scope=\"row\"><code>" + esc(img) + "</code></th>";
+    for (const auto& proj : g.projects) out += pin_cell_html(find_pin(g, img, proj));
+    out += "</tr>\n";
+  }
+  return out + "</tbody>\n</table>\n</div>\n";
+}
+
+// The first screen: the outcome and counts (#summary), what was scanned.
+std::string header_html(const Report& report, const std::vector<std::string>& images) {
   const std::string outcome = outcome_words(report, nullptr);
   const int exit_code = report.exit_code();
   const std::string outcome_class =
       exit_code >= 0 && exit_code <= 2 ? "outcome-" + std::to_string(exit_code) : "outcome-other";
-
-  std::string out;
-  out += "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
-  out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
-  out += "<title>wheelcheck scan: " + esc(outcome) + "</title>\n<style>" + std::string(k_css) + "</style>\n";
-  out += "</head>\n<body>\n";
-
-  // Header: the outcome, the counts, what was scanned.
   // Plain glyphs rather than the Markdown's emoji: they need no emoji font (headless browsers, CI boxes).
   const char* glyph = outcome_class == "outcome-0"   ? "✓"
                       : outcome_class == "outcome-1" ? "✗"
                       : outcome_class == "outcome-2" ? "!"
                                                      : "?";
-  out += fmt::format("<header class=\"{}\">\n<h1><span aria-hidden=\"true\">{}</span> wheelcheck scan: {}</h1>\n",
-                     outcome_class, glyph, esc(outcome));
-  const Summary summary = summary_of(report.wheels, report.wheels_seen);
+  std::string out = fmt::format(
+      "<header id=\"summary\" class=\"{}\">\n<h1><span aria-hidden=\"true\">{}</span> wheelcheck scan: {}</h1>\n",
+      outcome_class, glyph, esc(outcome));
+  const Summary summary = report.summary();
   out += "<ul class=\"counts\">";
   for (const auto& k : counts_of(summary)) out += fmt::format("<li><b>{}</b> {}</li>", k.n, k.words);
   out += "<li class=\"sep\">verdicts:</li>";
@@ -269,96 +334,179 @@ std::string report_html(const Report& report) {
   auto meta = [&](const char* label, const std::vector<std::string>& values) {
     if (values.empty()) return;
     std::vector<std::string> e;
-    for (const auto& v : values) e.push_back("<code>" + esc(v) + "</code>");
+    for (std::size_t i = 0; i < values.size() && i < 50; ++i) e.push_back("<code>" + esc(values[i]) + "</code>");
+    if (values.size() > 50) e.push_back(fmt::format("and {} more", values.size() - 50));
     out += fmt::format("<dt>{}</dt><dd>{}</dd>", label, fmt::join(e, ", "));
   };
-  const std::vector<std::string> images = image_columns(report);
   meta("Images", images);
   meta("Projects", report.projects);
   meta("Indexes", report.indexes);
   out += "<dt>Shard</dt><dd>" + esc(shard_text(report)) + "</dd>";
   out += "<dt>Since</dt><dd>" + esc(report.since && !report.since->empty() ? *report.since : "the beginning") + "</dd>";
-  out += "</dl>\n</header>\n<main>\n";
+  return out + "</dl>\n</header>\n";
+}
 
-  // The matrix.
-  out += "<section id=\"matrix\">\n<h2>Wheels × images</h2>\n<ul class=\"legend\">";
-  for (CellKind k : {CellKind::Compatible, CellKind::Degraded, CellKind::Incompatible, CellKind::Unknown,
-                     CellKind::NotTargeted, CellKind::Error}) {
-    const Style s = style(k);
-    out += fmt::format("<li class=\"{}\"><span aria-hidden=\"true\">{}</span> <b>{}</b>: {}</li>", s.css, s.glyph,
-                       s.word, s.meaning);
+// What broke tonight (first) and every project's row: its new wheels by image, its picks.
+std::string projects_html(const std::vector<ProjectRow>& rows, const std::vector<std::string>& images, bool split) {
+  const auto name = [&](std::size_t i) {
+    const std::string code = "<code>" + esc(rows[i].project) + "</code>";
+    return split && rows[i].wheels != 0
+               ? fmt::format("<a href=\"{}\">{}</a>", esc(project_page(rows[i].project, i)), code)
+               : code;
+  };
+  std::string broke;
+  std::size_t broke_projects = 0;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].broke_total == 0) continue;
+    if (++broke_projects > 100) continue;
+    broke += "<li>" + name(i) + fmt::format(": {} broke", rows[i].broke_total) + "<ul>";
+    for (const auto& line : rows[i].broke) broke += "<li>" + esc(line) + "</li>";
+    if (rows[i].broke_total > rows[i].broke.size())
+      broke += fmt::format("<li>and {} more</li>", rows[i].broke_total - rows[i].broke.size());
+    broke += "</ul></li>\n";
   }
-  out += "</ul>\n";
-  const std::vector<const Wheel*> wheels = ordered_wheels(report);
-  if (wheels.empty()) {
-    out += "<p>No wheels in this report.</p>\n";
+  std::string out = "<section id=\"broke\">\n<h2>What broke</h2>\n";
+  if (broke_projects == 0) {
+    out += "<p>Nothing: no new wheel is incompatible with an image it is for, and every one could be read.</p>\n";
   } else {
-    out += "<div class=\"scroll\">\n<table class=\"matrix\">\n<thead><tr><th scope=\"col\">Wheel</th>";
-    for (const auto& img : images) out += "<th scope=\"col\"><code>" + esc(img) + "</code></th>";
-    out += "</tr></thead>\n<tbody>\n";
-    for (const Wheel* w : wheels) {
-      out += w->is_new ? "<tr class=\"new\">" : "<tr class=\"seen\">";
-      out += wheel_header_html(*w);
-      for (const auto& img : images) out += cell_html(*w, cell_for(*w, img));
-      out += "</tr>\n";
-    }
-    out += "</tbody>\n</table>\n</div>\n";
+    out += "<ul class=\"broke\">" + broke + "</ul>\n";
+    if (broke_projects > 100)
+      out += fmt::format("<p>and {} more projects (report.json lists every wheel).</p>\n", broke_projects - 100);
   }
-  out += "</section>\n";
-
-  // The publisher check of each new wheel, once (not per image).
-  {
-    std::string items;
-    for (const auto& w : report.wheels) {
-      if (!w.publisher) continue;
-      std::string lines;
-      for (const auto& f : w.publisher->findings) {
-        if (f.severity != verdict::Severity::Error && f.severity != verdict::Severity::Warning) continue;
-        lines += "<li><strong>" + esc(verdict::severity_name(f.severity)) + "</strong> <code>" +
-                 esc(verdict::kind_name(f.kind)) + "</code>: " + esc(f.explanation) + "</li>";
+  out += "</section>\n<section id=\"projects\">\n<h2>By project</h2>\n";
+  out +=
+      "<div class=\"scroll\">\n<table class=\"projects\">\n<thead><tr><th scope=\"col\">Project</th>"
+      "<th scope=\"col\">New</th><th scope=\"col\">Errors</th>";
+  for (const auto& img : images) out += "<th scope=\"col\"><code>" + esc(img) + "</code></th>";
+  out += "</tr></thead>\n<tbody>\n";
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const ProjectRow& r = rows[i];
+    out += fmt::format("<tr><th scope=\"row\">{}</th><td>{}</td><td>{}</td>", name(i), r.wheels, r.errors);
+    for (const auto& img : images) {
+      const auto cells = r.cells.find(img);
+      out += "<td>" + (cells == r.cells.end() ? std::string("—") : chips_html(cells->second));
+      if (const auto pick = r.picks.find(img); pick != r.picks.end()) {
+        const Pin& p = *pick->second;
+        out += p.pick ? fmt::format("<div class=\"sub\">pin <b>{}</b> ({})</div>", esc(p.pick->version),
+                                    esc(verdict::verdict_name(p.pick->verdict)))
+                      : std::string("<div class=\"sub\">pin: nothing usable</div>");
       }
-      if (lines.empty()) continue;
-      items += "<li><code>" + esc(w.filename) + "</code> (" + esc(lint::status_name(w.publisher->status)) + ")<ul>" +
-               lines + "</ul></li>\n";
+      out += "</td>";
     }
-    if (!items.empty()) {
-      out +=
-          "<section id=\"publisher\">\n<h2>Publisher findings</h2>\n<p>What each new wheel claims against its "
-          "binaries (<code>wheelcheck lint</code>), once per wheel.</p>\n<ul class=\"warnings\">" +
-          items + "</ul>\n</section>\n";
-    }
+    out += "</tr>\n";
   }
+  return out + "</tbody>\n</table>\n</div>\n</section>\n";
+}
 
-  // Pins.
-  out += "<section id=\"pins\">\n<h2>Pins</h2>\n";
-  const PinGrid g = pin_grid(report);
-  if (g.images.empty()) {
-    out += "<p>No pins.</p>\n";
-  } else {
-    out += "<div class=\"scroll\">\n<table class=\"pins\">\n<thead><tr><th scope=\"col\">Image</th>";
-    for (const auto& p : g.projects) out += "<th scope=\"col\"><code>" + esc(p) + "</code></th>";
-    out += "</tr></thead>\n<tbody>\n";
-    for (const auto& img : g.images) {
-      out += "<tr><th scope=\"row\"><code>" + esc(img) + "</code></th>";
-      for (const auto& proj : g.projects) out += pin_cell_html(find_pin(report, img, proj));
-      out += "</tr>\n";
+std::string publisher_html(const Report& report) {
+  std::string items;
+  std::size_t shown = 0, more = 0;
+  report.each_wheel([&](const Wheel& w) {
+    if (!w.publisher) return;
+    std::string lines;
+    for (const auto& f : w.publisher->findings) {
+      if (f.severity != verdict::Severity::Error && f.severity != verdict::Severity::Warning) continue;
+      lines += "<li><strong>" + esc(verdict::severity_name(f.severity)) + "</strong> <code>" +
+               esc(verdict::kind_name(f.kind)) + "</code>: " + esc(f.explanation) + "</li>";
     }
-    out += "</tbody>\n</table>\n</div>\n";
+    if (lines.empty()) return;
+    if (++shown > 100) {
+      ++more;
+      return;
+    }
+    items += "<li><code>" + esc(w.filename) + "</code> (" + esc(lint::status_name(w.publisher->status)) + ")<ul>" +
+             lines + "</ul></li>\n";
+  });
+  if (items.empty()) return "";
+  return "<section id=\"publisher\">\n<h2>Publisher findings</h2>\n<p>What each new wheel claims against its "
+         "binaries (<code>wheelcheck lint</code>), once per wheel.</p>\n<ul class=\"warnings\">" +
+         items + "</ul>\n" +
+         (more != 0 ? fmt::format("<p>and {} more wheels (report.json has them).</p>\n", more) : "") + "</section>\n";
+}
+
+}  // namespace
+
+void report_html_pages(const Report& report, const std::function<void(const std::string&, const std::string&)>& page) {
+  const std::vector<std::string> images = image_columns(report);
+  const bool whole = inline_matrix(report);
+  PinGrid grid = pin_grid(report);
+  const std::vector<ProjectRow> rows = project_rows(report, grid);
+
+  std::string out = page_start("wheelcheck scan: " + outcome_words(report, nullptr));
+  out += header_html(report, images);
+  out += "<main>\n" + projects_html(rows, images, !whole);
+  out += "<section id=\"matrix\">\n<h2>Wheels × images</h2>\n" + legend_html();
+  if (whole) {
+    out += matrix_html(images, [&](const auto& fn) { each_ordered_wheel(report, fn); });
+  } else {
+    out += fmt::format(
+        "<p>{} wheels: each project's matrix is on a page of its own (follow its name above); report.json has every "
+        "cell.</p>\n",
+        report.wheel_count());
+  }
+  out += "</section>\n" + publisher_html(report);
+  out += "<section id=\"pins\">\n<h2>Pins</h2>\n";
+  if (grid.pins.size() <= k_inline_pins) {
+    out += pins_grid_html(grid);
+  } else {
+    out += fmt::format(
+        "<p>{} pins: each project's row above names its pick per image; its page says what was passed over, and "
+        "why.</p>\n",
+        grid.pins.size());
   }
   out += "</section>\n";
-
   if (!report.warnings.empty()) {
     out += "<section id=\"warnings\">\n<h2>Warnings</h2>\n<ul class=\"warnings\">";
     for (const auto& w : report.warnings) out += "<li>" + esc(w) + "</li>";
     out += "</ul>\n</section>\n";
   }
+  page("report.html", out + page_end(report));
+  if (whole) return;
 
-  out += fmt::format(
-      "</main>\n<footer>wheelcheck {} · report format <code>{}</code> · generated <time>{}</time></footer>\n"
-      "</body>\n</html>\n",
-      esc(report.wheelcheck_version.empty() ? "?" : report.wheelcheck_version), esc(k_report_schema),
-      esc(report.generated_at.empty() ? "?" : report.generated_at));
-  return out;
+  // A page per project with new wheels: its matrix, its pins with what they passed over. The wheels come in the
+  // report's order, a project's together: one project is held at a time.
+  std::map<std::string, std::size_t> place;
+  for (std::size_t i = 0; i < rows.size(); ++i) place.emplace(rows[i].project, i);
+  std::vector<Wheel> held;
+  const auto flush = [&] {
+    if (held.empty()) return;
+    const std::string project = held.front().project;
+    const std::size_t i = place.at(project);
+    std::string text = page_start(project + ": wheelcheck scan");
+    text += fmt::format(
+        "<header id=\"summary\">\n<h1><code>{}</code>: {} new wheels</h1>\n<p><a href=\"../report.html\">the "
+        "whole scan</a></p>\n</header>\n<main>\n<section id=\"matrix\">\n<h2>Wheels × images</h2>\n",
+        esc(project), held.size());
+    text += legend_html() + matrix_html(images, [&](const auto& fn) {
+              for (const auto& w : held)
+                if (w.is_new) fn(w);
+              for (const auto& w : held)
+                if (!w.is_new) fn(w);
+            });
+    PinGrid mine;
+    for (const auto& p : grid.pins) {
+      if (p.project != project) continue;
+      mine.pins.push_back(p);
+      add_unique(mine.images, p.image);
+    }
+    if (!mine.pins.empty()) mine.projects.push_back(project);
+    text += "</section>\n<section id=\"pins\">\n<h2>Pins</h2>\n" + pins_grid_html(mine) + "</section>\n";
+    page(project_page(project, i), text + page_end(report));
+    held.clear();
+  };
+  report.each_wheel([&](const Wheel& w) {
+    if (!held.empty() && held.front().project != w.project) flush();
+    if (place.count(w.project) != 0) held.push_back(w);
+  });
+  flush();
+}
+
+std::string report_html(const Report& report) {
+  std::string front;
+  report_html_pages(report, [&](const std::string& path, const std::string& text) {
+    if (path == "report.html") front = text;
+  });
+  return front;
 }
 
 }  // namespace wheelcheck::scan

@@ -84,7 +84,7 @@ std::string report_markdown(const Report& report) {
   const std::string outcome = outcome_words(report, &symbol);
   out += fmt::format("## {} wheelcheck scan: {}\n\n", symbol, md_text(outcome));
 
-  const Summary summary = summary_of(report.wheels, report.wheels_seen);
+  const Summary summary = report.summary();
   {
     std::vector<std::string> parts;
     for (const auto& k : counts_of(summary)) parts.push_back("**" + md_text(std::to_string(k.n)) + "** " + k.words);
@@ -115,9 +115,62 @@ std::string report_markdown(const Report& report) {
     out += fmt::format("{}\n\n", fmt::join(meta, " · "));
   }
 
-  // The matrix.
-  const std::vector<const Wheel*> wheels = ordered_wheels(report);
-  if (wheels.empty()) {
+  // What broke, and every project's row (the first this summary says: what a person opens it for).
+  const PinGrid g = pin_grid(report);
+  const std::vector<ProjectRow> rows = project_rows(report, g);
+  {
+    std::string broke;
+    std::size_t shown = 0, more = 0;
+    for (const auto& r : rows) {
+      if (r.broke_total == 0) continue;
+      if (++shown > 50) {
+        ++more;
+        continue;
+      }
+      broke += fmt::format("- {}: {} broke\n", md_code(r.project, false), r.broke_total);
+      for (const auto& line : r.broke) broke += "  - " + md_text(line) + "\n";
+      if (r.broke_total > r.broke.size()) broke += fmt::format("  - and {} more\n", r.broke_total - r.broke.size());
+    }
+    out += "### What broke\n\n";
+    out += broke.empty()
+               ? "Nothing: no new wheel is incompatible with an image it is for, and every one could be read.\n\n"
+               : broke + (more != 0 ? fmt::format("- and {} more projects (report.html)\n", more) : "") + "\n";
+  }
+  if (!inline_matrix(report)) {
+    // A large scan: a row per project (those that broke first), capped so that a CI summary stays small.
+    std::vector<const ProjectRow*> order;
+    for (const auto& r : rows)
+      if (r.broke_total != 0) order.push_back(&r);
+    for (const auto& r : rows)
+      if (r.broke_total == 0) order.push_back(&r);
+    out += "### By project\n\n| Project | New | Errors |";
+    for (const auto& img : images) out += " " + md_code(img, true) + " |";
+    out += "\n|---|---|---|";
+    for (std::size_t i = 0; i < images.size(); ++i) out += "---|";
+    out += "\n";
+    std::size_t n = 0;
+    for (const ProjectRow* r : order) {
+      if (++n > 200) break;
+      out += fmt::format("| {} | {} | {} |", md_code(r->project, true), r->wheels, r->errors);
+      for (const auto& img : images) {
+        std::string cell;
+        if (const auto c = r->cells.find(img); c != r->cells.end()) {
+          for (const auto& [kind, count] : c->second) cell += fmt::format("{} {} ", style(kind).emoji, count);
+        }
+        if (const auto pick = r->picks.find(img); pick != r->picks.end())
+          cell += pick->second->pick ? "pin **" + md_text(pick->second->pick->version) + "**" : "no pin";
+        out += " " + (cell.empty() ? std::string("—") : cell) + " |";
+      }
+      out += "\n";
+    }
+    out += "\n";
+    if (order.size() > 200)
+      out += fmt::format("_and {} more projects: report.html has every one._\n\n", order.size() - 200);
+    out += fmt::format(
+        "_{} wheels: the matrix and each cell's findings are in report.html (a page per project) and "
+        "report.json._\n\n",
+        report.wheel_count());
+  } else if (report.wheel_count() == 0) {
     out += "_No wheels in this report._\n\n";
   } else {
     out += "| Wheel |";
@@ -125,54 +178,56 @@ std::string report_markdown(const Report& report) {
     out += "\n|---|";
     for (std::size_t i = 0; i < images.size(); ++i) out += "---|";
     out += "\n";
-    for (const Wheel* w : wheels) {
-      out += "| " + md_code(wheel_name(*w), true);
-      if (!w->is_new) out += " _(seen before)_";
-      if (w->yanked) out += " _(yanked)_";
+    each_ordered_wheel(report, [&](const Wheel& w) {
+      out += "| " + md_code(wheel_name(w), true);
+      if (!w.is_new) out += " _(seen before)_";
+      if (w.yanked) out += " _(yanked)_";
       out += " |";
-      for (const auto& img : images) out += " " + md_cell(cell_for(*w, img)) + " |";
+      for (const auto& img : images) out += " " + md_cell(cell_for(w, img)) + " |";
       out += "\n";
-    }
+    });
     out += "\n";
 
     // A bullet for every targeted cell that is not compatible, and for every wheel that failed.
     std::string details;
-    for (const Wheel* w : wheels) {
-      if (has_error(*w)) {
-        details += fmt::format("- {} **error** · {}: {}\n", style(CellKind::Error).emoji,
-                               md_code(wheel_name(*w), false), md_text(*w->error));
-        continue;
+    each_ordered_wheel(report, [&](const Wheel& w) {
+      if (has_error(w)) {
+        details += fmt::format("- {} **error** · {}: {}\n", style(CellKind::Error).emoji, md_code(wheel_name(w), false),
+                               md_text(*w.error));
+        return;
       }
       for (const auto& img : images) {
-        const Cell c = cell_for(*w, img);
+        const Cell c = cell_for(w, img);
         if (!needs_detail(c.kind)) continue;
         details += fmt::format("- {} **{}** · {} on {}", style(c.kind).emoji, md_text(c.word()),
-                               md_code(wheel_name(*w), false), md_code(img, false));
+                               md_code(wheel_name(w), false), md_code(img, false));
         if (const auto& h = c.result->cell.headline; !h.empty()) details += ": " + md_text(h);
-        if (auto g = md_gates(c.result->gates, false); !g.empty()) details += " — gates: " + g;
+        if (auto gl = md_gates(c.result->gates, false); !gl.empty()) details += " — gates: " + gl;
         details += "\n";
         for (const auto& cond : c.result->cell.report.conditions) details += "  - condition: " + md_text(cond) + "\n";
       }
-    }
+    });
     if (!details.empty()) out += "### Not compatible\n\n" + details + "\n";
   }
 
   // The publisher check of each new wheel, once (not per image).
   {
     std::string publisher;
-    for (const auto& w : report.wheels) {
-      if (!w.publisher || w.publisher->findings.empty()) continue;
+    std::size_t shown = 0;
+    report.each_wheel([&](const Wheel& w) {
+      if (!w.publisher || w.publisher->findings.empty() || shown >= 100) return;
       std::string lines;
       for (const auto& f : w.publisher->findings) {
         if (f.severity != verdict::Severity::Error && f.severity != verdict::Severity::Warning) continue;
         lines += fmt::format("  - {} {}: {}\n", f.severity == verdict::Severity::Error ? "⛔" : "⚠️",
                              md_code(verdict::kind_name(f.kind), false), md_text(f.explanation));
       }
-      if (lines.empty()) continue;
+      if (lines.empty()) return;
+      ++shown;
       publisher +=
           fmt::format("- {} ({})\n", md_code(w.filename, false), md_text(lint::status_name(w.publisher->status))) +
           lines;
-    }
+    });
     if (!publisher.empty())
       out +=
           "### Publisher findings\n\nWhat each new wheel claims against its binaries (`wheelcheck lint`), once "
@@ -182,8 +237,10 @@ std::string report_markdown(const Report& report) {
 
   // Pins.
   out += "### Pins\n\n";
-  const PinGrid g = pin_grid(report);
-  if (g.images.empty()) {
+  if (g.pins.size() > k_inline_pins) {
+    out += fmt::format("_{} pins: \"By project\" names each pick; report.html says what each passed over._\n\n",
+                       g.pins.size());
+  } else if (g.images.empty()) {
     out += "_No pins._\n\n";
   } else {
     out += "| Image |";
@@ -194,7 +251,7 @@ std::string report_markdown(const Report& report) {
     for (const auto& img : g.images) {
       out += "| " + md_code(img, true) + " |";
       for (const auto& proj : g.projects) {
-        const Pin* pin = find_pin(report, img, proj);
+        const Pin* pin = find_pin(g, img, proj);
         if (pin == nullptr) {
           out += " — |";
         } else if (!pin->pick) {
@@ -212,7 +269,7 @@ std::string report_markdown(const Report& report) {
     std::string passed;
     for (const auto& img : g.images) {
       for (const auto& proj : g.projects) {
-        const Pin* pin = find_pin(report, img, proj);
+        const Pin* pin = find_pin(g, img, proj);
         if (pin == nullptr || pin->passed.empty()) continue;
         passed += fmt::format("- {} · {}: {}\n", md_code(img, false), md_code(proj, false),
                               pin->pick ? "picked " + md_text(pin->pick->version) : "nothing usable");

@@ -2,6 +2,7 @@
 // targeted cell, the publisher check's worst finding, the pins and the warnings, from the typed report.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -25,11 +26,22 @@ std::string scan_text_count(std::uint64_t n, std::string_view one, std::string_v
 }  // namespace
 
 std::string report_text(const Report& r) {
-  const Summary s = summary_of(r.wheels, r.wheels_seen);
+  const Summary s = r.summary();
   std::string out =
       fmt::format("scan: {} listed, {} new, {} checked, {}\n", scan_text_count(s.wheels_seen, "wheel", "wheels"),
                   s.fresh, s.checked, scan_text_count(s.errors, "error", "errors"));
-  for (const auto& w : r.wheels) {
+  // A large scan lists the wheels that need a look (an error, a targeted cell that is not compatible, a publisher
+  // finding); the rest are counted (report.json, .md and .html have every one).
+  const bool all = r.wheel_count() <= 300;
+  std::uint64_t quiet = 0;
+  r.each_wheel([&](const Wheel& w) {
+    if (!all && !w.error && (!w.publisher || lint::headline(*w.publisher).empty()) &&
+        std::none_of(w.results.begin(), w.results.end(), [](const Checked& c) {
+          return c.cell.targeted && c.cell.report.verdict != verdict::Verdict::Compatible;
+        })) {
+      ++quiet;
+      return;
+    }
     out += "  " + w.filename + "\n";
     if (w.error) out += "    error: " + *w.error + "\n";
     // What was checked, a row each; the images the wheel is not for (its tags, Requires-Python) only counted:
@@ -57,7 +69,9 @@ std::string report_text(const Report& r) {
                            more > 1 ? fmt::format(" (+{} more in the report)", more - 1) : "");
       }
     }
-  }
+  });
+  if (quiet != 0)
+    out += fmt::format("  ... and {} wheels compatible wherever they are for (the report lists them)\n", quiet);
   // A shard's pins see only its own share of the new wheels: a project another shard checks would read
   // "nothing usable". The merge pins from every shard's results; a shard says so once.
   if (r.a_shard()) {
@@ -65,7 +79,7 @@ std::string report_text(const Report& r) {
         "pins: shard {} of {} checks a share of the new wheels; `scan --merge` pins from every shard's results\n",
         r.shard.index, r.shard.count);
   } else {
-    for (const auto& p : r.pins) {
+    r.each_pin([&](const Pin& p) {
       out += fmt::format("pin {} on {}: {}\n", p.project, p.image,
                          !p.pick ? std::string("nothing usable")
                                  : p.pick->version + (p.pick->variant ? ", variant " + *p.pick->variant : "") + " (" +
@@ -74,7 +88,7 @@ std::string report_text(const Report& r) {
       if (p.pick) {
         for (const auto& why : p.pick->undecided) out += "    it depends: " + why + "\n";
       }
-    }
+    });
   }
   for (const auto& w : r.warnings) out += "wheelcheck: warning: " + w + "\n";
   return out;

@@ -4,7 +4,10 @@
 #pragma once
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -85,6 +88,20 @@ inline Cell cell_for(const Wheel& w, const std::string& image) {
   return c;
 }
 
+// Newlines, tabs and other control characters become single spaces (one table row, one list item).
+inline std::string one_line(std::string_view s) {
+  std::string out;
+  for (char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == 0x7f) {
+      if (out.empty() || out.back() != ' ') out += ' ';
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
 inline bool needs_detail(CellKind k) {
   return k == CellKind::Degraded || k == CellKind::Incompatible || k == CellKind::Unknown;
 }
@@ -98,20 +115,21 @@ inline std::vector<std::string> image_columns(const Report& report) {
   std::vector<std::string> images;
   for (const auto& s : report.images)
     if (!s.empty()) add_unique(images, s);
-  for (const auto& w : report.wheels)
+  report.each_wheel([&](const Wheel& w) {
     for (const auto& r : w.results)
       if (!r.cell.image.empty()) add_unique(images, r.cell.image);
+  });
   return images;
 }
 
-// New wheels first, then the rest, each group in report order.
-inline std::vector<const Wheel*> ordered_wheels(const Report& report) {
-  std::vector<const Wheel*> out;
-  for (const auto& w : report.wheels)
-    if (w.is_new) out.push_back(&w);
-  for (const auto& w : report.wheels)
-    if (!w.is_new) out.push_back(&w);
-  return out;
+// New wheels first, then the rest, each group in report order (two passes: a stored report is read, not held).
+inline void each_ordered_wheel(const Report& report, const std::function<void(const Wheel&)>& fn) {
+  report.each_wheel([&](const Wheel& w) {
+    if (w.is_new) fn(w);
+  });
+  report.each_wheel([&](const Wheel& w) {
+    if (!w.is_new) fn(w);
+  });
 }
 
 inline std::string wheel_name(const Wheel& w) {
@@ -180,11 +198,22 @@ inline std::vector<Count> verdict_counts_of(const Summary& s) {
 struct PinGrid {
   std::vector<std::string> images;
   std::vector<std::string> projects;
+  std::vector<Pin> pins;
 };
+
+// How large a report still shows everything on its first page (the matrix, the pin grid); a larger one leads with
+// what broke and each project's row, and puts each project's matrix on a page of its own (report.html) or leaves it
+// to report.json and report.html (report.md).
+inline constexpr std::uint64_t k_inline_wheels = 300;
+inline constexpr std::uint64_t k_inline_pins = 400;
+inline bool inline_matrix(const Report& report) {
+  return report.wheel_count() <= k_inline_wheels;
+}
 
 inline PinGrid pin_grid(const Report& report) {
   PinGrid g;
-  for (const auto& p : report.pins) {
+  report.each_pin([&](const Pin& p) { g.pins.push_back(p); });
+  for (const auto& p : g.pins) {
     if (p.image.empty() || p.project.empty()) continue;  // cannot be placed in the grid
     add_unique(g.images, p.image);
     add_unique(g.projects, p.project);
@@ -202,24 +231,75 @@ inline PinGrid pin_grid(const Report& report) {
   return g;
 }
 
-inline const Pin* find_pin(const Report& report, const std::string& image, const std::string& project) {
-  for (const auto& p : report.pins)
+inline const Pin* find_pin(const PinGrid& grid, const std::string& image, const std::string& project) {
+  for (const auto& p : grid.pins)
     if (p.image == image && p.project == project) return &p;
   return nullptr;
 }
 
-// Newlines, tabs and other control characters become single spaces (one table row, one list item).
-inline std::string one_line(std::string_view s) {
-  std::string out;
-  for (char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c < 0x20 || c == 0x7f) {
-      if (out.empty() || out.back() != ' ') out += ' ';
-    } else {
-      out += ch;
+// A project's row on the first page: its new wheels by image and kind, the first few that broke, its picks.
+struct ProjectRow {
+  std::string project;
+  std::uint64_t wheels = 0, errors = 0;
+  std::map<std::string, std::map<CellKind, std::uint64_t>> cells;  // image -> kind -> count (targeted or not)
+  std::vector<std::string> broke;           // "FILE on IMAGE: headline", "FILE: error" (the first k_broke_shown)
+  std::uint64_t broke_total = 0;            // counted incompatible cells and errors
+  std::map<std::string, const Pin*> picks;  // image -> its pin
+};
+inline constexpr std::size_t k_broke_shown = 5;
+
+// Every project of the report in the report's order (the asked ones, then any a wheel names), from one pass over the
+// wheels; `grid`'s pins give the picks.
+inline std::vector<ProjectRow> project_rows(const Report& report, const PinGrid& grid) {
+  std::vector<ProjectRow> rows;
+  std::map<std::string, std::size_t> at;
+  const auto row = [&](const std::string& project) -> ProjectRow& {
+    auto [it, added] = at.try_emplace(project, rows.size());
+    if (added) rows.push_back(ProjectRow{project, 0, 0, {}, {}, 0, {}});
+    return rows[it->second];
+  };
+  for (const auto& p : report.projects) row(p);
+  report.each_wheel([&](const Wheel& w) {
+    ProjectRow& r = row(w.project);
+    ++r.wheels;
+    if (has_error(w)) {
+      ++r.errors;
+      if (r.broke.size() < k_broke_shown) r.broke.push_back(wheel_name(w) + ": " + one_line(*w.error));
+      ++r.broke_total;
+      return;
     }
+    for (const auto& c : w.results) {
+      const CellKind kind = c.cell.targeted ? kind_of(c.cell.report.verdict) : CellKind::NotTargeted;
+      ++r.cells[c.cell.image][kind];
+      if (kind == CellKind::Incompatible && c.counted) {
+        if (r.broke.size() < k_broke_shown)
+          r.broke.push_back(wheel_name(w) + " on " + c.cell.image + ": " + one_line(c.cell.headline));
+        ++r.broke_total;
+      }
+    }
+  });
+  for (const auto& p : grid.pins) {
+    if (!p.project.empty()) row(p.project).picks[p.image] = &p;
   }
-  return out;
+  return rows;
+}
+
+// The page of a project's matrix (report.html of a large report): "projects/NAME.html", NAME its letters and
+// digits (PEP 503's normalized name, anything else '_') and its place among the report's projects, so that two
+// names never share a page and none leaves the folder.
+inline std::string project_page(const std::string& project, std::size_t place) {
+  std::string name;
+  for (const char ch : project) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (std::isalnum(c) != 0)
+      name += static_cast<char>(std::tolower(c));
+    else if ((ch == '-' || ch == '_' || ch == '.') && !name.empty() && name.back() != '-')
+      name += '-';
+    else if (ch != '-' && ch != '_' && ch != '.')
+      name += '_';
+    if (name.size() >= 64) break;
+  }
+  return "projects/" + std::to_string(place + 1) + "-" + (name.empty() ? "project" : name) + ".html";
 }
 
 }  // namespace wheelcheck::scan::view

@@ -229,14 +229,14 @@ std::string pins_env(const Report& report) {
       "# (for pip install --require-hashes \"$URL\" --hash=sha256:$SHA256) and <PROJECT>_GATES_<IMAGE> (the gates it "
       "needs)\n";
   std::set<std::string> images;
-  for (const auto& p : report.pins) images.insert(p.image);
-  for (const auto& p : report.pins) {
+  report.each_pin([&](const Pin& p) { images.insert(p.image); });
+  report.each_pin([&](const Pin& p) {
     const std::string project = env_name(p.project);
     const std::string image = env_name(p.image);
     if (!p.pick) {
       out += fmt::format("# {} on {}: nothing usable ({} file{} passed over; the report's pins say why): no pin\n",
                          p.project, p.image, p.passed.size(), p.passed.size() == 1 ? "" : "s");
-      continue;
+      return;
     }
     const Pick& pick = *p.pick;
     std::string gates;
@@ -252,7 +252,7 @@ std::string pins_env(const Report& report) {
     out += fmt::format("{}_GATES{}={}\n", project, suffix, gates::shell_single_quote(gates));
     if (pick.variant)
       out += fmt::format("{}_VARIANT{}={}\n", project, suffix, gates::shell_single_quote(*pick.variant));
-  }
+  });
   return out;
 }
 

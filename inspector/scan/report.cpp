@@ -1,6 +1,8 @@
 // What the scan's typed report says of itself (include/wheelcheck/scan.hpp): its cells (checked_of), its exit code
 // and worst verdict, computed from them, and its counts (summary_of).
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <vector>
 
 #include "wheelcheck/error.hpp"
@@ -14,29 +16,62 @@ Checked checked_of(const run::Cell& cell, bool counted) {
   return {cell, run::cell_gates(cell), cell.targeted && counted};
 }
 
-int Report::exit_code() const {
-  // Each index or wheel that could not be read is an error of the report (a wheel's is also its "error").
-  bool failed = !errors.empty();
-  bool incompatible = false;
-  for (const auto& w : wheels) {
-    failed = failed || w.failed();
-    for (const auto& c : w.results) {
-      if (c.counted && c.cell.report.verdict == verdict::Verdict::Incompatible) incompatible = true;
+void Report::each_wheel(const std::function<void(const Wheel&)>& fn) const {
+  for (const auto& w : wheels) fn(w);
+  if (stored) stored->each_wheel(fn);
+}
+
+void Report::each_pin(const std::function<void(const Pin&)>& fn) const {
+  for (const auto& p : pins) fn(p);
+  if (stored) stored->each_pin(fn);
+}
+
+namespace {
+
+void count_wheel(Tally& t, const Wheel& w) {
+  ++t.summary.fresh;
+  if (w.failed()) {
+    ++t.summary.errors;
+    t.failed = true;
+  }
+  for (const auto& c : w.results) {
+    if (c.counted && c.cell.report.verdict == verdict::Verdict::Incompatible) t.incompatible = true;
+    if (c.counted && w.is_new) t.worst = verdict::worst(t.worst, c.cell.report.verdict);  // as the exit code counts
+    if (!c.cell.targeted) {
+      ++t.summary.not_targeted;
+      continue;
+    }
+    switch (c.cell.report.verdict) {
+      case verdict::Verdict::Compatible: ++t.summary.compatible; break;
+      case verdict::Verdict::Degraded: ++t.summary.degraded; break;
+      case verdict::Verdict::Incompatible: ++t.summary.incompatible; break;
+      case verdict::Verdict::Unknown: ++t.summary.unknown; break;
     }
   }
-  if (failed) return k_exit_bad_input;
-  return incompatible ? 1 : 0;
+}
+
+}  // namespace
+
+Tally Report::tally() const {
+  if (m_tally) return *m_tally;
+  Tally t;
+  t.summary.wheels_seen = wheels_seen;
+  each_wheel([&](const Wheel& w) { count_wheel(t, w); });
+  t.summary.checked = t.summary.fresh - t.summary.errors;
+  // Each index or wheel that could not be read is an error of the report (a wheel's is also its "error").
+  t.failed = t.failed || !errors.empty();
+  if (stored) m_tally = std::make_shared<const Tally>(t);  // held wheels may change; stored ones do not
+  return t;
+}
+
+int Report::exit_code() const {
+  const Tally t = tally();
+  if (t.failed) return k_exit_bad_input;
+  return t.incompatible ? 1 : 0;
 }
 
 verdict::Verdict Report::worst_new_verdict() const {
-  verdict::Verdict worst = verdict::Verdict::Compatible;
-  for (const auto& w : wheels) {
-    if (!w.is_new) continue;
-    for (const auto& c : w.results) {
-      if (c.counted) worst = verdict::worst(worst, c.cell.report.verdict);  // as the exit code counts them
-    }
-  }
-  return worst;
+  return tally().worst;
 }
 
 Summary summary_of(const std::vector<Wheel>& wheels, std::uint64_t wheels_seen) {

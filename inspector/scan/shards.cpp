@@ -1,7 +1,7 @@
 // The shards of one scan, read and checked as one set for `scan --merge`.
 //
-// A shard run (`scan --shard K/N --state DIR`) keeps in DIR, beside the state, the record of its run
-// (shard.json): its options, the digest of the state it started from, what each fetch answered, and the report
+// A shard run (`scan --shard K/N --state DIR`) keeps in its state (DIR/state.db), beside what it remembers, the
+// record of its run: its options, the digest of the state it started from, what each fetch answered, and the report
 // entry of each new wheel it checked, with the errors and warnings that came with it. The merge takes the set
 // only when it is whole: every shard 1..N once, each finished (its state names its record), all started from
 // the same state with the same options. Anything else is an error that names each shard at fault and what to
@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <stdexcept>
 
 #include "wheelcheck/error.hpp"
 #include "wheelcheck/util.hpp"
@@ -59,69 +60,56 @@ std::string options_difference(const Json& a, const Json& b) {
 }
 
 std::string Shards::where(int shard) const {
-  return fmt::format("shard {} of {} ({})", shard, count(), folder(shard).dir);
+  return fmt::format("shard {} of {} ({})", shard, count(), m_folders.at(static_cast<std::size_t>(shard - 1))->dir());
 }
 
-const Json* Shards::entry(int shard, const std::string& key) const {
-  const auto& entries = m_entries.at(static_cast<std::size_t>(shard - 1));
-  const auto it = entries.find(key);
-  return it == entries.end() ? nullptr : it->second;
+Shards::Taken Shards::take(int shard, const std::string& key) {
+  Taken t;
+  t.where = where(shard);
+  auto& f = folder(shard);
+  if (auto e = f.entry(key)) {
+    if (!e->is_object() || !e->contains("report") || !(*e)["report"].is_object() || !e->contains("errors") ||
+        !(*e)["errors"].is_array() || !e->contains("published") || !(*e)["published"].is_array()) {
+      throw bad_input("scan --merge: " + t.where + " records " + key + " in a form this wheelcheck cannot read");
+    }
+    for (const auto* list : {&(*e)["errors"], &(*e)["published"]}) {
+      for (const auto& line : *list) {
+        if (!line.is_string()) throw bad_input("scan --merge: " + t.where + "'s entry of " + key + " is damaged");
+      }
+    }
+    t.entry = std::move(*e);
+    if (auto r = f.remembered(key)) t.remembered = std::move(*r);
+  }
+  return t;
 }
 
-const Json* Shards::remembered(int shard, const std::string& key) const {
-  const auto& state = folder(shard).state;
-  if (!state.contains("wheels") || !state["wheels"].contains(key)) return nullptr;
-  return &state["wheels"][key];
-}
-
-Shards::Fetched Shards::fetched(const std::string& url) const {
+Shards::Fetched Shards::fetched(const std::string& url) {
   Fetched out;
   for (int k = 1; k <= count(); ++k) {
-    const auto& record = folder(k).record;
-    if (!record.contains("fetched") || !record["fetched"].contains(url)) continue;
-    const Json& outcome = record["fetched"][url];
-    if (outcome.contains("error")) {
+    auto outcome = folder(k).fetched(url);
+    if (!outcome) continue;
+    if (outcome->contains("error")) {
       out.failed.push_back(
-          fmt::format("shard {} of {} could not read {}: {}", k, count(), url, outcome.value("error", std::string())));
-      if (out.outcome.is_null()) out.outcome = outcome;
+          fmt::format("shard {} of {} could not read {}: {}", k, count(), url, outcome->value("error", std::string())));
+      if (out.outcome.is_null()) out.outcome = *outcome;
       continue;
     }
     if (out.body) {
-      out.differed = out.differed || outcome != out.outcome;
+      out.differed = out.differed || *outcome != out.outcome;
       continue;
     }
-    auto body = folder(k).body(url);
-    if (!body) throw bad_input("scan --merge: " + where(k) + " lacks the page body of " + url + " its record names");
-    out.body = std::move(body);
-    out.outcome = outcome;
-    out.entry = folder(k).state["pages"][url];
+    auto page = folder(k).page(url);
+    if (!page) throw bad_input("scan --merge: " + where(k) + " lacks the page body of " + url + " its record names");
+    out.body = std::move(page->body);
+    out.entry = std::move(page->entry);
+    out.outcome = *outcome;
   }
   return out;
-}
-
-Json Shards::base_wheels() const {
-  const auto& first = m_folders.front();
-  std::set<std::string> added;
-  for (const auto& w : first.record["wheels"]) {
-    if (w.value("remembered", false)) added.insert(w.value("key", ""));
-  }
-  Json out = Json::object();
-  if (first.state.contains("wheels")) {
-    for (const auto& [key, value] : first.state["wheels"].items()) {
-      if (added.count(key) == 0) out[key] = value;
-    }
-  }
-  return out;
-}
-
-Json Shards::base_pages() const {
-  const auto& first = m_folders.front();
-  return first.state.contains("pages") ? first.state["pages"] : Json::object();
 }
 
 Shards read_shards(const std::vector<std::string>& dirs) {
   if (dirs.empty()) throw usage_error("scan --merge: no shard state folders given");
-  std::vector<ShardFolder> folders;
+  std::vector<std::unique_ptr<ShardStore>> folders;
   std::set<std::string> seen;
   std::vector<std::string> problems;
   for (const auto& dir : dirs) {
@@ -130,7 +118,7 @@ Shards read_shards(const std::vector<std::string>& dirs) {
       continue;
     }
     try {
-      folders.push_back(read_shard_folder(dir));
+      folders.push_back(std::make_unique<ShardStore>(dir));
     } catch (const Error& e) {
       std::string why = e.what();
       if (why.rfind("scan --merge: ", 0) == 0) why = why.substr(14);
@@ -139,20 +127,21 @@ Shards read_shards(const std::vector<std::string>& dirs) {
   }
   int count = 0;
   for (const auto& f : folders) {
-    if (!f.record.is_null()) count = std::max(count, f.count);
+    if (f->problem().empty()) count = std::max(count, f->run().count);
   }
-  std::map<int, ShardFolder*> by_index;
-  for (auto& f : folders) {
-    if (f.record.is_null()) {
-      problems.push_back(f.dir + " is not a finished shard: " + f.record_problem + "; rerun its shard into it");
-    } else if (f.count != count) {
+  std::map<int, std::size_t> by_index;
+  for (std::size_t i = 0; i < folders.size(); ++i) {
+    const ShardStore& f = *folders[i];
+    if (!f.problem().empty()) {
+      problems.push_back(f.dir() + " is not a finished shard: " + f.problem() + "; rerun its shard into it");
+    } else if (f.run().count != count) {
       problems.push_back(fmt::format(
           "{} holds the record of a {}/{} run, not of one of {} shards (if it is the state the shards started "
           "from, its shard did not finish: rerun it)",
-          f.dir, f.index, f.count, count));
-    } else if (auto [it, added] = by_index.emplace(f.index, &f); !added) {
-      problems.push_back(
-          fmt::format("shard {} of {} is given twice ({} and {})", f.index, count, it->second->dir, f.dir));
+          f.dir(), f.run().index, f.run().count, count));
+    } else if (auto [it, added] = by_index.emplace(f.run().index, i); !added) {
+      problems.push_back(fmt::format("shard {} of {} is given twice ({} and {})", f.run().index, count,
+                                     folders[it->second]->dir(), f.dir()));
     }
   }
   std::vector<std::string> missing;
@@ -167,15 +156,16 @@ Shards read_shards(const std::vector<std::string>& dirs) {
   }
   if (problems.empty() && count == 0) problems.push_back("no shard state folder given");
   if (problems.empty()) {
-    const ShardFolder& first = *by_index.at(1);
-    for (const auto& [k, f] : by_index) {
-      if (f->record.value("base", "") != first.record.value("base", "")) {
+    const ShardStore& first = *folders[by_index.at(1)];
+    for (const auto& [k, i] : by_index) {
+      const ShardStore& f = *folders[i];
+      if (f.run().base != first.run().base) {
         problems.push_back(fmt::format(
             "shard {} ({}) started from another state than shard 1 ({}): every shard starts from the same state "
             "(the last merged one); rerun shard {} from it",
-            k, f->dir, first.dir, k));
-      } else if (auto diff = options_difference(first.record["options"], f->record["options"]); !diff.empty()) {
-        problems.push_back(fmt::format("shard {} ({}) ran with other options than shard 1 ({})", k, f->dir, diff));
+            k, f.dir(), first.dir(), k));
+      } else if (auto diff = options_difference(first.run().options, f.run().options); !diff.empty()) {
+        problems.push_back(fmt::format("shard {} ({}) ran with other options than shard 1 ({})", k, f.dir(), diff));
       }
     }
   }
@@ -185,13 +175,37 @@ Shards read_shards(const std::vector<std::string>& dirs) {
     throw bad_input(text);
   }
   Shards out;
-  for (int k = 1; k <= count; ++k) out.m_folders.push_back(std::move(*by_index.at(k)));
-  out.m_base = out.m_folders.front().record.value("base", "");
-  for (const auto& f : out.m_folders) {
-    auto& entries = out.m_entries.emplace_back();
-    for (const auto& w : f.record["wheels"]) entries.emplace(w.value("key", ""), &w);
-  }
+  for (int k = 1; k <= count; ++k) out.m_folders.push_back(std::move(folders[by_index.at(k)]));
+  out.m_base = out.m_folders.front()->run().base;
   return out;
 }
 
 }  // namespace wheelcheck::scan::detail
+
+namespace wheelcheck::scan {
+
+std::pair<int, int> parse_shard(const std::string& text) {
+  const auto slash = text.find('/');
+  try {
+    if (slash == std::string::npos) throw std::invalid_argument("no slash");
+    std::size_t used = 0;
+    const int i = std::stoi(text.substr(0, slash), &used);
+    if (used != slash) throw std::invalid_argument("i");
+    const std::string rest = text.substr(slash + 1);
+    const int n = std::stoi(rest, &used);
+    if (used != rest.size() || i < 1 || n < 1 || i > n || n > 10000) throw std::invalid_argument("range");
+    return {i, n};
+  } catch (const std::exception&) {
+    throw usage_error("--shard " + text + ": expected i/N with 1 <= i <= N (e.g. 2/4)");
+  }
+}
+
+int shard_of(const std::string& filename, int count) {
+  return count <= 1 ? 1 : static_cast<int>(detail::fnv1a(filename) % static_cast<std::uint64_t>(count)) + 1;
+}
+
+bool in_shard(const std::string& filename, int index, int count) {
+  return shard_of(filename, count) == index;
+}
+
+}  // namespace wheelcheck::scan

@@ -2,7 +2,7 @@
 // `scan --shard K/N --state DIR` runs, read and checked as one set by `scan --merge DIR... --state OUT`.
 #pragma once
 
-#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,40 +12,40 @@
 namespace wheelcheck::scan::detail {
 
 // The shards' folders, every one of 1..N present once, finished, started from the same state with the same
-// options (read_shards throws Error(BadInput) naming each shard that is not).
+// options (read_shards throws Error(BadInput) naming each shard that is not). Each is read where it lies, a row at a
+// time: what a merge holds is the wheel it is on, never a shard.
 class Shards {
  public:
   int count() const { return static_cast<int>(m_folders.size()); }
   const std::string& base() const { return m_base; }  // the digest of the state they started from
-  const Json& options() const { return m_folders.front().record["options"]; }
+  const Json& options() const { return m_folders.front()->run().options; }
+  ShardStore& folder(int shard) { return *m_folders.at(static_cast<std::size_t>(shard - 1)); }
 
-  // The record entry of a new wheel in its shard's record (null when the shard did not check it).
-  const Json* entry(int shard, const std::string& key) const;
-  // The wheel's record in its shard's state (null when absent).
-  const Json* remembered(int shard, const std::string& key) const;
-  const ShardFolder& folder(int shard) const { return m_folders.at(static_cast<std::size_t>(shard - 1)); }
+  // A new wheel as the shard that owns it recorded it: its entry (null when the shard did not check it) and its
+  // record in the shard's state (null when absent).
+  struct Taken {
+    Json entry;
+    Json remembered;
+    std::string where;  // "shard K of N (DIR)"
+  };
+  Taken take(int shard, const std::string& key);
 
   // What the shards' runs fetched from a URL: the first answer read (in shard order) with its state entry and
   // body, and the failures of the shards that could not read it.
   struct Fetched {
     std::optional<std::string> body;
-    Json entry;                       // the page's state entry (validators, body name, sha256)
-    Json outcome;                     // as the record keeps it: {"sha256"} or {"error", "not_found"}
+    Json entry;                       // the page's state entry (validators, content type, final URL, sha256)
+    Json outcome;                     // as the run keeps it: {"sha256"} or {"error", "not_found"}
     std::vector<std::string> failed;  // "shard K of N could not read URL: ..." for each other shard that failed
     bool differed = false;            // two shards read different bodies (the index changed during the run)
   };
-  Fetched fetched(const std::string& url) const;
-
-  // The base state's wheels and pages: the first shard's state less the wheels its run added.
-  Json base_wheels() const;
-  Json base_pages() const;
+  Fetched fetched(const std::string& url);
 
   std::string where(int shard) const;  // "shard K of N (DIR)"
 
  private:
   friend Shards read_shards(const std::vector<std::string>& dirs);
-  std::vector<ShardFolder> m_folders;                         // by shard index - 1
-  std::vector<std::map<std::string, const Json*>> m_entries;  // by shard index - 1: key -> its record entry
+  std::vector<std::unique_ptr<ShardStore>> m_folders;  // by shard index - 1
   std::string m_base;
 };
 

@@ -1,17 +1,28 @@
-// The scan's state folder (inspector/scan/state.cpp): what earlier runs saw, and the record of the last run.
+// The scan's state folder (inspector/scan/state.cpp): one SQLite database, DIR/state.db, that holds what earlier
+// runs saw and the record of the run in progress or last finished. docs/internals.md says why SQLite.
 //
-// DIR/state.json     {"schema": "wheelcheck-scan-state/1", "pages": {URL: validators, body file, sha256},
-//                     "wheels": {"FILE#SHA256": the wheel's verdicts per image}, "run": {"shard": [K, N],
-//                     "record": sha256 of shard.json}}
-// DIR/pages/*.body   the page bodies state.json names (conditional requests answer 304 from them)
-// DIR/shard.json     the run's record (wheelcheck-scan-shard/1): what `scan --merge` needs of a shard run
-//                     that its state alone does not say (the report entries of its new wheels, its errors,
-//                     what each fetch answered, the state it started from); written before state.json, so
-//                     a record whose sha256 state.json does not name is one of a run that did not finish.
+//   meta(key, value)            "schema": wheelcheck-scan-state/2
+//   pages(url, entry, body)     the index pages (and variants files) with their validators: conditional requests
+//                               answer 304 from them. entry: {etag, last_modified, content_type, final_url, sha256}
+//   wheels(key, record)         "FILE#SHA256" -> the wheel's record: its verdicts per image (run::Size::Record)
+//   run(key, value)             the run: "status" (running, done), "shard" [K, N], "options", "base" (the digest of
+//                               the wheels it started from)
+//   run_fetched(url, outcome)   what each page asked for answered: {"sha256"} or {"error", "not_found"}
+//   run_wheels(seq, key, entry, remembered)
+//                               each new wheel of the run in report order, committed as it is checked: its report
+//                               entry with the errors and published lines that came with it (what `scan --merge`
+//                               needs), and the record the state keeps of it once the run commits (NULL: not kept)
+//   run_pins(seq, pin)          the run's pins, in the report's order
+//
+// A scan holds in memory only the wheels in flight: each result is a transaction of its own. The state's wheels
+// change only in the commit (one transaction, once the report, pins and standard output are safe), so a killed or
+// failed run leaves them as they were and the next run reports the same new wheels; it finds the killed run's
+// results in run_wheels and takes them (same options, same starting state) instead of checking those wheels again.
 #pragma once
 
 #include <cstdint>
-#include <map>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,79 +34,163 @@
 #include "wheelcheck/scan.hpp"
 #include "wheelcheck/util.hpp"
 
+struct sqlite3;
+struct sqlite3_stmt;
+
 namespace wheelcheck::scan::detail {
 
 using Json = nlohmann::ordered_json;
 
-inline constexpr const char* k_state_schema = "wheelcheck-scan-state/1";
-inline constexpr const char* k_record_schema = "wheelcheck-scan-shard/1";
+inline constexpr const char* k_state_schema = "wheelcheck-scan-state/2";
+inline constexpr const char* k_state_file = "state.db";
 
 std::string sha256_text(std::string_view text);
-// FNV-1a, 64 bits: the page bodies' names and the shard of a wheel's file name (stable across machines).
+// FNV-1a, 64 bits: the shard of a wheel's file name (stable across machines).
 std::uint64_t fnv1a(std::string_view s);
 std::string wheel_key(const std::string& filename, const std::string& sha256);
-// The digest of a set of wheel keys (sorted): which state a run started from.
-std::string keys_digest(const Json& wheels);
 
-// A wheel the state remembers (state.json's "wheels"), read: why it could not be read, and its cells by image
-// (records: run::Size::Record, with their gates).
+// One SQLite connection (throws Error(Io) naming the database and what SQLite said).
+class Sql {
+ public:
+  Sql(const std::string& path, bool read_only);
+  ~Sql();
+  Sql(const Sql&) = delete;
+  Sql& operator=(const Sql&) = delete;
+
+  class Stmt {
+   public:
+    Stmt(Sql& db, const char* sql);
+    ~Stmt();
+    Stmt(const Stmt&) = delete;
+    Stmt& operator=(const Stmt&) = delete;
+    Stmt& bind(int i, std::string_view text);
+    Stmt& bind_blob(int i, std::string_view bytes);
+    Stmt& bind_int(int i, std::int64_t v);
+    Stmt& bind_null(int i);
+    bool step();  // true: a row
+    void run() {
+      while (step()) {
+      }
+    }
+    std::string text(int col) const;
+    bool is_null(int col) const;
+    std::int64_t integer(int col) const;
+    void reset();
+
+   private:
+    Sql& m_db;
+    sqlite3_stmt* m_stmt = nullptr;
+  };
+
+  void exec(const char* sql);
+  [[noreturn]] void fail(const std::string& what) const;
+  const std::string& path() const { return m_path; }
+  sqlite3* handle() { return m_db; }
+
+ private:
+  sqlite3* m_db = nullptr;
+  std::string m_path;
+};
+
+// A page the state keeps: its entry (validators, content type, final URL, sha256) and body.
+struct Page {
+  Json entry;
+  std::string body;
+};
+
+// A wheel the state remembers, read: why it could not be read, and its cells by image (records, with their gates).
 struct Remembered {
   std::optional<std::string> error;
-  const Json* results = nullptr;  // image -> its record
+  Json results;  // image -> its record (null: none)
   // Its cell on the image, as the record holds it: nullopt when it was not checked there; Error(BadInput) for a
   // record that cannot be read.
   std::optional<Checked> on(const std::string& image) const;
 };
+Remembered remembered_of(const Json& record);
 
-// What a scan knows from earlier runs, read under the state's lock and written back by commit() only once the
-// scan's outputs are safe (its report, pins and standard output). Page bodies are named by their content, so
-// until state.json is replaced (one rename, the commit) it names only bodies of its own run; a body whose
-// sha256 is not the one recorded is not used.
+// The run's identity: a merge takes shards whose options and base agree, and a run resumes a killed one only then.
+struct RunInfo {
+  std::string status;  // "running", "done" ("" when the state has no run)
+  int index = 0, count = 0;
+  Json options;
+  std::string base;
+};
+
+// What a scan knows from earlier runs, read and written under the state's lock (a flock on DIR/lock: two scans on one
+// state take turns).
 class State {
  public:
   State(std::string dir, std::vector<std::string>& warnings);
+  ~State();
+  State(State&&) noexcept;
+  State& operator=(State&&) = delete;
 
-  Json& pages() { return slot("pages"); }
-  Json& wheels() { return slot("wheels"); }
-  // A wheel's record, read (nullopt when the state has none).
-  std::optional<Remembered> remembered(const std::string& filename, const std::string& sha256);
   const std::string& dir() const { return m_dir; }
-  bool kept() const { return !m_dir.empty() && m_refused.empty(); }  // read and saved
-  bool empty() const { return !m_json.contains("wheels") || m_json["wheels"].empty(); }
+  bool kept() const { return m_sql != nullptr; }  // read and saved
+  bool empty();                                   // no wheel remembered
 
-  std::optional<std::string> page_body(const std::string& url);
+  bool knows(const std::string& key);
+  std::optional<Remembered> remembered(const std::string& filename, const std::string& sha256);
+  // The digest of the remembered wheels' keys (sorted): which state a run started from.
+  std::string keys_digest();
+
+  std::optional<Page> page(const std::string& url);  // a body whose sha256 is not the one recorded is not used
   void remember_page(const std::string& url, const net::Response& r);
-  // A page as another state folder kept it (the merge of shards): its entry and body.
-  void adopt_page(const std::string& url, const Json& entry, std::string body);
+  void adopt_page(const std::string& url, const Json& entry, std::string_view body);
 
-  // The run's record, written by commit() as shard.json (null: none).
-  Json record = nullptr;
+  // The run. begin_run starts this run's record; the record of a killed run with the same options, shard and base
+  // is kept aside (resumed() reads it) until the commit.
+  void begin_run(const Json& options, int index, int count, const std::string& base);
+  std::optional<Json> resumed(const std::string& key);
+  std::uint64_t resumable() const { return m_resumable; }
+  void record_fetched(const std::string& url, const Json& outcome);
+  void record_wheel(const std::string& key, const Json& entry, const Json& remembered);
+  void record_pin(std::int64_t seq, const Json& pin);  // seq: the pin's place in the report
+  std::uint64_t run_wheels();
+  void each_run_wheel(const std::function<void(const Json& entry)>& fn);
+  void each_run_pin(const std::function<void(const Json& pin)>& fn);
 
-  // The commit: the new page bodies, the record, then state.json (fsynced, one rename), then the bodies no
-  // page names any more. Throws Error(Io); the state on disk is then the one before this scan.
+  // The merge's base: a shard's state less the wheels its run added, and its pages (one SQL statement each).
+  void copy_base_from(const std::string& shard_db);
+
+  // The commit: the run's remembered wheels join the state and the run is marked done, in one durable transaction.
+  // Throws Error(Io); the state on disk is then the one before this scan.
   void commit();
 
  private:
-  Json& slot(const char* name);
   std::string m_dir;
   std::string m_refused;  // why the state folder is not used, when it is not
+  std::unique_ptr<Sql> m_sql;
   std::optional<FileLock> m_lock;
-  Json m_json = Json::object();
-  std::map<std::string, std::string> m_bodies;  // new page bodies, written by commit()
+  std::int64_t m_seq = 0;
+  std::uint64_t m_resumable = 0;
+  void import_json_state(std::vector<std::string>& warnings);
 };
 
-// A shard's state folder as `scan --merge` reads it (never locked, never written).
-struct ShardFolder {
-  std::string dir;
-  Json state;                  // state.json
-  Json record;                 // shard.json, null when state.json does not name it (a run that did not finish, or none)
-  std::string record_problem;  // why record is null
-  int index = 0, count = 0;    // the record's shard
-  // A page body of this folder, when its sha256 is `sha` (nullopt otherwise).
-  std::optional<std::string> body(const std::string& url) const;
-};
+// The run's new wheels and pins as its report reads them: from the state, one at a time, the cells of the report's
+// images only.
+std::shared_ptr<const Stored> stored_run(std::shared_ptr<State> state, std::vector<std::string> images,
+                                         std::uint64_t count);
 
-// Reads DIR/state.json and DIR/shard.json. Throws Error(BadInput) for a folder that is no scan state.
-ShardFolder read_shard_folder(const std::string& dir);
+// A shard's state as `scan --merge` reads it (read only, never locked).
+class ShardStore {
+ public:
+  explicit ShardStore(const std::string& dir);  // Error(BadInput) for a folder that is no scan state
+  const std::string& dir() const { return m_dir; }
+  const std::string& db_path() const { return m_sql->path(); }
+  const RunInfo& run() const { return m_run; }
+  const std::string& problem() const { return m_problem; }  // why its run is no finished run ("" when it is)
+
+  std::optional<Json> entry(const std::string& key);       // its run's entry of the wheel
+  std::optional<Json> remembered(const std::string& key);  // the wheel's record in its state
+  std::optional<Json> fetched(const std::string& url);     // what its run's request of the URL answered
+  std::optional<Page> page(const std::string& url);
+
+ private:
+  std::string m_dir;
+  std::unique_ptr<Sql> m_sql;
+  RunInfo m_run;
+  std::string m_problem;
+};
 
 }  // namespace wheelcheck::scan::detail

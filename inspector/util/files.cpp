@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <set>
 #include <vector>
@@ -143,6 +144,13 @@ void sweep_temporaries(const std::string& dir) {
 }
 
 void write_file_atomic(const std::string& path, std::string_view content, bool durable) {
+  write_file_atomic_with(
+      path, [&](const std::function<void(std::string_view)>& write) { write(content); }, durable);
+}
+
+void write_file_atomic_with(const std::string& path,
+                            const std::function<void(const std::function<void(std::string_view)>&)>& produce,
+                            bool durable) {
   const std::string folder = dir_name(path);
   sweep_temporaries(folder);
   const std::string tmp = temporary_name(path);
@@ -154,7 +162,17 @@ void write_file_atomic(const std::string& path, std::string_view content, bool d
   if (fd < 0) throw io_error("cannot write " + path);
   static_cast<void>(::flock(fd, LOCK_EX));  // ours while written: no sweep removes it
   try {
-    write_all(fd, content, path);
+    // Written in 1 MiB pieces as they are made: a report of any size in bounded memory.
+    std::string buffer;
+    const auto write = [&](std::string_view text) {
+      buffer.append(text);
+      if (buffer.size() >= (std::size_t{1} << 20)) {
+        write_all(fd, buffer, path);
+        buffer.clear();
+      }
+    };
+    produce(write);
+    write_all(fd, buffer, path);
     if (durable && ::fsync(fd) != 0) throw io_error("cannot write " + path);
   } catch (...) {
     ::close(fd);

@@ -493,6 +493,45 @@ TEST_F(ScanCli, SecondScanWithTheSameStateFetchesNoWheel) {
   EXPECT_EQ(answered_304, existing);
 }
 
+// A run that could not commit (its report could not be written: exit 2, the state's wheels as they were) leaves its
+// results in the state's run record; the next run with the same options takes them instead of fetching and checking
+// those wheels again (what a kill -9 mid-run leaves too: tests/fault's kill-9 case), reports the same new wheels, and
+// commits; the one after finds nothing new.
+TEST_F(ScanCli, ARunThatCouldNotCommitIsTakenUpWithoutFetchingItsWheelsAgain) {
+  const auto ref = scan_run(m_work, "ref", "ref-cache");
+  ASSERT_EQ(wheelcheck("scan " + index().flagos_args() + " " + ref.args()).exit_code, 1);
+  const auto expected = wheel_names(ref.report_json());
+  ASSERT_FALSE(expected.empty());
+
+  const std::string state = m_work.file("state"), blocked = m_work.write("blocked", "a file where a folder goes");
+  const std::string common = "scan " + index().flagos_args() + " -q --no-cache --state " + shell_quote(state);
+  server().clear_stats();
+  const auto failed = wheelcheck(common + " --report " + shell_quote(blocked + "/report"));
+  ASSERT_EQ(failed.exit_code, 2) << describe(failed);
+  std::size_t fetched = 0;
+  for (const auto& q : server().stats()) fetched += contains(q.at("path").get<std::string>(), "/files/") ? 1 : 0;
+  EXPECT_GT(fetched, 0U) << "the first run read the wheels";
+
+  server().clear_stats();
+  const std::string out = m_work.file("out");
+  const auto taken = wheelcheck(common + " --report " + shell_quote(out));
+  ASSERT_EQ(taken.exit_code, 1) << describe(taken);
+  for (const auto& q : server().stats())
+    EXPECT_FALSE(contains(q.at("path").get<std::string>(), "/files/")) << "fetched again: " << q.dump();
+  const json report = load_json(out + "/report.json");
+  EXPECT_EQ(wheel_names(report), expected) << "the same new wheels, as the killed run found them";
+  auto normal = [](json j) {
+    j.erase("generated_at");
+    for (auto& w : j["wheels"]) w.erase("integrity");  // --no-cache here, a cache there: the same read
+    return j;
+  };
+  EXPECT_EQ(normal(report)["wheels"], normal(ref.report_json())["wheels"]);
+
+  const auto again = wheelcheck(common + " --report " + shell_quote(m_work.file("again")));
+  ASSERT_EQ(again.exit_code, 0) << describe(again);
+  EXPECT_TRUE(load_json(m_work.file("again") + "/report.json").at("wheels").empty()) << "committed by the second run";
+}
+
 TEST_F(ScanCli, NewWheelBetweenScansIsTheOnlyOneReported) {
   SampleIndex own;  // this test changes its index
   const auto run1 = scan_run(m_work, "r1", "cache", "state");

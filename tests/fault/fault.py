@@ -24,6 +24,7 @@ import re
 import shlex
 import shutil
 import signal
+import sqlite3
 import stat
 import subprocess
 import sys
@@ -220,9 +221,19 @@ def new_of(r):
     return int(m.group(1)) if m else None
 
 def state_knows(state, names):
-    text = "".join(open(os.path.join(state, f), errors="replace").read() for f in files_under(state)
-                   if f.endswith(".json"))
-    return [n for n in names if n not in text]
+    """The names the state does not remember: its wheels' keys are FILE#SHA256 (STATE/state.db, SQLite; opened
+    read-only, and an integrity check first: a state a kill or a crash damaged counts as knowing nothing)."""
+    path = os.path.join(state, "state.db")
+    if not os.path.exists(path):
+        return list(names)
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        if con.execute("PRAGMA integrity_check").fetchone()[0] != "ok":
+            return list(names)
+        keys = [k for (k,) in con.execute("SELECT key FROM wheels")]
+    finally:
+        con.close()
+    return [n for n in names if not any(k.startswith(n + "#") for k in keys)]
 
 # --- samples --------------------------------------------------------------------------------------------------
 
@@ -760,14 +771,14 @@ def case_leftovers(tmp, rng):
         d = tempfile.mkdtemp(dir=tmp)
         wc(idx.scan(d + "/s", d + "/c", d + "/r", d + "/p"))
         planted = []
-        for folder, name in ((d + "/s", "state.json"), (d + "/r", "report.json"), (d + "/s/pages", "x.body")):
+        for folder, name in ((d + "/s", "state.db"), (d + "/r", "report.json")):
             os.makedirs(folder, exist_ok=True)
             path = os.path.join(folder, f"{name}.tmp.{dead}-0")
             open(path, "wb").write(b"{" * 4096)
             planted.append(path)
         r = wc(idx.scan(d + "/s", d + "/c", d + "/r", d + "/p"))
         check(r.rc in (0, 1), "the next scan runs", r.text())
-        check(not [p for p in planted if os.path.exists(p)], "its state, pages and report folders are swept",
+        check(not [p for p in planted if os.path.exists(p)], "its state and report folders are swept",
               "\n".join(p for p in planted if os.path.exists(p)))
     finally:
         idx.close()

@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -99,9 +100,29 @@ def normalized(where):
 
 
 def state_of(folder):
-    return {"state.json": re.sub(r'"first_seen": "[^"]*"', "", open(folder + "/state.json").read()),
-            "shard.json": open(folder + "/shard.json").read(),
-            "pages": sorted(os.listdir(folder + "/pages"))}
+    """The state's tables (STATE/state.db, SQLite), each as JSON text, but for when each wheel was first seen."""
+    con = sqlite3.connect(f"file:{folder}/state.db?mode=ro", uri=True)
+
+    def value(v):  # a JSON column read, less when the run first saw the wheel
+        try:
+            j = json.loads(v)
+        except (TypeError, ValueError):
+            return v
+        if isinstance(j, dict):
+            j.pop("first_seen", None)
+        return j
+
+    try:
+        def rows(sql):
+            return json.dumps([[value(x) for x in r] for r in con.execute(sql)], indent=1)
+        return {"wheels": rows("SELECT key, record FROM wheels ORDER BY key"),
+                "pages": rows("SELECT url, entry, length(body) FROM pages ORDER BY url"),
+                "run": rows("SELECT key, value FROM run ORDER BY key"),
+                "run_fetched": rows("SELECT url, outcome FROM run_fetched ORDER BY url"),
+                "run_wheels": rows("SELECT seq, key, entry, remembered FROM run_wheels ORDER BY seq"),
+                "run_pins": rows("SELECT seq, pin FROM run_pins ORDER BY seq")}
+    finally:
+        con.close()
 
 
 def same_as(J, whole, merged, what):
@@ -217,16 +238,17 @@ def run_shards(tmp, J, idx):
     proc.wait()
     idx.clear_faults()
     J.check(still_running, "the shard was killed while it downloaded (it had not finished)")
-    J.check(open(victim + "/state.json").read() == open(base + "/state.json").read(),
-            "the killed shard's state is the one it started from (nothing half-written)")
+    J.check(state_of(victim)["wheels"] == state_of(base)["wheels"] and "running" in state_of(victim)["run"],
+            "the killed shard's state remembers what it started from (its run is unfinished, nothing half-written)",
+            state_of(victim)["run"])
     shutil.copytree(base, t("killed-merged-state"))
-    before = open(t("killed-merged-state") + "/state.json").read()
+    before = state_of(t("killed-merged-state"))
     r = merge(J, idx, t("killed-merged"), dirs)
     J.check(r.returncode == 2 and victim in r.stderr and "did not finish" in r.stderr,
             f"the merge refuses the killed shard, naming its folder (exit {r.returncode})", r.stderr[-1500:])
     J.check(not os.path.exists(t("killed-merged-report")) and not os.path.exists(t("killed-merged.env")),
             "a refused merge writes no report and no pins")
-    J.check(open(t("killed-merged-state") + "/state.json").read() == before, "a refused merge leaves the state as it was")
+    J.check(state_of(t("killed-merged-state")) == before, "a refused merge leaves the state as it was")
     rerun = scan(J, idx, "--shard", "2/3", "--state", victim)
     J.check(rerun.returncode in (0, 1), f"the killed shard rerun ({rerun.returncode})", rerun.stderr[-800:])
     r = merge(J, idx, t("killed-merged"), dirs)
@@ -254,13 +276,10 @@ def run_shards(tmp, J, idx):
     # A record that is not what wheelcheck writes (edited by hand, or another tool's), its state naming it.
     forged = t("forged")
     shutil.copytree(dirs[0], forged)
-    record = json.load(open(forged + "/shard.json"))
-    record["wheels"] = [{"key": 1}]
-    text = json.dumps(record)
-    open(forged + "/shard.json", "w").write(text)
-    state = json.load(open(forged + "/state.json"))
-    state["run"]["record"] = __import__("hashlib").sha256(text.encode()).hexdigest()
-    json.dump(state, open(forged + "/state.json", "w"))
+    con = sqlite3.connect(forged + "/state.db")
+    con.execute("UPDATE run SET value = '[0, 3]' WHERE key = 'shard'")
+    con.commit()
+    con.close()
     r = merge(J, idx, t("forged-merge"), [forged, dirs[1], dirs[2]])
     J.check(r.returncode == 2 and "forged is not a finished shard" in r.stderr and "damaged" in r.stderr,
             f"a forged record is refused with a message, never a crash ({r.returncode})", r.stderr[-800:])

@@ -173,6 +173,7 @@ class State:
         self.faults = []
         self.stats = []
         self.hash_cache = {}
+        self.project_dirs_cache = {}  # index folder -> (its names, {normalized: folder})
 
     def take_fault(self, path):
         with self.lock:
@@ -437,8 +438,15 @@ class Handler(BaseHTTPRequestHandler):
         base = os.path.join(self.state.root, index)
         if not os.path.isdir(base):
             return None
-        return {normalize(d): os.path.join(base, d) for d in sorted(os.listdir(base))
-                if os.path.isdir(os.path.join(base, d))}
+        # Kept while the folder holds the same names: an index of thousands of projects is stat()ed once, not on
+        # every request (bench/scale.sh).
+        names = sorted(os.listdir(base))
+        cached = self.state.project_dirs_cache.get(base)
+        if cached is not None and cached[0] == names:
+            return cached[1]
+        dirs = {normalize(d): os.path.join(base, d) for d in names if os.path.isdir(os.path.join(base, d))}
+        self.state.project_dirs_cache[base] = (names, dirs)
+        return dirs
 
     def listing_etag(self, folder):
         h = hashlib.sha256()
