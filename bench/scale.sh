@@ -84,7 +84,8 @@ with ThreadPoolExecutor(8) as pool:
 PY
 curl -sf -X DELETE "$base/_stats" >/dev/null
 
-if "$wc" scan --help 2>/dev/null | grep -q -- '--projects-file'; then projects_file=1; else projects_file=0; fi
+scan_help=$("$wc" scan --help 2>/dev/null || true)  # (grep -q in a pipe would end the writer early: pipefail)
+if [[ $scan_help == *--projects-file* ]]; then projects_file=1; else projects_file=0; fi
 project_opts() {  # project_opts K: the options naming the first K projects, one a line
   local f
   f=$(list_of "$1")

@@ -144,6 +144,12 @@ class Stored {
   // Each wheel in the report's order; the reference is good for the call only.
   virtual void each_wheel(const std::function<void(const Wheel&)>& fn) const = 0;
   virtual void each_pin(const std::function<void(const Pin&)>& fn) const = 0;
+  // The pins of one project (every image), in the report's order.
+  virtual void each_pin_of(const std::string& project, const std::function<void(const Pin&)>& fn) const {
+    each_pin([&](const Pin& p) {
+      if (p.project == project) fn(p);
+    });
+  }
 };
 
 struct Report {
@@ -165,6 +171,7 @@ struct Report {
   std::uint64_t wheel_count() const { return wheels.size() + (stored ? stored->wheel_count() : 0); }
   void each_wheel(const std::function<void(const Wheel&)>& fn) const;
   void each_pin(const std::function<void(const Pin&)>& fn) const;
+  void each_pin_of(const std::string& project, const std::function<void(const Pin&)>& fn) const;
   // The counts and outcome of every wheel (one pass over them; computed once for a stored report).
   Tally tally() const;
   Summary summary() const { return tally().summary; }
@@ -210,5 +217,7 @@ Summary summary_of(const std::vector<Wheel>& wheels, std::uint64_t wheels_seen);
 
 // The pins as shell assignments a setup script sources (the shape of FlagOS's version-pins.env).
 std::string pins_env(const Report& report);
+// The same, a pin at a time.
+void write_pins_env(const Report& report, const std::function<void(std::string_view)>& write);
 
 }  // namespace wheelcheck::scan

@@ -236,7 +236,10 @@ int run_scan(const ScanArgs& given) {
   }
   // The outputs first, each whole; the state last, once they are safe (a scan commits last).
   if (!a.report.empty()) write_reports(report, a.report);
-  if (!a.pins.empty()) write_file_atomic(a.pins, scan::pins_env(report), true);
+  if (!a.pins.empty()) {
+    write_file_atomic_with(
+        a.pins, [&](const std::function<void(std::string_view)>& write) { scan::write_pins_env(report, write); }, true);
+  }
   const int verdict_rc = report.exit_code();
   CheckArgs exit_args;
   exit_args.exit_zero = a.exit_zero;

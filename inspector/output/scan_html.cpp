@@ -386,10 +386,10 @@ std::string projects_html(const std::vector<ProjectRow>& rows, const std::vector
       const auto cells = r.cells.find(img);
       out += "<td>" + (cells == r.cells.end() ? std::string("—") : chips_html(cells->second));
       if (const auto pick = r.picks.find(img); pick != r.picks.end()) {
-        const Pin& p = *pick->second;
-        out += p.pick ? fmt::format("<div class=\"sub\">pin <b>{}</b> ({})</div>", esc(p.pick->version),
-                                    esc(verdict::verdict_name(p.pick->verdict)))
-                      : std::string("<div class=\"sub\">pin: nothing usable</div>");
+        const ProjectRow::Pick& p = pick->second;
+        out += p.usable ? fmt::format("<div class=\"sub\">pin <b>{}</b> ({})</div>", esc(p.version),
+                                      esc(verdict::verdict_name(p.verdict)))
+                        : std::string("<div class=\"sub\">pin: nothing usable</div>");
       }
       out += "</td>";
     }
@@ -429,8 +429,8 @@ std::string publisher_html(const Report& report) {
 void report_html_pages(const Report& report, const std::function<void(const std::string&, const std::string&)>& page) {
   const std::vector<std::string> images = image_columns(report);
   const bool whole = inline_matrix(report);
-  PinGrid grid = pin_grid(report);
-  const std::vector<ProjectRow> rows = project_rows(report, grid);
+  const PinGrid grid = pin_grid(report);
+  const std::vector<ProjectRow> rows = project_rows(report);
 
   std::string out = page_start("wheelcheck scan: " + outcome_words(report, nullptr));
   out += header_html(report, images);
@@ -446,13 +446,13 @@ void report_html_pages(const Report& report, const std::function<void(const std:
   }
   out += "</section>\n" + publisher_html(report);
   out += "<section id=\"pins\">\n<h2>Pins</h2>\n";
-  if (grid.pins.size() <= k_inline_pins) {
+  if (grid.held()) {
     out += pins_grid_html(grid);
   } else {
     out += fmt::format(
         "<p>{} pins: each project's row above names its pick per image; its page says what was passed over, and "
         "why.</p>\n",
-        grid.pins.size());
+        grid.count);
   }
   out += "</section>\n";
   if (!report.warnings.empty()) {
@@ -484,11 +484,11 @@ void report_html_pages(const Report& report, const std::function<void(const std:
                 if (!w.is_new) fn(w);
             });
     PinGrid mine;
-    for (const auto& p : grid.pins) {
-      if (p.project != project) continue;
+    report.each_pin_of(project, [&](const Pin& p) {
       mine.pins.push_back(p);
       add_unique(mine.images, p.image);
-    }
+    });
+    mine.count = mine.pins.size();
     if (!mine.pins.empty()) mine.projects.push_back(project);
     text += "</section>\n<section id=\"pins\">\n<h2>Pins</h2>\n" + pins_grid_html(mine) + "</section>\n";
     page(project_page(project, i), text + page_end(report));

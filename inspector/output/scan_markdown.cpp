@@ -117,7 +117,7 @@ std::string report_markdown(const Report& report) {
 
   // What broke, and every project's row (the first this summary says: what a person opens it for).
   const PinGrid g = pin_grid(report);
-  const std::vector<ProjectRow> rows = project_rows(report, g);
+  const std::vector<ProjectRow> rows = project_rows(report);
   {
     std::string broke;
     std::size_t shown = 0, more = 0;
@@ -158,7 +158,7 @@ std::string report_markdown(const Report& report) {
           for (const auto& [kind, count] : c->second) cell += fmt::format("{} {} ", style(kind).emoji, count);
         }
         if (const auto pick = r->picks.find(img); pick != r->picks.end())
-          cell += pick->second->pick ? "pin **" + md_text(pick->second->pick->version) + "**" : "no pin";
+          cell += pick->second.usable ? "pin **" + md_text(pick->second.version) + "**" : "no pin";
         out += " " + (cell.empty() ? std::string("—") : cell) + " |";
       }
       out += "\n";
@@ -237,9 +237,9 @@ std::string report_markdown(const Report& report) {
 
   // Pins.
   out += "### Pins\n\n";
-  if (g.pins.size() > k_inline_pins) {
-    out += fmt::format("_{} pins: \"By project\" names each pick; report.html says what each passed over._\n\n",
-                       g.pins.size());
+  if (!g.held()) {
+    out +=
+        fmt::format("_{} pins: \"By project\" names each pick; report.html says what each passed over._\n\n", g.count);
   } else if (g.images.empty()) {
     out += "_No pins._\n\n";
   } else {

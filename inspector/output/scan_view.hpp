@@ -198,7 +198,9 @@ inline std::vector<Count> verdict_counts_of(const Summary& s) {
 struct PinGrid {
   std::vector<std::string> images;
   std::vector<std::string> projects;
-  std::vector<Pin> pins;
+  std::vector<Pin> pins;  // every pin when there are at most k_inline_pins (held), else none
+  std::size_t count = 0;  // the report's pins
+  bool held() const { return count <= pins.size(); }
 };
 
 // How large a report still shows everything on its first page (the matrix, the pin grid); a larger one leads with
@@ -212,7 +214,12 @@ inline bool inline_matrix(const Report& report) {
 
 inline PinGrid pin_grid(const Report& report) {
   PinGrid g;
-  report.each_pin([&](const Pin& p) { g.pins.push_back(p); });
+  // A grid of at most k_inline_pins pins (more would not be read as a grid): those are held, a larger report's are
+  // counted and read again where each is shown.
+  report.each_pin([&](const Pin& p) {
+    if (++g.count <= k_inline_pins) g.pins.push_back(p);
+  });
+  if (!g.held()) g.pins.clear();
   for (const auto& p : g.pins) {
     if (p.image.empty() || p.project.empty()) continue;  // cannot be placed in the grid
     add_unique(g.images, p.image);
@@ -242,15 +249,20 @@ struct ProjectRow {
   std::string project;
   std::uint64_t wheels = 0, errors = 0;
   std::map<std::string, std::map<CellKind, std::uint64_t>> cells;  // image -> kind -> count (targeted or not)
-  std::vector<std::string> broke;           // "FILE on IMAGE: headline", "FILE: error" (the first k_broke_shown)
-  std::uint64_t broke_total = 0;            // counted incompatible cells and errors
-  std::map<std::string, const Pin*> picks;  // image -> its pin
+  std::vector<std::string> broke;  // "FILE on IMAGE: headline", "FILE: error" (the first k_broke_shown)
+  std::uint64_t broke_total = 0;   // counted incompatible cells and errors
+  struct Pick {
+    bool usable = false;  // nothing usable when false
+    std::string version;
+    verdict::Verdict verdict = verdict::Verdict::Compatible;
+  };
+  std::map<std::string, Pick> picks;  // image -> its pin
 };
 inline constexpr std::size_t k_broke_shown = 5;
 
 // Every project of the report in the report's order (the asked ones, then any a wheel names), from one pass over the
-// wheels; `grid`'s pins give the picks.
-inline std::vector<ProjectRow> project_rows(const Report& report, const PinGrid& grid) {
+// wheels and one over the pins.
+inline std::vector<ProjectRow> project_rows(const Report& report) {
   std::vector<ProjectRow> rows;
   std::map<std::string, std::size_t> at;
   const auto row = [&](const std::string& project) -> ProjectRow& {
@@ -278,9 +290,15 @@ inline std::vector<ProjectRow> project_rows(const Report& report, const PinGrid&
       }
     }
   });
-  for (const auto& p : grid.pins) {
-    if (!p.project.empty()) row(p.project).picks[p.image] = &p;
-  }
+  report.each_pin([&](const Pin& p) {
+    if (p.project.empty()) return;
+    ProjectRow::Pick& pick = row(p.project).picks[p.image];
+    pick.usable = p.pick.has_value();
+    if (p.pick) {
+      pick.version = p.pick->version;
+      pick.verdict = p.pick->verdict;
+    }
+  });
   return rows;
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -221,7 +222,7 @@ std::vector<std::string> published_warnings(const std::vector<std::string>& line
 
 }  // namespace detail
 
-std::string pins_env(const Report& report) {
+void write_pins_env(const Report& report, const std::function<void(std::string_view)>& write) {
   std::string out = fmt::format("# wheelcheck scan pins ({}), generated {}\n", k_report_schema, report.generated_at);
   out += "# <PROJECT>_VERSION_<IMAGE>, <PROJECT>_WHEEL_<IMAGE>, <PROJECT>_URL_<IMAGE>, <PROJECT>_SHA256_<IMAGE>\n";
   out += "# (<PROJECT>_VARIANT_<IMAGE>: the wheel variant's label, for a variant)\n";
@@ -230,15 +231,18 @@ std::string pins_env(const Report& report) {
       "needs)\n";
   std::set<std::string> images;
   report.each_pin([&](const Pin& p) { images.insert(p.image); });
+  write(out);
   report.each_pin([&](const Pin& p) {
     const std::string project = env_name(p.project);
     const std::string image = env_name(p.image);
     if (!p.pick) {
-      out += fmt::format("# {} on {}: nothing usable ({} file{} passed over; the report's pins say why): no pin\n",
-                         p.project, p.image, p.passed.size(), p.passed.size() == 1 ? "" : "s");
+      out = fmt::format("# {} on {}: nothing usable ({} file{} passed over; the report's pins say why): no pin\n",
+                        p.project, p.image, p.passed.size(), p.passed.size() == 1 ? "" : "s");
+      write(out);
       return;
     }
     const Pick& pick = *p.pick;
+    out.clear();
     std::string gates;
     for (const auto& [k, v] : pick.gates) gates += (gates.empty() ? "" : " ") + k + "=" + v;
     out +=
@@ -252,7 +256,13 @@ std::string pins_env(const Report& report) {
     out += fmt::format("{}_GATES{}={}\n", project, suffix, gates::shell_single_quote(gates));
     if (pick.variant)
       out += fmt::format("{}_VARIANT{}={}\n", project, suffix, gates::shell_single_quote(*pick.variant));
+    write(out);
   });
+}
+
+std::string pins_env(const Report& report) {
+  std::string out;
+  write_pins_env(report, [&](std::string_view piece) { out.append(piece); });
   return out;
 }
 

@@ -26,6 +26,13 @@ void Report::each_pin(const std::function<void(const Pin&)>& fn) const {
   if (stored) stored->each_pin(fn);
 }
 
+void Report::each_pin_of(const std::string& project, const std::function<void(const Pin&)>& fn) const {
+  for (const auto& p : pins) {
+    if (p.project == project) fn(p);
+  }
+  if (stored) stored->each_pin_of(project, fn);
+}
+
 namespace {
 
 void count_wheel(Tally& t, const Wheel& w) {

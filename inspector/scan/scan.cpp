@@ -301,6 +301,9 @@ class Scan {
       }
       for (auto& p : window) {
         if (asked >= wheels_ahead) return;
+        // A project whose pages are still on their way waits for its turn (the front is expanded below): waiting
+        // here, on the page just asked for, would undo the asking ahead.
+        if (!p.expanded && !pages_ready(p)) return;
         if (!p.expanded) expand(p);
         while (!p.waiting.empty() && asked < wheels_ahead) {
           p.in_flight.push_back(ask_wheel(*p.waiting.front()));
@@ -330,6 +333,12 @@ class Scan {
       finish_project(front);
       window.pop_front();
     }
+  }
+
+  static bool pages_ready(const ProjectWork& p) {
+    return std::all_of(p.pages_done.begin(), p.pages_done.end(), [](const std::shared_future<void>& f) {
+      return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+    });
   }
 
   ProjectWork start_project(const std::string& project, std::size_t position) {
@@ -450,6 +459,13 @@ class Scan {
     remote::Fetch fetch;
     fetch.mode = m_o.mode;
     fetch.sha256 = l.file.sha256();
+    if (m_o.progress) {  // a status line (one call at a time per line: stdio locks it), whichever worker says it
+      fetch.progress = [say = m_o.progress, name = l.file.filename](const net::DownloadProgress& p) {
+        say(fmt::format("download {}: {} / {} at {}/s", name, format_size(p.done),
+                        p.total != 0 ? format_size(p.total) : std::string("?"),
+                        format_size(static_cast<std::uint64_t>(p.bytes_per_second))));
+      };
+    }
     const InspectOptions inspect = m_o.inspect;
     const ProfileCache* cache = m_cache;
     // The task holds its job weakly: the job holds the task's future, and a strong hold both ways would keep every
@@ -544,7 +560,8 @@ class Scan {
     const std::vector<std::string> one{p.project};
     const auto pins = detail::pins({one, p.listings, m_targets, m_releases, *m_state, m_explicit, m_o.since});
     for (std::size_t i = 0; i < pins.size(); ++i) {
-      m_state->record_pin(static_cast<std::int64_t>(p.position * (m_targets.size() + 1) + i), to_json(pins[i]));
+      m_state->record_pin(static_cast<std::int64_t>(p.position * (m_targets.size() + 1) + i), pins[i].project,
+                          to_json(pins[i]));
     }
     m_releases.erase(p.project);
   }

@@ -23,7 +23,8 @@ CREATE TABLE IF NOT EXISTS run(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS run_fetched(url TEXT PRIMARY KEY, outcome TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS run_wheels(seq INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, entry TEXT NOT NULL,
                                       remembered TEXT);
-CREATE TABLE IF NOT EXISTS run_pins(seq INTEGER PRIMARY KEY, pin TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS run_pins(seq INTEGER PRIMARY KEY, project TEXT NOT NULL, pin TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS run_pins_of ON run_pins(project, seq);
 )sql";
 
 Json parse_stored(const std::string& text, const std::string& what) {
@@ -454,11 +455,12 @@ void State::record_wheel(const std::string& key, const Json& entry, const Json& 
   put.run();
 }
 
-void State::record_pin(std::int64_t seq, const Json& pin) {
+void State::record_pin(std::int64_t seq, const std::string& project, const Json& pin) {
   if (!m_sql) return;
-  Sql::Stmt(*m_sql, "INSERT OR REPLACE INTO run_pins(seq, pin) VALUES(?, ?)")
+  Sql::Stmt(*m_sql, "INSERT OR REPLACE INTO run_pins(seq, project, pin) VALUES(?, ?, ?)")
       .bind_int(1, seq)
-      .bind(2, dump_stored(pin))
+      .bind(2, project)
+      .bind(3, dump_stored(pin))
       .run();
 }
 
@@ -477,6 +479,13 @@ void State::each_run_wheel(const std::function<void(const Json& entry)>& fn) {
 void State::each_run_pin(const std::function<void(const Json& pin)>& fn) {
   if (!m_sql) return;
   Sql::Stmt q(*m_sql, "SELECT pin FROM run_pins ORDER BY seq");
+  while (q.step()) fn(parse_stored(q.text(0), m_sql->path() + "'s run pins"));
+}
+
+void State::each_run_pin_of(const std::string& project, const std::function<void(const Json& pin)>& fn) {
+  if (!m_sql) return;
+  Sql::Stmt q(*m_sql, "SELECT pin FROM run_pins WHERE project = ? ORDER BY seq");
+  q.bind(1, project);
   while (q.step()) fn(parse_stored(q.text(0), m_sql->path() + "'s run pins"));
 }
 
@@ -537,6 +546,9 @@ class StoredRun : public Stored {
   }
   void each_pin(const std::function<void(const Pin&)>& fn) const override {
     m_state->each_run_pin([&](const Json& pin) { fn(pin_from_json(pin)); });
+  }
+  void each_pin_of(const std::string& project, const std::function<void(const Pin&)>& fn) const override {
+    m_state->each_run_pin_of(project, [&](const Json& pin) { fn(pin_from_json(pin)); });
   }
 
  private:

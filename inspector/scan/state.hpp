@@ -12,7 +12,7 @@
 //                               each new wheel of the run in report order, committed as it is checked: its report
 //                               entry with the errors and published lines that came with it (what `scan --merge`
 //                               needs), and the record the state keeps of it once the run commits (NULL: not kept)
-//   run_pins(seq, pin)          the run's pins, in the report's order
+//   run_pins(seq, project, pin) the run's pins, in the report's order (and by project, for its page)
 //
 // A scan holds in memory only the wheels in flight: each result is a transaction of its own. The state's wheels
 // change only in the commit (one transaction, once the report, pins and standard output are safe), so a killed or
@@ -145,10 +145,11 @@ class State {
   std::uint64_t resumable() const { return m_resumable; }
   void record_fetched(const std::string& url, const Json& outcome);
   void record_wheel(const std::string& key, const Json& entry, const Json& remembered);
-  void record_pin(std::int64_t seq, const Json& pin);  // seq: the pin's place in the report
+  void record_pin(std::int64_t seq, const std::string& project, const Json& pin);  // seq: its place in the report
   std::uint64_t run_wheels();
   void each_run_wheel(const std::function<void(const Json& entry)>& fn);
   void each_run_pin(const std::function<void(const Json& pin)>& fn);
+  void each_run_pin_of(const std::string& project, const std::function<void(const Json& pin)>& fn);
 
   // The merge's base: a shard's state less the wheels its run added, and its pages (one SQL statement each).
   void copy_base_from(const std::string& shard_db);

@@ -532,6 +532,33 @@ TEST_F(ScanCli, ARunThatCouldNotCommitIsTakenUpWithoutFetchingItsWheelsAgain) {
   EXPECT_TRUE(load_json(m_work.file("again") + "/report.json").at("wheels").empty()) << "committed by the second run";
 }
 
+// A state an older wheelcheck wrote (STATE/state.json, schema wheelcheck-scan-state/1) is read into state.db once: the
+// wheels it remembers are not new again after the upgrade (a night of false alerts), and the old files are gone.
+TEST_F(ScanCli, AStateJsonOfAnOlderWheelcheckIsReadOnce) {
+  const auto run1 = scan_run(m_work, "r1", "cache", "new-state");
+  ASSERT_EQ(wheelcheck("scan " + index().flagos_args() + " " + run1.args()).exit_code, 1);
+  const std::string old = m_work.file("old-state");
+  fs::create_directories(old);
+  // The records as the older scan kept them: state.json's "wheels", FILE#SHA256 -> the record.
+  const std::string py =
+      "import json, sqlite3, sys\n"
+      "con = sqlite3.connect(sys.argv[1] + '/state.db')\n"
+      "wheels = {k: json.loads(r) for k, r in con.execute('SELECT key, record FROM wheels')}\n"
+      "json.dump({'schema': 'wheelcheck-scan-state/1', 'pages': {}, 'wheels': wheels}, open(sys.argv[2] + "
+      "'/state.json', 'w'))\n";
+  const std::string script = m_work.write("old.py", py);
+  const auto made =
+      test::run("python3 " + shell_quote(script) + " " + shell_quote(run1.state) + " " + shell_quote(old));
+  ASSERT_EQ(made.exit_code, 0) << made.out << made.err;
+  const auto run2 = scan_run(m_work, "r2", "cache", "old-state");
+  const auto r = wheelcheck("scan " + index().flagos_args() + " " + run2.args());
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_TRUE(run2.report_json().at("wheels").empty()) << "every wheel the old state remembers is not new";
+  EXPECT_TRUE(contains(r.out + r.err, "was read from its state.json")) << r.out << r.err;
+  EXPECT_TRUE(fs::exists(old + "/state.db"));
+  EXPECT_FALSE(fs::exists(old + "/state.json")) << "read once";
+}
+
 TEST_F(ScanCli, NewWheelBetweenScansIsTheOnlyOneReported) {
   SampleIndex own;  // this test changes its index
   const auto run1 = scan_run(m_work, "r1", "cache", "state");
