@@ -182,29 +182,8 @@ python3 - "$work/s$largest" "$d" "$out/scale-merge.equal.json" <<'PY'
 import json, os, sqlite3, sys
 one, merged, result = sys.argv[1:]
 
-def norm(path):
-    doc = json.load(open(path))
-    doc.pop("generated_at", None); doc.pop("shard", None)
-    return doc
-
-def first_diff(a, b, where="$"):
-    if type(a) is not type(b):
-        return f"{where}: {json.dumps(a)[:200]} != {json.dumps(b)[:200]}"
-    if isinstance(a, dict):
-        for k in list(a) + [k for k in b if k not in a]:
-            if k not in a or k not in b:
-                return f"{where}.{k}: only in {'the merged' if k in b else 'the one-process'} one"
-            d = first_diff(a[k], b[k], f"{where}.{k}")
-            if d:
-                return d
-        return None
-    if isinstance(a, list):
-        for i, (x, y) in enumerate(zip(a, b)):
-            d = first_diff(x, y, f"{where}[{i}]")
-            if d:
-                return d
-        return None if len(a) == len(b) else f"{where}: {len(a)} items != {len(b)}"
-    return None if a == b else f"{where}: {json.dumps(a)[:200]} != {json.dumps(b)[:200]}"
+sys.path.insert(0, "bench")
+from reports import first_diff, norm  # noqa: E402
 
 def as_json(v):
     try:

@@ -291,7 +291,8 @@ class Scan {
     m_project_total = projects.size();
     // How far ahead: enough to keep every worker busy, never more (what is ahead is held in memory).
     const std::size_t workers = std::max<std::size_t>(1, m_ahead->workers());
-    const std::size_t wheels_ahead = 2 * workers, projects_ahead = 2 * workers;
+    // A wheel ahead holds its profile until its turn (a torch-sized one, tens of MB): as many as there are workers.
+    const std::size_t wheels_ahead = workers, projects_ahead = 2 * workers;
     std::deque<ProjectWork> window;
     std::size_t next = 0, asked = 0;
     const auto top_up = [&] {
