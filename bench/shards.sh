@@ -118,29 +118,8 @@ comp = json.load(open(f"{out}/shards-index/composition.json"))
 def rss(path):
     return int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", open(path).read()).group(1)) / 1024
 
-def norm(path):
-    doc = json.load(open(path))
-    doc.pop("generated_at", None); doc.pop("shard", None)
-    return doc
-
-def first_diff(a, b, where="$"):
-    if type(a) is not type(b):
-        return f"{where}: {json.dumps(a)[:200]} != {json.dumps(b)[:200]}"
-    if isinstance(a, dict):
-        for k in list(a) + [k for k in b if k not in a]:
-            if k not in a or k not in b:
-                return f"{where}.{k}: only in {'the merged' if k in b else 'the one-process'} report"
-            d = first_diff(a[k], b[k], f"{where}.{k}")
-            if d:
-                return d
-        return None
-    if isinstance(a, list):
-        for i, (x, y) in enumerate(zip(a, b)):
-            d = first_diff(x, y, f"{where}[{i}]")
-            if d:
-                return d
-        return None if len(a) == len(b) else f"{where}: {len(a)} items != {len(b)}"
-    return None if a == b else f"{where}: {json.dumps(a)[:200]} != {json.dumps(b)[:200]}"
+sys.path.insert(0, "bench")
+from reports import first_diff, norm  # noqa: E402
 
 mb = lambda b: f"{b / 1e6:.1f} MB"
 kinds = ", ".join(f"{v['wheels']} {k}" for k, v in comp["kinds"].items())
