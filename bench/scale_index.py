@@ -12,7 +12,7 @@ Every wheel (~8 KB) holds:
         const blob of random bytes that pads the library to ~13 KB); libc.so.6 and libm.so.6 NEEDED, every
         symbol version GLIBC_2.17 or older (checked). Deflated like the other members, as wheel builders do: the
         wheel is ~8 KB (the library's code compresses to half)
-  scale_NNNNN/__init__.py                               "from . import _native"
+  the package's __init__.py                            "from . import _native"
   scale_NNNNN-1.J.0.dist-info/{METADATA,WHEEL,RECORD}   METADATA's Name and Version rewritten per wheel
                                                          (sample_index.py's rewrite_metadata), a fresh RECORD
 Names: project scale-NNNNN (NNNNN = 00001..N), distribution scale_NNNNN, versions 1.J.0 (J = 1..10). Tag
