@@ -24,11 +24,10 @@
 //    for (inspector/scan/pins.cpp). The state is written from the typed cells, never read back from the report's
 //    JSON. The report is one typed value (scan::Report) whose wheels and pins are read back from the state one at a
 //    time (scan::Stored); its JSON is written and read only at the file's edge (inspector/output/report_json.cpp).
-// 5. The state commits last: the caller writes the report (JSON, Markdown, HTML), the pins and standard
-//    output, then calls Result::commit, which adds the run's wheels to the state in one transaction. A scan whose
-//    outputs could not be written leaves the state's wheels as they were, so the next one reports the same new
-//    wheels (taking the unfinished run's results rather than checking them again). A lock in the state folder
-//    (flock) makes two scans on one state take turns.
+// 5. The state commits last: the caller writes the report, the pins and standard output, then calls Result::commit
+//    (the run's wheels join the state in one transaction). A scan whose outputs could not be written leaves the
+//    state's wheels as they were: the next one reports the same new wheels, taking the unfinished run's results.
+//    A lock in the state folder (flock) makes two scans on one state take turns.
 // 6. The record (state.hpp): what the run fetched and each new wheel's report entry. `scan --merge` of the shards'
 //    folders (shards.cpp checks the set is whole) runs steps 1-5 again with every answer and entry taken from them,
 //    a row at a time, never the network: the report, pins, state and record are the ones one process writes.
@@ -114,6 +113,10 @@ struct ProjectWork {
   std::vector<Listing> listings;
   std::deque<const Listing*> waiting;               // new wheels not yet asked for
   std::deque<std::shared_ptr<WheelJob>> in_flight;  // asked for, in order
+  // What reading its pages said, said in the project's turn (before its wheels' errors): the report's warnings and
+  // errors come in the same order however far ahead the pages were read.
+  std::vector<std::string> warnings, errors;
+  bool said = false;
 };
 
 class Scan {
@@ -291,8 +294,7 @@ class Scan {
     m_project_total = projects.size();
     // How far ahead: enough to keep every worker busy, never more (what is ahead is held in memory).
     const std::size_t workers = std::max<std::size_t>(1, m_ahead->workers());
-    // A wheel ahead holds its profile until its turn (a torch-sized one, tens of MB): as many as there are workers.
-    const std::size_t wheels_ahead = workers, projects_ahead = 2 * workers;
+    const std::size_t wheels_ahead = workers, projects_ahead = 2 * workers;  // a wheel ahead holds its profile
     std::deque<ProjectWork> window;
     std::size_t next = 0, asked = 0;
     const auto top_up = [&] {
@@ -318,6 +320,11 @@ class Scan {
       if (window.empty()) break;
       ProjectWork& front = window.front();
       if (!front.expanded) expand(front);
+      if (!front.said) {
+        front.said = true;
+        for (auto& w : front.warnings) m_warnings.push_back(std::move(w));
+        for (auto& e : front.errors) m_errors.push_back(std::move(e));
+      }
       if (!front.in_flight.empty()) {
         auto job = front.in_flight.front();
         front.in_flight.pop_front();
@@ -372,6 +379,15 @@ class Scan {
   // The project's pages read (each index in order), its listings sorted, its new wheels found.
   void expand(ProjectWork& p) {
     p.expanded = true;
+    // Its warnings and errors are the project's until its turn (see ProjectWork::warnings).
+    std::swap(m_warnings, p.warnings);
+    std::swap(m_errors, p.errors);
+    expand_pages(p);
+    std::swap(m_warnings, p.warnings);
+    std::swap(m_errors, p.errors);
+  }
+
+  void expand_pages(ProjectWork& p) {
     const std::string& project = p.project;
     std::set<std::string> seen_urls;
     std::size_t found_on = 0;
@@ -568,7 +584,6 @@ class Scan {
   }
 
   // --- shards and their merge (inspector/scan/shards.cpp reads and checks the set) ---
-
   // What the shards of one scan must share, kept in each shard's record: a merge refuses shards that differ.
   Json options_json() const {
     Json images = Json::array();
