@@ -102,9 +102,10 @@ std::string report_markdown(const Report& report) {
   const std::vector<std::string> images = image_columns(report);
   {
     std::vector<std::string> meta;
-    auto code_list = [](const std::vector<std::string>& v) {
+    auto code_list = [](const std::vector<std::string>& v) {  // the first 50 (a nightly list has thousands)
       std::vector<std::string> c;
-      for (const auto& s : v) c.push_back(md_code(s, false));
+      for (std::size_t i = 0; i < v.size() && i < 50; ++i) c.push_back(md_code(v[i], false));
+      if (v.size() > 50) c.push_back(fmt::format("and {} more", v.size() - 50));
       return fmt::format("{}", fmt::join(c, ", "));
     };
     if (!images.empty()) meta.push_back("Images: " + code_list(images));
