@@ -69,10 +69,11 @@ std::string read_text_file(const std::string& path, std::uint64_t max_size = std
 // is an Error(Io) with the reason), then a rename; with `durable`, fsynced before the rename and the
 // folder after it. Leftovers of dead processes in that folder are removed first (sweep_temporaries).
 void write_file_atomic(const std::string& path, std::string_view content, bool durable = false);
-// The same for content made a piece at a time: `produce` calls its argument with each piece.
+// The same for content made a piece at a time: `produce` calls its argument with each piece. sweep false: the
+// caller swept the folder once for the many files it writes there.
 void write_file_atomic_with(const std::string& path,
                             const std::function<void(const std::function<void(std::string_view)>&)>& produce,
-                            bool durable = false);
+                            bool durable = false, bool sweep = true);
 // The temporary-file name of the calling process for a final name (unique per call).
 std::string temporary_name(const std::string& final_name);
 // Removes the temporaries (NAME.tmp.<pid>-<n>) of the folder that no process holds: their lock is free

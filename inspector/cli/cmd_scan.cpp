@@ -1,9 +1,12 @@
 // `wheelcheck scan`: the nightly scan of package indexes (inspector/scan/scan.cpp), its report files,
 // pins, and `--merge` of a sharded scan's reports.
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -116,14 +119,27 @@ void write_reports(const scan::Report& report, const std::string& dir) {
       dir + "/report.json",
       [&](const std::function<void(std::string_view)>& write) { scan::write_json(report, write); }, true);
   write_file_atomic(dir + "/report.md", scan::report_markdown(report), true);
+  // A page per project of a large scan: the folder swept once and synced once (syncfs), not per page (thousands).
   bool made_projects = false;
   scan::report_html_pages(report, [&](const std::string& path, const std::string& text) {
-    if (path != "report.html" && !made_projects) {
+    if (path == "report.html") {
+      write_file_atomic(dir + "/" + path, text, true);
+      return;
+    }
+    if (!made_projects) {
       make_dirs(dir + "/projects");
+      sweep_temporaries(dir + "/projects");
       made_projects = true;
     }
-    write_file_atomic(dir + "/" + path, text, true);
+    write_file_atomic_with(
+        dir + "/" + path, [&](const std::function<void(std::string_view)>& write) { write(text); }, false, false);
   });
+  if (made_projects) {
+    const int fd = ::open((dir + "/projects").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    const bool synced = fd >= 0 && ::syncfs(fd) == 0 && ::fsync(fd) == 0;
+    if (fd >= 0) ::close(fd);
+    if (!synced) throw Error(ErrorKind::Io, "cannot write " + dir + "/projects: " + std::strerror(errno));
+  }
 }
 
 int run_scan(const ScanArgs& given) {

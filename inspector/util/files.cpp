@@ -150,9 +150,9 @@ void write_file_atomic(const std::string& path, std::string_view content, bool d
 
 void write_file_atomic_with(const std::string& path,
                             const std::function<void(const std::function<void(std::string_view)>&)>& produce,
-                            bool durable) {
+                            bool durable, bool sweep) {
   const std::string folder = dir_name(path);
-  sweep_temporaries(folder);
+  if (sweep) sweep_temporaries(folder);
   const std::string tmp = temporary_name(path);
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0 && errno == EEXIST) {  // a dead process of this pid left it

@@ -169,8 +169,12 @@ TEST(ScanScale, HtmlOf64000WheelsIsAFirstPageAndAPagePerProject) {
       ++pages;
     }
     total += text.size();
-    make_dirs(dir.file(dir_name(path)));
-    write_file_atomic(dir.file(path), text);
+    // The first page and one project's, on disk for the browser (6,400 files would be the test's cost, not the
+    // report's).
+    if (path == "report.html" || path == "projects/100-scale-00100.html") {
+      make_dirs(dir.file(dir_name(path)));
+      write_file_atomic(dir.file(path), text);
+    }
   });
   EXPECT_EQ(pages, 6400U);
   EXPECT_LT(front.size(), std::size_t{8} << 20) << "the first page of a 64,000-wheel scan";
